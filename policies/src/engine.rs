@@ -1,0 +1,108 @@
+//! The engine's entry points: lint one object, or a batch of objects that
+//! were read together (so Services can inform the rules).
+
+use serde_json::Value;
+
+use crate::error::ModelError;
+use crate::finding::Finding;
+use crate::model::{ServiceView, Workload};
+use crate::policy::Policy;
+use crate::rules::{Ctx, RULES};
+
+/// What the engine knows about the other objects of one input: today, the
+/// Services (for `readiness-probe-missing`).
+#[derive(Debug, Clone, Default)]
+pub struct Batch {
+    /// Services found in the input.
+    pub services: Vec<ServiceView>,
+    /// Whether the input held any Service at all.
+    pub has_services: bool,
+}
+
+impl Batch {
+    /// Collects what the rules need from every object of an input.
+    pub fn from_objects<'a>(objects: impl IntoIterator<Item = &'a Value>) -> Batch {
+        let services: Vec<ServiceView> = objects
+            .into_iter()
+            .filter_map(ServiceView::from_object)
+            .collect();
+        Batch {
+            has_services: !services.is_empty(),
+            services,
+        }
+    }
+}
+
+/// The findings of one pod-bearing object.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ObjectReport {
+    /// `kind` (empty when unset).
+    pub kind: String,
+    /// `metadata.namespace`
+    pub namespace: Option<String>,
+    /// `metadata.name`
+    pub name: Option<String>,
+    /// Findings, in rule order then container order.
+    pub findings: Vec<Finding>,
+}
+
+/// Lints one object. `Ok(None)` when it carries no pod spec.
+pub fn lint_object(
+    object: &Value,
+    batch: &Batch,
+    policy: &Policy,
+) -> Result<Option<ObjectReport>, ModelError> {
+    let Some(workload) = Workload::from_object(object)? else {
+        return Ok(None);
+    };
+    let ctx = Ctx { policy, batch };
+    let mut findings = Vec::new();
+    for rule in RULES {
+        (rule.check)(&workload, &ctx, &mut findings);
+    }
+    Ok(Some(ObjectReport {
+        kind: workload.kind,
+        namespace: workload.namespace,
+        name: workload.name,
+        findings,
+    }))
+}
+
+/// The objects in a document: the document itself, or the `items` of a
+/// `List` / `*List`, each with the pointer prefix of its place in the document.
+pub fn objects_in(doc: &Value) -> Vec<(String, &Value)> {
+    let is_list = doc
+        .get("kind")
+        .and_then(Value::as_str)
+        .is_some_and(|k| k.ends_with("List"));
+    match (is_list, doc.get("items").and_then(Value::as_array)) {
+        (true, Some(items)) => items
+            .iter()
+            .enumerate()
+            .flat_map(|(i, item)| {
+                objects_in(item)
+                    .into_iter()
+                    .map(move |(p, v)| (format!("/items/{i}{p}"), v))
+            })
+            .collect(),
+        _ => vec![(String::new(), doc)],
+    }
+}
+
+/// Lints every object of several documents read together.
+pub fn lint_batch(
+    docs: &[Value],
+    policy: &Policy,
+) -> Vec<Result<Option<ObjectReport>, ModelError>> {
+    let objects: Vec<(String, &Value)> = docs.iter().flat_map(objects_in).collect();
+    let batch = Batch::from_objects(objects.iter().map(|(_, v)| *v));
+    objects
+        .iter()
+        .map(|(prefix, object)| {
+            lint_object(object, &batch, policy).map_err(|e| ModelError {
+                pointer: format!("{prefix}{}", e.pointer),
+                message: e.message,
+            })
+        })
+        .collect()
+}

@@ -1,0 +1,23 @@
+//! lifeguard's rule engine.
+//!
+//! The engine is a pure function over Kubernetes objects given as JSON
+//! ([`serde_json::Value`]): it never reads files, never prints and never
+//! blocks, so the linter (`lifeguard lint`), the fixer (`lifeguard fix`) and
+//! the admission webhook all call it unchanged and reach the same verdicts.
+//!
+//! Every location it reports is a JSON pointer into the object it was given;
+//! callers map pointers back to lines (the linter) or quote them (the webhook).
+
+pub mod engine;
+pub mod error;
+pub mod finding;
+pub mod model;
+pub mod policy;
+pub mod rules;
+pub mod settings;
+
+pub use engine::{Batch, ObjectReport, lint_batch, lint_object, objects_in};
+pub use error::ModelError;
+pub use finding::{Finding, Fix, Severity};
+pub use policy::{Policy, PolicyError};
+pub use settings::Settings;

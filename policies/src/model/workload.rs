@@ -1,0 +1,265 @@
+//! Finding the pod spec inside any pod-bearing object.
+
+use std::collections::BTreeMap;
+
+use k8s_openapi::api::core::v1::{Container, PodSpec};
+use serde_json::Value;
+
+use super::duration::parse_seconds;
+use super::pointer::join;
+use crate::error::ModelError;
+
+/// Pod template annotation: the measured slowest valid start, in seconds.
+pub const ANNOTATION_COLD_START: &str = "lifeguard.dev/cold-start-seconds";
+/// Pod template annotation: time the app needs to drain, in seconds.
+pub const ANNOTATION_DRAIN: &str = "lifeguard.dev/drain-seconds";
+/// Pod template annotation: time the app needs to shut down after draining.
+pub const ANNOTATION_SHUTDOWN: &str = "lifeguard.dev/shutdown-budget-seconds";
+
+/// A pod spec and where it sits in its object.
+#[derive(Debug, Clone)]
+pub struct Workload {
+    /// `kind` of the object (`Deployment`, `Pod`, ...); empty when unset.
+    pub kind: String,
+    /// `metadata.namespace`
+    pub namespace: Option<String>,
+    /// `metadata.name`
+    pub name: Option<String>,
+    /// Pointer to the pod template (the object holding `metadata` and `spec`);
+    /// empty for a Pod, whose template is the object itself.
+    pub template_pointer: String,
+    /// Pointer to the pod spec.
+    pub spec_pointer: String,
+    /// The pod spec, typed.
+    pub spec: PodSpec,
+    /// Labels of the pod template.
+    pub labels: BTreeMap<String, String>,
+    /// Annotations of the object and of its pod template (template wins).
+    pub annotations: BTreeMap<String, String>,
+    /// Whether the pod is meant to run until deleted (not a Job, CronJob or
+    /// a pod with `restartPolicy` Never/OnFailure).
+    pub long_running: bool,
+}
+
+/// A container the kubelet probes: a regular container or a sidecar
+/// (an init container with `restartPolicy: Always`).
+#[derive(Debug, Clone, Copy)]
+pub struct ContainerView<'a> {
+    /// The container.
+    pub container: &'a Container,
+    /// Pointer to the container within the object.
+    pub pointer: &'a str,
+    /// Whether it is a sidecar init container.
+    pub sidecar: bool,
+}
+
+impl ContainerView<'_> {
+    /// The container's name (`<unnamed>` when empty).
+    pub fn name(&self) -> &str {
+        if self.container.name.is_empty() {
+            "<unnamed>"
+        } else {
+            &self.container.name
+        }
+    }
+
+    /// Pointer to a field below the container.
+    pub fn at(&self, tokens: &[&str]) -> String {
+        join(self.pointer, tokens)
+    }
+
+    /// The container's image, or "" when unset.
+    pub fn image(&self) -> &str {
+        self.container.image.as_deref().unwrap_or("")
+    }
+
+    /// GPUs requested or limited (`nvidia.com/gpu`, `amd.com/gpu`, any `*/gpu`).
+    pub fn gpu_resource(&self) -> Option<&str> {
+        let res = self.container.resources.as_ref()?;
+        [res.limits.as_ref(), res.requests.as_ref()]
+            .into_iter()
+            .flatten()
+            .flat_map(|m| m.iter())
+            .find(|(k, q)| (k.ends_with("/gpu") || k.as_str() == "gpu") && q.0.trim() != "0")
+            .map(|(k, _)| k.as_str())
+    }
+
+    /// Whether the container declares any port.
+    pub fn declares_ports(&self) -> bool {
+        self.container.ports.as_ref().is_some_and(|p| !p.is_empty())
+    }
+
+    /// Plain `value` of the first env var whose name matches, with its name.
+    pub fn env_seconds(&self, matches: impl Fn(&str) -> bool) -> Option<(String, i64)> {
+        self.container
+            .env
+            .iter()
+            .flatten()
+            .filter(|e| matches(&e.name))
+            .find_map(|e| {
+                e.value
+                    .as_deref()
+                    .and_then(parse_seconds)
+                    .map(|s| (e.name.clone(), s))
+            })
+    }
+}
+
+/// Where the pod template lives for a given object, if it carries one.
+fn template_location(object: &Value, kind: &str) -> Option<(&'static str, &'static str)> {
+    match kind {
+        "Pod" => Some(("", "/spec")),
+        "PodTemplate" => Some(("/template", "/template/spec")),
+        "CronJob" => Some((
+            "/spec/jobTemplate/spec/template",
+            "/spec/jobTemplate/spec/template/spec",
+        )),
+        "Deployment"
+        | "StatefulSet"
+        | "DaemonSet"
+        | "ReplicaSet"
+        | "ReplicationController"
+        | "Job" => Some(("/spec/template", "/spec/template/spec")),
+        // Any other object with a pod template (Argo Rollout, CloneSet, ...).
+        _ => object
+            .pointer("/spec/template/spec/containers")
+            .map(|_| ("/spec/template", "/spec/template/spec")),
+    }
+}
+
+impl Workload {
+    /// Extracts the pod spec of an object. `Ok(None)` for objects that carry
+    /// no pod spec (Services, ConfigMaps, a Deployment without template, ...).
+    pub fn from_object(object: &Value) -> Result<Option<Workload>, ModelError> {
+        let kind = object
+            .get("kind")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        let Some((template_pointer, spec_pointer)) = template_location(object, kind) else {
+            return Ok(None);
+        };
+        let Some(spec_value) = object.pointer(spec_pointer) else {
+            return Ok(None);
+        };
+        let spec: PodSpec =
+            serde_path_to_error::deserialize(spec_value).map_err(|e| ModelError {
+                pointer: format!("{spec_pointer}{}", path_to_pointer(e.path())),
+                message: e.inner().to_string(),
+            })?;
+        let meta = object.get("metadata");
+        let text = |v: Option<&Value>| v.and_then(Value::as_str).map(str::to_owned);
+        let template_meta = object.pointer(&format!("{template_pointer}/metadata"));
+        let mut annotations = string_map(meta.and_then(|m| m.get("annotations")));
+        if !template_pointer.is_empty() {
+            annotations.extend(string_map(template_meta.and_then(|m| m.get("annotations"))));
+        }
+        let restart = spec.restart_policy.as_deref().unwrap_or("Always");
+        let long_running = !matches!(kind, "Job" | "CronJob") && restart == "Always";
+        Ok(Some(Workload {
+            kind: kind.to_owned(),
+            namespace: text(meta.and_then(|m| m.get("namespace"))),
+            name: text(meta.and_then(|m| m.get("name"))),
+            template_pointer: template_pointer.to_owned(),
+            spec_pointer: spec_pointer.to_owned(),
+            labels: string_map(template_meta.and_then(|m| m.get("labels"))),
+            annotations,
+            long_running,
+            spec,
+        }))
+    }
+
+    /// The containers the kubelet probes, each with its pointer.
+    pub fn containers(&self) -> Vec<(String, &Container, bool)> {
+        let mut out = Vec::with_capacity(self.spec.containers.len());
+        for (i, c) in self.spec.containers.iter().enumerate() {
+            out.push((
+                join(&self.spec_pointer, &["containers", &i.to_string()]),
+                c,
+                false,
+            ));
+        }
+        for (i, c) in self.spec.init_containers.iter().flatten().enumerate() {
+            if c.restart_policy.as_deref() == Some("Always") {
+                out.push((
+                    join(&self.spec_pointer, &["initContainers", &i.to_string()]),
+                    c,
+                    true,
+                ));
+            }
+        }
+        out
+    }
+
+    /// Runs `f` on each probed container.
+    pub fn for_each_container(&self, mut f: impl FnMut(ContainerView<'_>)) {
+        for (pointer, container, sidecar) in self.containers() {
+            f(ContainerView {
+                container,
+                pointer: &pointer,
+                sidecar,
+            });
+        }
+    }
+
+    /// An annotation read as seconds; `Err` holds the raw value when it is not a duration.
+    pub fn annotation_seconds(&self, key: &str) -> Option<Result<i64, String>> {
+        self.annotations
+            .get(key)
+            .map(|raw| parse_seconds(raw).ok_or_else(|| raw.clone()))
+    }
+
+    /// Pointer to an annotation on the pod template (where lifeguard's own
+    /// annotations belong).
+    pub fn template_annotation_pointer(&self, key: &str) -> String {
+        join(&self.template_pointer, &["metadata", "annotations", key])
+    }
+
+    /// `terminationGracePeriodSeconds`, defaulted to 30.
+    pub fn grace_period(&self) -> i64 {
+        self.spec.termination_grace_period_seconds.unwrap_or(30)
+    }
+
+    /// `Kind/namespace/name` for messages.
+    pub fn display_name(&self) -> String {
+        let kind = if self.kind.is_empty() {
+            "<no kind>"
+        } else {
+            &self.kind
+        };
+        let name = self.name.as_deref().unwrap_or("<unnamed>");
+        match &self.namespace {
+            Some(ns) => format!("{kind}/{ns}/{name}"),
+            None => format!("{kind}/{name}"),
+        }
+    }
+}
+
+fn string_map(v: Option<&Value>) -> BTreeMap<String, String> {
+    v.and_then(Value::as_object)
+        .map(|m| {
+            m.iter()
+                .filter_map(|(k, v)| v.as_str().map(|v| (k.clone(), v.to_owned())))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Turns a serde path (`containers[0].ports`) into a JSON pointer suffix.
+fn path_to_pointer(path: &serde_path_to_error::Path) -> String {
+    use serde_path_to_error::Segment;
+    let mut out = String::new();
+    for seg in path.iter() {
+        match seg {
+            Segment::Seq { index } => {
+                out.push('/');
+                out.push_str(&index.to_string());
+            }
+            Segment::Map { key } => {
+                out.push('/');
+                out.push_str(&super::pointer::escape_token(key));
+            }
+            Segment::Enum { .. } | Segment::Unknown => {}
+        }
+    }
+    out
+}

@@ -1,0 +1,105 @@
+//! The rules: one file per anti-pattern, each with its doc, check, fix and
+//! tests, and [`RULES`], the one table that registers them all.
+
+use crate::engine::Batch;
+use crate::finding::{Finding, Fix, Severity};
+use crate::model::Workload;
+use crate::policy::Policy;
+
+mod exec_probe;
+mod grace_period_too_short;
+mod liveness_checks_dependency;
+mod liveness_too_aggressive;
+mod prestop_sleep_only;
+mod probe_endpoint_reused;
+mod probe_invalid;
+mod probe_port_unknown;
+mod readiness_port_only;
+mod readiness_probe_missing;
+mod startup_budget_too_short;
+mod startup_probe_missing;
+
+#[cfg(test)]
+pub(crate) mod testing;
+
+/// What a rule's check sees besides the workload.
+pub struct Ctx<'a> {
+    /// The policy in force.
+    pub policy: &'a Policy,
+    /// Other objects of the same input (Services).
+    pub batch: &'a Batch,
+}
+
+/// Whether and how a rule's findings can be fixed automatically.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FixAvailability {
+    /// The rule attaches a fix to (some of) its findings; the text says what it does.
+    Fix(&'static str),
+    /// No safe automatic fix; the text says why.
+    NoFix(&'static str),
+}
+
+/// A registered rule.
+pub struct Rule {
+    /// Stable name: the public interface (`probe-endpoint-reused`).
+    pub name: &'static str,
+    /// Default severity; some findings of a rule may use another one (the doc says when).
+    pub severity: Severity,
+    /// One line for `lifeguard rules`.
+    pub summary: &'static str,
+    /// Markdown doc for `lifeguard explain`: why, bad and good examples, the fix.
+    pub doc: &'static str,
+    /// Whether the rule has an automatic fix.
+    pub fix: FixAvailability,
+    /// The check.
+    pub check: fn(&Workload, &Ctx<'_>, &mut Vec<Finding>),
+}
+
+impl Rule {
+    /// Builds a finding of this rule (no fix).
+    pub fn finding(
+        &self,
+        severity: Severity,
+        pointer: String,
+        container: Option<&str>,
+        message: String,
+        help: impl Into<String>,
+    ) -> Finding {
+        Finding {
+            rule: self.name.to_owned(),
+            severity,
+            message,
+            help: help.into(),
+            pointer,
+            container: container.map(str::to_owned),
+            fix: None,
+        }
+    }
+}
+
+/// Attaches a fix to a finding (builder style).
+pub(crate) fn with_fix(mut f: Finding, fix: Option<Fix>) -> Finding {
+    f.fix = fix;
+    f
+}
+
+/// Every built-in rule, in the order fixes are merged.
+pub static RULES: &[&Rule] = &[
+    &probe_invalid::RULE,
+    &probe_port_unknown::RULE,
+    &probe_endpoint_reused::RULE,
+    &liveness_checks_dependency::RULE,
+    &startup_probe_missing::RULE,
+    &startup_budget_too_short::RULE,
+    &liveness_too_aggressive::RULE,
+    &readiness_port_only::RULE,
+    &readiness_probe_missing::RULE,
+    &exec_probe::RULE,
+    &grace_period_too_short::RULE,
+    &prestop_sleep_only::RULE,
+];
+
+/// Looks a rule up by name.
+pub fn find(name: &str) -> Option<&'static Rule> {
+    RULES.iter().copied().find(|r| r.name == name)
+}

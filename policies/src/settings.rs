@@ -1,0 +1,196 @@
+//! Every threshold and list the rules use, with the defaults of the
+//! `default` policy. A policy file overrides single values; the rules read
+//! nothing else, so the linter and the webhook reach the same verdicts.
+
+use serde::{Deserialize, Serialize};
+
+/// Rule parameters. Field names are the policy file's keys (camelCase).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default, deny_unknown_fields)]
+pub struct Settings {
+    /// Liveness `initialDelaySeconds` at or above this marks a slow boot.
+    pub slow_boot_initial_delay_seconds: i64,
+    /// Margin over a declared cold start that a startup probe must cover, in percent.
+    pub cold_start_margin_percent: i64,
+    /// `periodSeconds` of startup probes that fixes add.
+    pub startup_period_seconds: i64,
+    /// Boot budget assumed for a GPU container without a declared cold start.
+    pub gpu_boot_seconds: i64,
+    /// Liveness `failureThreshold x periodSeconds` below this is too aggressive.
+    pub min_liveness_budget_seconds: i64,
+    /// `timeoutSeconds` a liveness fix raises a 1 s timeout to.
+    pub min_liveness_timeout_seconds: i64,
+    /// `failureThreshold` a liveness fix raises a lower one to.
+    pub min_liveness_failure_threshold: i64,
+    /// Time a preStop sleep must leave to the process, at the least.
+    pub prestop_min_remaining_seconds: i64,
+    /// Sleep a preStop bridge gets when a fix adds one.
+    pub prestop_bridge_seconds: i64,
+    /// Whether fixes may add a preStop bridge to Service-backed containers.
+    pub add_prestop_bridge: bool,
+    /// Kubernetes version fixes target (the native `sleep` action needs 1.30).
+    pub kubernetes_version: String,
+    /// Env var name globs whose value is the drain time (seconds or a Go duration).
+    pub drain_env_patterns: Vec<String>,
+    /// Env var name globs whose value is the shutdown budget.
+    pub shutdown_env_patterns: Vec<String>,
+    /// Executables that talk to a database, cache or queue.
+    pub dependency_clients: Vec<String>,
+    /// Network tools that are dependency checks when aimed at another host.
+    pub network_tools: Vec<String>,
+    /// Regexes of HTTP paths that aggregate dependencies or readiness.
+    pub dependency_paths: Vec<String>,
+    /// Regexes of images known to boot slowly (model servers).
+    pub slow_boot_images: Vec<String>,
+    /// Regexes of images of databases that may check themselves.
+    pub database_images: Vec<String>,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            slow_boot_initial_delay_seconds: 30,
+            cold_start_margin_percent: 10,
+            startup_period_seconds: 10,
+            gpu_boot_seconds: 600,
+            min_liveness_budget_seconds: 10,
+            min_liveness_timeout_seconds: 5,
+            min_liveness_failure_threshold: 3,
+            prestop_min_remaining_seconds: 5,
+            prestop_bridge_seconds: 5,
+            add_prestop_bridge: false,
+            kubernetes_version: "1.30".to_owned(),
+            drain_env_patterns: strings(&[
+                "*DRAIN_SECONDS",
+                "*DRAIN_TIMEOUT_SECONDS",
+                "*DRAIN_DELAY_SECONDS",
+            ]),
+            shutdown_env_patterns: strings(&[
+                "*SHUTDOWN_TIMEOUT_SECONDS",
+                "*SHUTDOWN_BUDGET_SECONDS",
+                "*SHUTDOWN_GRACE_SECONDS",
+                "*GRACEFUL_SHUTDOWN_SECONDS",
+                "*GRACEFUL_SHUTDOWN_TIMEOUT_SECONDS",
+            ]),
+            dependency_clients: strings(&[
+                "pg_isready",
+                "psql",
+                "redis-cli",
+                "mysqladmin",
+                "mysql",
+                "mariadb-admin",
+                "mariadb",
+                "mongosh",
+                "mongo",
+                "cqlsh",
+                "rabbitmqctl",
+                "rabbitmq-diagnostics",
+                "kafka-topics",
+                "kafka-topics.sh",
+                "kafka-broker-api-versions",
+                "kafka-broker-api-versions.sh",
+                "etcdctl",
+                "consul",
+                "nats",
+                "memcached-tool",
+                "sqlcmd",
+                "clickhouse-client",
+                "cockroach",
+            ]),
+            network_tools: strings(&[
+                "curl",
+                "wget",
+                "nc",
+                "ncat",
+                "netcat",
+                "grpc_health_probe",
+                "grpcurl",
+                "telnet",
+                "nslookup",
+                "dig",
+                "ping",
+                "http",
+                "https",
+            ]),
+            dependency_paths: strings(&[
+                r"^/actuator/health/?$",
+                r"^/actuator/health/readiness/?$",
+                r"^/health/ready/?$",
+                r"^/v2/health/ready/?$",
+                r"^/v1/models/[^/]+/ready/?$",
+                r"^/readyz/?$",
+                r"^/ready/?$",
+                r"^/readiness/?$",
+                r"(?i)(^|/)(db|database|redis|postgres|postgresql|mysql|mongo|mongodb|kafka|rabbitmq|cache|deps|dependencies|upstream|downstream)(/|$)",
+            ]),
+            slow_boot_images: strings(&[
+                r"tritonserver",
+                r"(^|/)vllm",
+                r"vllm-openai",
+                r"text-generation-inference",
+                r"(^|/)tgi",
+                r"torchserve",
+                r"tensorflow/serving",
+                r"tensorflow-serving",
+                r"kserve",
+                r"(^|/)ollama",
+                r"llama\.cpp",
+                r"sglang",
+                r"lmdeploy",
+                r"tensorrt-llm",
+                r"tritonserver",
+                r"(^|/)nim/",
+                r"huggingface-text-generation",
+                r"saxml",
+                r"jetstream",
+                r"mlserver",
+                r"seldon",
+                r"ray-ml",
+                r"(^|/)ray:",
+                r"triton",
+                r"text-embeddings-inference",
+                r"infinity-emb",
+            ]),
+            database_images: strings(&[
+                r"postgres",
+                r"postgis",
+                r"pgvector",
+                r"(^|/)redis",
+                r"valkey",
+                r"keydb",
+                r"mysql",
+                r"mariadb",
+                r"percona",
+                r"mongo",
+                r"cassandra",
+                r"scylla",
+                r"rabbitmq",
+                r"memcached",
+                r"etcd",
+                r"cockroach",
+                r"clickhouse",
+                r"nats",
+                r"kafka",
+                r"elasticsearch",
+                r"opensearch",
+                r"mssql",
+                r"consul",
+            ]),
+        }
+    }
+}
+
+fn strings(items: &[&str]) -> Vec<String> {
+    items.iter().map(|s| (*s).to_owned()).collect()
+}
+
+impl Settings {
+    /// `(major, minor)` of [`Settings::kubernetes_version`]; `(1, 0)` when unreadable.
+    pub fn kubernetes_minor(&self) -> (u32, u32) {
+        let v = self.kubernetes_version.trim_start_matches('v');
+        let mut parts = v.split('.');
+        let major = parts.next().and_then(|p| p.parse().ok()).unwrap_or(1);
+        let minor = parts.next().and_then(|p| p.parse().ok()).unwrap_or(0);
+        (major, minor)
+    }
+}

@@ -1,0 +1,13 @@
+//! Reading manifests: finding files, parsing YAML/JSON with positions, and
+//! mapping JSON pointers back to `line:column`.
+
+pub mod discover;
+pub mod limits;
+pub mod scalar;
+pub mod source;
+pub mod yaml;
+
+pub use discover::{Input, InputName, ReadError, discover, is_manifest, read_text};
+pub use limits::Limits;
+pub use source::{Document, Location, SourceFile};
+pub use yaml::{ParseError, parse_stream};

@@ -1,0 +1,28 @@
+//! The summary line every format ends with (on stderr for machine formats).
+
+use policies::Severity;
+
+use crate::lint::Outcome;
+
+/// `3 findings (1 error, 2 warnings, 0 info) in 4 objects across 2 files; 1 input error`
+pub fn line(out: &Outcome) -> String {
+    let n = out.findings.len();
+    let plural =
+        |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
+    let mut s = format!(
+        "{} ({}, {}, {}) in {} across {}",
+        plural(n, "finding", "findings"),
+        plural(out.count(Severity::Error), "error", "errors"),
+        plural(out.count(Severity::Warning), "warning", "warnings"),
+        plural(out.count(Severity::Info), "info", "info"),
+        plural(out.objects, "object", "objects"),
+        plural(out.files, "file", "files"),
+    );
+    if !out.errors.is_empty() {
+        s.push_str(&format!(
+            "; {}",
+            plural(out.errors.len(), "input error", "input errors")
+        ));
+    }
+    s
+}

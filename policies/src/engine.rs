@@ -22,10 +22,7 @@ pub struct Batch {
 impl Batch {
     /// Collects what the rules need from every object of an input.
     pub fn from_objects<'a>(objects: impl IntoIterator<Item = &'a Value>) -> Batch {
-        let services: Vec<ServiceView> = objects
-            .into_iter()
-            .filter_map(ServiceView::from_object)
-            .collect();
+        let services: Vec<ServiceView> = objects.into_iter().filter_map(ServiceView::from_object).collect();
         Batch {
             has_services: !services.is_empty(),
             services,
@@ -47,11 +44,7 @@ pub struct ObjectReport {
 }
 
 /// Lints one object. `Ok(None)` when it carries no pod spec.
-pub fn lint_object(
-    object: &Value,
-    batch: &Batch,
-    policy: &Policy,
-) -> Result<Option<ObjectReport>, ModelError> {
+pub fn lint_object(object: &Value, batch: &Batch, policy: &Policy) -> Result<Option<ObjectReport>, ModelError> {
     let Some(workload) = Workload::from_object(object)? else {
         return Ok(None);
     };
@@ -90,10 +83,7 @@ pub fn objects_in(doc: &Value) -> Vec<(String, &Value)> {
 }
 
 /// Lints every object of several documents read together.
-pub fn lint_batch(
-    docs: &[Value],
-    policy: &Policy,
-) -> Vec<Result<Option<ObjectReport>, ModelError>> {
+pub fn lint_batch(docs: &[Value], policy: &Policy) -> Vec<Result<Option<ObjectReport>, ModelError>> {
     let objects: Vec<(String, &Value)> = docs.iter().flat_map(objects_in).collect();
     let batch = Batch::from_objects(objects.iter().map(|(_, v)| *v));
     objects

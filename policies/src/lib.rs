@@ -11,6 +11,7 @@
 pub mod engine;
 pub mod error;
 pub mod finding;
+pub mod fix;
 pub mod model;
 pub mod policy;
 pub mod rules;
@@ -19,5 +20,6 @@ pub mod settings;
 pub use engine::{Batch, ObjectReport, lint_batch, lint_object, objects_in};
 pub use error::ModelError;
 pub use finding::{Finding, Fix, Severity};
+pub use fix::{AppliedFix, FixPlan, plan_fixes};
 pub use policy::{Policy, PolicyError};
 pub use settings::Settings;

@@ -54,27 +54,15 @@ impl Default for Policy {
 impl Policy {
     /// Validates and compiles settings.
     pub fn new(settings: Settings) -> Result<Policy, PolicyError> {
-        positive(
-            "coldStartMarginPercent",
-            settings.cold_start_margin_percent,
-            true,
-        )?;
-        positive(
-            "startupPeriodSeconds",
-            settings.startup_period_seconds,
-            false,
-        )?;
+        positive("coldStartMarginPercent", settings.cold_start_margin_percent, true)?;
+        positive("startupPeriodSeconds", settings.startup_period_seconds, false)?;
         positive("gpuBootSeconds", settings.gpu_boot_seconds, false)?;
         positive(
             "slowBootInitialDelaySeconds",
             settings.slow_boot_initial_delay_seconds,
             false,
         )?;
-        positive(
-            "minLivenessBudgetSeconds",
-            settings.min_liveness_budget_seconds,
-            true,
-        )?;
+        positive("minLivenessBudgetSeconds", settings.min_liveness_budget_seconds, true)?;
         positive(
             "minLivenessTimeoutSeconds",
             settings.min_liveness_timeout_seconds,
@@ -90,11 +78,7 @@ impl Policy {
             settings.prestop_min_remaining_seconds,
             true,
         )?;
-        positive(
-            "prestopBridgeSeconds",
-            settings.prestop_bridge_seconds,
-            false,
-        )?;
+        positive("prestopBridgeSeconds", settings.prestop_bridge_seconds, false)?;
         Ok(Policy {
             dependency_paths: regex_set("dependencyPaths", &settings.dependency_paths)?,
             slow_boot_images: regex_set("slowBootImages", &settings.slow_boot_images)?,
@@ -144,11 +128,7 @@ impl Policy {
 
 fn positive(key: &'static str, value: i64, zero_ok: bool) -> Result<(), PolicyError> {
     if value < 0 || (!zero_ok && value == 0) {
-        let want = if zero_ok {
-            "zero or more"
-        } else {
-            "at least 1"
-        };
+        let want = if zero_ok { "zero or more" } else { "at least 1" };
         return Err(PolicyError::Value {
             key,
             reason: format!("must be {want}, got {value}"),
@@ -204,14 +184,8 @@ mod tests {
             dependency_paths: vec!["(".into()],
             ..Settings::default()
         };
-        let err = Policy::new(settings)
-            .err()
-            .map(|e| e.to_string())
-            .unwrap_or_default();
-        assert!(
-            err.starts_with("dependencyPaths: invalid regex \"(\""),
-            "{err}"
-        );
+        let err = Policy::new(settings).err().map(|e| e.to_string()).unwrap_or_default();
+        assert!(err.starts_with("dependencyPaths: invalid regex \"(\""), "{err}");
     }
 
     #[test]

@@ -14,7 +14,8 @@ pub struct Settings {
     pub cold_start_margin_percent: i64,
     /// `periodSeconds` of startup probes that fixes add.
     pub startup_period_seconds: i64,
-    /// Boot budget assumed for a GPU container without a declared cold start.
+    /// Boot budget assumed for a GPU container or a known slow-boot image
+    /// without a declared cold start.
     pub gpu_boot_seconds: i64,
     /// Liveness `failureThreshold x periodSeconds` below this is too aggressive.
     pub min_liveness_budget_seconds: i64,
@@ -60,11 +61,7 @@ impl Default for Settings {
             prestop_bridge_seconds: 5,
             add_prestop_bridge: false,
             kubernetes_version: "1.30".to_owned(),
-            drain_env_patterns: strings(&[
-                "*DRAIN_SECONDS",
-                "*DRAIN_TIMEOUT_SECONDS",
-                "*DRAIN_DELAY_SECONDS",
-            ]),
+            drain_env_patterns: strings(&["*DRAIN_SECONDS", "*DRAIN_TIMEOUT_SECONDS", "*DRAIN_DELAY_SECONDS"]),
             shutdown_env_patterns: strings(&[
                 "*SHUTDOWN_TIMEOUT_SECONDS",
                 "*SHUTDOWN_BUDGET_SECONDS",
@@ -76,6 +73,8 @@ impl Default for Settings {
                 "pg_isready",
                 "psql",
                 "redis-cli",
+                "valkey-cli",
+                "keydb-cli",
                 "mysqladmin",
                 "mysql",
                 "mariadb-admin",
@@ -121,6 +120,11 @@ impl Default for Settings {
                 r"^/readyz/?$",
                 r"^/ready/?$",
                 r"^/readiness/?$",
+                r"^/health/readiness/?$",
+                r"^/healthz/ready/?$",
+                r"^/-/ready/?$",
+                r"^/q/health(/ready)?/?$",
+                r"^/v2/models/[^/]+(/versions/[^/]+)?/ready/?$",
                 r"(?i)(^|/)(db|database|redis|postgres|postgresql|mysql|mongo|mongodb|kafka|rabbitmq|cache|deps|dependencies|upstream|downstream)(/|$)",
             ]),
             slow_boot_images: strings(&[
@@ -132,7 +136,8 @@ impl Default for Settings {
                 r"torchserve",
                 r"tensorflow/serving",
                 r"tensorflow-serving",
-                r"kserve",
+                // KServe and Seldon runtimes, not their controllers or web apps.
+                r"kserve/[a-z-]*server",
                 r"(^|/)ollama",
                 r"llama\.cpp",
                 r"sglang",
@@ -144,7 +149,7 @@ impl Default for Settings {
                 r"saxml",
                 r"jetstream",
                 r"mlserver",
-                r"seldon",
+                r"seldonio/[a-z-]*server",
                 r"ray-ml",
                 r"(^|/)ray:",
                 r"triton",

@@ -1,16 +1,24 @@
 //! The workload model: a pod spec found in any pod-bearing object, with the
 //! containers the kubelet probes and helpers to compare probe handlers.
 
+pub mod command;
 mod duration;
+pub mod host;
 mod pointer;
+mod port_name;
+mod prestop;
 mod probe;
+pub mod reach;
 mod service;
+mod typed;
 mod workload;
 
 pub use duration::parse_seconds;
 pub use pointer::{escape_token, join};
-pub use probe::{Handler, ProbeKind, ProbeTiming, handler_count, handler_of, resolve_port};
-pub use service::ServiceView;
-pub use workload::{
-    ANNOTATION_COLD_START, ANNOTATION_DRAIN, ANNOTATION_SHUTDOWN, ContainerView, Workload,
+pub use port_name::is_valid_port_name;
+pub use prestop::{
+    FOREVER_SECONDS, PreStopSleep, ShutdownNeed, SleepSeconds, Term, prestop_sleep, required_grace, shutdown_needs,
 };
+pub use probe::{Handler, Port, ProbeKind, ProbeTiming, handler_count, handler_of, resolve_port};
+pub use service::ServiceView;
+pub use workload::{ANNOTATION_COLD_START, ANNOTATION_DRAIN, ANNOTATION_SHUTDOWN, ContainerView, Workload};

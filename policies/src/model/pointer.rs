@@ -7,8 +7,7 @@ pub fn escape_token(token: &str) -> String {
 
 /// Appends reference tokens to a pointer, escaping each.
 pub fn join(base: &str, tokens: &[&str]) -> String {
-    let mut out =
-        String::with_capacity(base.len() + tokens.iter().map(|t| t.len() + 1).sum::<usize>());
+    let mut out = String::with_capacity(base.len() + tokens.iter().map(|t| t.len() + 1).sum::<usize>());
     out.push_str(base);
     for t in tokens {
         out.push('/');

@@ -144,17 +144,9 @@ pub fn handler_of(c: &Container, p: &Probe) -> Option<Handler> {
     }
     if let Some(h) = &p.http_get {
         let path = h.path.clone().unwrap_or_default();
-        let path = if path.is_empty() {
-            "/".to_owned()
-        } else {
-            path
-        };
+        let path = if path.is_empty() { "/".to_owned() } else { path };
         return Some(Handler::Http {
-            scheme: h
-                .scheme
-                .clone()
-                .unwrap_or_else(|| "HTTP".to_owned())
-                .to_uppercase(),
+            scheme: h.scheme.clone().unwrap_or_else(|| "HTTP".to_owned()).to_uppercase(),
             host: h.host.clone().unwrap_or_default(),
             port: resolve_port(c, &h.port),
             path,

@@ -47,9 +47,7 @@ impl ServiceView {
             (Some(a), Some(b)) => a == b,
             _ => true,
         };
-        same_ns
-            && !self.selector.is_empty()
-            && self.selector.iter().all(|(k, v)| labels.get(k) == Some(v))
+        same_ns && !self.selector.is_empty() && self.selector.iter().all(|(k, v)| labels.get(k) == Some(v))
     }
 
     /// `Service/name` for messages.

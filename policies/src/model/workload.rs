@@ -3,10 +3,12 @@
 use std::collections::BTreeMap;
 
 use k8s_openapi::api::core::v1::{Container, PodSpec};
+use serde::Deserialize;
 use serde_json::Value;
 
 use super::duration::parse_seconds;
 use super::pointer::join;
+use super::typed::PodSpecFields;
 use crate::error::ModelError;
 
 /// Pod template annotation: the measured slowest valid start, in seconds.
@@ -30,7 +32,9 @@ pub struct Workload {
     pub template_pointer: String,
     /// Pointer to the pod spec.
     pub spec_pointer: String,
-    /// The pod spec, typed.
+    /// The pod spec, typed; only the fields rules read are filled in
+    /// (containers' names, images, commands, ports, env, resources, probes,
+    /// lifecycle, restart policy; the pod's grace period and restart policy).
     pub spec: PodSpec,
     /// Labels of the pod template.
     pub labels: BTreeMap<String, String>,
@@ -39,6 +43,36 @@ pub struct Workload {
     /// Whether the pod is meant to run until deleted (not a Job, CronJob or
     /// a pod with `restartPolicy` Never/OnFailure).
     pub long_running: bool,
+    /// Probed containers, computed once (every rule walks them).
+    slots: Vec<Slot>,
+}
+
+/// Where a probed container sits.
+#[derive(Debug, Clone)]
+struct Slot {
+    index: usize,
+    sidecar: bool,
+    pointer: String,
+}
+
+fn slots(spec: &PodSpec, spec_pointer: &str) -> Vec<Slot> {
+    let main = spec.containers.iter().enumerate().map(|(i, _)| Slot {
+        index: i,
+        sidecar: false,
+        pointer: join(spec_pointer, &["containers", &i.to_string()]),
+    });
+    let sidecars = spec
+        .init_containers
+        .iter()
+        .flatten()
+        .enumerate()
+        .filter(|(_, c)| c.restart_policy.as_deref() == Some("Always"))
+        .map(|(i, _)| Slot {
+            index: i,
+            sidecar: true,
+            pointer: join(spec_pointer, &["initContainers", &i.to_string()]),
+        });
+    main.chain(sidecars).collect()
 }
 
 /// A container the kubelet probes: a regular container or a sidecar
@@ -96,12 +130,7 @@ impl ContainerView<'_> {
             .iter()
             .flatten()
             .filter(|e| matches(&e.name))
-            .find_map(|e| {
-                e.value
-                    .as_deref()
-                    .and_then(parse_seconds)
-                    .map(|s| (e.name.clone(), s))
-            })
+            .find_map(|e| e.value.as_deref().and_then(parse_seconds).map(|s| (e.name.clone(), s)))
     }
 }
 
@@ -114,12 +143,9 @@ fn template_location(object: &Value, kind: &str) -> Option<(&'static str, &'stat
             "/spec/jobTemplate/spec/template",
             "/spec/jobTemplate/spec/template/spec",
         )),
-        "Deployment"
-        | "StatefulSet"
-        | "DaemonSet"
-        | "ReplicaSet"
-        | "ReplicationController"
-        | "Job" => Some(("/spec/template", "/spec/template/spec")),
+        "Deployment" | "StatefulSet" | "DaemonSet" | "ReplicaSet" | "ReplicationController" | "Job" => {
+            Some(("/spec/template", "/spec/template/spec"))
+        }
         // Any other object with a pod template (Argo Rollout, CloneSet, ...).
         _ => object
             .pointer("/spec/template/spec/containers")
@@ -131,21 +157,31 @@ impl Workload {
     /// Extracts the pod spec of an object. `Ok(None)` for objects that carry
     /// no pod spec (Services, ConfigMaps, a Deployment without template, ...).
     pub fn from_object(object: &Value) -> Result<Option<Workload>, ModelError> {
-        let kind = object
-            .get("kind")
-            .and_then(Value::as_str)
-            .unwrap_or_default();
+        let kind = object.get("kind").and_then(Value::as_str).unwrap_or_default();
         let Some((template_pointer, spec_pointer)) = template_location(object, kind) else {
             return Ok(None);
         };
         let Some(spec_value) = object.pointer(spec_pointer) else {
             return Ok(None);
         };
-        let spec: PodSpec =
-            serde_path_to_error::deserialize(spec_value).map_err(|e| ModelError {
-                pointer: format!("{spec_pointer}{}", path_to_pointer(e.path())),
-                message: e.inner().to_string(),
-            })?;
+        // The plain deserializer is fast; the path-tracking one only runs to
+        // explain a failure.
+        let spec: PodSpec = match PodSpecFields::deserialize(spec_value) {
+            Ok(fields) => fields.into(),
+            Err(plain) => {
+                let err = match serde_path_to_error::deserialize::<_, PodSpecFields>(spec_value) {
+                    Err(e) => ModelError {
+                        pointer: format!("{spec_pointer}{}", path_to_pointer(e.path())),
+                        message: e.inner().to_string(),
+                    },
+                    Ok(_) => ModelError {
+                        pointer: spec_pointer.to_owned(),
+                        message: plain.to_string(),
+                    },
+                };
+                return Err(err);
+            }
+        };
         let meta = object.get("metadata");
         let text = |v: Option<&Value>| v.and_then(Value::as_str).map(str::to_owned);
         let template_meta = object.pointer(&format!("{template_pointer}/metadata"));
@@ -164,41 +200,31 @@ impl Workload {
             labels: string_map(template_meta.and_then(|m| m.get("labels"))),
             annotations,
             long_running,
+            slots: slots(&spec, spec_pointer),
             spec,
         }))
     }
 
-    /// The containers the kubelet probes, each with its pointer.
-    pub fn containers(&self) -> Vec<(String, &Container, bool)> {
-        let mut out = Vec::with_capacity(self.spec.containers.len());
-        for (i, c) in self.spec.containers.iter().enumerate() {
-            out.push((
-                join(&self.spec_pointer, &["containers", &i.to_string()]),
-                c,
-                false,
-            ));
-        }
-        for (i, c) in self.spec.init_containers.iter().flatten().enumerate() {
-            if c.restart_policy.as_deref() == Some("Always") {
-                out.push((
-                    join(&self.spec_pointer, &["initContainers", &i.to_string()]),
-                    c,
-                    true,
-                ));
-            }
-        }
-        out
+    /// The containers the kubelet probes: regular containers, then sidecar
+    /// init containers (`restartPolicy: Always`), each with its pointer.
+    pub fn containers(&self) -> impl Iterator<Item = ContainerView<'_>> {
+        self.slots.iter().filter_map(|slot| {
+            let list = if slot.sidecar {
+                self.spec.init_containers.as_deref()?
+            } else {
+                &self.spec.containers
+            };
+            Some(ContainerView {
+                container: list.get(slot.index)?,
+                pointer: &slot.pointer,
+                sidecar: slot.sidecar,
+            })
+        })
     }
 
     /// Runs `f` on each probed container.
-    pub fn for_each_container(&self, mut f: impl FnMut(ContainerView<'_>)) {
-        for (pointer, container, sidecar) in self.containers() {
-            f(ContainerView {
-                container,
-                pointer: &pointer,
-                sidecar,
-            });
-        }
+    pub fn for_each_container(&self, f: impl FnMut(ContainerView<'_>)) {
+        self.containers().for_each(f);
     }
 
     /// An annotation read as seconds; `Err` holds the raw value when it is not a duration.
@@ -221,11 +247,7 @@ impl Workload {
 
     /// `Kind/namespace/name` for messages.
     pub fn display_name(&self) -> String {
-        let kind = if self.kind.is_empty() {
-            "<no kind>"
-        } else {
-            &self.kind
-        };
+        let kind = if self.kind.is_empty() { "<no kind>" } else { &self.kind };
         let name = self.name.as_deref().unwrap_or("<unnamed>");
         match &self.namespace {
             Some(ns) => format!("{kind}/{ns}/{name}"),

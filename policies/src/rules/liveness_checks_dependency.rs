@@ -1,16 +1,387 @@
-//! `liveness-checks-dependency` (placeholder until written).
+//! `liveness-checks-dependency`: the liveness probe reaches beyond the process.
+
+use k8s_openapi::api::core::v1::Container;
 
 use crate::finding::{Finding, Severity};
-use crate::model::Workload;
+use crate::model::command::{SimpleCommand, simple_commands};
+use crate::model::host::{Locality, describe_host, host_locality};
+use crate::model::reach::targets;
+use crate::model::{ContainerView, ProbeKind, Workload};
+use crate::policy::Policy;
 use crate::rules::{Ctx, FixAvailability, Rule};
 
 pub(crate) static RULE: Rule = Rule {
     name: "liveness-checks-dependency",
-    severity: Severity::Warning,
-    summary: "TODO",
-    doc: "TODO",
-    fix: FixAvailability::NoFix("TODO"),
+    severity: Severity::Error,
+    summary: "the liveness probe checks a database, cache or other service, so its failures restart the container",
+    doc: DOC,
+    fix: FixAvailability::NoFix("a local liveness check must exist in the application; lifeguard cannot invent one"),
     check,
 };
 
-fn check(_w: &Workload, _ctx: &Ctx<'_>, _out: &mut Vec<Finding>) {}
+const DOC: &str = r#"## What it does
+Flags a liveness probe that checks something other than its own process:
+- an `exec` command that runs a database, cache or queue client aimed at
+  another host (`pg_isready -h db`, `redis-cli -h redis-master`,
+  `mongosh mongodb://mongo-0...`), or a network tool aimed at another host
+  (`curl http://auth/healthz`, `nc -z db 5432`, `grpc_health_probe -addr=api:9000`).
+  Shell scripts (`sh -c "..."`) are read, and host variables are resolved
+  from the container's `env`;
+- `httpGet.host` or `tcpSocket.host` set to another host;
+- an HTTP path known to aggregate dependencies or readiness
+  (`/actuator/health`, `/readyz`, `/v2/health/ready`, paths naming a
+  database or cache), on `httpGet` or on a local `curl`/`wget` URL.
+
+The clients, tools and paths are the policy's `dependencyClients`,
+`networkTools` and `dependencyPaths`.
+
+## Why is this bad?
+A liveness failure restarts the container. When the check depends on a
+database, a cache or another service, that dependency's slowness fails the
+probe in every replica at once: the whole fleet restarts together, drops its
+in-flight work, and reconnects to the dependency that was already struggling.
+Failing readiness instead would have shed traffic while the process stayed up.
+
+## Not a finding
+- A client with no host, or a local one (`localhost`, `127.0.0.1`, `::1`, a
+  unix socket, `$(hostname)`, `$POD_IP`): it checks a process in this
+  container, as `pg_isready` does in a postgres image.
+- `curl localhost:8080/healthz`; `/actuator/health/liveness`, `/livez`, `/healthz`.
+- A host held in a variable lifeguard cannot resolve (a secret, a
+  ConfigMap): it might be local.
+- Readiness and startup probes: readiness is where dependency checks belong.
+
+## Example
+```yaml
+livenessProbe:
+  exec:
+    command: ["sh", "-c", "redis-cli -h redis-master ping"]
+```
+
+## Use instead
+```yaml
+livenessProbe:
+  httpGet: {path: /livez, port: http}       # is this process wedged?
+readinessProbe:
+  httpGet: {path: /readyz, port: http}      # may check redis, fails softly
+```
+
+## Fix
+No automatic fix: a local liveness check must exist in the application, and
+lifeguard cannot invent one.
+"#;
+
+/// What one command of a liveness exec reaches beyond the container.
+fn command_targets(cmd: &SimpleCommand, c: &Container, policy: &Policy) -> Vec<String> {
+    let s = &policy.settings;
+    let tool = if cmd.program.is_empty() {
+        "a /dev/tcp connection"
+    } else {
+        cmd.program.as_str()
+    };
+    let mut out = Vec::new();
+    for t in targets(cmd, &s.dependency_clients, &s.network_tools) {
+        match host_locality(&t.host, c, &cmd.assignments) {
+            Locality::Remote => out.push(format!(
+                "{tool} against {:?}",
+                describe_host(&t.host, c, &cmd.assignments)
+            )),
+            Locality::Local => {
+                if let Some(path) = t.path.filter(|p| policy.is_dependency_path(p)) {
+                    out.push(format!("{tool} on dependency path {path:?}"));
+                }
+            }
+            Locality::Unknown => {}
+        }
+    }
+    out
+}
+
+fn check(w: &Workload, ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
+    w.for_each_container(|c| {
+        let Some(probe) = ProbeKind::Liveness.of(c.container) else {
+            return;
+        };
+        let live = ProbeKind::Liveness.field();
+        let remote_host = |h: &Option<String>| {
+            h.as_deref()
+                .filter(|h| host_locality(h, c.container, &[]) == Locality::Remote)
+                .map(str::to_owned)
+        };
+        if let Some(h) = &probe.http_get {
+            if let Some(host) = remote_host(&h.host) {
+                push_host(out, c, "httpGet", &host);
+            }
+            let raw = h.path.as_deref().unwrap_or("/");
+            let path = raw.split(['?', '#']).next().unwrap_or(raw);
+            // The kubelet adds a missing leading slash.
+            let path = if path.starts_with('/') { path.to_owned() } else { format!("/{path}") };
+            if ctx.policy.is_dependency_path(&path) {
+                out.push(RULE.finding(
+                    RULE.severity,
+                    c.at(&[live, "httpGet", "path"]),
+                    Some(c.name()),
+                    format!(
+                        "container {:?}: liveness httpGet path {path:?} is known to aggregate dependencies or readiness, so their failures restart the container",
+                        c.name()
+                    ),
+                    "point liveness at a liveness-only endpoint (e.g. /actuator/health/liveness, /livez) and keep this path for readiness",
+                ));
+            }
+        }
+        if let Some(host) = probe.tcp_socket.as_ref().and_then(|t| remote_host(&t.host)) {
+            push_host(out, c, "tcpSocket", &host);
+        }
+        let Some(command) = probe.exec.as_ref().and_then(|e| e.command.as_ref()) else {
+            return;
+        };
+        let targets: Vec<String> = simple_commands(command)
+            .iter()
+            .flat_map(|cmd| command_targets(cmd, c.container, ctx.policy))
+            .collect();
+        if targets.is_empty() {
+            return;
+        }
+        let help = if ctx.policy.is_database_image(c.image()) {
+            "a database's liveness should check only its own server; leave peers and primaries to readiness"
+        } else {
+            "check only this process in liveness (a local endpoint or command); move dependency checks to readiness"
+        };
+        out.push(RULE.finding(
+            RULE.severity,
+            c.at(&[live, "exec", "command"]),
+            Some(c.name()),
+            format!(
+                "container {:?}: liveness runs {}, so a slow or failing dependency restarts the container",
+                c.name(),
+                targets.join(" and ")
+            ),
+            help,
+        ));
+    });
+}
+
+fn push_host(out: &mut Vec<Finding>, c: ContainerView<'_>, handler: &str, host: &str) {
+    out.push(RULE.finding(
+        RULE.severity,
+        c.at(&[ProbeKind::Liveness.field(), handler, "host"]),
+        Some(c.name()),
+        format!(
+            "container {:?}: liveness {handler} goes to host {host:?} instead of this pod, so that host's failures restart the container",
+            c.name()
+        ),
+        "remove `host` so the kubelet probes the pod itself; check other services from readiness if at all",
+    ));
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::{Value, json};
+
+    use super::RULE;
+    use crate::finding::Severity;
+    use crate::rules::testing::{check, one_container};
+
+    const LIVE: &str = "/spec/template/spec/containers/0/livenessProbe";
+
+    fn live_exec(image: &str, command: Value, env: Value) -> Value {
+        let mut obj = one_container(json!({"env": env, "livenessProbe": {"exec": {"command": command}}}));
+        obj["spec"]["template"]["spec"]["containers"][0]["image"] = json!(image);
+        obj
+    }
+
+    fn flagged(image: &str, command: Value) -> Vec<String> {
+        check(&RULE, &live_exec(image, command, json!([])))
+            .into_iter()
+            .map(|f| f.message)
+            .collect()
+    }
+
+    #[test]
+    fn remote_clients_and_tools_are_errors_at_the_command() {
+        let f = check(
+            &RULE,
+            &live_exec(
+                "example/app:1",
+                json!(["redis-cli", "-h", "redis-master", "ping"]),
+                json!([]),
+            ),
+        );
+        assert_eq!(f.len(), 1);
+        assert_eq!(f[0].severity, Severity::Error);
+        assert_eq!(f[0].pointer, format!("{LIVE}/exec/command"));
+        assert!(
+            f[0].message.contains("redis-cli against \"redis-master\""),
+            "{}",
+            f[0].message
+        );
+        for cmd in [
+            json!(["sh", "-c", "pg_isready -h postgres.db.svc -U app"]),
+            json!(["/bin/bash", "-ec", "timeout 2 /usr/bin/mysqladmin -hmysql-primary ping"]),
+            json!(["mysqladmin", "--host=mysql", "ping"]),
+            json!(["mongosh", "mongodb://mongo-0.mongo:27017/admin", "--eval", "db.ping()"]),
+            json!(["redis-cli", "-u", "redis://cache:6379", "ping"]),
+            json!([
+                "sh",
+                "-c",
+                "curl -fsS -H 'X: y' -m 2 http://auth.prod/healthz > /dev/null"
+            ]),
+            json!(["wget", "-qO-", "api:8080/status"]),
+            json!(["nc", "-z", "-w", "2", "db", "5432"]),
+            json!(["/bin/grpc_health_probe", "-addr=payments:50051"]),
+            json!(["bash", "-c", "exec 3<>/dev/tcp/kafka/9092"]),
+            json!(["bash", "-c", "</dev/tcp/kafka/9092"]),
+            json!(["sh", "-c", "PGHOST=db pg_isready"]),
+        ] {
+            assert_eq!(flagged("example/app:1", cmd.clone()).len(), 1, "{cmd}");
+        }
+    }
+
+    #[test]
+    fn host_variables_resolve_through_env() {
+        let cmd = json!(["sh", "-c", "redis-cli -h $REDIS_HOST -p ${REDIS_PORT} ping"]);
+        let remote = json!([{"name": "REDIS_HOST", "value": "redis-master"}]);
+        let f = check(&RULE, &live_exec("example/app:1", cmd.clone(), remote));
+        assert_eq!(f.len(), 1);
+        assert!(
+            f[0].message.contains("\"$REDIS_HOST (redis-master)\""),
+            "{}",
+            f[0].message
+        );
+        let own_ip = json!([{"name": "REDIS_HOST", "valueFrom": {"fieldRef": {"fieldPath": "status.podIP"}}}]);
+        assert!(check(&RULE, &live_exec("example/app:1", cmd.clone(), own_ip)).is_empty());
+        let secret = json!([{"name": "REDIS_HOST", "valueFrom": {"secretKeyRef": {"name": "s", "key": "h"}}}]);
+        assert!(check(&RULE, &live_exec("example/app:1", cmd, secret)).is_empty());
+        let pg = json!([{"name": "PGHOST", "value": "db.prod"}]);
+        assert_eq!(
+            check(&RULE, &live_exec("example/app:1", json!(["pg_isready"]), pg)).len(),
+            1
+        );
+    }
+
+    #[test]
+    fn local_checks_are_fine() {
+        for (image, cmd) in [
+            ("postgres:16", json!(["pg_isready", "-U", "postgres"])),
+            (
+                "postgres:16",
+                json!(["sh", "-c", "pg_isready -h localhost -U \"$POSTGRES_USER\""]),
+            ),
+            ("postgres:16", json!(["pg_isready", "-h", "/var/run/postgresql"])),
+            ("redis:7", json!(["redis-cli", "ping"])),
+            ("example/app:1", json!(["redis-cli", "ping"])),
+            (
+                "mysql:8",
+                json!(["bash", "-c", "mysqladmin -uroot -p$MYSQL_ROOT_PASSWORD ping"]),
+            ),
+            ("mysql:8", json!(["mysql", "-h127.0.0.1", "-e", "SELECT 1"])),
+            (
+                "cassandra:4",
+                json!(["sh", "-c", "cqlsh $(hostname -i) -e 'describe keyspaces'"]),
+            ),
+            ("example/app:1", json!(["curl", "-f", "localhost:8080/healthz"])),
+            (
+                "example/app:1",
+                json!([
+                    "sh",
+                    "-c",
+                    "curl -s -o /dev/null -u admin:1234 http://127.0.0.1:8080/livez 2>&1"
+                ]),
+            ),
+            ("example/app:1", json!(["/bin/grpc_health_probe", "-addr=:8080"])),
+            (
+                "example/app:1",
+                json!(["grpcurl", "-plaintext", "localhost:9000", "grpc.health.v1.Health/Check"]),
+            ),
+            ("example/app:1", json!(["wget", "--spider", "-q", "http://[::1]:80/"])),
+            (
+                "example/app:1",
+                json!(["curl", "--unix-socket", "/run/app.sock", "http://app/healthz"]),
+            ),
+            (
+                "example/app:1",
+                json!(["sh", "-c", "echo ok > /tmp/db/health && cat /tmp/healthy"]),
+            ),
+            ("example/app:1", json!(["cat", "/tmp/healthy"])),
+            ("example/app:1", json!(["sh", "/scripts/check-db.sh"])),
+        ] {
+            assert!(flagged(image, cmd.clone()).is_empty(), "{image} {cmd}");
+        }
+    }
+
+    #[test]
+    fn local_curl_on_a_dependency_path_is_a_finding() {
+        let f = flagged(
+            "example/app:1",
+            json!(["curl", "-f", "http://localhost:8080/actuator/health"]),
+        );
+        assert_eq!(f.len(), 1);
+        assert!(f[0].contains("dependency path \"/actuator/health\""), "{}", f[0]);
+    }
+
+    #[test]
+    fn http_get_host_and_paths() {
+        let probe = |http: Value| one_container(json!({"livenessProbe": {"httpGet": http}}));
+        let f = check(
+            &RULE,
+            &probe(json!({"host": "auth.prod.svc", "path": "/livez", "port": 80})),
+        );
+        assert_eq!(f.len(), 1);
+        assert_eq!(f[0].pointer, format!("{LIVE}/httpGet/host"));
+        let f = check(&RULE, &probe(json!({"path": "/actuator/health?show=1", "port": 8080})));
+        assert_eq!(f.len(), 1);
+        assert_eq!(f[0].pointer, format!("{LIVE}/httpGet/path"));
+        assert!(f[0].message.contains("\"/actuator/health\""), "{}", f[0].message);
+        for path in [
+            "/v2/health/ready",
+            "/readyz",
+            "/ready",
+            "/health/db",
+            "/status/redis/",
+            "actuator/health",
+        ] {
+            assert_eq!(
+                check(&RULE, &probe(json!({"path": path, "port": 80}))).len(),
+                1,
+                "{path}"
+            );
+        }
+        for path in [
+            "/actuator/health/liveness",
+            "/livez",
+            "/healthz",
+            "/healthz?full=true",
+            "/v2/health/live",
+            "/readyz/isDirty",
+        ] {
+            assert!(
+                check(&RULE, &probe(json!({"path": path, "port": 80}))).is_empty(),
+                "{path}"
+            );
+        }
+        assert!(check(&RULE, &probe(json!({"host": "127.0.0.1", "path": "/", "port": 80}))).is_empty());
+        let tcp = one_container(json!({"livenessProbe": {"tcpSocket": {"host": "db", "port": 5432}}}));
+        assert_eq!(check(&RULE, &tcp)[0].pointer, format!("{LIVE}/tcpSocket/host"));
+    }
+
+    #[test]
+    fn only_liveness_is_checked() {
+        let p = json!({"httpGet": {"path": "/readyz", "port": 80}});
+        let obj = one_container(json!({"readinessProbe": p, "startupProbe": p}));
+        assert!(check(&RULE, &obj).is_empty());
+    }
+
+    #[test]
+    fn database_replica_checking_its_primary_gets_database_help() {
+        let f = check(
+            &RULE,
+            &live_exec(
+                "bitnami/redis:7",
+                json!(["redis-cli", "-h", "redis-master", "ping"]),
+                json!([]),
+            ),
+        );
+        assert_eq!(f.len(), 1);
+        assert!(f[0].help.contains("database"), "{}", f[0].help);
+    }
+}

@@ -1,16 +1,356 @@
-//! `prestop-sleep-only` (placeholder until written).
+//! `prestop-sleep-only`: the preStop hook only sleeps.
 
-use crate::finding::{Finding, Severity};
-use crate::model::Workload;
-use crate::rules::{Ctx, FixAvailability, Rule};
+use json_patch::jsonptr::PointerBuf;
+use json_patch::{AddOperation, PatchOperation};
+use serde_json::{Value, json};
+
+use crate::finding::{Finding, Fix, Severity};
+use crate::model::{ShutdownNeed, SleepSeconds, Workload, join, required_grace, shutdown_needs};
+use crate::rules::{Ctx, FixAvailability, Rule, with_fix};
 
 pub(crate) static RULE: Rule = Rule {
     name: "prestop-sleep-only",
-    severity: Severity::Warning,
-    summary: "TODO",
-    doc: "TODO",
-    fix: FixAvailability::NoFix("TODO"),
+    severity: Severity::Error,
+    summary: "the preStop hook only sleeps; a long sleep eats the grace period the app needs to shut down",
+    doc: DOC,
+    fix: FixAvailability::Fix(
+        "raises terminationGracePeriodSeconds so the app keeps its shutdown budget, and on Kubernetes 1.30+ rewrites `exec: sleep N` into the native sleep action",
+    ),
     check,
 };
 
-fn check(_w: &Workload, _ctx: &Ctx<'_>, _out: &mut Vec<Finding>) {}
+const DOC: &str = r#"## What it does
+Flags a container whose preStop hook does nothing but sleep: an `exec` of
+`sleep N` or `sh -c "sleep N"`, or the native `sleep` action.
+
+- Error when the sleep leaves the process less than its shutdown budget
+  (`lifeguard.dev/shutdown-budget-seconds`, or a `*SHUTDOWN_TIMEOUT_SECONDS`
+  style env var), and never less than the policy's
+  `prestopMinRemainingSeconds` (5 s), of `terminationGracePeriodSeconds`
+  (30 when unset). A sleep that never ends (`sleep infinity`, or a day or
+  more) is an error too.
+- Info otherwise: the sleep is a fine bridge, but it is not a drain.
+
+## Why is this bad?
+The sleep only bridges endpoint removal: kube-proxy, the mesh and the load
+balancer need a moment to stop sending new connections. It drains nothing.
+The grace period counts the sleep, so a long sleep moves SIGKILL closer to
+SIGTERM: the application gets SIGTERM late and is killed before it has
+finished its in-flight work.
+
+## Not a finding
+- `sleep 5 && /app/drain`, `sh -c "sleep 5; nginx -s quit"`: the hook drains
+  after the bridge (`grace-period-too-short` still counts the sleep).
+- `httpGet` to a drain endpoint, a script file, `sleep $DELAY`.
+
+## Example
+```yaml
+terminationGracePeriodSeconds: 30
+containers:
+  - name: app
+    lifecycle:
+      preStop:
+        exec: {command: ["sh", "-c", "sleep 28"]}   # 2 s left for shutdown
+```
+
+## Use instead
+```yaml
+terminationGracePeriodSeconds: 45
+containers:
+  - name: app
+    lifecycle:
+      preStop:
+        httpGet: {path: /drain, port: http}   # or: short sleep + SIGTERM handling
+```
+
+## Fix
+For an error: sets `terminationGracePeriodSeconds` to the sleep plus the
+declared drain plus the larger of the shutdown budget and
+`prestopMinRemainingSeconds` (never below what `grace-period-too-short`
+requires). Where the policy's `kubernetesVersion` is 1.30 or later, an
+`exec` sleep is also rewritten into the native action
+(`preStop: {sleep: {seconds: N}}`): distroless images have no `sleep` binary.
+The info finding gets only that rewrite, for an `exec` sleep; a native sleep
+that leaves enough time has no fix.
+"#;
+
+fn check(w: &Workload, ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
+    let settings = &ctx.policy.settings;
+    let min_remaining = settings.prestop_min_remaining_seconds;
+    let native_ok = settings.kubernetes_minor() >= (1, 30);
+    let grace = w.grace_period();
+    let needs = shutdown_needs(w, ctx.policy);
+    let need_after = |n: &ShutdownNeed| n.shutdown_seconds().max(min_remaining);
+    let sleeps = |n: &ShutdownNeed| n.prestop.filter(|p| p.sleep_only);
+    // One grace period for the pod: the largest any short-changed container
+    // needs, and at least what grace-period-too-short asks, so the merged
+    // fixes leave neither rule firing.
+    let fixed_grace = needs
+        .iter()
+        .filter_map(|n| {
+            let s = sleeps(n)?.seconds.finite()?;
+            (grace.saturating_sub(s) < need_after(n))
+                .then(|| s.saturating_add(n.drain_seconds()).saturating_add(need_after(n)))
+        })
+        .max()
+        .map(|own| own.max(required_grace(&needs).unwrap_or(0)));
+    let grace_field = join(&w.spec_pointer, &["terminationGracePeriodSeconds"]);
+
+    for n in &needs {
+        let Some(p) = sleeps(n) else { continue };
+        let name = n.container.as_str();
+        let pointer = if p.native {
+            join(&n.pointer, &["lifecycle", "preStop", "sleep", "seconds"])
+        } else {
+            join(&n.pointer, &["lifecycle", "preStop", "exec", "command"])
+        };
+        let s = match p.seconds {
+            SleepSeconds::Forever => {
+                out.push(RULE.finding(
+                    Severity::Error,
+                    pointer,
+                    Some(name),
+                    format!(
+                        "container {name:?}: preStop only sleeps, forever (infinity, or a day or more): SIGTERM comes when terminationGracePeriodSeconds {grace} runs out, SIGKILL 2s later"
+                    ),
+                    "sleep only as long as endpoint removal takes (a few seconds) and drain on SIGTERM",
+                ));
+                continue;
+            }
+            SleepSeconds::Finite(s) => s,
+        };
+        let need = need_after(n);
+        let remaining = grace.saturating_sub(s);
+        // Native sleep must be positive and within the grace period to pass validation.
+        let rewrite = (!p.native && native_ok && s >= 1)
+            .then(|| {
+                add(
+                    &join(&n.pointer, &["lifecycle", "preStop"]),
+                    json!({"sleep": {"seconds": s}}),
+                )
+            })
+            .flatten();
+        if remaining < need {
+            let why = match &n.shutdown {
+                Some(t) if t.seconds >= min_remaining => format!("shutdown budget, {}", t.source),
+                _ => "prestopMinRemainingSeconds".to_owned(),
+            };
+            let finding = RULE.finding(
+                Severity::Error,
+                pointer,
+                Some(name),
+                format!(
+                    "container {name:?}: preStop only sleeps {s}s, leaving {}s of terminationGracePeriodSeconds {grace} to shut down, less than {need}s ({why})",
+                    remaining.max(0)
+                ),
+                "shorten the sleep to the endpoint propagation delay, or raise terminationGracePeriodSeconds; drain in the app on SIGTERM",
+            );
+            let fix = fixed_grace.and_then(|g| {
+                let mut operations = vec![add(&grace_field, Value::from(g))?];
+                let mut description =
+                    format!(
+                    "set terminationGracePeriodSeconds to {g} (container {name:?}: sleep {s}s + drain {}s + {need}s to shut down, or more if another container needs it)",
+                    n.drain_seconds()
+                );
+                if let Some(op) = rewrite {
+                    operations.push(op);
+                    description.push_str(&format!(
+                        "; rewrite container {name:?}'s exec sleep into the native sleep action"
+                    ));
+                }
+                Some(Fix {
+                    description,
+                    operations,
+                })
+            });
+            out.push(with_fix(finding, fix));
+        } else {
+            let finding = RULE.finding(
+                Severity::Info,
+                pointer,
+                Some(name),
+                format!(
+                    "container {name:?}: preStop only sleeps {s}s; the sleep bridges endpoint removal but nothing drains the application"
+                ),
+                "drain in the application: a preStop httpGet to a drain endpoint, or SIGTERM handling that finishes in-flight work",
+            );
+            let fix = rewrite.map(|op| Fix {
+                description: format!(
+                    "rewrite container {name:?}'s preStop `exec: sleep {s}` into the native `sleep: {{seconds: {s}}}` action (same wait, no sleep binary needed, e.g. distroless)"
+                ),
+                operations: vec![op],
+            });
+            out.push(with_fix(finding, fix));
+        }
+    }
+}
+
+fn add(path: &str, value: Value) -> Option<PatchOperation> {
+    let path = PointerBuf::parse(path).ok()?;
+    Some(PatchOperation::Add(AddOperation { path, value }))
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::{Value, json};
+
+    use super::RULE;
+    use crate::engine::Batch;
+    use crate::finding::{Finding, Severity};
+    use crate::policy::Policy;
+    use crate::rules::testing::{check, check_with, one_container};
+    use crate::settings::Settings;
+
+    fn apply(obj: &Value, f: &Finding) -> Value {
+        let mut fixed = obj.clone();
+        let fix = f.fix.as_ref().expect("a fix");
+        json_patch::patch(&mut fixed, &fix.operations).expect("fix applies");
+        fixed
+    }
+
+    fn exec_sleep(cmd: Value) -> Value {
+        one_container(json!({"lifecycle": {"preStop": {"exec": {"command": cmd}}}}))
+    }
+
+    #[test]
+    fn long_sleep_is_an_error_and_the_fix_raises_grace_and_goes_native() {
+        let obj = exec_sleep(json!(["sh", "-c", "sleep 28"]));
+        let f = check(&RULE, &obj);
+        assert_eq!(f.len(), 1);
+        assert_eq!(f[0].severity, Severity::Error);
+        assert_eq!(
+            f[0].pointer,
+            "/spec/template/spec/containers/0/lifecycle/preStop/exec/command"
+        );
+        assert!(
+            f[0].message
+                .contains("sleeps 28s, leaving 2s of terminationGracePeriodSeconds 30")
+                && f[0].message.contains("less than 5s (prestopMinRemainingSeconds)"),
+            "{}",
+            f[0].message
+        );
+        let fixed = apply(&obj, &f[0]);
+        let spec = &fixed["spec"]["template"]["spec"];
+        assert_eq!(spec["terminationGracePeriodSeconds"], 33);
+        assert_eq!(
+            spec["containers"][0]["lifecycle"]["preStop"],
+            json!({"sleep": {"seconds": 28}})
+        );
+        // What remains is the informational note, with nothing left to fix.
+        let again = check(&RULE, &fixed);
+        assert_eq!(again.len(), 1);
+        assert_eq!(again[0].severity, Severity::Info);
+        assert!(again[0].fix.is_none());
+    }
+
+    #[test]
+    fn shutdown_budget_and_drain_size_the_fix_like_grace_period_too_short() {
+        let mut obj = one_container(json!({
+            "env": [{"name": "APP_DRAIN_SECONDS", "value": "5"}],
+            "lifecycle": {"preStop": {"sleep": {"seconds": 20}}}
+        }));
+        obj["spec"]["template"]["metadata"]["annotations"] = json!({"lifeguard.dev/shutdown-budget-seconds": "15"});
+        let f = check(&RULE, &obj);
+        assert_eq!(f.len(), 1);
+        assert_eq!(f[0].severity, Severity::Error);
+        assert!(
+            f[0].message.contains("less than 15s (shutdown budget, annotation"),
+            "{}",
+            f[0].message
+        );
+        let fixed = apply(&obj, &f[0]);
+        assert_eq!(fixed["spec"]["template"]["spec"]["terminationGracePeriodSeconds"], 40);
+        assert_eq!(f[0].fix.as_ref().map(|x| x.operations.len()), Some(1));
+        let other = crate::rules::find("grace-period-too-short").expect("registered");
+        assert!(check(other, &fixed).is_empty());
+        assert_eq!(check(&RULE, &fixed)[0].severity, Severity::Info);
+    }
+
+    #[test]
+    fn merged_fixes_leave_neither_grace_rule_firing() {
+        let mut obj = crate::rules::testing::deployment(json!([
+            {"name": "a", "lifecycle": {"preStop": {"exec": {"command": ["sleep", "28"]}}}},
+            {"name": "b", "env": [{"name": "APP_DRAIN_SECONDS", "value": "20"}],
+             "lifecycle": {"preStop": {"exec": {"command": ["sh", "-c", "sleep 25 && /drain"]}}}},
+            {"name": "c", "lifecycle": {"preStop": {"sleep": {"seconds": 29}}}}
+        ]));
+        obj["spec"]["template"]["metadata"]["annotations"] = json!({"lifeguard.dev/shutdown-budget-seconds": "3"});
+        let plan = crate::fix::plan_fixes(&obj, &Batch::default(), &Policy::default(), None)
+            .expect("lints")
+            .expect("a workload");
+        let fixed = plan.fixed.expect("fixed");
+        let spec = &fixed["spec"]["template"]["spec"];
+        // b needs 25 + 20 + 3 = 48; c needs 29 + max(3, 5) = 34.
+        assert_eq!(spec["terminationGracePeriodSeconds"], 48);
+        assert_eq!(
+            spec["containers"][0]["lifecycle"]["preStop"],
+            json!({"sleep": {"seconds": 28}})
+        );
+        assert!(
+            plan.remaining
+                .iter()
+                .all(|f| f.severity == Severity::Info && f.fix.is_none()),
+            "{:?}",
+            plan.remaining
+        );
+    }
+
+    #[test]
+    fn short_exec_sleep_is_info_with_a_native_rewrite() {
+        let obj = exec_sleep(json!(["/bin/sleep", "5s"]));
+        let f = check(&RULE, &obj);
+        assert_eq!(f.len(), 1);
+        assert_eq!(f[0].severity, Severity::Info);
+        let fixed = apply(&obj, &f[0]);
+        assert!(fixed["spec"]["template"]["spec"]["terminationGracePeriodSeconds"].is_null());
+        let again = check(&RULE, &fixed);
+        assert_eq!(again.len(), 1);
+        assert_eq!(again[0].severity, Severity::Info);
+        assert_eq!(
+            again[0].pointer,
+            "/spec/template/spec/containers/0/lifecycle/preStop/sleep/seconds"
+        );
+        assert!(again[0].fix.is_none());
+    }
+
+    #[test]
+    fn old_kubernetes_keeps_exec() {
+        let policy = Policy::new(Settings {
+            kubernetes_version: "1.29".into(),
+            ..Settings::default()
+        })
+        .expect("valid");
+        let obj = exec_sleep(json!(["sleep", "5"]));
+        let f = check_with(&RULE, &obj, &policy, &Batch::default());
+        assert!(f[0].fix.is_none());
+        let obj = exec_sleep(json!(["sleep", "29"]));
+        let f = check_with(&RULE, &obj, &policy, &Batch::default());
+        let ops = &f[0].fix.as_ref().expect("grace fix").operations;
+        assert_eq!(ops.len(), 1);
+    }
+
+    #[test]
+    fn endless_sleep_is_an_error_without_fix() {
+        let f = check(&RULE, &exec_sleep(json!(["sh", "-c", "sleep infinity"])));
+        assert_eq!(f.len(), 1);
+        assert_eq!(f[0].severity, Severity::Error);
+        assert!(f[0].fix.is_none());
+    }
+
+    #[test]
+    fn not_findings() {
+        for cmd in [
+            json!(["sh", "-c", "sleep 5 && /app/drain"]),
+            json!(["/bin/sh", "-c", "sleep 5; nginx -s quit"]),
+            json!(["sh", "-c", "sleep $DELAY"]),
+            json!(["/bin/bash", "/pre-stop-hook.sh"]),
+        ] {
+            assert!(check(&RULE, &exec_sleep(cmd.clone())).is_empty(), "{cmd}");
+        }
+        let http = one_container(json!({
+            "lifecycle": {"preStop": {"httpGet": {"path": "/drain", "port": 8080}}}
+        }));
+        assert!(check(&RULE, &http).is_empty());
+        assert!(check(&RULE, &one_container(json!({}))).is_empty());
+    }
+}

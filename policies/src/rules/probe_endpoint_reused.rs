@@ -135,15 +135,8 @@ mod tests {
         let f = check(&RULE, &obj);
         assert_eq!(f.len(), 1);
         assert_eq!(f[0].severity, Severity::Error);
-        assert_eq!(
-            f[0].pointer,
-            "/spec/template/spec/containers/0/livenessProbe"
-        );
-        assert!(
-            f[0].message.contains("httpGet :8080/healthz"),
-            "{}",
-            f[0].message
-        );
+        assert_eq!(f[0].pointer, "/spec/template/spec/containers/0/livenessProbe");
+        assert!(f[0].message.contains("httpGet :8080/healthz"), "{}", f[0].message);
     }
 
     #[test]
@@ -180,8 +173,7 @@ mod tests {
     #[test]
     fn three_copies_are_a_warning_naming_all_three() {
         let p = json!({"httpGet": {"path": "/health", "port": 8080}, "periodSeconds": 5});
-        let obj =
-            one_container(json!({"startupProbe": p, "livenessProbe": p, "readinessProbe": p}));
+        let obj = one_container(json!({"startupProbe": p, "livenessProbe": p, "readinessProbe": p}));
         let f = check(&RULE, &obj);
         assert_eq!(f.len(), 1);
         assert_eq!(f[0].severity, Severity::Warning);
@@ -227,9 +219,6 @@ mod tests {
         let f = check(&RULE, &obj);
         assert_eq!(f.len(), 1);
         assert_eq!(f[0].container.as_deref(), Some("proxy"));
-        assert_eq!(
-            f[0].pointer,
-            "/spec/template/spec/initContainers/1/livenessProbe"
-        );
+        assert_eq!(f[0].pointer, "/spec/template/spec/initContainers/1/livenessProbe");
     }
 }

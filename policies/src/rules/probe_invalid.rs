@@ -1,16 +1,362 @@
-//! `probe-invalid` (placeholder until written).
+//! `probe-invalid`: probe values the API server rejects or that never work.
+
+use k8s_openapi::api::core::v1::Probe;
+use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 
 use crate::finding::{Finding, Severity};
-use crate::model::Workload;
+use crate::model::{ContainerView, ProbeKind, Workload, handler_count, is_valid_port_name};
 use crate::rules::{Ctx, FixAvailability, Rule};
 
 pub(crate) static RULE: Rule = Rule {
     name: "probe-invalid",
-    severity: Severity::Warning,
-    summary: "TODO",
-    doc: "TODO",
-    fix: FixAvailability::NoFix("TODO"),
+    severity: Severity::Error,
+    summary: "a probe value the API server rejects or that can never work",
+    doc: DOC,
+    fix: FixAvailability::NoFix("the intended value is unknown; the message names the field and the rule it breaks"),
     check,
 };
 
-fn check(_w: &Workload, _ctx: &Ctx<'_>, _out: &mut Vec<Finding>) {}
+const DOC: &str = r#"## What it does
+Checks the startup, liveness and readiness probes of each container against
+the rules the API server enforces, and for values that cannot work:
+- exactly one handler (`httpGet`, `tcpSocket`, `exec` or `grpc`);
+- `successThreshold` is 1 on liveness and startup probes;
+- `periodSeconds`, `timeoutSeconds`, `successThreshold` and
+  `failureThreshold` are not negative, `initialDelaySeconds` is not negative;
+- a probe's own `terminationGracePeriodSeconds` is at least 1, and is not set
+  on a readiness probe;
+- `httpGet` and `tcpSocket` ports are in 1-65535 or valid port names (a
+  quoted number such as `"8080"` is not a valid name); `httpGet.scheme` is
+  `HTTP` or `HTTPS`; a `grpc` port is in 1-65535;
+- an `exec` has a non-empty command.
+
+A zero `periodSeconds`, `timeoutSeconds`, `successThreshold` or
+`failureThreshold` is a warning: the API server silently replaces it with
+the default (10, 1, 1, 3), which is rarely what a written 0 meant.
+
+## Why is this bad?
+The API server rejects the whole object, so a `kubectl apply`, a Helm
+upgrade or a GitOps sync fails, often far from where the value was written
+(a chart default, an overlay). An exec whose program is empty passes
+validation but fails every attempt, restarting the container forever.
+
+## Example
+```yaml
+livenessProbe:
+  httpGet: {path: /livez, port: "8080", scheme: http}
+  successThreshold: 2
+```
+
+## Use instead
+```yaml
+livenessProbe:
+  httpGet: {path: /livez, port: 8080, scheme: HTTP}
+  successThreshold: 1
+```
+
+## Fix
+No automatic fix: the intended value is unknown. The message names the field
+and the rule it breaks.
+"#;
+
+struct Out<'a, 'b> {
+    out: &'a mut Vec<Finding>,
+    c: ContainerView<'b>,
+    kind: ProbeKind,
+}
+
+impl Out<'_, '_> {
+    fn push(&mut self, severity: Severity, at: &[&str], problem: String, help: &str) {
+        let pointer = self.c.at(&[&[self.kind.field()], at].concat());
+        let message = format!("container {:?}: {} probe {problem}", self.c.name(), self.kind.word());
+        self.out
+            .push(RULE.finding(severity, pointer, Some(self.c.name()), message, help));
+    }
+
+    fn error(&mut self, at: &[&str], problem: String, help: &str) {
+        self.push(Severity::Error, at, problem, help);
+    }
+}
+
+fn check(w: &Workload, _ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
+    w.for_each_container(|c| {
+        for kind in [ProbeKind::Startup, ProbeKind::Liveness, ProbeKind::Readiness] {
+            if let Some(p) = kind.of(c.container) {
+                probe(&mut Out { out, c, kind }, p);
+            }
+        }
+    });
+}
+
+fn probe(o: &mut Out<'_, '_>, p: &Probe) {
+    handlers(o, p);
+    let one_success = o.kind != ProbeKind::Readiness;
+    let fields = [
+        ("periodSeconds", p.period_seconds, 10),
+        ("timeoutSeconds", p.timeout_seconds, 1),
+        ("successThreshold", p.success_threshold, 1),
+        ("failureThreshold", p.failure_threshold, 3),
+    ];
+    for (field, value, default) in fields {
+        match value {
+            Some(v) if v < 0 => o.error(
+                &[field],
+                format!("{field} is {v}; the API server rejects negative values"),
+                "use a value of 1 or more",
+            ),
+            Some(0) => o.push(
+                Severity::Warning,
+                &[field],
+                format!("{field} is 0, which the API server replaces with the default {default}"),
+                "write the value you mean (1 or more), or drop the field to take the default",
+            ),
+            Some(v) if field == "successThreshold" && one_success && v != 1 => o.error(
+                &[field],
+                format!("{field} is {v}; the API server requires 1 on {} probes", o.kind.word()),
+                "set successThreshold to 1 (only readiness may require several successes)",
+            ),
+            _ => {}
+        }
+    }
+    if let Some(v) = p.initial_delay_seconds.filter(|v| *v < 0) {
+        o.error(
+            &["initialDelaySeconds"],
+            format!("initialDelaySeconds is {v}; the API server rejects negative values"),
+            "use 0 or more",
+        );
+    }
+    match p.termination_grace_period_seconds {
+        Some(v) if o.kind == ProbeKind::Readiness => o.error(
+            &["terminationGracePeriodSeconds"],
+            format!("sets terminationGracePeriodSeconds ({v}); the API server forbids it on readiness probes"),
+            "remove it: a readiness failure never kills the container",
+        ),
+        Some(v) if v < 1 => o.error(
+            &["terminationGracePeriodSeconds"],
+            format!("terminationGracePeriodSeconds is {v}; the API server requires at least 1"),
+            "set it to 1 or more, or remove it to use the pod's grace period",
+        ),
+        _ => {}
+    }
+}
+
+fn handlers(o: &mut Out<'_, '_>, p: &Probe) {
+    match handler_count(p) {
+        0 => o.error(
+            &[],
+            "has no handler; the API server rejects it".to_owned(),
+            "give it one of httpGet, tcpSocket, exec or grpc",
+        ),
+        1 => {}
+        n => {
+            let set: Vec<&str> = [
+                ("httpGet", p.http_get.is_some()),
+                ("tcpSocket", p.tcp_socket.is_some()),
+                ("exec", p.exec.is_some()),
+                ("grpc", p.grpc.is_some()),
+            ]
+            .into_iter()
+            .filter_map(|(n, set)| set.then_some(n))
+            .collect();
+            o.error(
+                &[],
+                format!(
+                    "sets {n} handlers ({}); the API server accepts exactly one",
+                    set.join(", ")
+                ),
+                "keep the one handler that checks what this probe is for",
+            );
+        }
+    }
+    if let Some(h) = &p.http_get {
+        port(o, "httpGet", &h.port);
+        if let Some(s) = h.scheme.as_deref().filter(|s| !matches!(*s, "HTTP" | "HTTPS")) {
+            o.error(
+                &["httpGet", "scheme"],
+                format!("httpGet scheme {s:?} is not HTTP or HTTPS (upper case); the API server rejects it"),
+                "write HTTP or HTTPS",
+            );
+        }
+    }
+    if let Some(t) = &p.tcp_socket {
+        port(o, "tcpSocket", &t.port);
+    }
+    if let Some(g) = p.grpc.as_ref().filter(|g| !(1..=65535).contains(&g.port)) {
+        o.error(
+            &["grpc", "port"],
+            format!("grpc port {} is outside 1-65535; the API server rejects it", g.port),
+            "use the container's gRPC port number",
+        );
+    }
+    if let Some(e) = &p.exec {
+        match e.command.as_deref() {
+            None | Some([]) => o.error(
+                &["exec"],
+                "exec has no command; the API server rejects it".to_owned(),
+                "give the command to run, or use another handler",
+            ),
+            Some([program, ..]) if program.trim().is_empty() => o.error(
+                &["exec", "command", "0"],
+                "exec command starts with an empty program, so every attempt fails".to_owned(),
+                "put the program to run first in the command",
+            ),
+            Some(_) => {}
+        }
+    }
+}
+
+fn port(o: &mut Out<'_, '_>, handler: &str, port: &IntOrString) {
+    let at = [handler, "port"];
+    match port {
+        IntOrString::Int(n) if !(1..=65535).contains(n) => o.error(
+            &at,
+            format!("{handler} port {n} is outside 1-65535; the API server rejects it"),
+            "use the port the container listens on, or a declared port name",
+        ),
+        IntOrString::String(s) if s.trim().parse::<u16>().is_ok() => o.error(
+            &at,
+            format!("{handler} port {s:?} is a quoted number; the API server reads it as a port name and rejects it"),
+            "write the number without quotes",
+        ),
+        IntOrString::String(s) if !is_valid_port_name(s) => o.error(
+            &at,
+            format!("{handler} port {s:?} is not a valid port name; the API server rejects it"),
+            "use a port number or a declared name (1-15 lower-case letters, digits, hyphens)",
+        ),
+        _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::{Value, json};
+
+    use super::RULE;
+    use crate::finding::{Finding, Severity};
+    use crate::rules::testing::{check, one_container};
+
+    const C: &str = "/spec/template/spec/containers/0";
+
+    fn run(field: &str, probe: Value) -> Vec<Finding> {
+        check(&RULE, &one_container(json!({ field: probe })))
+    }
+
+    fn one(field: &str, probe: Value) -> Finding {
+        let mut f = run(field, probe.clone());
+        assert_eq!(f.len(), 1, "{probe}: {f:?}");
+        f.remove(0)
+    }
+
+    #[test]
+    fn success_threshold_must_be_one_on_liveness_and_startup() {
+        for field in ["livenessProbe", "startupProbe"] {
+            let f = one(field, json!({"tcpSocket": {"port": 80}, "successThreshold": 2}));
+            assert_eq!(f.severity, Severity::Error);
+            assert_eq!(f.pointer, format!("{C}/{field}/successThreshold"));
+            assert!(f.message.contains("requires 1"), "{}", f.message);
+        }
+        assert!(
+            run(
+                "readinessProbe",
+                json!({"tcpSocket": {"port": 80}, "successThreshold": 2})
+            )
+            .is_empty()
+        );
+    }
+
+    #[test]
+    fn handlers_must_be_exactly_one() {
+        let f = one("livenessProbe", json!({"periodSeconds": 5}));
+        assert_eq!(f.pointer, format!("{C}/livenessProbe"));
+        assert!(f.message.contains("no handler"), "{}", f.message);
+        let f = one(
+            "readinessProbe",
+            json!({"httpGet": {"path": "/", "port": 80}, "exec": {"command": ["true"]}}),
+        );
+        assert!(f.message.contains("2 handlers (httpGet, exec)"), "{}", f.message);
+    }
+
+    #[test]
+    fn negative_values_are_errors_and_zeros_warnings() {
+        let f = one(
+            "readinessProbe",
+            json!({"tcpSocket": {"port": 80}, "failureThreshold": -1}),
+        );
+        assert_eq!(
+            (f.severity, f.pointer.as_str()),
+            (Severity::Error, &*format!("{C}/readinessProbe/failureThreshold"))
+        );
+        let f = one(
+            "readinessProbe",
+            json!({"tcpSocket": {"port": 80}, "initialDelaySeconds": -5}),
+        );
+        assert_eq!(f.pointer, format!("{C}/readinessProbe/initialDelaySeconds"));
+        let f = one("livenessProbe", json!({"tcpSocket": {"port": 80}, "periodSeconds": 0}));
+        assert_eq!(f.severity, Severity::Warning);
+        assert!(f.message.contains("default 10"), "{}", f.message);
+        // A zero successThreshold becomes 1, which liveness accepts: only the zero is noted.
+        let f = one(
+            "livenessProbe",
+            json!({"tcpSocket": {"port": 80}, "successThreshold": 0}),
+        );
+        assert_eq!(f.severity, Severity::Warning);
+    }
+
+    #[test]
+    fn probe_grace_period() {
+        let f = one(
+            "readinessProbe",
+            json!({"tcpSocket": {"port": 80}, "terminationGracePeriodSeconds": 10}),
+        );
+        assert_eq!(f.pointer, format!("{C}/readinessProbe/terminationGracePeriodSeconds"));
+        let f = one(
+            "livenessProbe",
+            json!({"tcpSocket": {"port": 80}, "terminationGracePeriodSeconds": 0}),
+        );
+        assert!(f.message.contains("at least 1"), "{}", f.message);
+        assert!(
+            run(
+                "livenessProbe",
+                json!({"tcpSocket": {"port": 80}, "terminationGracePeriodSeconds": 5})
+            )
+            .is_empty()
+        );
+    }
+
+    #[test]
+    fn ports_schemes_and_commands() {
+        for (probe, at) in [
+            (json!({"httpGet": {"path": "/", "port": 0}}), "httpGet/port"),
+            (json!({"httpGet": {"path": "/", "port": 70000}}), "httpGet/port"),
+            (json!({"httpGet": {"path": "/", "port": "8080"}}), "httpGet/port"),
+            (json!({"tcpSocket": {"port": "Web_Port"}}), "tcpSocket/port"),
+            (
+                json!({"httpGet": {"path": "/", "port": 80, "scheme": "http"}}),
+                "httpGet/scheme",
+            ),
+            (json!({"grpc": {"port": 0}}), "grpc/port"),
+            (json!({"exec": {"command": []}}), "exec"),
+            (json!({"exec": {}}), "exec"),
+            (json!({"exec": {"command": ["", "x"]}}), "exec/command/0"),
+        ] {
+            let f = one("livenessProbe", probe);
+            assert_eq!(f.pointer, format!("{C}/livenessProbe/{at}"));
+            assert_eq!(f.severity, Severity::Error);
+        }
+        let f = one("livenessProbe", json!({"httpGet": {"path": "/", "port": "8080"}}));
+        assert!(f.message.contains("quoted number"), "{}", f.message);
+    }
+
+    #[test]
+    fn valid_probes_are_fine() {
+        let obj = one_container(json!({
+            "ports": [{"name": "http", "containerPort": 8080}],
+            "startupProbe": {"httpGet": {"path": "/livez", "port": "http", "scheme": "HTTPS"}, "failureThreshold": 30, "successThreshold": 1, "terminationGracePeriodSeconds": 60},
+            "livenessProbe": {"grpc": {"port": 9000}, "initialDelaySeconds": 0, "timeoutSeconds": 5},
+            "readinessProbe": {"exec": {"command": ["cat", "/tmp/ready"]}, "successThreshold": 3, "periodSeconds": 1}
+        }));
+        assert!(check(&RULE, &obj).is_empty());
+        // An undeclared but well-formed name is probe-port-unknown's business.
+        assert!(run("livenessProbe", json!({"tcpSocket": {"port": "metrics"}})).is_empty());
+    }
+}

@@ -1,16 +1,213 @@
-//! `probe-port-unknown` (placeholder until written).
+//! `probe-port-unknown`: a probe or lifecycle hook names a port the container
+//! does not declare.
+
+use k8s_openapi::api::core::v1::{HTTPGetAction, TCPSocketAction};
+use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 
 use crate::finding::{Finding, Severity};
-use crate::model::Workload;
+use crate::model::{ContainerView, Port, ProbeKind, Workload, is_valid_port_name, resolve_port};
 use crate::rules::{Ctx, FixAvailability, Rule};
 
 pub(crate) static RULE: Rule = Rule {
     name: "probe-port-unknown",
-    severity: Severity::Warning,
-    summary: "TODO",
-    doc: "TODO",
-    fix: FixAvailability::NoFix("TODO"),
+    severity: Severity::Error,
+    summary: "a probe or lifecycle hook names a port the container does not declare",
+    doc: DOC,
+    fix: FixAvailability::NoFix(
+        "lifeguard cannot tell which port was meant; declare the name under `ports` or use the number",
+    ),
     check,
 };
 
-fn check(_w: &Workload, _ctx: &Ctx<'_>, _out: &mut Vec<Finding>) {}
+const DOC: &str = r#"## What it does
+Flags an `httpGet` or `tcpSocket` port given by name, in a startup, liveness
+or readiness probe or in a `postStart`/`preStop` hook, when the container's
+`ports` declare no port of that name.
+
+## Why is this bad?
+The kubelet resolves a port name against the container's own `ports`. An
+unknown name cannot be resolved: every probe attempt fails, so a liveness or
+startup probe restarts the container forever and a readiness probe keeps it
+out of its Services; a hook fails, and a failing `postStart` kills the
+container. The API server accepts the spec, so this only shows at run time,
+often after a port was renamed or a chart value left empty.
+
+## Not a finding
+- A numeric port that is not declared (`port: 8080` with no `ports`): the
+  kubelet probes the number directly. Declaring ports is good practice, but a
+  missing declaration breaks nothing.
+- A quoted number (`port: "8080"`): the kubelet reads it as the number.
+  (The API server rejects it in a probe: that is `probe-invalid`'s finding.)
+- A name that is not a valid port name at all (`HTTP`, `web_port`): the API
+  server rejects it; `probe-invalid` reports it.
+
+## Example
+```yaml
+ports:
+  - {name: http, containerPort: 8080}
+livenessProbe:
+  httpGet: {path: /livez, port: metrics}   # no port named metrics
+```
+
+## Use instead
+```yaml
+ports:
+  - {name: http, containerPort: 8080}
+  - {name: metrics, containerPort: 9090}
+livenessProbe:
+  httpGet: {path: /livez, port: metrics}
+```
+
+## Fix
+No automatic fix: lifeguard cannot tell which port was meant. Declare the
+name under `ports`, or use the port number.
+"#;
+
+fn check(w: &Workload, _ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
+    w.for_each_container(|c| {
+        for kind in [ProbeKind::Startup, ProbeKind::Liveness, ProbeKind::Readiness] {
+            if let Some(p) = kind.of(c.container) {
+                let what = format!("{} probe", kind.word());
+                ports(
+                    out,
+                    c,
+                    &what,
+                    &[kind.field()],
+                    p.http_get.as_ref(),
+                    p.tcp_socket.as_ref(),
+                );
+            }
+        }
+        let lifecycle = c.container.lifecycle.as_ref();
+        for (hook, handler) in [
+            ("postStart", lifecycle.and_then(|l| l.post_start.as_ref())),
+            ("preStop", lifecycle.and_then(|l| l.pre_stop.as_ref())),
+        ] {
+            if let Some(h) = handler {
+                let what = format!("{hook} hook");
+                ports(
+                    out,
+                    c,
+                    &what,
+                    &["lifecycle", hook],
+                    h.http_get.as_ref(),
+                    h.tcp_socket.as_ref(),
+                );
+            }
+        }
+    });
+}
+
+fn ports(
+    out: &mut Vec<Finding>,
+    c: ContainerView<'_>,
+    what: &str,
+    at: &[&str],
+    http: Option<&HTTPGetAction>,
+    tcp: Option<&TCPSocketAction>,
+) {
+    let handlers = [("httpGet", http.map(|h| &h.port)), ("tcpSocket", tcp.map(|t| &t.port))];
+    for (handler, port) in handlers {
+        let Some(port @ IntOrString::String(name)) = port else {
+            continue;
+        };
+        if !is_valid_port_name(name) {
+            continue;
+        }
+        if let Port::Unresolved(name) = resolve_port(c.container, port) {
+            let pointer = c.at(&[at, &[handler, "port"]].concat());
+            out.push(RULE.finding(
+                RULE.severity,
+                pointer,
+                Some(c.name()),
+                format!(
+                    "container {:?}: {what} {handler} port {name:?} is not declared ({}), so the kubelet cannot resolve it",
+                    c.name(),
+                    declared(c)
+                ),
+                "declare the port under `ports` with this name, or use the port number",
+            ));
+        }
+    }
+}
+
+fn declared(c: ContainerView<'_>) -> String {
+    let names: Vec<String> = c
+        .container
+        .ports
+        .iter()
+        .flatten()
+        .filter_map(|p| p.name.as_deref().map(|n| format!("{n:?}")))
+        .collect();
+    if names.is_empty() {
+        "the container declares no named ports".to_owned()
+    } else {
+        format!("declared: {}", names.join(", "))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::RULE;
+    use crate::finding::Severity;
+    use crate::rules::testing::{check, one_container};
+
+    const C: &str = "/spec/template/spec/containers/0";
+
+    #[test]
+    fn unknown_name_is_an_error_listing_declared_names() {
+        let obj = one_container(json!({
+            "ports": [{"name": "http", "containerPort": 8080}, {"name": "grpc", "containerPort": 9000}, {"containerPort": 9100}],
+            "livenessProbe": {"httpGet": {"path": "/livez", "port": "metrics"}}
+        }));
+        let f = check(&RULE, &obj);
+        assert_eq!(f.len(), 1);
+        assert_eq!(f[0].severity, Severity::Error);
+        assert_eq!(f[0].pointer, format!("{C}/livenessProbe/httpGet/port"));
+        assert!(f[0].message.contains("\"metrics\""), "{}", f[0].message);
+        assert!(
+            f[0].message.contains("declared: \"http\", \"grpc\""),
+            "{}",
+            f[0].message
+        );
+    }
+
+    #[test]
+    fn every_probe_and_hook_is_checked() {
+        let obj = one_container(json!({
+            "startupProbe": {"tcpSocket": {"port": "db"}},
+            "readinessProbe": {"httpGet": {"path": "/", "port": "web"}},
+            "lifecycle": {
+                "postStart": {"httpGet": {"path": "/warm", "port": "admin"}},
+                "preStop": {"tcpSocket": {"port": "drain"}}
+            }
+        }));
+        let pointers: Vec<String> = check(&RULE, &obj).into_iter().map(|f| f.pointer).collect();
+        assert_eq!(
+            pointers,
+            [
+                format!("{C}/startupProbe/tcpSocket/port"),
+                format!("{C}/readinessProbe/httpGet/port"),
+                format!("{C}/lifecycle/postStart/httpGet/port"),
+                format!("{C}/lifecycle/preStop/tcpSocket/port"),
+            ]
+        );
+        let f = check(&RULE, &obj);
+        assert!(f[0].message.contains("no named ports"), "{}", f[0].message);
+        assert!(f[3].message.contains("preStop hook"), "{}", f[3].message);
+    }
+
+    #[test]
+    fn numbers_declared_names_and_invalid_names_are_not_findings() {
+        let obj = one_container(json!({
+            "ports": [{"name": "http", "containerPort": 8080}],
+            "startupProbe": {"httpGet": {"path": "/", "port": 9999}},
+            "livenessProbe": {"httpGet": {"path": "/", "port": "8080"}},
+            "readinessProbe": {"httpGet": {"path": "/", "port": "http"}},
+            "lifecycle": {"preStop": {"httpGet": {"path": "/", "port": "HTTP"}}}
+        }));
+        assert!(check(&RULE, &obj).is_empty());
+    }
+}

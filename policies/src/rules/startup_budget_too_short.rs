@@ -1,16 +1,301 @@
-//! `startup-budget-too-short` (placeholder until written).
+//! `startup-budget-too-short`: the startup probe gives up before a declared cold start ends.
 
-use crate::finding::{Finding, Severity};
-use crate::model::Workload;
-use crate::rules::{Ctx, FixAvailability, Rule};
+use json_patch::jsonptr::PointerBuf;
+use json_patch::{AddOperation, PatchOperation};
+use serde_json::Value;
+
+use crate::finding::{Finding, Fix, Severity};
+use crate::model::{ANNOTATION_COLD_START, ProbeKind, ProbeTiming, Workload};
+use crate::rules::{Ctx, FixAvailability, Rule, with_fix};
 
 pub(crate) static RULE: Rule = Rule {
     name: "startup-budget-too-short",
-    severity: Severity::Warning,
-    summary: "TODO",
-    doc: "TODO",
-    fix: FixAvailability::NoFix("TODO"),
+    severity: Severity::Error,
+    summary: "the startup probe restarts the container before its declared cold start can finish",
+    doc: DOC,
+    fix: FixAvailability::Fix(
+        "raises the startup probe's failureThreshold to cover the declared cold start plus margin",
+    ),
     check,
 };
 
-fn check(_w: &Workload, _ctx: &Ctx<'_>, _out: &mut Vec<Finding>) {}
+const DOC: &str = r#"## What it does
+Reads the measured slowest valid start of the pod from the pod template
+annotation `lifeguard.dev/cold-start-seconds` (seconds or a Go duration such
+as `7m10s`) and flags each container whose startup probe gives up sooner:
+`initialDelaySeconds + failureThreshold x periodSeconds` must be at least the
+cold start plus a margin (`coldStartMarginPercent`, 10% by default), rounded
+up to a whole second.
+
+An annotation that is not a number of seconds is reported once, at the
+annotation.
+
+## Why is this bad?
+While the startup probe fails, liveness and readiness are held back; once it
+has failed `failureThreshold` times, the kubelet restarts the container. A
+budget shorter than a valid boot (model download, deserialization, moving
+weights to the GPU) restarts a healthy container in the middle of its boot,
+every time: the pod never becomes ready.
+
+## Not a finding
+- No annotation: lifeguard does not guess how long a boot takes here.
+- A container with no startup probe (`startup-probe-missing` covers slow
+  boots guarded only by liveness).
+- Sidecar init containers: the declared cold start is the application's, not
+  the proxy's.
+
+## Example
+```yaml
+metadata:
+  annotations:
+    lifeguard.dev/cold-start-seconds: "430"
+...
+startupProbe:
+  httpGet: {path: /livez, port: http}
+  periodSeconds: 10
+  failureThreshold: 30        # 300 s < 430 s x 1.1 = 473 s
+```
+
+## Use instead
+```yaml
+startupProbe:
+  httpGet: {path: /livez, port: http}
+  periodSeconds: 10
+  failureThreshold: 48        # 480 s >= 473 s
+```
+
+## Fix
+Sets the startup probe's `failureThreshold` to the smallest value that covers
+the cold start plus margin, given the probe's own `initialDelaySeconds` and
+`periodSeconds` (430 s, period 10, margin 10% gives 48). Nothing else changes.
+"#;
+
+fn check(w: &Workload, ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
+    let cold = match w.annotation_seconds(ANNOTATION_COLD_START) {
+        None => return,
+        Some(Ok(cold)) => cold,
+        Some(Err(raw)) => {
+            out.push(RULE.finding(
+                Severity::Error,
+                w.template_annotation_pointer(ANNOTATION_COLD_START),
+                None,
+                format!("annotation {ANNOTATION_COLD_START}: {raw:?} is not a number of seconds"),
+                "write the measured slowest valid start as seconds (\"430\") or a duration (\"7m10s\")",
+            ));
+            return;
+        }
+    };
+    let margin = ctx.policy.settings.cold_start_margin_percent;
+    let required = cold_start_required(cold, margin);
+    w.for_each_container(|c| {
+        if c.sidecar {
+            return;
+        }
+        let Some(startup) = ProbeKind::Startup.of(c.container) else {
+            return;
+        };
+        let t = ProbeTiming::of(startup);
+        // Non-positive values are rejected by the API server (probe-invalid's job);
+        // a budget computed from them would mean nothing.
+        if t.period < 1 || t.failure < 1 || t.initial_delay < 0 || t.boot_budget() >= required {
+            return;
+        }
+        let field = if startup.failure_threshold.is_some() {
+            c.at(&[ProbeKind::Startup.field(), "failureThreshold"])
+        } else {
+            c.at(&[ProbeKind::Startup.field()])
+        };
+        let message = format!(
+            "container {:?}: startup probe allows {}s (initialDelaySeconds {} + failureThreshold {} x periodSeconds {}) but the declared cold start {cold}s + {margin}% needs {required}s",
+            c.name(),
+            t.boot_budget(),
+            t.initial_delay,
+            t.failure,
+            t.period,
+        );
+        let threshold = covering_failure_threshold(required, t.initial_delay, t.period);
+        let fix = threshold.and_then(|n| {
+            let op = add_op(&c.at(&[ProbeKind::Startup.field(), "failureThreshold"]), n.into())?;
+            Some(Fix {
+                description: format!(
+                    "set startup failureThreshold of container {:?} to {n} ({}s with periodSeconds {})",
+                    c.name(),
+                    t.initial_delay.saturating_add(n.saturating_mul(t.period)),
+                    t.period
+                ),
+                operations: vec![op],
+            })
+        });
+        let finding = RULE.finding(
+            Severity::Error,
+            field,
+            Some(c.name()),
+            message,
+            "raise startup failureThreshold so failureThreshold x periodSeconds covers the cold start plus margin",
+        );
+        out.push(with_fix(finding, fix));
+    });
+}
+
+/// Seconds a startup probe must allow for a cold start: `cold x (100 + margin) / 100`,
+/// rounded up, in integers so 430 s at 10% is exactly 473 s.
+pub(super) fn cold_start_required(cold: i64, margin_percent: i64) -> i64 {
+    ceil_div(cold.saturating_mul(margin_percent.saturating_add(100)), 100)
+}
+
+/// `ceil(n / d)` for `d >= 1`; 0 for `n <= 0`.
+pub(super) fn ceil_div(n: i64, d: i64) -> i64 {
+    if n <= 0 || d < 1 {
+        return 0;
+    }
+    n / d + i64::from(n % d != 0)
+}
+
+/// The smallest `failureThreshold` (at least 1) for which
+/// `initial_delay + failureThreshold x period >= required`; `None` when it
+/// does not fit the API's int32.
+fn covering_failure_threshold(required: i64, initial_delay: i64, period: i64) -> Option<i64> {
+    let n = ceil_div(required.saturating_sub(initial_delay), period).max(1);
+    i32::try_from(n).ok().map(i64::from)
+}
+
+fn add_op(path: &str, value: Value) -> Option<PatchOperation> {
+    let path = PointerBuf::parse(path).ok()?;
+    Some(PatchOperation::Add(AddOperation { path, value }))
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::{Value, json};
+
+    use super::{RULE, ceil_div, cold_start_required};
+    use crate::finding::Severity;
+    use crate::rules::testing::{check, one_container};
+
+    fn annotated(cold: &str, container: Value) -> Value {
+        let mut obj = one_container(container);
+        obj["spec"]["template"]["metadata"]["annotations"] = json!({"lifeguard.dev/cold-start-seconds": cold});
+        obj
+    }
+
+    fn startup(period: i64, failure: i64) -> Value {
+        json!({"startupProbe": {
+            "httpGet": {"path": "/livez", "port": 8080},
+            "periodSeconds": period,
+            "failureThreshold": failure
+        }})
+    }
+
+    #[test]
+    fn integer_margin_arithmetic() {
+        assert_eq!(cold_start_required(430, 10), 473);
+        assert_eq!(cold_start_required(100, 0), 100);
+        assert_eq!(cold_start_required(1, 10), 2);
+        assert_eq!(ceil_div(473, 10), 48);
+        assert_eq!(ceil_div(480, 10), 48);
+        assert_eq!(ceil_div(0, 10), 0);
+    }
+
+    #[test]
+    fn worked_example_430s_needs_48() {
+        let mut obj = annotated("430", startup(10, 30));
+        let f = check(&RULE, &obj);
+        assert_eq!(f.len(), 1);
+        assert_eq!(f[0].severity, Severity::Error);
+        assert_eq!(f[0].container.as_deref(), Some("app"));
+        assert_eq!(
+            f[0].pointer,
+            "/spec/template/spec/containers/0/startupProbe/failureThreshold"
+        );
+        for part in ["300s", "failureThreshold 30", "periodSeconds 10", "430s", "473s"] {
+            assert!(f[0].message.contains(part), "{part}: {}", f[0].message);
+        }
+        let fix = f[0].fix.clone().expect("fix");
+        assert_eq!(fix.operations.len(), 1);
+        json_patch::patch(&mut obj, &fix.operations).expect("patch applies");
+        let probe = &obj["spec"]["template"]["spec"]["containers"][0]["startupProbe"];
+        assert_eq!(probe["failureThreshold"], json!(48));
+        assert_eq!(probe["periodSeconds"], json!(10));
+        assert!(check(&RULE, &obj).is_empty());
+    }
+
+    #[test]
+    fn forty_seven_is_one_short_and_48_is_enough() {
+        assert_eq!(check(&RULE, &annotated("430", startup(10, 47))).len(), 1);
+        assert!(check(&RULE, &annotated("430", startup(10, 48))).is_empty());
+        assert!(check(&RULE, &annotated("7m10s", startup(10, 48))).is_empty());
+    }
+
+    #[test]
+    fn fix_accounts_for_initial_delay_and_defaults() {
+        // Unset failureThreshold/periodSeconds default to 3 x 10; 60 s delay leaves 413 s.
+        let mut obj = annotated(
+            "430",
+            json!({"startupProbe": {"tcpSocket": {"port": 8080}, "initialDelaySeconds": 60}}),
+        );
+        let f = check(&RULE, &obj);
+        assert_eq!(f.len(), 1);
+        assert_eq!(f[0].pointer, "/spec/template/spec/containers/0/startupProbe");
+        json_patch::patch(&mut obj, &f[0].fix.clone().expect("fix").operations).expect("patch applies");
+        let probe = &obj["spec"]["template"]["spec"]["containers"][0]["startupProbe"];
+        assert_eq!(probe["failureThreshold"], json!(42));
+        assert!(check(&RULE, &obj).is_empty());
+    }
+
+    #[test]
+    fn margin_comes_from_the_policy() {
+        use crate::engine::Batch;
+        use crate::policy::Policy;
+        use crate::rules::testing::check_with;
+        use crate::settings::Settings;
+        let policy = Policy::new(Settings {
+            cold_start_margin_percent: 0,
+            ..Settings::default()
+        })
+        .expect("valid policy");
+        let obj = annotated("430", startup(10, 43));
+        assert!(check_with(&RULE, &obj, &policy, &Batch::default()).is_empty());
+        assert_eq!(check(&RULE, &obj).len(), 1);
+    }
+
+    #[test]
+    fn bad_annotation_is_reported_once_at_the_annotation() {
+        let mut obj = annotated("slow", startup(10, 30));
+        obj["spec"]["template"]["spec"]["containers"]
+            .as_array_mut()
+            .expect("containers array")
+            .push(json!({"name": "b", "image": "b", "startupProbe": {"exec": {"command": ["true"]}}}));
+        let f = check(&RULE, &obj);
+        assert_eq!(f.len(), 1);
+        assert_eq!(f[0].severity, Severity::Error);
+        assert_eq!(f[0].container, None);
+        assert_eq!(
+            f[0].pointer,
+            "/spec/template/metadata/annotations/lifeguard.dev~1cold-start-seconds"
+        );
+        assert!(f[0].message.contains("\"slow\""), "{}", f[0].message);
+        assert!(f[0].message.contains("not a number of seconds"));
+        assert!(f[0].fix.is_none());
+    }
+
+    #[test]
+    fn not_findings() {
+        // No annotation.
+        assert!(check(&RULE, &one_container(startup(10, 1))).is_empty());
+        // No startup probe, only liveness: startup-probe-missing's job.
+        let live = json!({"livenessProbe": {"httpGet": {"path": "/livez", "port": 8080}}});
+        assert!(check(&RULE, &annotated("430", live)).is_empty());
+        // Zero cold start.
+        assert!(check(&RULE, &annotated("0", startup(1, 1))).is_empty());
+    }
+
+    #[test]
+    fn sidecar_startup_probe_is_not_held_to_the_app_cold_start() {
+        let mut obj = annotated("430", startup(10, 48));
+        obj["spec"]["template"]["spec"]["initContainers"] = json!([{
+            "name": "proxy", "image": "envoy", "restartPolicy": "Always",
+            "startupProbe": {"tcpSocket": {"port": 15000}}
+        }]);
+        assert!(check(&RULE, &obj).is_empty());
+    }
+}

@@ -14,12 +14,7 @@ pub(crate) fn check(rule: &Rule, object: &Value) -> Vec<Finding> {
 }
 
 /// Runs one rule on one object with a policy and a batch.
-pub(crate) fn check_with(
-    rule: &Rule,
-    object: &Value,
-    policy: &Policy,
-    batch: &Batch,
-) -> Vec<Finding> {
+pub(crate) fn check_with(rule: &Rule, object: &Value, policy: &Policy, batch: &Batch) -> Vec<Finding> {
     let workload = match Workload::from_object(object) {
         Ok(Some(w)) => w,
         Ok(None) => return Vec::new(),

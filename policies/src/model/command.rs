@@ -1,0 +1,370 @@
+//! Reading exec commands the way a shell would run them. Shared by the rules
+//! that look inside exec probes.
+//!
+//! This is not a shell: it splits scripts well enough to find the programs a
+//! probe runs and their arguments, and gives up (returns less) rather than guess.
+
+/// One program run by an exec command, with the arguments it gets.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SimpleCommand {
+    /// Basename of the program (`/usr/bin/redis-cli` -> `redis-cli`).
+    pub program: String,
+    /// Arguments after the program, unquoted.
+    pub args: Vec<String>,
+    /// `NAME=value` words that prefix the command (`PGHOST=db psql`).
+    pub assignments: Vec<(String, String)>,
+    /// Redirection targets (`> /dev/null`, `< /dev/tcp/host/port`).
+    pub redirects: Vec<String>,
+}
+
+const SHELLS: &[&str] = &["sh", "bash", "ash", "dash", "zsh", "ksh", "mksh"];
+/// Words that run the next word as the command (`exec curl ...`).
+const PREFIXES: &[&str] = &[
+    "exec", "command", "builtin", "nohup", "time", "!", "if", "then", "elif", "else", "do", "while", "until", "{", "}",
+    "busybox",
+];
+const MAX_DEPTH: usize = 4;
+
+/// The programs an exec command runs: shells given `-c` are opened up
+/// (nested ones too), wrappers like `timeout 5` or `env X=1` are skipped.
+pub fn simple_commands(argv: &[String]) -> Vec<SimpleCommand> {
+    let mut out = Vec::new();
+    analyze(argv, &[], 0, &mut out);
+    out
+}
+
+/// `/usr/bin/redis-cli` -> `redis-cli`.
+pub fn basename(program: &str) -> &str {
+    program.rsplit('/').next().unwrap_or(program)
+}
+
+fn analyze(words: &[String], redirects: &[String], depth: usize, out: &mut Vec<SimpleCommand>) {
+    if depth > MAX_DEPTH {
+        return;
+    }
+    let mut assignments = Vec::new();
+    let mut i = 0;
+    while let Some(w) = words.get(i) {
+        if let Some(kv) = assignment(w) {
+            assignments.push(kv);
+            i += 1;
+            continue;
+        }
+        let skip = match basename(w) {
+            p if PREFIXES.contains(&p) => 1,
+            "env" => 1 + count_while(&words[i + 1..], |a| a.starts_with('-') || assignment(a).is_some()),
+            "timeout" => {
+                let opts = count_options(&words[i + 1..], &["-s", "-k", "--signal", "--kill-after"]);
+                2 + opts
+            }
+            "nice" | "ionice" => 1 + count_options(&words[i + 1..], &["-n", "-c"]),
+            "gosu" | "su-exec" => 2,
+            _ => 0,
+        };
+        if skip == 0 {
+            break;
+        }
+        if basename(w) == "env" {
+            for a in words.iter().skip(i + 1).take(skip - 1) {
+                assignments.extend(assignment(a));
+            }
+        }
+        i += skip;
+    }
+    let Some(first) = words.get(i) else {
+        // `</dev/tcp/host/port` alone still connects somewhere.
+        if !redirects.is_empty() {
+            out.push(SimpleCommand {
+                program: String::new(),
+                args: Vec::new(),
+                assignments,
+                redirects: redirects.to_vec(),
+            });
+        }
+        return;
+    };
+    let program = basename(first).to_owned();
+    let args: Vec<String> = words[i + 1..].to_vec();
+    if SHELLS.contains(&program.as_str())
+        && let Some(script) = shell_script(&args)
+    {
+        analyze_script(script, depth + 1, out);
+        return;
+    }
+    out.push(SimpleCommand {
+        program,
+        args,
+        assignments,
+        redirects: redirects.to_vec(),
+    });
+}
+
+fn analyze_script(script: &str, depth: usize, out: &mut Vec<SimpleCommand>) {
+    if depth > MAX_DEPTH {
+        return;
+    }
+    let mut nested = Vec::new();
+    for cmd in split_script(script, &mut nested) {
+        analyze(&cmd.words, &cmd.redirects, depth, out);
+    }
+    for inner in nested {
+        analyze_script(&inner, depth + 1, out);
+    }
+}
+
+fn count_while(words: &[String], f: impl Fn(&str) -> bool) -> usize {
+    words.iter().take_while(|w| f(w)).count()
+}
+
+/// Options (and the values of those listed) before the first operand.
+fn count_options(words: &[String], with_value: &[&str]) -> usize {
+    let mut n = 0;
+    while let Some(w) = words.get(n) {
+        if !w.starts_with('-') || w == "-" {
+            break;
+        }
+        n += if with_value.contains(&w.as_str()) { 2 } else { 1 };
+    }
+    n
+}
+
+fn assignment(word: &str) -> Option<(String, String)> {
+    let (name, value) = word.split_once('=')?;
+    let valid = !name.is_empty()
+        && !name.starts_with(|c: char| c.is_ascii_digit())
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    valid.then(|| (name.to_owned(), value.to_owned()))
+}
+
+/// The script of `sh -c <script>` (also `-ec`, `-xc`, `-o pipefail -c`).
+fn shell_script(args: &[String]) -> Option<&str> {
+    let mut seen_c = false;
+    let mut i = 0;
+    while let Some(a) = args.get(i) {
+        if a == "-o" || a == "+o" {
+            i += 2;
+            continue;
+        }
+        if a == "--" {
+            i += 1;
+            continue;
+        }
+        if let Some(flags) = a.strip_prefix('-').or_else(|| a.strip_prefix('+')) {
+            seen_c |= !a.starts_with("--") && flags.contains('c');
+        } else if seen_c {
+            return Some(a);
+        } else {
+            // `sh script.sh`: a file we cannot see into.
+            return None;
+        }
+        i += 1;
+    }
+    None
+}
+
+#[derive(Default)]
+struct Words {
+    words: Vec<String>,
+    redirects: Vec<String>,
+    redirect_next: bool,
+}
+
+impl Words {
+    fn flush_word(&mut self, word: &mut Option<String>) {
+        if let Some(w) = word.take() {
+            if std::mem::take(&mut self.redirect_next) {
+                self.redirects.push(w);
+            } else {
+                self.words.push(w);
+            }
+        }
+    }
+}
+
+/// Splits a shell script into simple commands. Command substitutions stay in
+/// their word and are also pushed to `nested`.
+fn split_script(script: &str, nested: &mut Vec<String>) -> Vec<Words> {
+    let chars: Vec<char> = script.chars().collect();
+    let mut cmds = Vec::new();
+    let mut cmd = Words::default();
+    let mut word: Option<String> = None;
+    let mut i = 0;
+    while let Some(&c) = chars.get(i) {
+        i += 1;
+        match c {
+            ' ' | '\t' | '\r' => cmd.flush_word(&mut word),
+            // `2>&1`, `>&2` and `&>` are redirections, not background jobs.
+            '&' if matches!(chars.get(i), Some('>')) => cmd.flush_word(&mut word),
+            '&' if i >= 2 && matches!(chars.get(i - 2), Some('>' | '<')) => {
+                cmd.flush_word(&mut word);
+                cmd.redirect_next = true;
+            }
+            '\n' | ';' | '&' | '|' | '(' | ')' => {
+                cmd.flush_word(&mut word);
+                if !cmd.words.is_empty() || !cmd.redirects.is_empty() {
+                    cmds.push(std::mem::take(&mut cmd));
+                }
+            }
+            '<' | '>' => {
+                // A file descriptor number (`2>`) is part of the operator.
+                if word
+                    .as_deref()
+                    .is_some_and(|w| !w.is_empty() && w.chars().all(|c| c.is_ascii_digit()))
+                {
+                    word = None;
+                }
+                cmd.flush_word(&mut word);
+                cmd.redirect_next = !matches!(chars.get(i), Some('>' | '<' | '&'));
+            }
+            '#' if word.is_none() => {
+                while chars.get(i).is_some_and(|&c| c != '\n') {
+                    i += 1;
+                }
+            }
+            '\\' => {
+                match chars.get(i) {
+                    Some('\n') | None => {}
+                    Some(&n) => word.get_or_insert_default().push(n),
+                }
+                i += 1;
+            }
+            '\'' => {
+                let w = word.get_or_insert_default();
+                while let Some(&n) = chars.get(i) {
+                    i += 1;
+                    if n == '\'' {
+                        break;
+                    }
+                    w.push(n);
+                }
+            }
+            '"' => {
+                let w = word.get_or_insert_default();
+                while let Some(&n) = chars.get(i) {
+                    i += 1;
+                    match n {
+                        '"' => break,
+                        '\\' if matches!(chars.get(i), Some('"' | '\\' | '$' | '`')) => {
+                            w.extend(chars.get(i));
+                            i += 1;
+                        }
+                        '$' | '`' => i = substitution(&chars, i - 1, w, nested),
+                        _ => w.push(n),
+                    }
+                }
+            }
+            '$' | '`' => i = substitution(&chars, i - 1, word.get_or_insert_default(), nested),
+            _ => word.get_or_insert_default().push(c),
+        }
+    }
+    cmd.flush_word(&mut word);
+    if !cmd.words.is_empty() || !cmd.redirects.is_empty() {
+        cmds.push(cmd);
+    }
+    cmds
+}
+
+/// Copies `$(...)`, `${...}`, `` `...` `` or a plain `$` starting at `start`
+/// into `word`; returns the index after it. Command substitutions also go to
+/// `nested` so the programs they run are seen.
+fn substitution(chars: &[char], start: usize, word: &mut String, nested: &mut Vec<String>) -> usize {
+    let (open, close) = match (chars.get(start), chars.get(start + 1)) {
+        (Some('`'), _) => ('`', '`'),
+        (Some('$'), Some('(')) => ('(', ')'),
+        (Some('$'), Some('{')) => ('{', '}'),
+        _ => {
+            word.push('$');
+            return start + 1;
+        }
+    };
+    let body_start = if open == '`' { start + 1 } else { start + 2 };
+    let mut depth = 1;
+    let mut i = body_start;
+    while let Some(&c) = chars.get(i) {
+        if c == close && (open == '`' || depth == 1) {
+            break;
+        }
+        if open != '`' && c == open {
+            depth += 1;
+        } else if open != '`' && c == close {
+            depth -= 1;
+        }
+        i += 1;
+    }
+    let end = i.min(chars.len());
+    let body: String = chars[body_start..end].iter().collect();
+    word.extend(&chars[start..body_start]);
+    word.push_str(&body);
+    word.push(close);
+    // `$((1+2))` is arithmetic, not a command.
+    if open != '{' && !body.starts_with('(') {
+        nested.push(body);
+    }
+    end + 1
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn argv(words: &[&str]) -> Vec<String> {
+        words.iter().map(|w| (*w).to_owned()).collect()
+    }
+
+    fn programs(words: &[&str]) -> Vec<(String, Vec<String>)> {
+        simple_commands(&argv(words))
+            .into_iter()
+            .map(|c| (c.program, c.args))
+            .collect()
+    }
+
+    #[test]
+    fn opens_shell_scripts() {
+        let got = programs(&[
+            "/bin/bash",
+            "-ec",
+            "timeout 3 /usr/bin/redis-cli -h 'my host' ping | grep -q PONG && echo \"ok $(hostname)\"",
+        ]);
+        let names: Vec<&str> = got.iter().map(|(p, _)| p.as_str()).collect();
+        assert_eq!(names, ["redis-cli", "grep", "echo", "hostname"]);
+        assert_eq!(got[0].1, ["-h", "my host", "ping"]);
+        assert_eq!(got[2].1, ["ok $(hostname)"]);
+    }
+
+    #[test]
+    fn nested_shells_wrappers_and_assignments() {
+        let cmds = simple_commands(&argv(&[
+            "sh",
+            "-o",
+            "pipefail",
+            "-c",
+            "if PGHOST=db env -i X=1 pg_isready -q; then exit 0; fi # comment; curl x",
+        ]));
+        assert_eq!(cmds[0].program, "pg_isready");
+        assert_eq!(
+            cmds[0].assignments,
+            [("PGHOST".to_owned(), "db".to_owned()), ("X".to_owned(), "1".to_owned())]
+        );
+        assert!(!cmds.iter().any(|c| c.program == "curl"));
+        let inner = programs(&["bash", "-c", "sh -c 'nc -z db 5432'"]);
+        assert_eq!(inner[0].0, "nc");
+    }
+
+    #[test]
+    fn redirections_are_kept_apart() {
+        let cmds = simple_commands(&argv(&[
+            "sh",
+            "-c",
+            "curl -s x 2>&1 >/dev/null; exec 3<>/dev/tcp/db/5432",
+        ]));
+        assert_eq!(cmds[0].args, ["-s", "x"]);
+        assert_eq!(cmds[0].redirects, ["1", "/dev/null"]);
+        assert_eq!(cmds[1].program, "");
+        assert_eq!(cmds[1].redirects, ["/dev/tcp/db/5432"]);
+    }
+
+    #[test]
+    fn script_files_are_opaque() {
+        assert_eq!(programs(&["sh", "/probe.sh"])[0].0, "sh");
+    }
+}

@@ -1,0 +1,323 @@
+//! What a container needs between deletion and SIGKILL: its preStop sleep
+//! and the drain and shutdown budgets it declares.
+
+use k8s_openapi::api::core::v1::{Container, LifecycleHandler};
+
+use super::workload::{ANNOTATION_DRAIN, ANNOTATION_SHUTDOWN, ContainerView, Workload};
+use crate::policy::Policy;
+
+/// A sleep this long (a day) is a hold-until-killed, not a duration anybody
+/// sized: it is read like `sleep infinity`, so no fix sizes a grace period to it.
+pub const FOREVER_SECONDS: i64 = 86_400;
+
+/// How long a preStop sleep lasts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SleepSeconds {
+    /// A finite sleep, in whole seconds (rounded up).
+    Finite(i64),
+    /// `sleep infinity`, or a sleep of [`FOREVER_SECONDS`] or more.
+    Forever,
+}
+
+impl SleepSeconds {
+    fn from_f64(total: f64) -> SleepSeconds {
+        if total >= FOREVER_SECONDS as f64 {
+            SleepSeconds::Forever
+        } else {
+            SleepSeconds::Finite(total.ceil() as i64)
+        }
+    }
+
+    /// The seconds, or `None` for a sleep that never ends.
+    pub fn finite(self) -> Option<i64> {
+        match self {
+            SleepSeconds::Finite(s) => Some(s),
+            SleepSeconds::Forever => None,
+        }
+    }
+}
+
+impl std::fmt::Display for SleepSeconds {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SleepSeconds::Finite(s) => write!(f, "{s}s"),
+            SleepSeconds::Forever => f.write_str("forever"),
+        }
+    }
+}
+
+/// The sleep a preStop hook starts with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PreStopSleep {
+    /// How long it sleeps.
+    pub seconds: SleepSeconds,
+    /// Whether the hook does nothing but sleep.
+    pub sleep_only: bool,
+    /// Whether it is the native `sleep` action (else an `exec` of `sleep`).
+    pub native: bool,
+}
+
+/// The sleep at the start of a container's preStop hook: the native `sleep`
+/// action, or an `exec` of `sleep N`, `sh -c "sleep N"`, `sh -c "sleep N && ..."`.
+/// `None` when the hook does not start with a sleep of readable length
+/// (`sleep $DELAY`, a script file, an `httpGet`, several handlers).
+pub fn prestop_sleep(c: &Container) -> Option<PreStopSleep> {
+    let hook: &LifecycleHandler = c.lifecycle.as_ref()?.pre_stop.as_ref()?;
+    let handlers = usize::from(hook.exec.is_some())
+        + usize::from(hook.http_get.is_some())
+        + usize::from(hook.sleep.is_some())
+        + usize::from(hook.tcp_socket.is_some());
+    if handlers != 1 {
+        return None;
+    }
+    if let Some(s) = &hook.sleep {
+        if s.seconds < 0 {
+            return None;
+        }
+        return Some(PreStopSleep {
+            seconds: SleepSeconds::from_f64(s.seconds as f64),
+            sleep_only: true,
+            native: true,
+        });
+    }
+    let command = hook.exec.as_ref()?.command.as_deref()?;
+    let (seconds, sleep_only) = exec_sleep(command)?;
+    Some(PreStopSleep {
+        seconds,
+        sleep_only,
+        native: false,
+    })
+}
+
+fn basename(s: &str) -> &str {
+    s.rsplit('/').next().unwrap_or(s)
+}
+
+fn exec_sleep(command: &[String]) -> Option<(SleepSeconds, bool)> {
+    let mut argv: Vec<&str> = command.iter().map(String::as_str).collect();
+    if argv.first().is_some_and(|a| basename(a) == "busybox") {
+        argv.remove(0);
+    }
+    let program = basename(argv.first()?);
+    if program == "sleep" {
+        return Some((sleep_args(&argv[1..])?, true));
+    }
+    if !matches!(program, "sh" | "bash" | "ash" | "dash" | "zsh" | "ksh") {
+        return None;
+    }
+    // `sh -c SCRIPT`, `sh -ec SCRIPT`, `sh -e -c -- SCRIPT`.
+    let mut saw_c = false;
+    let mut rest = argv[1..].iter();
+    let script = loop {
+        let arg = rest.next()?;
+        if *arg == "--" {
+            break rest.next()?;
+        }
+        match arg.strip_prefix('-') {
+            Some(flags) => saw_c |= flags.contains('c'),
+            None => break arg,
+        }
+    };
+    if !saw_c {
+        return None;
+    }
+    script_sleep(script)
+}
+
+/// Reads `sleep N[; || && ...]` at the start of a shell script.
+fn script_sleep(script: &str) -> Option<(SleepSeconds, bool)> {
+    let script = script.trim();
+    let end = script.find([';', '&', '|', '\n']).unwrap_or(script.len());
+    let (first, rest) = script.split_at(end);
+    // A backgrounded or piped sleep does not hold the hook.
+    if (rest.starts_with('&') && !rest.starts_with("&&")) || (rest.starts_with('|') && !rest.starts_with("||")) {
+        return None;
+    }
+    let mut words = first.split_whitespace().peekable();
+    if words.peek() == Some(&"exec") {
+        words.next();
+    }
+    if basename(words.next()?) != "sleep" {
+        return None;
+    }
+    let args: Vec<&str> = words.collect();
+    let seconds = sleep_args(&args)?;
+    let sleep_only = rest
+        .split([';', '&', '|', '\n'])
+        .map(str::trim)
+        .all(|cmd| matches!(cmd, "" | "true" | ":" | "exit" | "exit 0"));
+    Some((seconds, sleep_only))
+}
+
+/// Parses `sleep` operands the way coreutils and busybox do: each is a number
+/// with an optional `s`, `m`, `h` or `d` suffix, and they add up.
+fn sleep_args(args: &[&str]) -> Option<SleepSeconds> {
+    if args.is_empty() {
+        return None;
+    }
+    let mut total = 0f64;
+    for raw in args {
+        let arg = raw.trim_matches(|c| c == '"' || c == '\'');
+        if arg.eq_ignore_ascii_case("infinity") || arg.eq_ignore_ascii_case("inf") {
+            return Some(SleepSeconds::Forever);
+        }
+        let (number, factor) = match arg.as_bytes().last()? {
+            b's' => (&arg[..arg.len() - 1], 1.0),
+            b'm' => (&arg[..arg.len() - 1], 60.0),
+            b'h' => (&arg[..arg.len() - 1], 3600.0),
+            b'd' => (&arg[..arg.len() - 1], 86_400.0),
+            _ => (arg, 1.0),
+        };
+        if !number.bytes().all(|b| b.is_ascii_digit() || b == b'.') {
+            return None;
+        }
+        let value: f64 = number.parse().ok()?;
+        total += value * factor;
+    }
+    total.is_finite().then(|| SleepSeconds::from_f64(total))
+}
+
+/// A declared drain or shutdown budget and where it was read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Term {
+    /// Seconds.
+    pub seconds: i64,
+    /// `annotation lifeguard.dev/drain-seconds` or `env AISUITE_DRAIN_SECONDS`.
+    pub source: String,
+}
+
+/// A budget from the annotation (pod-wide, wins when valid) or else from
+/// the first env var of the container whose name matches.
+fn declared(w: &Workload, c: &ContainerView<'_>, annotation: &str, env: impl Fn(&str) -> bool) -> Option<Term> {
+    if let Some(Ok(seconds)) = w.annotation_seconds(annotation) {
+        return Some(Term {
+            seconds,
+            source: format!("annotation {annotation}"),
+        });
+    }
+    c.env_seconds(env).map(|(name, seconds)| Term {
+        seconds,
+        source: format!("env {name}"),
+    })
+}
+
+/// What one container needs between deletion and SIGKILL.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ShutdownNeed {
+    /// Container name (`<unnamed>` when empty).
+    pub container: String,
+    /// Pointer to the container.
+    pub pointer: String,
+    /// The sleep its preStop hook starts with.
+    pub prestop: Option<PreStopSleep>,
+    /// Declared drain time.
+    pub drain: Option<Term>,
+    /// Declared shutdown budget.
+    pub shutdown: Option<Term>,
+}
+
+impl ShutdownNeed {
+    /// Whether anything is known: a preStop sleep, a drain or a shutdown budget.
+    pub fn declared(&self) -> bool {
+        self.prestop.is_some() || self.drain.is_some() || self.shutdown.is_some()
+    }
+
+    /// Seconds of the drain, 0 when undeclared.
+    pub fn drain_seconds(&self) -> i64 {
+        self.drain.as_ref().map_or(0, |t| t.seconds)
+    }
+
+    /// Seconds of the shutdown budget, 0 when undeclared.
+    pub fn shutdown_seconds(&self) -> i64 {
+        self.shutdown.as_ref().map_or(0, |t| t.seconds)
+    }
+
+    /// preStop sleep + drain + shutdown budget; `Forever` when the sleep never ends.
+    pub fn total(&self) -> SleepSeconds {
+        match self.prestop.map(|p| p.seconds) {
+            Some(SleepSeconds::Forever) => SleepSeconds::Forever,
+            sleep => SleepSeconds::Finite(
+                sleep
+                    .and_then(SleepSeconds::finite)
+                    .unwrap_or(0)
+                    .saturating_add(self.drain_seconds())
+                    .saturating_add(self.shutdown_seconds()),
+            ),
+        }
+    }
+}
+
+/// The shutdown needs of every container the kubelet stops with a grace period.
+pub fn shutdown_needs(w: &Workload, policy: &Policy) -> Vec<ShutdownNeed> {
+    let mut out = Vec::new();
+    w.for_each_container(|c| {
+        out.push(ShutdownNeed {
+            container: c.name().to_owned(),
+            pointer: c.pointer.to_owned(),
+            prestop: prestop_sleep(c.container),
+            drain: declared(w, &c, ANNOTATION_DRAIN, |n| policy.is_drain_env(n)),
+            shutdown: declared(w, &c, ANNOTATION_SHUTDOWN, |n| policy.is_shutdown_env(n)),
+        });
+    });
+    out
+}
+
+/// The grace period the declared needs add up to: the largest finite total
+/// over containers that declare anything (`None` when none does).
+pub fn required_grace(needs: &[ShutdownNeed]) -> Option<i64> {
+    needs
+        .iter()
+        .filter(|n| n.declared())
+        .filter_map(|n| n.total().finite())
+        .max()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn exec(cmd: &[&str]) -> Option<(SleepSeconds, bool)> {
+        exec_sleep(&cmd.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>())
+    }
+
+    #[test]
+    fn reads_exec_sleeps() {
+        let f = SleepSeconds::Finite;
+        assert_eq!(exec(&["sleep", "5"]), Some((f(5), true)));
+        assert_eq!(exec(&["/bin/sleep", "5s"]), Some((f(5), true)));
+        assert_eq!(exec(&["sleep", "1m", "30"]), Some((f(90), true)));
+        assert_eq!(exec(&["sleep", "1.5"]), Some((f(2), true)));
+        assert_eq!(exec(&["busybox", "sleep", "3"]), Some((f(3), true)));
+        assert_eq!(exec(&["sh", "-c", "sleep 20"]), Some((f(20), true)));
+        assert_eq!(exec(&["/bin/bash", "-ec", " sleep 20;\n"]), Some((f(20), true)));
+        assert_eq!(exec(&["sh", "-c", "sleep 5 || true"]), Some((f(5), true)));
+        assert_eq!(exec(&["sh", "-c", "exec /bin/sleep '7'"]), Some((f(7), true)));
+        assert_eq!(exec(&["sh", "-c", "sleep 5 && /app/drain"]), Some((f(5), false)));
+        assert_eq!(exec(&["/bin/sh", "-c", "sleep 5; nginx -s quit"]), Some((f(5), false)));
+    }
+
+    #[test]
+    fn forever_and_absurd_sleeps() {
+        assert_eq!(exec(&["sleep", "infinity"]), Some((SleepSeconds::Forever, true)));
+        assert_eq!(exec(&["sleep", "99999999"]), Some((SleepSeconds::Forever, true)));
+        assert_eq!(exec(&["sleep", "1e400"]), None);
+    }
+
+    #[test]
+    fn other_hooks_are_not_sleeps() {
+        for cmd in [
+            &["sleep"][..],
+            &["sleep", "$DELAY"],
+            &["sh", "-c", "sleep $DELAY"],
+            &["sh", "-c", "sleep 5 &"],
+            &["sh", "-c", "echo bye; sleep 5"],
+            &["sh", "/pre-stop.sh"],
+            &["/bin/bash", "/pre-stop-hook.sh"],
+            &["nginx", "-s", "quit"],
+            &["sleep 5"],
+            &["sleep", "-5"],
+        ] {
+            assert_eq!(exec(cmd), None, "{cmd:?}");
+        }
+    }
+}

@@ -130,10 +130,7 @@ fn lint(args: LintArgs) -> Result<u8> {
 
 fn write_stdout(text: &str) -> Result<()> {
     let mut stdout = anstream::stdout();
-    match stdout
-        .write_all(text.as_bytes())
-        .and_then(|()| stdout.flush())
-    {
+    match stdout.write_all(text.as_bytes()).and_then(|()| stdout.flush()) {
         Ok(()) => Ok(()),
         // A closed pipe (`lifeguard lint | head`) is not an error worth a message.
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),

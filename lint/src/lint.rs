@@ -32,11 +32,7 @@ pub struct Located {
 impl Located {
     /// `Kind/namespace/name`, with `<unnamed>` for a missing name.
     pub fn object(&self) -> String {
-        let kind = if self.kind.is_empty() {
-            "<no kind>"
-        } else {
-            &self.kind
-        };
+        let kind = if self.kind.is_empty() { "<no kind>" } else { &self.kind };
         let name = self.name.as_deref().unwrap_or("<unnamed>");
         match &self.namespace {
             Some(ns) => format!("{kind}/{ns}/{name}"),
@@ -93,18 +89,14 @@ pub struct Outcome {
 impl Outcome {
     /// Count of findings at a severity.
     pub fn count(&self, severity: Severity) -> usize {
-        self.findings
-            .iter()
-            .filter(|f| f.finding.severity == severity)
-            .count()
+        self.findings.iter().filter(|f| f.finding.severity == severity).count()
     }
 
     /// Process exit code: 2 on input errors, 1 on findings at or above `fail_on`, else 0.
     pub fn exit_code(&self, fail_on: Option<Severity>) -> u8 {
         if !self.errors.is_empty() {
             2
-        } else if fail_on.is_some_and(|min| self.findings.iter().any(|f| f.finding.severity >= min))
-        {
+        } else if fail_on.is_some_and(|min| self.findings.iter().any(|f| f.finding.severity >= min)) {
             1
         } else {
             0
@@ -181,14 +173,44 @@ pub fn lint_parsed(parsed: &[Parsed], policy: &Policy) -> Outcome {
             .flat_map(|d| objects_in(&d.value))
             .map(|(_, v)| v),
     );
+    let docs: Vec<(&str, &Document)> = parsed
+        .iter()
+        .flat_map(|p| p.documents.iter().map(move |d| (p.file.as_str(), d)))
+        .collect();
+    // Objects are independent once the batch is known: lint contiguous chunks
+    // on every core and concatenate in input order, so output is deterministic.
+    let threads = std::thread::available_parallelism()
+        .map_or(1, usize::from)
+        .min(docs.len().div_ceil(64))
+        .max(1);
+    let chunk = docs.len().div_ceil(threads).max(1);
+    let lint_chunk = |part: &[(&str, &Document)]| {
+        let mut out = Outcome::default();
+        for (file, doc) in part {
+            lint_document(file, doc, &batch, policy, &mut out);
+        }
+        out
+    };
+    let parts: Vec<Outcome> = if threads == 1 {
+        vec![lint_chunk(&docs)]
+    } else {
+        std::thread::scope(|scope| {
+            let handles: Vec<_> = docs
+                .chunks(chunk)
+                .map(|part| scope.spawn(move || lint_chunk(part)))
+                .collect();
+            // A panicking worker is caught inside lint_document; join only fails if that fails.
+            handles.into_iter().map(|h| h.join().unwrap_or_default()).collect()
+        })
+    };
     let mut out = Outcome {
         files: parsed.len(),
         ..Outcome::default()
     };
-    for p in parsed {
-        for doc in &p.documents {
-            lint_document(&p.file, doc, &batch, policy, &mut out);
-        }
+    for mut part in parts {
+        out.findings.append(&mut part.findings);
+        out.errors.append(&mut part.errors);
+        out.objects += part.objects;
     }
     out
 }

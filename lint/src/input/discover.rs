@@ -48,10 +48,7 @@ pub enum ReadError {
 
 /// Whether a file name has a manifest extension.
 pub fn is_manifest(path: &Path) -> bool {
-    matches!(
-        path.extension().and_then(|e| e.to_str()),
-        Some("yaml" | "yml" | "json")
-    )
+    matches!(path.extension().and_then(|e| e.to_str()), Some("yaml" | "yml" | "json"))
 }
 
 /// Expands paths: files are kept as given (whatever their extension),
@@ -111,41 +108,23 @@ pub fn read_text(input: &Input, limits: &Limits) -> Result<String, ReadError> {
     let mut bytes = Vec::new();
     let limit = limits.max_file_bytes;
     let read = match input {
-        Input::File(p) => {
-            std::fs::File::open(p).and_then(|f| f.take(limit + 1).read_to_end(&mut bytes))
-        }
-        Input::Stdin => std::io::stdin()
-            .lock()
-            .take(limit + 1)
-            .read_to_end(&mut bytes),
+        Input::File(p) => std::fs::File::open(p).and_then(|f| f.take(limit + 1).read_to_end(&mut bytes)),
+        Input::Stdin => std::io::stdin().lock().take(limit + 1).read_to_end(&mut bytes),
     };
     read.map_err(|e| ReadError::Io(e.to_string()))?;
     if bytes.len() as u64 > limit {
         return Err(ReadError::TooLarge(limit));
     }
     if let Some(pos) = bytes.iter().position(|b| *b == 0) {
-        return Err(ReadError::NotText(format!(
-            "NUL byte at line {}",
-            line_of(&bytes, pos)
-        )));
+        return Err(ReadError::NotText(format!("NUL byte at line {}", line_of(&bytes, pos))));
     }
-    let bytes = bytes
-        .strip_prefix(b"\xEF\xBB\xBF")
-        .map(<[u8]>::to_vec)
-        .unwrap_or(bytes);
+    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").map(<[u8]>::to_vec).unwrap_or(bytes);
     String::from_utf8(bytes).map_err(|e| {
         let pos = e.utf8_error().valid_up_to();
-        ReadError::NotText(format!(
-            "invalid UTF-8 at line {}",
-            line_of(e.as_bytes(), pos)
-        ))
+        ReadError::NotText(format!("invalid UTF-8 at line {}", line_of(e.as_bytes(), pos)))
     })
 }
 
 fn line_of(bytes: &[u8], pos: usize) -> usize {
-    bytes[..pos.min(bytes.len())]
-        .iter()
-        .filter(|b| **b == b'\n')
-        .count()
-        + 1
+    bytes[..pos.min(bytes.len())].iter().filter(|b| **b == b'\n').count() + 1
 }

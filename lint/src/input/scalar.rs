@@ -119,10 +119,7 @@ mod tests {
 
     #[test]
     fn quoted_stays_string() {
-        assert_eq!(
-            resolve("8080", ScalarStyle::DoubleQuoted, None),
-            Ok(json!("8080"))
-        );
+        assert_eq!(resolve("8080", ScalarStyle::DoubleQuoted, None), Ok(json!("8080")));
     }
 
     #[test]
@@ -131,10 +128,7 @@ mod tests {
             handle: "tag:yaml.org,2002:".into(),
             suffix: s.into(),
         };
-        assert_eq!(
-            resolve("80", ScalarStyle::Plain, Some(&tag("str"))),
-            Ok(json!("80"))
-        );
+        assert_eq!(resolve("80", ScalarStyle::Plain, Some(&tag("str"))), Ok(json!("80")));
         assert!(resolve("abc", ScalarStyle::Plain, Some(&tag("int"))).is_err());
     }
 }

@@ -94,13 +94,7 @@ impl Builder<'_> {
     }
 
     /// Hands a finished value to its parent (or makes it the document root).
-    fn complete(
-        &mut self,
-        value: Value,
-        node: Node,
-        count: usize,
-        anchor: usize,
-    ) -> Result<(), ParseError> {
+    fn complete(&mut self, value: Value, node: Node, count: usize, anchor: usize) -> Result<(), ParseError> {
         if anchor != 0 {
             self.anchors.insert(
                 anchor,
@@ -115,10 +109,7 @@ impl Builder<'_> {
         match self.stack.last_mut() {
             None => self.root = Some((value, node)),
             Some(Frame::Seq {
-                items,
-                nodes,
-                count: c,
-                ..
+                items, nodes, count: c, ..
             }) => {
                 items.push(value);
                 nodes.push(node);
@@ -150,11 +141,7 @@ impl Builder<'_> {
                         key: Some(key_mark),
                         ..node
                     };
-                    entries.push(Entry {
-                        key: k,
-                        value,
-                        node,
-                    });
+                    entries.push(Entry { key: k, value, node });
                 }
             },
         }
@@ -165,8 +152,7 @@ impl Builder<'_> {
         let (start, end) = (mark(span.start), mark(span.end));
         match event {
             Event::Scalar(text, style, anchor, tag) => {
-                let value = scalar::resolve(&text, style, tag.as_deref())
-                    .map_err(|m| error_at(start, m))?;
+                let value = scalar::resolve(&text, style, tag.as_deref()).map_err(|m| error_at(start, m))?;
                 let node = Node {
                     start,
                     end,
@@ -246,7 +232,7 @@ impl Builder<'_> {
                     count,
                     ..
                 }) => {
-                    let (value, kids) = finish_map(entries, merged)?;
+                    let (value, kids) = finish_map(entries, merged);
                     let node = Node {
                         start,
                         end,
@@ -257,23 +243,15 @@ impl Builder<'_> {
                 }
                 _ => Err(error_at(start, "unbalanced mapping end")),
             },
-            Event::Nothing
-            | Event::StreamStart
-            | Event::StreamEnd
-            | Event::DocumentStart(_)
-            | Event::DocumentEnd => Ok(()),
+            Event::Nothing | Event::StreamStart | Event::StreamEnd | Event::DocumentStart(_) | Event::DocumentEnd => {
+                Ok(())
+            }
         }
     }
 }
 
 /// Adds the entries of a `<<` merge value (a mapping or a list of mappings).
-fn merge_into(
-    merged: &mut Vec<Entry>,
-    value: Value,
-    node: Node,
-    at: Mark,
-    key: &str,
-) -> Result<(), ParseError> {
+fn merge_into(merged: &mut Vec<Entry>, value: Value, node: Node, at: Mark, key: &str) -> Result<(), ParseError> {
     let sources: Vec<(Value, Node)> = match value {
         Value::Object(_) => vec![(value, node)],
         Value::Array(items) => items.into_iter().zip(node.kids).collect(),
@@ -286,10 +264,7 @@ fn merge_into(
     };
     for (v, n) in sources {
         let Value::Object(map) = v else {
-            return Err(error_at(
-                n.start,
-                "the merge key needs a mapping or a list of mappings",
-            ));
+            return Err(error_at(n.start, "the merge key needs a mapping or a list of mappings"));
         };
         for ((k, v), kid) in map.into_iter().zip(n.kids) {
             // Earlier merge sources win over later ones.
@@ -306,14 +281,19 @@ fn merge_into(
 }
 
 /// Builds a JSON object and its aligned positions. Explicit keys win over
-/// merged ones; a repeated explicit key is an error, as for the API server.
-fn finish_map(entries: Vec<Entry>, merged: Vec<Entry>) -> Result<(Value, Vec<Node>), ParseError> {
+/// merged ones. A repeated explicit key keeps its first place and takes the
+/// last value, as the Kubernetes YAML decoder does (it is not an input error:
+/// real manifests have them).
+fn finish_map(entries: Vec<Entry>, merged: Vec<Entry>) -> (Value, Vec<Node>) {
     let mut map = Map::with_capacity(entries.len() + merged.len());
-    let mut kids = Vec::with_capacity(entries.len() + merged.len());
+    let mut kids: Vec<Node> = Vec::with_capacity(entries.len() + merged.len());
     for e in entries {
-        let key_mark = e.node.key.unwrap_or(e.node.start);
         if map.contains_key(&e.key) {
-            return Err(error_at(key_mark, format!("duplicate key {:?}", e.key)));
+            if let Some(i) = map.keys().position(|k| *k == e.key) {
+                kids[i] = e.node;
+            }
+            map.insert(e.key, e.value);
+            continue;
         }
         map.insert(e.key, e.value);
         kids.push(e.node);
@@ -324,7 +304,7 @@ fn finish_map(entries: Vec<Entry>, merged: Vec<Entry>) -> Result<(Value, Vec<Nod
             kids.push(e.node);
         }
     }
-    Ok((Value::Object(map), kids))
+    (Value::Object(map), kids)
 }
 
 /// Parses a YAML (or JSON) stream into documents. Documents before an error
@@ -349,10 +329,7 @@ pub fn parse_stream(text: &str, limits: &Limits) -> (Vec<Document>, Option<Parse
         };
         let start = mark(span.start);
         if start.index.saturating_sub(doc_start.index) as usize > limits.max_document_chars {
-            let msg = format!(
-                "document larger than {} characters",
-                limits.max_document_chars
-            );
+            let msg = format!("document larger than {} characters", limits.max_document_chars);
             return (docs, Some(error_at(doc_start, msg)));
         }
         match event {
@@ -401,8 +378,7 @@ mod tests {
 
     #[test]
     fn locate_points_at_keys_and_items() {
-        let text =
-            "kind: Pod\nspec:\n  containers:\n  - name: a\n    ports:\n    - containerPort: 80\n";
+        let text = "kind: Pod\nspec:\n  containers:\n  - name: a\n    ports:\n    - containerPort: 80\n";
         let (docs, _) = parse(text);
         let d = &docs[0];
         let at = |p: &str| {
@@ -427,12 +403,11 @@ mod tests {
     }
 
     #[test]
-    fn duplicate_keys_are_errors() {
-        let (_, err) = parse("a: 1\nb: 2\na: 3\n");
-        assert_eq!(
-            err.map(|e| (e.line, e.message)),
-            Some((3, "duplicate key \"a\"".into()))
-        );
+    fn duplicate_keys_take_the_last_value_at_the_last_position() {
+        let (docs, err) = parse("a: 1\nb: 2\na: 3\n");
+        assert_eq!(err, None);
+        assert_eq!(docs[0].value, json!({"a": 3, "b": 2}));
+        assert_eq!(docs[0].locate("/a").line, 3);
     }
 
     #[test]
@@ -447,7 +422,9 @@ mod tests {
         let mut text = String::from("a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n");
         for i in 1..10 {
             let p = i - 1;
-            text.push_str(&format!("a{i}: &a{i} [*a{p}, *a{p}, *a{p}, *a{p}, *a{p}, *a{p}, *a{p}, *a{p}, *a{p}, *a{p}]\n"));
+            text.push_str(&format!(
+                "a{i}: &a{i} [*a{p}, *a{p}, *a{p}, *a{p}, *a{p}, *a{p}, *a{p}, *a{p}, *a{p}, *a{p}]\n"
+            ));
         }
         let (_, err) = parse(&text);
         let err = err.map(|e| e.message).unwrap_or_default();
@@ -466,11 +443,7 @@ mod tests {
                 .collect::<String>()
         );
         let (_, err) = parse(&text);
-        assert!(
-            err.map(|e| e.message)
-                .unwrap_or_default()
-                .contains("nesting deeper")
-        );
+        assert!(err.map(|e| e.message).unwrap_or_default().contains("nesting deeper"));
     }
 
     #[test]

@@ -14,13 +14,7 @@ pub fn text() -> String {
         } else {
             "   "
         };
-        let _ = writeln!(
-            s,
-            "{:width$}  {:7}  {fix}  {}",
-            r.name,
-            r.severity.as_str(),
-            r.summary
-        );
+        let _ = writeln!(s, "{:width$}  {:7}  {fix}  {}", r.name, r.severity.as_str(), r.summary);
     }
     s
 }

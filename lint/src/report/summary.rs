@@ -7,8 +7,7 @@ use crate::lint::Outcome;
 /// `3 findings (1 error, 2 warnings, 0 info) in 4 objects across 2 files; 1 input error`
 pub fn line(out: &Outcome) -> String {
     let n = out.findings.len();
-    let plural =
-        |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
+    let plural = |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
     let mut s = format!(
         "{} ({}, {}, {}) in {} across {}",
         plural(n, "finding", "findings"),

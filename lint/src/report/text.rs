@@ -52,10 +52,7 @@ pub fn input_error(e: &InputError) -> String {
         (Some(l), None) => format!("{}:{l}", e.file),
         _ => e.file.clone(),
     };
-    format!(
-        "{BOLD}{at}{BOLD:#} {sev}input error{sev:#}: {}\n",
-        e.message
-    )
+    format!("{BOLD}{at}{BOLD:#} {sev}input error{sev:#}: {}\n", e.message)
 }
 
 /// Renders the whole report: findings, blank line, summary.

@@ -111,8 +111,16 @@ fn check(w: &Workload, ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
     if services.is_empty() || containers.iter().any(|t| t.ready) {
         return;
     }
+    // Several files of one input may define the same Service: name each once,
+    // and keep the message one line.
+    let mut services = services;
+    services.sort();
+    services.dedup();
     let verb = if services.len() == 1 { "sends" } else { "send" };
-    let services = services.join(", ");
+    let services = match services.len() {
+        0..=3 => services.join(", "),
+        n => format!("{} and {} more", services[..3].join(", "), n - 3),
+    };
     let ported: Vec<&Target> = containers.iter().filter(|t| !t.ports.is_empty()).collect();
     let targets = if ported.is_empty() {
         containers.iter().take(1).collect()
@@ -197,6 +205,24 @@ mod tests {
         assert_eq!(f.len(), 1);
         assert!(
             f[0].message.contains("Service/x, Service/y send traffic"),
+            "{}",
+            f[0].message
+        );
+    }
+
+    #[test]
+    fn repeated_services_are_named_once_and_long_lists_are_cut() {
+        let named = |n: &str| {
+            let mut s = service("prod", json!({"app": "web"}));
+            s["metadata"]["name"] = json!(n);
+            s
+        };
+        let f = with_services(&ported(), &[named("x"), named("x"), named("x")]);
+        assert!(f[0].message.contains("Service/x sends traffic"), "{}", f[0].message);
+        let f = with_services(&ported(), &[named("a"), named("b"), named("c"), named("d"), named("e")]);
+        assert!(
+            f[0].message
+                .contains("Service/a, Service/b, Service/c and 2 more send traffic"),
             "{}",
             f[0].message
         );

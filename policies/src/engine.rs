@@ -6,7 +6,7 @@ use serde_json::Value;
 use crate::error::ModelError;
 use crate::finding::Finding;
 use crate::model::{ServiceView, Workload};
-use crate::policy::Policy;
+use crate::policy::{Policy, Suppressed};
 use crate::rules::{Ctx, RULES};
 
 /// What the engine knows about the other objects of one input: today, the
@@ -39,25 +39,45 @@ pub struct ObjectReport {
     pub namespace: Option<String>,
     /// `metadata.name`
     pub name: Option<String>,
-    /// Findings, in rule order then container order.
+    /// Findings that count, in rule order then container order (custom
+    /// rules after built-in ones), with the policy's severities.
     pub findings: Vec<Finding>,
+    /// Findings an exemption or the ignore annotation suppressed: not
+    /// judged, not fixed, but counted.
+    pub suppressed: Vec<Suppressed>,
 }
 
-/// Lints one object. `Ok(None)` when it carries no pod spec.
+impl ObjectReport {
+    /// Whether the policy denies the object: a finding that counts is at or
+    /// above its `denySeverity` (the webhook's enforce mode, lint's exit 1).
+    pub fn denied_by(&self, policy: &Policy) -> bool {
+        self.findings.iter().any(|f| policy.denies(f.severity))
+    }
+}
+
+/// Lints one object under a policy. `Ok(None)` when it carries no pod spec.
+///
+/// The policy is applied here and nowhere else, so every front end reaches
+/// the same verdict: disabled rules do not run, custom rules run after the
+/// built-in ones, severities are overridden, and exempted or ignored
+/// findings move to [`ObjectReport::suppressed`].
 pub fn lint_object(object: &Value, batch: &Batch, policy: &Policy) -> Result<Option<ObjectReport>, ModelError> {
     let Some(workload) = Workload::from_object(object)? else {
         return Ok(None);
     };
     let ctx = Ctx { policy, batch };
     let mut findings = Vec::new();
-    for rule in RULES {
+    for rule in RULES.iter().filter(|r| policy.is_enabled(r.name)) {
         (rule.check)(&workload, &ctx, &mut findings);
     }
+    policy.check_custom(object, &workload, &mut findings);
+    let (findings, suppressed) = policy.judge(&workload, findings);
     Ok(Some(ObjectReport {
         kind: workload.kind,
         namespace: workload.namespace,
         name: workload.name,
         findings,
+        suppressed,
     }))
 }
 

@@ -1,9 +1,10 @@
 //! What a rule reports: a finding, its severity and its optional fix.
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// How serious a finding is. Ordered: `Info < Warning < Error`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Severity {
     /// Worth knowing; not wrong on its own.

@@ -16,10 +16,11 @@ pub mod model;
 pub mod policy;
 pub mod rules;
 pub mod settings;
+pub mod yaml;
 
 pub use engine::{Batch, ObjectReport, lint_batch, lint_object, objects_in};
 pub use error::ModelError;
 pub use finding::{Finding, Fix, Severity};
 pub use fix::{AppliedFix, FixPlan, plan_fixes};
-pub use policy::{Policy, PolicyError};
+pub use policy::{Policy, PolicyError, Suppressed, SuppressedBy};
 pub use settings::Settings;

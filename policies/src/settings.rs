@@ -2,10 +2,11 @@
 //! `default` policy. A policy file overrides single values; the rules read
 //! nothing else, so the linter and the webhook reach the same verdicts.
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// Rule parameters. Field names are the policy file's keys (camelCase).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", default, deny_unknown_fields)]
 pub struct Settings {
     /// Liveness `initialDelaySeconds` at or above this marks a slow boot.
@@ -29,6 +30,13 @@ pub struct Settings {
     pub prestop_bridge_seconds: i64,
     /// Whether fixes may add a preStop bridge to Service-backed containers.
     pub add_prestop_bridge: bool,
+    /// Whether a container that requests a GPU must have a startup probe even
+    /// without a liveness probe (`startup-probe-missing`).
+    pub require_startup_probe_for_gpu: bool,
+    /// Drain time assumed for a model server (a GPU request or a slow-boot
+    /// image) that declares none: the longest request it admits, in seconds
+    /// (`grace-period-too-short`). 0 assumes nothing.
+    pub model_server_drain_seconds: i64,
     /// Kubernetes version fixes target (the native `sleep` action needs 1.30).
     pub kubernetes_version: String,
     /// Env var name globs whose value is the drain time (seconds or a Go duration).
@@ -60,6 +68,8 @@ impl Default for Settings {
             prestop_min_remaining_seconds: 5,
             prestop_bridge_seconds: 5,
             add_prestop_bridge: false,
+            require_startup_probe_for_gpu: false,
+            model_server_drain_seconds: 0,
             kubernetes_version: "1.30".to_owned(),
             drain_env_patterns: strings(&["*DRAIN_SECONDS", "*DRAIN_TIMEOUT_SECONDS", "*DRAIN_DELAY_SECONDS"]),
             shutdown_env_patterns: strings(&[

@@ -107,6 +107,15 @@ fn walk(dir: &Path, inputs: &mut Vec<Input>, errors: &mut Vec<(String, ReadError
 pub fn read_text(input: &Input, limits: &Limits) -> Result<String, ReadError> {
     let mut bytes = Vec::new();
     let limit = limits.max_file_bytes;
+    // A regular file's size is known up front: refuse it before reading
+    // (and allocating) up to the limit. Pipes and stdin are bounded below.
+    let known_too_large = match input {
+        Input::File(p) => std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.len() > limit),
+        Input::Stdin => false,
+    };
+    if known_too_large {
+        return Err(ReadError::TooLarge(limit));
+    }
     let read = match input {
         Input::File(p) => std::fs::File::open(p).and_then(|f| f.take(limit + 1).read_to_end(&mut bytes)),
         Input::Stdin => std::io::stdin().lock().take(limit + 1).read_to_end(&mut bytes),

@@ -2,12 +2,14 @@
 //! mapping JSON pointers back to `line:column`.
 
 pub mod discover;
+pub mod helm;
 pub mod limits;
 pub mod scalar;
 pub mod source;
 pub mod yaml;
 
 pub use discover::{Input, InputName, ReadError, discover, is_manifest, read_text};
+pub use helm::Template;
 pub use limits::Limits;
 pub use source::{Document, Location, SourceFile};
 pub use yaml::{ParseError, parse_stream};

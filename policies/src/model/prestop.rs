@@ -255,11 +255,23 @@ pub fn shutdown_needs(w: &Workload, policy: &Policy) -> Vec<ShutdownNeed> {
             container: c.name().to_owned(),
             pointer: c.pointer.to_owned(),
             prestop: prestop_sleep(c.container),
-            drain: declared(w, &c, ANNOTATION_DRAIN, |n| policy.is_drain_env(n)),
+            drain: declared(w, &c, ANNOTATION_DRAIN, |n| policy.is_drain_env(n))
+                .or_else(|| model_server_drain(w, &c, policy)),
             shutdown: declared(w, &c, ANNOTATION_SHUTDOWN, |n| policy.is_shutdown_env(n)),
         });
     });
     out
+}
+
+/// The policy's assumed drain for a serving model server that declares none:
+/// its longest admitted request (`modelServerDrainSeconds`; 0 assumes nothing).
+fn model_server_drain(w: &Workload, c: &ContainerView<'_>, policy: &Policy) -> Option<Term> {
+    let seconds = policy.settings.model_server_drain_seconds;
+    let model_server = c.gpu_resource().is_some() || policy.is_slow_boot_image(c.image());
+    (seconds > 0 && w.long_running && !c.sidecar && model_server).then(|| Term {
+        seconds,
+        source: "policy modelServerDrainSeconds for a model server".to_owned(),
+    })
 }
 
 /// The grace period the declared needs add up to: the largest finite total

@@ -40,6 +40,8 @@ pub struct Workload {
     pub labels: BTreeMap<String, String>,
     /// Annotations of the object and of its pod template (template wins).
     pub annotations: BTreeMap<String, String>,
+    /// Where each `lifeguard.dev/` annotation was read (object or template).
+    lifeguard_annotations: BTreeMap<String, String>,
     /// Whether the pod is meant to run until deleted (not a Job, CronJob or
     /// a pod with `restartPolicy` Never/OnFailure).
     pub long_running: bool,
@@ -186,8 +188,17 @@ impl Workload {
         let text = |v: Option<&Value>| v.and_then(Value::as_str).map(str::to_owned);
         let template_meta = object.pointer(&format!("{template_pointer}/metadata"));
         let mut annotations = string_map(meta.and_then(|m| m.get("annotations")));
+        let mut lifeguard_annotations = BTreeMap::new();
+        let mut note = |base: &str, map: &BTreeMap<String, String>| {
+            for key in map.keys().filter(|k| k.starts_with("lifeguard.dev/")) {
+                lifeguard_annotations.insert(key.clone(), join(base, &["metadata", "annotations", key]));
+            }
+        };
+        note("", &annotations);
         if !template_pointer.is_empty() {
-            annotations.extend(string_map(template_meta.and_then(|m| m.get("annotations"))));
+            let template = string_map(template_meta.and_then(|m| m.get("annotations")));
+            note(template_pointer, &template);
+            annotations.extend(template);
         }
         let restart = spec.restart_policy.as_deref().unwrap_or("Always");
         let long_running = !matches!(kind, "Job" | "CronJob") && restart == "Always";
@@ -199,6 +210,7 @@ impl Workload {
             spec_pointer: spec_pointer.to_owned(),
             labels: string_map(template_meta.and_then(|m| m.get("labels"))),
             annotations,
+            lifeguard_annotations,
             long_running,
             slots: slots(&spec, spec_pointer),
             spec,
@@ -238,6 +250,15 @@ impl Workload {
     /// annotations belong).
     pub fn template_annotation_pointer(&self, key: &str) -> String {
         join(&self.template_pointer, &["metadata", "annotations", key])
+    }
+
+    /// Pointer to a `lifeguard.dev/` annotation where it was read (the pod
+    /// template wins over the object), or where it belongs when absent.
+    pub fn annotation_pointer(&self, key: &str) -> String {
+        self.lifeguard_annotations
+            .get(key)
+            .cloned()
+            .unwrap_or_else(|| self.template_annotation_pointer(key))
     }
 
     /// `terminationGracePeriodSeconds`, defaulted to 30.

@@ -31,7 +31,10 @@ the pod when `terminationGracePeriodSeconds` (30 when unset) is shorter.
   `lifeguard.dev/drain-seconds` and `lifeguard.dev/shutdown-budget-seconds`,
   or else an env var of the container named by convention
   (`*DRAIN_SECONDS`, `*SHUTDOWN_TIMEOUT_SECONDS`, ...; the policy's
-  `drainEnvPatterns` and `shutdownEnvPatterns`).
+  `drainEnvPatterns` and `shutdownEnvPatterns`). A model server (a GPU
+  request or a slow-boot image) of a long-running workload that declares no
+  drain is assumed to need the policy's `modelServerDrainSeconds`, its
+  longest admitted request (0, nothing, by default; 120 in `gpu-serving`).
 
 The grace period is pod-wide, so the pod is reported once, naming the
 container that needs the most. A lifeguard annotation that is not a duration

@@ -8,6 +8,7 @@ use crate::policy::Policy;
 
 mod exec_probe;
 mod grace_period_too_short;
+mod ignore_annotation_invalid;
 mod liveness_checks_dependency;
 mod liveness_too_aggressive;
 mod prestop_sleep_only;
@@ -97,6 +98,7 @@ pub static RULES: &[&Rule] = &[
     &exec_probe::RULE,
     &grace_period_too_short::RULE,
     &prestop_sleep_only::RULE,
+    &ignore_annotation_invalid::RULE,
 ];
 
 /// Looks a rule up by name.

@@ -45,8 +45,14 @@ healthy container that is still loading its model, every time, so the pod
 never becomes ready. A startup probe holds liveness back only until the boot
 has finished, however long it took.
 
+With the policy's `requireStartupProbeForGpu` (on in the `gpu-serving`
+pack), a GPU container of a long-running workload without any startup probe
+is an error even without a liveness probe (no automatic fix: there is no
+handler to copy).
+
 ## Not a finding
-- A container without a liveness probe (nothing kills a slow boot).
+- A container without a liveness probe (nothing kills a slow boot), unless
+  `requireStartupProbeForGpu` is on and it requests a GPU.
 - A container that already has a startup probe (`startup-budget-too-short`
   checks its budget).
 - A fast boot: a small `initialDelaySeconds`, an ordinary image, no GPU.
@@ -100,6 +106,9 @@ fn check(w: &Workload, ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
             return;
         }
         let Some(live) = ProbeKind::Liveness.of(container) else {
+            if settings.require_startup_probe_for_gpu && w.long_running {
+                out.extend(gpu_without_startup(c));
+            }
             return;
         };
         let t = ProbeTiming::of(live);
@@ -162,6 +171,22 @@ fn check(w: &Workload, ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
             fix(c, live, budget, settings.startup_period_seconds),
         ));
     });
+}
+
+/// The policy's `requireStartupProbeForGpu`: a serving GPU container
+/// without any startup probe, even without liveness.
+fn gpu_without_startup(c: ContainerView<'_>) -> Option<Finding> {
+    let gpu = c.gpu_resource()?;
+    Some(RULE.finding(
+        Severity::Error,
+        c.pointer.to_owned(),
+        Some(c.name()),
+        format!(
+            "container {:?} requests {gpu} but has no startup probe; the policy requires one for GPU containers (requireStartupProbeForGpu)",
+            c.name()
+        ),
+        "add a startupProbe on a model-aware endpoint whose failureThreshold x periodSeconds covers the boot",
+    ))
 }
 
 /// The startup probe and liveness change; `None` when the liveness handler

@@ -1,0 +1,118 @@
+//! `lifeguard policy check|show|schema`, and loading the policy for `lint`
+//! and `fix` (`--policy FILE|PACK`, `.lifeguard.yaml`, `default`).
+
+use anyhow::{Context, Result};
+use clap::{Subcommand, ValueEnum};
+use policies::Policy;
+
+use crate::policy_source::PolicySource;
+
+/// `lifeguard policy` subcommands.
+#[derive(Debug, Subcommand)]
+pub enum PolicyCommand {
+    /// Validate a policy file (or pack): exit 0 when valid, 2 with `file:line:col: key: message` when not.
+    Check {
+        /// The policy file, or a built-in pack name.
+        #[arg(value_name = "FILE")]
+        file: String,
+    },
+    /// Print the effective policy: packs merged, every parameter filled in.
+    Show {
+        /// Policy file or built-in pack (`default`, `strict`, `gpu-serving`);
+        /// default: `.lifeguard.yaml` from the current directory upward, else `default`.
+        #[arg(long, env = "LIFEGUARD_POLICY", value_name = "FILE|PACK")]
+        policy: Option<String>,
+        /// Output format.
+        #[arg(long, value_enum, default_value_t = ShowFormat::Yaml)]
+        format: ShowFormat,
+    },
+    /// Print the JSON Schema of the policy file.
+    Schema,
+}
+
+/// How `policy show` prints.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ShowFormat {
+    /// A policy file, ready to edit.
+    Yaml,
+    /// The same as JSON.
+    Json,
+}
+
+/// Loads the policy `lint` and `fix` use; on error, prints it and returns
+/// the exit code (2) instead.
+pub fn policy_for(arg: Option<&str>) -> Result<Policy, u8> {
+    let cwd = std::env::current_dir().unwrap_or_default();
+    PolicySource::choose(arg, &cwd).load().map_err(|e| {
+        eprintln!("lifeguard: invalid policy: {e}");
+        2
+    })
+}
+
+/// Runs a `policy` subcommand; returns the exit code.
+pub fn run(command: PolicyCommand, write_stdout: impl Fn(&str) -> Result<()>) -> Result<u8> {
+    match command {
+        PolicyCommand::Check { file } => {
+            let cwd = std::env::current_dir().unwrap_or_default();
+            let source = PolicySource::choose(Some(&file), &cwd);
+            match source.load() {
+                Ok(policy) => {
+                    write_stdout(&format!("{file}: valid ({})\n", outline(&policy)))?;
+                    Ok(0)
+                }
+                Err(e) => {
+                    eprintln!("lifeguard: invalid policy: {e}");
+                    Ok(2)
+                }
+            }
+        }
+        PolicyCommand::Show { policy, format } => {
+            let cwd = std::env::current_dir().unwrap_or_default();
+            let source = PolicySource::choose(policy.as_deref(), &cwd);
+            let loaded = match source.load() {
+                Ok(p) => p,
+                Err(e) => {
+                    eprintln!("lifeguard: invalid policy: {e}");
+                    return Ok(2);
+                }
+            };
+            let value = serde_json::to_value(loaded.to_file()).context("serializing the policy")?;
+            let text = match format {
+                ShowFormat::Yaml => format!(
+                    "# The effective policy ({}).\n{}",
+                    source.describe(),
+                    policies::yaml::to_yaml(&value)
+                ),
+                ShowFormat::Json => {
+                    let mut s = serde_json::to_string_pretty(&value).context("serializing the policy")?;
+                    s.push('\n');
+                    s
+                }
+            };
+            write_stdout(&text)?;
+            Ok(0)
+        }
+        PolicyCommand::Schema => {
+            write_stdout(&policies::policy::json_schema())?;
+            Ok(0)
+        }
+    }
+}
+
+/// `policy "web", deny at error, 2 rules off, 3 severity overrides, 1 exemption, 2 custom rules`.
+fn outline(policy: &Policy) -> String {
+    let file = policy.to_file();
+    let count = |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
+    let off = file.rules.values().filter(|r| r.enabled == Some(false)).count();
+    let overrides = file.rules.values().filter(|r| r.severity.is_some()).count();
+    let mut parts = Vec::new();
+    if let Some(name) = policy.name() {
+        parts.push(format!("policy {name:?}"));
+    }
+    parts.push(format!("deny at {}", policy.deny_severity));
+    parts.push(count(off, "rule off", "rules off"));
+    parts.push(count(overrides, "severity override", "severity overrides"));
+    parts.push(count(file.exemptions.len(), "exemption", "exemptions"));
+    parts.push(count(file.custom_rules.len(), "custom rule", "custom rules"));
+    parts.join(", ")
+}

@@ -1,0 +1,329 @@
+//! A validated, ready-to-use policy: the file's values plus their compiled
+//! forms (regex and glob sets, exemptions, custom rules).
+//!
+//! Building a [`Policy`] either yields a complete policy or an error, never a
+//! half-applied one, so a server can keep its old policy on a bad reload.
+
+use std::collections::BTreeMap;
+
+use globset::{Glob, GlobSet, GlobSetBuilder};
+use regex::RegexSet;
+
+use super::custom::CompiledCustom;
+use super::error::{Invalid, PolicyError};
+use super::exempt::CompiledExemption;
+use super::file::{API_VERSION, KIND, Metadata, PolicyFile, RuleConfig};
+use crate::finding::Severity;
+use crate::settings::Settings;
+
+/// A validated policy the rules and the engine read.
+#[derive(Debug, Clone)]
+pub struct Policy {
+    /// Rule parameters.
+    pub settings: Settings,
+    /// Findings at or above this severity deny an object (webhook enforce
+    /// mode) and fail `lifeguard lint` by default.
+    pub deny_severity: Severity,
+    /// Where the policy came from (`pack default`, a file name), for messages.
+    pub origin: String,
+    pub(crate) metadata: Option<Metadata>,
+    pub(crate) rules: BTreeMap<String, RuleConfig>,
+    pub(crate) exemptions: Vec<CompiledExemption>,
+    pub(crate) custom: Vec<CompiledCustom>,
+    pub(crate) dependency_paths: RegexSet,
+    pub(crate) slow_boot_images: RegexSet,
+    pub(crate) database_images: RegexSet,
+    pub(crate) drain_env: GlobSet,
+    pub(crate) shutdown_env: GlobSet,
+}
+
+impl Default for Policy {
+    /// The `default` pack: built-in parameters, every rule on, deny at `error`.
+    fn default() -> Self {
+        // The defaults are covered by a unit test, so this cannot fail in practice;
+        // an empty policy would still be safe (rules just match nothing).
+        Policy::new(Settings::default()).unwrap_or_else(|_| Policy::empty(Settings::default()))
+    }
+}
+
+/// An empty policy file (`apiVersion` and `kind` only) with these parameters.
+pub(crate) fn file_with(settings: Settings) -> PolicyFile {
+    PolicyFile {
+        api_version: API_VERSION.to_owned(),
+        kind: KIND.to_owned(),
+        metadata: None,
+        extends: None,
+        deny_severity: None,
+        parameters: settings,
+        rules: BTreeMap::new(),
+        exemptions: Vec::new(),
+        custom_rules: Vec::new(),
+    }
+}
+
+impl Policy {
+    /// Validates and compiles parameters, with every rule on and no
+    /// exemptions or custom rules.
+    pub fn new(settings: Settings) -> Result<Policy, PolicyError> {
+        Policy::from_file(file_with(settings), "")
+    }
+
+    /// Validates and compiles a policy file read by other means (`extends`
+    /// must be unset: merging packs is [`Policy::load`]'s job). `origin`
+    /// names the policy in errors.
+    pub fn from_file(file: PolicyFile, origin: &str) -> Result<Policy, PolicyError> {
+        if file.extends.is_some() {
+            return Err(Invalid::at("/extends", "resolve `extends` with Policy::load").unlocated(origin));
+        }
+        compile(file, &[], origin).map_err(|e| e.unlocated(origin))
+    }
+
+    fn empty(settings: Settings) -> Policy {
+        Policy {
+            settings,
+            deny_severity: Severity::Error,
+            origin: String::new(),
+            metadata: None,
+            rules: BTreeMap::new(),
+            exemptions: Vec::new(),
+            custom: Vec::new(),
+            dependency_paths: RegexSet::empty(),
+            slow_boot_images: RegexSet::empty(),
+            database_images: RegexSet::empty(),
+            drain_env: GlobSet::empty(),
+            shutdown_env: GlobSet::empty(),
+        }
+    }
+
+    /// The policy's `metadata.name`, if any.
+    pub fn name(&self) -> Option<&str> {
+        self.metadata.as_ref().and_then(|m| m.name.as_deref())
+    }
+
+    /// Whether a rule (built-in or custom) runs.
+    pub fn is_enabled(&self, rule: &str) -> bool {
+        self.rules.get(rule).and_then(|r| r.enabled) != Some(false)
+    }
+
+    /// The severity the policy forces on a rule's findings, if any.
+    pub fn severity_override(&self, rule: &str) -> Option<Severity> {
+        self.rules.get(rule).and_then(|r| r.severity)
+    }
+
+    /// Names of the policy's custom rules.
+    pub fn custom_rule_names(&self) -> impl Iterator<Item = &str> {
+        self.custom.iter().map(|c| c.spec.name.as_str())
+    }
+
+    /// Whether `name` is a rule this policy knows (built-in or custom).
+    pub fn knows_rule(&self, name: &str) -> bool {
+        crate::rules::find(name).is_some() || self.custom_rule_names().any(|c| c == name)
+    }
+
+    /// Whether findings at this severity deny an object.
+    pub fn denies(&self, severity: Severity) -> bool {
+        severity >= self.deny_severity
+    }
+
+    /// Whether an HTTP path is known to aggregate dependencies or readiness.
+    pub fn is_dependency_path(&self, path: &str) -> bool {
+        self.dependency_paths.is_match(path)
+    }
+
+    /// Whether an image is a known slow booter.
+    pub fn is_slow_boot_image(&self, image: &str) -> bool {
+        self.slow_boot_images.is_match(image)
+    }
+
+    /// Whether an image is a database, cache or queue server.
+    pub fn is_database_image(&self, image: &str) -> bool {
+        self.database_images.is_match(image)
+    }
+
+    /// Whether an env var name holds a drain time.
+    pub fn is_drain_env(&self, name: &str) -> bool {
+        self.drain_env.is_match(name)
+    }
+
+    /// Whether an env var name holds a shutdown budget.
+    pub fn is_shutdown_env(&self, name: &str) -> bool {
+        self.shutdown_env.is_match(name)
+    }
+
+    /// The policy as a file: every parameter, the rule switches, exemptions
+    /// and custom rules, with `extends` resolved. Loading it gives the same policy.
+    pub fn to_file(&self) -> PolicyFile {
+        PolicyFile {
+            metadata: self.metadata.clone(),
+            deny_severity: Some(self.deny_severity),
+            rules: self.rules.clone(),
+            exemptions: self.exemptions.iter().map(|e| e.spec.clone()).collect(),
+            custom_rules: self.custom.iter().map(|c| c.spec.clone()).collect(),
+            ..file_with(self.settings.clone())
+        }
+    }
+}
+
+/// Validates a policy file (without `extends`) and compiles it. Rule names
+/// may refer to built-in rules, the file's custom rules and `more_rules`
+/// (custom rules of the packs it extends).
+pub(crate) fn compile(file: PolicyFile, more_rules: &[String], origin: &str) -> Result<Policy, Invalid> {
+    if file.api_version != API_VERSION {
+        return Err(Invalid::at(
+            "/apiVersion",
+            format!("must be {API_VERSION:?}, got {:?}", file.api_version),
+        ));
+    }
+    if file.kind != KIND {
+        return Err(Invalid::at("/kind", format!("must be {KIND:?}, got {:?}", file.kind)));
+    }
+    let s = &file.parameters;
+    for (key, value, zero_ok) in [
+        ("coldStartMarginPercent", s.cold_start_margin_percent, true),
+        ("startupPeriodSeconds", s.startup_period_seconds, false),
+        ("gpuBootSeconds", s.gpu_boot_seconds, false),
+        ("slowBootInitialDelaySeconds", s.slow_boot_initial_delay_seconds, false),
+        ("minLivenessBudgetSeconds", s.min_liveness_budget_seconds, true),
+        ("minLivenessTimeoutSeconds", s.min_liveness_timeout_seconds, false),
+        ("minLivenessFailureThreshold", s.min_liveness_failure_threshold, false),
+        ("prestopMinRemainingSeconds", s.prestop_min_remaining_seconds, true),
+        ("prestopBridgeSeconds", s.prestop_bridge_seconds, false),
+        ("modelServerDrainSeconds", s.model_server_drain_seconds, true),
+    ] {
+        positive(key, value, zero_ok)?;
+    }
+    let custom = file
+        .custom_rules
+        .iter()
+        .enumerate()
+        .map(|(i, spec)| CompiledCustom::new(spec.clone(), &format!("/customRules/{i}")))
+        .collect::<Result<Vec<_>, _>>()?;
+    super::custom::check_names(&custom)?;
+    let known = |name: &str| {
+        crate::rules::find(name).is_some()
+            || custom.iter().any(|c| c.spec.name == name)
+            || more_rules.iter().any(|m| m == name)
+    };
+    for name in file.rules.keys() {
+        if !known(name) {
+            let pointer = format!("/rules/{}", crate::model::escape_token(name));
+            return Err(Invalid::at(pointer, unknown_rule(name)));
+        }
+    }
+    let exemptions = file
+        .exemptions
+        .iter()
+        .enumerate()
+        .map(|(i, spec)| CompiledExemption::new(spec.clone(), &format!("/exemptions/{i}"), &known))
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(Policy {
+        dependency_paths: regex_set("dependencyPaths", &s.dependency_paths)?,
+        slow_boot_images: regex_set("slowBootImages", &s.slow_boot_images)?,
+        database_images: regex_set("databaseImages", &s.database_images)?,
+        drain_env: glob_set("/parameters/drainEnvPatterns", &s.drain_env_patterns)?,
+        shutdown_env: glob_set("/parameters/shutdownEnvPatterns", &s.shutdown_env_patterns)?,
+        deny_severity: file.deny_severity.unwrap_or(Severity::Error),
+        origin: origin.to_owned(),
+        metadata: file.metadata,
+        rules: file.rules,
+        exemptions,
+        custom,
+        settings: file.parameters,
+    })
+}
+
+/// "unknown rule ..." with a hint.
+pub(crate) fn unknown_rule(name: &str) -> String {
+    let names = crate::rules::RULES.iter().map(|r| r.name);
+    match super::load::closest(name, names) {
+        Some(best) => format!("unknown rule {name:?}; did you mean {best:?}?"),
+        None => format!(
+            "unknown rule {name:?}; `lifeguard rules` lists the built-in rules, and custom rules must be defined under customRules"
+        ),
+    }
+}
+
+fn positive(key: &'static str, value: i64, zero_ok: bool) -> Result<(), Invalid> {
+    if value < 0 || (!zero_ok && value == 0) {
+        let want = if zero_ok { "zero or more" } else { "at least 1" };
+        return Err(Invalid::at(
+            format!("/parameters/{key}"),
+            format!("must be {want}, got {value}"),
+        ));
+    }
+    Ok(())
+}
+
+fn regex_set(key: &'static str, patterns: &[String]) -> Result<RegexSet, Invalid> {
+    for (i, p) in patterns.iter().enumerate() {
+        regex::Regex::new(p).map_err(|e| {
+            Invalid::at(
+                format!("/parameters/{key}/{i}"),
+                format!("invalid regex {p:?}: {}", regex_reason(&e)),
+            )
+        })?;
+    }
+    RegexSet::new(patterns).map_err(|e| Invalid::at(format!("/parameters/{key}"), regex_reason(&e)))
+}
+
+/// Compiles globs; errors point at the offending item of the list at `pointer`.
+pub(crate) fn glob_set(pointer: &str, patterns: &[String]) -> Result<GlobSet, Invalid> {
+    let mut builder = GlobSetBuilder::new();
+    for (i, p) in patterns.iter().enumerate() {
+        let glob = Glob::new(p)
+            .map_err(|e| Invalid::at(format!("{pointer}/{i}"), format!("invalid glob {p:?}: {}", e.kind())))?;
+        builder.add(glob);
+    }
+    builder
+        .build()
+        .map_err(|e| Invalid::at(pointer, format!("invalid globs: {e}")))
+}
+
+/// A regex error in one line: the regex crate's message spans several (the
+/// pattern with a caret), which reads badly after `file:line:col:`.
+pub(crate) fn regex_reason(e: &regex::Error) -> String {
+    let text = e.to_string();
+    text.lines()
+        .rev()
+        .find_map(|l| l.trim().strip_prefix("error: "))
+        .map_or_else(|| one_line(&text), str::to_owned)
+}
+
+fn one_line(s: &str) -> String {
+    s.lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn default_settings_compile() {
+        assert!(Policy::new(Settings::default()).is_ok());
+    }
+
+    #[test]
+    fn bad_regex_names_the_key() {
+        let settings = Settings {
+            dependency_paths: vec!["^/ok$".into(), "(".into()],
+            ..Settings::default()
+        };
+        let err = Policy::new(settings).err().map(|e| e.to_string()).unwrap_or_default();
+        assert!(
+            err.starts_with("parameters.dependencyPaths[1]: invalid regex \"(\""),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn env_globs_match_suffixes() {
+        let p = Policy::default();
+        assert!(p.is_drain_env("AISUITE_DRAIN_SECONDS"));
+        assert!(p.is_shutdown_env("APP_SHUTDOWN_TIMEOUT_SECONDS"));
+        assert!(!p.is_drain_env("DRAIN_SECONDS_X"));
+    }
+}

@@ -1,0 +1,21 @@
+//! Policies: the file format (`apiVersion: lifeguard.dev/v1alpha1`,
+//! `kind: Policy`), the built-in packs, loading with positioned errors, and
+//! what the engine does with a policy (rule switches, severities,
+//! exemptions, the ignore annotation, custom rules).
+
+mod compiled;
+mod custom;
+mod error;
+mod exempt;
+pub mod file;
+mod load;
+mod merge;
+pub mod packs;
+mod schema;
+mod suppress;
+
+pub use compiled::Policy;
+pub use error::PolicyError;
+pub use packs::{PACKS, Pack, find_pack};
+pub use schema::json_schema;
+pub use suppress::{ANNOTATION_IGNORE, ANNOTATION_IGNORE_REASON, Suppressed, SuppressedBy, ignore_list};

@@ -1,0 +1,17 @@
+//! YAML (and JSON) with positions: text in, JSON values and a position tree
+//! out. Pure, like the rest of the engine: the caller reads the text.
+//!
+//! The linter reads manifests with it and the engine reads policy files with
+//! it, so both report `line:column` the same way and share one set of limits.
+
+pub mod emit;
+mod guards;
+pub mod limits;
+pub mod parse;
+pub mod scalar;
+pub mod source;
+
+pub use emit::to_yaml;
+pub use limits::Limits;
+pub use parse::{ParseError, parse_stream};
+pub use source::{Document, Location, Mark, Node};

@@ -1,0 +1,94 @@
+//! A parsed document and the position tree that maps a JSON pointer back
+//! to `line:column`.
+
+use serde_json::Value;
+
+/// A position in the source (line 1-based, column 0-based in characters,
+/// index in characters from the start of the text).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Mark {
+    /// Line, 1-based.
+    pub line: u32,
+    /// Column, 0-based, in characters.
+    pub col: u32,
+    /// Offset in characters from the start of the text.
+    pub index: u32,
+}
+
+/// Positions of one value, aligned with the value: `kids[i]` is the i-th
+/// element of a sequence or the i-th entry of a mapping (in the map's order).
+#[derive(Debug, Clone, Default)]
+pub struct Node {
+    /// Where the value starts.
+    pub start: Mark,
+    /// Where the value ends (exclusive).
+    pub end: Mark,
+    /// Where the key of this value starts, for mapping entries.
+    pub key: Option<Mark>,
+    /// Positions of the children.
+    pub kids: Vec<Node>,
+}
+
+/// A `line:column` (both 1-based) to show a person.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
+pub struct Location {
+    /// Line, 1-based.
+    pub line: u32,
+    /// Column, 1-based.
+    pub column: u32,
+}
+
+impl From<Mark> for Location {
+    fn from(m: Mark) -> Location {
+        Location {
+            line: m.line,
+            column: m.col + 1,
+        }
+    }
+}
+
+/// One YAML document (or one JSON file) with its positions.
+#[derive(Debug, Clone)]
+pub struct Document {
+    /// The document as JSON.
+    pub value: Value,
+    /// Positions, aligned with `value`.
+    pub root: Node,
+    /// Where the document starts (its `---`, or its first node).
+    pub start: Mark,
+}
+
+impl Document {
+    /// Position of the field a JSON pointer names; for a missing field,
+    /// the deepest existing parent. Mapping entries point at their key.
+    pub fn locate(&self, pointer: &str) -> Location {
+        let mut value = &self.value;
+        let mut node = &self.root;
+        let mut at = node.key.unwrap_or(node.start);
+        if pointer.is_empty() {
+            return at.into();
+        }
+        for raw in pointer.split('/').skip(1) {
+            let token = raw.replace("~1", "/").replace("~0", "~");
+            let index = match value {
+                Value::Object(map) => map.keys().position(|k| *k == token),
+                Value::Array(items) => token.parse::<usize>().ok().filter(|i| *i < items.len()),
+                _ => None,
+            };
+            let (Some(i), Some(next_node)) = (index, index.and_then(|i| node.kids.get(i))) else {
+                break;
+            };
+            value = match value {
+                Value::Object(map) => match map.values().nth(i) {
+                    Some(v) => v,
+                    None => break,
+                },
+                Value::Array(items) => &items[i],
+                _ => break,
+            };
+            node = next_node;
+            at = node.key.unwrap_or(node.start);
+        }
+        at.into()
+    }
+}

@@ -1,0 +1,281 @@
+//! Fixing one file: plan each object's fixes with the engine, apply them to
+//! the text one operation at a time, and keep an object's edits only when the
+//! edited text reads back as exactly the fixed object (and every other
+//! document as it was).
+
+use std::panic::{AssertUnwindSafe, catch_unwind};
+
+use policies::{AppliedFix, Batch, Finding, Policy, objects_in};
+use serde_json::Value;
+
+use super::object::{Ctx, Fixed, fix_object};
+use super::text::{Offsets, line_start};
+use crate::input::{Document, Limits};
+use crate::lint::{InputError, Located, parse_text};
+
+/// The fixes applied to one object.
+#[derive(Debug, Clone)]
+pub struct ObjectFixes {
+    /// `Kind/namespace/name`.
+    pub object: String,
+    /// The fixes, in the order they were applied.
+    pub applied: Vec<AppliedFix>,
+}
+
+/// A fix that was planned but not written, and why.
+#[derive(Debug, Clone)]
+pub struct Skipped {
+    /// File name as shown.
+    pub file: String,
+    /// Line of the finding, 1-based.
+    pub line: u32,
+    /// `Kind/namespace/name`.
+    pub object: String,
+    /// The rule whose fix was left out.
+    pub rule: String,
+    /// Why.
+    pub reason: String,
+}
+
+/// The outcome of fixing one file's text.
+#[derive(Debug, Clone)]
+pub struct FileFix {
+    /// File name as shown.
+    pub file: String,
+    /// The text as read.
+    pub original: String,
+    /// The text with every verified fix (equal to `original` when none).
+    pub fixed: String,
+    /// Whether the text is a JSON document.
+    pub json: bool,
+    /// Objects that were changed.
+    pub objects: Vec<ObjectFixes>,
+    /// Findings left in the fixed text, located in it.
+    pub remaining: Vec<Located>,
+    /// Fixes left out (an alias, a block scalar, ...); their findings are in `remaining`.
+    pub skipped: Vec<Skipped>,
+    /// Input errors and fixes that failed verification.
+    pub errors: Vec<InputError>,
+}
+
+impl FileFix {
+    /// Whether the fixed text differs from the original.
+    pub fn changed(&self) -> bool {
+        self.fixed != self.original
+    }
+
+    /// Number of fixes applied.
+    pub fn fix_count(&self) -> usize {
+        self.objects.iter().map(|o| o.applied.len()).sum()
+    }
+}
+
+/// Which object of the file, and where.
+pub(super) struct Place<'a> {
+    pub(super) prefix: String,
+    pub(super) object: &'a Value,
+    pub(super) name: String,
+}
+
+/// Fixes every pod-bearing object in `text`. A file with a syntax error is
+/// left alone (its error is reported).
+///
+/// Edits work on one document's text at a time (documents do not share
+/// anchors), so a large stream is not re-read whole after every operation;
+/// the whole file is read back once at the end, before anything is kept.
+pub fn fix_text(
+    file: &str,
+    text: &str,
+    batch: &Batch,
+    policy: &Policy,
+    only: Option<&[String]>,
+    limits: &Limits,
+) -> FileFix {
+    let json = serde_json::from_str::<Value>(text).is_ok();
+    let mut out = FileFix {
+        file: file.to_owned(),
+        original: text.to_owned(),
+        fixed: text.to_owned(),
+        json,
+        objects: Vec::new(),
+        remaining: Vec::new(),
+        skipped: Vec::new(),
+        errors: Vec::new(),
+    };
+    let (docs, error) = parse_text(file, text, limits);
+    if let Some(e) = error {
+        out.errors.push(e);
+        return out;
+    }
+    let mut ranges = doc_ranges(text, &docs);
+    let mut expected: Vec<Value> = docs.iter().map(|d| d.value.clone()).collect();
+    // (document, prefix, finding) left after fixing, located at the end.
+    let mut left: Vec<(usize, String, Finding)> = Vec::new();
+    for (doc, d) in docs.iter().enumerate() {
+        for (prefix, object) in objects_in(&d.value) {
+            if !object.is_object() {
+                continue;
+            }
+            let place = Place {
+                name: describe(object),
+                prefix,
+                object,
+            };
+            let (from, to) = ranges[doc];
+            let ctx = Ctx {
+                file,
+                doc: d,
+                json,
+                batch,
+                policy,
+                only,
+                limits,
+            };
+            let done = catch_unwind(AssertUnwindSafe(|| {
+                fix_object(&ctx, &place, &out.fixed[from..to], &mut expected[doc])
+            }));
+            match done {
+                Ok(Fixed {
+                    findings,
+                    edited,
+                    applied,
+                    skipped,
+                    errors,
+                }) => {
+                    left.extend(findings.into_iter().map(|f| (doc, place.prefix.clone(), f)));
+                    out.skipped.extend(skipped);
+                    out.errors.extend(errors);
+                    if let Some(edited) = edited {
+                        out.fixed.replace_range(from..to, &edited);
+                        // Later documents move with the end of this one.
+                        let new_to = from + edited.len();
+                        ranges[doc].1 = new_to;
+                        for r in ranges.iter_mut().skip(doc + 1) {
+                            *r = (r.0 - to + new_to, r.1 - to + new_to);
+                        }
+                        out.objects.push(ObjectFixes {
+                            object: place.name.clone(),
+                            applied,
+                        });
+                    }
+                }
+                Err(_) => out.errors.push(error_at(
+                    file,
+                    d,
+                    &place.prefix,
+                    format!("{}: internal error while fixing (please report); not fixed", place.name),
+                )),
+            }
+        }
+    }
+    let fixed_docs = if out.changed() {
+        match verify(file, &out.fixed, &expected, json, limits) {
+            Ok(docs) => docs,
+            Err(why) => {
+                out.errors.push(InputError {
+                    file: file.to_owned(),
+                    line: None,
+                    column: None,
+                    message: format!(
+                        "internal error: the fixed file would not read back as the fixed objects ({why}); not written (please report)"
+                    ),
+                });
+                out.fixed = out.original.clone();
+                out.objects.clear();
+                docs
+            }
+        }
+    } else {
+        docs
+    };
+    for (doc, prefix, finding) in left {
+        let pointer = format!("{prefix}{}", finding.pointer);
+        let at = fixed_docs.get(doc).map(|d| d.locate(&pointer)).unwrap_or_default();
+        let object = fixed_docs.get(doc).and_then(|d| d.value.pointer(&prefix));
+        let text = |p: &str| {
+            object
+                .and_then(|o| o.pointer(p))
+                .and_then(Value::as_str)
+                .map(str::to_owned)
+        };
+        out.remaining.push(Located {
+            file: file.to_owned(),
+            line: at.line,
+            column: at.column,
+            kind: text("/kind").unwrap_or_default(),
+            namespace: text("/metadata/namespace"),
+            name: text("/metadata/name"),
+            object_at: fixed_docs.get(doc).map(|d| d.locate(&prefix)).unwrap_or_default(),
+            template: None,
+            pointer,
+            finding,
+        });
+    }
+    out
+}
+
+/// Byte ranges of the documents: each from the start of its first line to
+/// the start of the next document's (the last one to the end of the text).
+fn doc_ranges(text: &str, docs: &[Document]) -> Vec<(usize, usize)> {
+    let off = Offsets::new(text);
+    let starts: Vec<usize> = docs.iter().map(|d| line_start(text, off.byte(d.start.index))).collect();
+    starts
+        .iter()
+        .enumerate()
+        .map(|(i, s)| (*s, starts.get(i + 1).copied().unwrap_or(text.len())))
+        .collect()
+}
+
+/// Checks that `text` parses, without error, into exactly the documents
+/// `want`, and returns them.
+pub(super) fn verify(
+    file: &str,
+    text: &str,
+    want: &[Value],
+    json: bool,
+    limits: &Limits,
+) -> Result<Vec<Document>, String> {
+    if json && serde_json::from_str::<Value>(text).is_err() {
+        return Err("not valid JSON".into());
+    }
+    let (docs, error) = parse_text(file, text, limits);
+    if let Some(e) = error {
+        return Err(format!("does not parse: {e}"));
+    }
+    if docs.len() != want.len() {
+        return Err(format!("{} documents instead of {}", docs.len(), want.len()));
+    }
+    match docs.iter().zip(want).position(|(d, w)| d.value != *w) {
+        Some(i) => Err(format!("document {} differs", i + 1)),
+        None => Ok(docs),
+    }
+}
+
+pub(super) fn pointer_mut<'v>(value: &'v mut Value, pointer: &str) -> Option<&'v mut Value> {
+    if pointer.is_empty() {
+        Some(value)
+    } else {
+        value.pointer_mut(pointer)
+    }
+}
+
+pub(super) fn error_at(file: &str, doc: &Document, pointer: &str, message: String) -> InputError {
+    let at = doc.locate(pointer);
+    InputError {
+        file: file.to_owned(),
+        line: Some(at.line),
+        column: Some(at.column),
+        message,
+    }
+}
+
+/// `Kind/namespace/name`, as the lint output names objects.
+fn describe(object: &Value) -> String {
+    let text = |p: &str| object.pointer(p).and_then(Value::as_str);
+    let kind = text("/kind").filter(|k| !k.is_empty()).unwrap_or("<no kind>");
+    let name = text("/metadata/name").unwrap_or("<unnamed>");
+    match text("/metadata/namespace") {
+        Some(ns) => format!("{kind}/{ns}/{name}"),
+        None => format!("{kind}/{name}"),
+    }
+}

@@ -1,0 +1,20 @@
+//! `lifeguard fix`: applies the engine's fixes (JSON Patch operations) to the
+//! text of YAML and JSON files so that every line a fix does not change
+//! stays byte-identical, and writes nothing it has not read back and checked.
+
+pub mod diff;
+pub mod edit;
+pub mod file;
+mod layout;
+mod object;
+mod path;
+mod render;
+pub mod run;
+pub mod summary;
+mod text;
+
+pub use edit::EditError;
+pub use file::{FileFix, ObjectFixes, Skipped, fix_text};
+pub use run::{FixOutcome, FixedInput, Output, fix_paths, write};
+#[cfg(test)]
+mod tests;

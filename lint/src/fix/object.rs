@@ -1,0 +1,146 @@
+//! Fixing one object: plan its fixes, write them into its document's text
+//! one operation at a time, and check the result reads back as the fixed
+//! object. A rule whose fix cannot be written (an alias, a block scalar) is
+//! left out and the plan redone, so the other rules' fixes still apply.
+
+use policies::{AppliedFix, Batch, Finding, Policy, lint_object, plan_fixes};
+use serde_json::Value;
+
+use super::edit::{self, EditError};
+use super::file::{Place, Skipped, error_at, pointer_mut, verify};
+use crate::input::{Document, Limits};
+use crate::lint::InputError;
+
+/// What fixing one object needs besides the object.
+pub(super) struct Ctx<'a> {
+    pub(super) file: &'a str,
+    pub(super) doc: &'a Document,
+    pub(super) json: bool,
+    pub(super) batch: &'a Batch,
+    pub(super) policy: &'a Policy,
+    pub(super) only: Option<&'a [String]>,
+    pub(super) limits: &'a Limits,
+}
+
+/// What fixing one object did.
+#[derive(Default)]
+pub(super) struct Fixed {
+    /// Findings left on the object.
+    pub(super) findings: Vec<Finding>,
+    /// The document's new text, when the object was fixed.
+    pub(super) edited: Option<String>,
+    /// The fixes in `edited`.
+    pub(super) applied: Vec<AppliedFix>,
+    /// Rules whose fix could not be written, and why.
+    pub(super) skipped: Vec<Skipped>,
+    /// Unreadable specs and fixes that failed their check.
+    pub(super) errors: Vec<InputError>,
+}
+
+/// Fixes one object in its document's text `doc_text`; on success the
+/// expected document value is updated.
+pub(super) fn fix_object(ctx: &Ctx<'_>, place: &Place<'_>, doc_text: &str, expected: &mut Value) -> Fixed {
+    let mut done = Fixed::default();
+    let first = match lint_object(place.object, ctx.batch, ctx.policy) {
+        Ok(Some(report)) => report.findings,
+        Ok(None) => return done,
+        Err(e) => {
+            let pointer = format!("{}{}", place.prefix, e.pointer);
+            let message = format!("{}: {pointer}: {}", place.name, e.message);
+            done.errors.push(error_at(ctx.file, ctx.doc, &pointer, message));
+            return done;
+        }
+    };
+    // Rules whose fix could not be written are left out and the plan redone,
+    // so the other rules' fixes still apply.
+    let mut excluded: Vec<String> = Vec::new();
+    // Each round excludes at least one more rule, so this ends.
+    for _ in 0..=policies::rules::RULES.len() {
+        let allowed: Vec<String> = policies::rules::RULES
+            .iter()
+            .map(|r| r.name.to_owned())
+            .filter(|r| ctx.only.is_none_or(|o| o.contains(r)) && !excluded.contains(r))
+            .collect();
+        let plan = match plan_fixes(place.object, ctx.batch, ctx.policy, Some(&allowed)) {
+            Ok(Some(plan)) => plan,
+            Ok(None) | Err(_) => break,
+        };
+        let Some(fixed_object) = plan.fixed.as_ref().filter(|_| !plan.operations.is_empty()) else {
+            done.findings = plan.remaining;
+            return done;
+        };
+        match write_plan(place, doc_text, &plan.operations, ctx.json, ctx.limits) {
+            Ok(text) => {
+                let mut want = expected.clone();
+                if let Some(slot) = pointer_mut(&mut want, &place.prefix) {
+                    *slot = fixed_object.clone();
+                }
+                if let Err(why) = verify(ctx.file, &text, std::slice::from_ref(&want), ctx.json, ctx.limits) {
+                    let message = format!(
+                        "{}: internal error: the edited text would not read back as the fixed object ({why}); not fixed (please report)",
+                        place.name
+                    );
+                    done.errors.push(error_at(ctx.file, ctx.doc, &place.prefix, message));
+                    break;
+                }
+                *expected = want;
+                done.edited = Some(text);
+                done.applied = plan.applied;
+                done.findings = plan.remaining;
+                return done;
+            }
+            Err((pointer, error)) => {
+                // The rule whose fix writes there: from the first findings,
+                // else every rule in the plan (the object is left as it is).
+                let relative = pointer.strip_prefix(&place.prefix).unwrap_or(&pointer);
+                let owner = first.iter().find(|f| {
+                    allowed.contains(&f.rule)
+                        && f.fix
+                            .as_ref()
+                            .is_some_and(|x| x.operations.iter().any(|op| op.path().as_str() == relative))
+                });
+                let rules: Vec<String> = match owner {
+                    Some(f) => vec![f.rule.clone()],
+                    None => plan.applied.iter().map(|a| a.rule.clone()).collect(),
+                };
+                for rule in rules {
+                    let finding = first.iter().find(|f| f.rule == rule);
+                    let at = ctx.doc.locate(&format!(
+                        "{}{}",
+                        place.prefix,
+                        finding.map_or("", |f| f.pointer.as_str())
+                    ));
+                    done.skipped.push(Skipped {
+                        file: ctx.file.to_owned(),
+                        line: at.line,
+                        object: place.name.clone(),
+                        rule: rule.clone(),
+                        reason: error.to_string(),
+                    });
+                    excluded.push(rule);
+                }
+            }
+        }
+    }
+    done.findings = first;
+    done
+}
+
+/// Applies a plan's operations to the text, re-parsing after each; on
+/// failure, the pointer (from the document root) and why.
+fn write_plan(
+    place: &Place<'_>,
+    text: &str,
+    operations: &[json_patch::PatchOperation],
+    json: bool,
+    limits: &Limits,
+) -> Result<String, (String, EditError)> {
+    let mut text = text.to_owned();
+    for op in operations {
+        let (path, value) = edit::parts(op).map_err(|e| (String::new(), e))?;
+        let pointer = format!("{}{path}", place.prefix);
+        // The text is the object's document alone: document 0.
+        text = edit::apply(&text, 0, &pointer, value, json, limits).map_err(|e| (pointer, e))?;
+    }
+    Ok(text)
+}

@@ -1,0 +1,149 @@
+//! `lifeguard fix` minus the command line: read every input, fix each file
+//! against the same batch (Services in any input inform the rules, as in
+//! `lint`), and write the results in place, as diffs, or to stdout.
+
+use std::io::Read;
+
+use policies::{Batch, Policy, Severity, objects_in};
+
+use super::diff;
+use super::file::{FileFix, fix_text};
+use crate::input::{Input, InputName, Limits, discover, read_text};
+use crate::lint::{InputError, parse_text};
+
+/// One input and its fixes.
+#[derive(Debug, Clone)]
+pub struct FixedInput {
+    /// Where it came from.
+    pub input: Input,
+    /// Whether the file started with a UTF-8 byte order mark (kept on write).
+    pub bom: bool,
+    /// What was fixed.
+    pub fix: FileFix,
+}
+
+/// Everything a fix run did.
+#[derive(Debug, Default)]
+pub struct FixOutcome {
+    /// Inputs that were read and parsed, in order.
+    pub inputs: Vec<FixedInput>,
+    /// Inputs that could not be read, and files that could not be written.
+    pub errors: Vec<InputError>,
+}
+
+impl FixOutcome {
+    /// Every error: unreadable inputs, syntax errors, fixes that failed verification, writes.
+    pub fn all_errors(&self) -> impl Iterator<Item = &InputError> {
+        self.errors.iter().chain(self.inputs.iter().flat_map(|i| &i.fix.errors))
+    }
+
+    /// 2 on any error; 1 when a file changed (or would) or a finding at or
+    /// above `fail_on` remains; else 0.
+    pub fn exit_code(&self, fail_on: Option<Severity>) -> u8 {
+        let remaining = self
+            .inputs
+            .iter()
+            .flat_map(|i| &i.fix.remaining)
+            .any(|l| fail_on.is_some_and(|min| l.finding.severity >= min));
+        if self.all_errors().next().is_some() {
+            2
+        } else if remaining || self.inputs.iter().any(|i| i.fix.changed()) {
+            1
+        } else {
+            0
+        }
+    }
+}
+
+/// Reads, parses and fixes every input; writes nothing.
+pub fn fix_paths(paths: &[String], policy: &Policy, only: Option<&[String]>, limits: &Limits) -> FixOutcome {
+    let (inputs, discover_errors) = discover(paths);
+    let mut out = FixOutcome::default();
+    out.errors
+        .extend(discover_errors.into_iter().map(|(file, e)| InputError {
+            file,
+            line: None,
+            column: None,
+            message: e.to_string(),
+        }));
+    let mut texts = Vec::with_capacity(inputs.len());
+    for input in inputs {
+        match read_text(&input, limits) {
+            Ok(text) => {
+                let bom = starts_with_bom(&input);
+                texts.push((input, bom, text));
+            }
+            Err(e) => out.errors.push(InputError {
+                file: input.display_name(),
+                line: None,
+                column: None,
+                message: e.to_string(),
+            }),
+        }
+    }
+    let parsed: Vec<_> = texts
+        .iter()
+        .map(|(input, _, text)| parse_text(&input.display_name(), text, limits).0)
+        .collect();
+    let batch = Batch::from_objects(
+        parsed
+            .iter()
+            .flatten()
+            .flat_map(|d| objects_in(&d.value))
+            .map(|(_, v)| v),
+    );
+    for (input, bom, text) in texts {
+        let fix = fix_text(&input.display_name(), &text, &batch, policy, only, limits);
+        out.inputs.push(FixedInput { input, bom, fix });
+    }
+    out
+}
+
+fn starts_with_bom(input: &Input) -> bool {
+    let Input::File(path) = input else { return false };
+    let mut head = [0u8; 3];
+    std::fs::File::open(path)
+        .and_then(|mut f| f.read_exact(&mut head))
+        .is_ok_and(|()| head == *b"\xEF\xBB\xBF")
+}
+
+/// What to do with the fixed text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Output {
+    /// Rewrite changed files; stdin's fixed stream goes to stdout.
+    InPlace,
+    /// Print a unified diff per changed input; write nothing.
+    Diff,
+}
+
+/// Writes the outcome: changed files in place (or diffs), stdin's stream to
+/// `stdout`. Failed writes become errors of the outcome.
+pub fn write(out: &mut FixOutcome, mode: Output, stdout: &mut impl std::io::Write) -> std::io::Result<()> {
+    let mut errors = Vec::new();
+    for i in &out.inputs {
+        let fix = &i.fix;
+        match (mode, &i.input) {
+            (Output::Diff, _) => stdout.write_all(diff::unified(&fix.file, &fix.original, &fix.fixed).as_bytes())?,
+            (Output::InPlace, Input::Stdin) => stdout.write_all(fix.fixed.as_bytes())?,
+            (Output::InPlace, Input::File(path)) if fix.changed() => {
+                let mut bytes = Vec::with_capacity(fix.fixed.len() + 3);
+                if i.bom {
+                    bytes.extend_from_slice(b"\xEF\xBB\xBF");
+                }
+                bytes.extend_from_slice(fix.fixed.as_bytes());
+                if let Err(e) = std::fs::write(path, bytes) {
+                    errors.push(InputError {
+                        file: fix.file.clone(),
+                        line: None,
+                        column: None,
+                        message: format!("cannot write the fixed file: {e}"),
+                    });
+                }
+            }
+            (Output::InPlace, Input::File(_)) => {}
+        }
+    }
+    stdout.flush()?;
+    out.errors.extend(errors);
+    Ok(())
+}

@@ -1,0 +1,108 @@
+//! What `lifeguard fix` tells a person on stderr: each fix, each fix left
+//! out and why, the findings that need a hand, and one summary line.
+
+use std::fmt::Write as _;
+
+use policies::Severity;
+
+use super::run::{FixOutcome, Output};
+
+/// The report: one line per fix, per fix left out, per remaining finding at
+/// or above `fail_on`, then the summary line.
+pub fn render(out: &FixOutcome, mode: Output, fail_on: Option<Severity>) -> String {
+    let mut s = String::new();
+    let verb = match mode {
+        Output::InPlace => "fixed",
+        Output::Diff => "would fix",
+    };
+    for i in &out.inputs {
+        for o in &i.fix.objects {
+            for a in &o.applied {
+                let _ = writeln!(
+                    s,
+                    "{}: {} {}: [{}] {}",
+                    i.fix.file, verb, o.object, a.rule, a.description
+                );
+            }
+        }
+        for k in &i.fix.skipped {
+            let _ = writeln!(
+                s,
+                "{}:{}: not fixed {}: [{}] {}",
+                k.file, k.line, k.object, k.rule, k.reason
+            );
+        }
+        for l in &i.fix.remaining {
+            if fail_on.is_some_and(|min| l.finding.severity >= min) {
+                let what = if l.finding.fix.is_some() {
+                    "not fixed"
+                } else {
+                    "no automatic fix"
+                };
+                let _ = writeln!(
+                    s,
+                    "{}:{}:{} {}[{}] {}: {what}: {}",
+                    l.file,
+                    l.line,
+                    l.column,
+                    l.finding.severity,
+                    l.finding.rule,
+                    l.object(),
+                    l.finding.message
+                );
+            }
+        }
+    }
+    for e in out.all_errors() {
+        let at = match (e.line, e.column) {
+            (Some(l), Some(c)) => format!("{}:{l}:{c}", e.file),
+            (Some(l), None) => format!("{}:{l}", e.file),
+            _ => e.file.clone(),
+        };
+        let _ = writeln!(s, "{at} error: {}", e.message);
+    }
+    let _ = writeln!(s, "{}", line(out, mode));
+    s
+}
+
+/// `4 fixes applied to 1 object in 1 file; 2 findings remain without an automatic fix`
+pub fn line(out: &FixOutcome, mode: Output) -> String {
+    let plural = |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
+    let fixes: usize = out.inputs.iter().map(|i| i.fix.fix_count()).sum();
+    let objects: usize = out.inputs.iter().map(|i| i.fix.objects.len()).sum();
+    let files = out.inputs.iter().filter(|i| i.fix.changed()).count();
+    let remaining = out.inputs.iter().flat_map(|i| &i.fix.remaining);
+    let without = remaining.clone().filter(|l| l.finding.fix.is_none()).count();
+    let unfixed = remaining.filter(|l| l.finding.fix.is_some()).count();
+    let mut s = if fixes == 0 {
+        format!("nothing to fix in {}", plural(out.inputs.len(), "file", "files"))
+    } else {
+        let done = match mode {
+            Output::InPlace => "applied to",
+            Output::Diff => "to apply to",
+        };
+        format!(
+            "{} {done} {} in {}",
+            plural(fixes, "fix", "fixes"),
+            plural(objects, "object", "objects"),
+            plural(files, "file", "files")
+        )
+    };
+    let _ = write!(
+        s,
+        "; {} without an automatic fix",
+        plural(without, "finding remains", "findings remain")
+    );
+    if unfixed > 0 {
+        let _ = write!(
+            s,
+            "; {} not fixed (--rule, or see above)",
+            plural(unfixed, "fixable finding", "fixable findings")
+        );
+    }
+    let errors = out.all_errors().count();
+    if errors > 0 {
+        let _ = write!(s, "; {}", plural(errors, "error", "errors"));
+    }
+    s
+}

@@ -1,0 +1,31 @@
+//! The README's hand-checked `lifeguard fix --diff` example is what the
+//! binary prints for `lint/examples/gpu-model-server.yaml`.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+#[test]
+fn readme_fix_example_matches_the_binary() {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let readme = std::fs::read_to_string(root.join("../README.md")).expect("README.md");
+    let section = &readme[readme.find("## Fixing").expect("README has a Fixing section")..];
+    let start = section.find("```diff\n").expect("a diff block") + "```diff\n".len();
+    let block = &section[start..start + section[start..].find("```").expect("closed block")];
+    let out = Command::new(env!("CARGO_BIN_EXE_lifeguard"))
+        .args(["fix", "--diff", "gpu-model-server.yaml"])
+        .current_dir(root.join("examples"))
+        .output()
+        .expect("run lifeguard");
+    assert_eq!(out.status.code(), Some(1));
+    let printed = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(block, printed, "README's fix example is stale");
+    // The values the README explains.
+    for line in [
+        "+            failureThreshold: 48",
+        "+      terminationGracePeriodSeconds: 45",
+        "+            initialDelaySeconds: 0",
+        "+                seconds: 25",
+    ] {
+        assert!(printed.lines().any(|l| l == line), "{line}");
+    }
+}

@@ -32,6 +32,21 @@ pub struct JsonFinding<'a> {
     pub help: &'a str,
     /// JSON pointer of the offending field within the object.
     pub path: &'a str,
+    /// Whether `lifeguard fix` fixes it.
+    pub fixable: bool,
+    /// What the fix changes, or null.
+    pub fix: Option<&'a str>,
+    /// For `helm template` output: the template and the line within its rendered output.
+    pub template: Option<JsonTemplate<'a>>,
+}
+
+/// The Helm template a finding was rendered from.
+#[derive(Debug, Serialize)]
+pub struct JsonTemplate<'a> {
+    /// Template path (`chart/templates/x.yaml`, or under `--helm-chart-root`).
+    pub path: &'a str,
+    /// Line within what the template rendered.
+    pub line: u32,
 }
 
 impl<'a> JsonFinding<'a> {
@@ -51,6 +66,12 @@ impl<'a> JsonFinding<'a> {
             message: &f.message,
             help: &f.help,
             path: &f.pointer,
+            fixable: f.fix.is_some(),
+            fix: f.fix.as_ref().map(|x| x.description.as_str()),
+            template: l.template.as_ref().map(|t| JsonTemplate {
+                path: &t.path,
+                line: t.line(l.line),
+            }),
         }
     }
 }

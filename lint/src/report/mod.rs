@@ -1,7 +1,10 @@
 //! Renderers: one per output format. They only format what the engine found.
 
+pub mod github;
 pub mod json;
+pub mod junit;
 pub mod rules;
+pub mod sarif;
 pub mod summary;
 pub mod text;
 
@@ -11,5 +14,20 @@ pub enum Format {
     /// For a person: `file:line:col`, object, rule, message, help; colour on a terminal.
     Text,
     /// A stable JSON array of findings (see the README for the fields).
+    Json,
+    /// SARIF 2.1.0, for GitHub code scanning and other SARIF viewers.
+    Sarif,
+    /// JUnit XML: one test case per object and rule, for CI test reports.
+    Junit,
+    /// GitHub Actions workflow commands: annotations on the pull request.
+    Github,
+}
+
+/// Output formats of `lifeguard rules`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ListFormat {
+    /// One line per rule.
+    Text,
+    /// A JSON array of rules.
     Json,
 }

@@ -4,7 +4,7 @@ use policies::Severity;
 
 use crate::lint::Outcome;
 
-/// `3 findings (1 error, 2 warnings, 0 info) in 4 objects across 2 files; 1 input error`
+/// `3 findings (1 error, 2 warnings, 0 info) in 4 objects across 2 files; 2 suppressed; 1 input error`
 pub fn line(out: &Outcome) -> String {
     let n = out.findings.len();
     let plural = |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
@@ -17,6 +17,11 @@ pub fn line(out: &Outcome) -> String {
         plural(out.objects, "object", "objects"),
         plural(out.files, "file", "files"),
     );
+    // Suppressed findings are counted, not hidden: a reviewer sees how many
+    // the policy and the annotations set aside.
+    if !out.suppressed.is_empty() {
+        s.push_str(&format!("; {} suppressed", out.suppressed.len()));
+    }
     if !out.errors.is_empty() {
         s.push_str(&format!(
             "; {}",

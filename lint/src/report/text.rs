@@ -4,7 +4,8 @@
 use std::fmt::Write as _;
 
 use anstyle::{AnsiColor, Style};
-use policies::Severity;
+use policies::rules::FixAvailability;
+use policies::{Finding, Severity};
 
 use crate::lint::{InputError, Located, Outcome};
 use crate::report::summary;
@@ -27,11 +28,13 @@ pub fn finding(l: &Located) -> String {
     let f = &l.finding;
     let sev = severity_style(f.severity);
     let mut s = String::new();
+    // For `helm template` output this names the template; the rendered position follows below.
+    let (file, line) = l.shown_at();
     let _ = writeln!(
         s,
         "{BOLD}{}:{}:{}{BOLD:#} {sev}{}{sev:#}[{BOLD}{}{BOLD:#}] {}",
-        l.file,
-        l.line,
+        file,
+        line,
         l.column,
         f.severity,
         f.rule,
@@ -41,7 +44,34 @@ pub fn finding(l: &Located) -> String {
     if !f.help.is_empty() {
         let _ = writeln!(s, "  {DIM}help:{DIM:#} {}", f.help);
     }
+    match fix_note(f) {
+        Ok(description) => {
+            let _ = writeln!(s, "  {DIM}fix:{DIM:#} {description}");
+        }
+        Err(why) => {
+            let _ = writeln!(s, "  {DIM}no automatic fix:{DIM:#} {why}");
+        }
+    }
+    if l.template.is_some() {
+        let _ = writeln!(s, "  {DIM}rendered:{DIM:#} {}:{}:{}", l.file, l.line, l.column);
+    }
     s
+}
+
+/// What `lifeguard fix` would do with a finding: `Ok(description)` of its
+/// fix, or `Err(reason)` there is none.
+pub fn fix_note(f: &Finding) -> Result<String, String> {
+    if let Some(fix) = &f.fix {
+        return Ok(fix.description.clone());
+    }
+    Err(match policies::rules::find(&f.rule).map(|r| r.fix) {
+        Some(FixAvailability::NoFix(why)) => why.to_owned(),
+        Some(FixAvailability::Fix(_)) => format!(
+            "not for this case (`lifeguard explain {}` says when there is one)",
+            f.rule
+        ),
+        None => "a custom rule has none".to_owned(),
+    })
 }
 
 /// Renders one input error.

@@ -1,0 +1,84 @@
+//! `--format github`: GitHub Actions workflow commands, one per finding
+//! (`::error file=...,line=...,col=...,title=...::message`), which Actions
+//! shows as annotations on the pull request. Info findings are notices.
+//! Input errors are annotations too, so a failing run says why.
+
+use policies::Severity;
+
+use crate::lint::{InputError, Located, Outcome};
+
+/// Renders every finding, then every input error, one command per line.
+pub fn render(out: &Outcome) -> String {
+    let mut s = String::new();
+    for l in &out.findings {
+        s.push_str(&finding(l));
+    }
+    for e in &out.errors {
+        s.push_str(&input_error(e));
+    }
+    s
+}
+
+/// One finding as a workflow command.
+pub fn finding(l: &Located) -> String {
+    let f = &l.finding;
+    let command = match f.severity {
+        Severity::Error => "error",
+        Severity::Warning => "warning",
+        Severity::Info => "notice",
+    };
+    let (file, line) = l.shown_at();
+    // Annotations attach to repository-relative paths; `./x.yaml` would not match `x.yaml`.
+    let file = file.strip_prefix("./").unwrap_or(file);
+    let mut message = format!("{}: {}", l.object(), f.message);
+    if !f.help.is_empty() {
+        message.push_str(&format!("\nhelp: {}", f.help));
+    }
+    if let Some(fix) = &f.fix {
+        message.push_str(&format!("\nfix (`lifeguard fix`): {}", fix.description));
+    }
+    if l.template.is_some() {
+        message.push_str(&format!("\nrendered: {}:{}:{}", l.file, l.line, l.column));
+    }
+    format!(
+        "::{command} file={},line={line},col={},title={}::{}\n",
+        property(file),
+        l.column,
+        property(&format!("lifeguard {}", f.rule)),
+        data(&message)
+    )
+}
+
+fn input_error(e: &InputError) -> String {
+    let file = e.file.strip_prefix("./").unwrap_or(&e.file);
+    let mut props = vec![format!("file={}", property(file))];
+    if let Some(line) = e.line {
+        props.push(format!("line={line}"));
+    }
+    if let Some(col) = e.column {
+        props.push(format!("col={col}"));
+    }
+    props.push(format!("title={}", property("lifeguard input error")));
+    format!("::error {}::{}\n", props.join(","), data(&e.message))
+}
+
+/// Escapes a command's message, as the Actions toolkit does.
+fn data(s: &str) -> String {
+    s.replace('%', "%25").replace('\r', "%0D").replace('\n', "%0A")
+}
+
+/// Escapes a property value: also `:` and `,`, which delimit properties.
+fn property(s: &str) -> String {
+    data(s).replace(':', "%3A").replace(',', "%2C")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{data, property};
+
+    #[test]
+    fn escapes_what_would_end_a_command_or_a_property() {
+        assert_eq!(data("50% of\nit"), "50%25 of%0Ait");
+        assert_eq!(property("a:b,c%\r"), "a%3Ab%2Cc%25%0D");
+    }
+}

@@ -1,0 +1,262 @@
+//! `--format sarif`: SARIF 2.1.0 for GitHub code scanning and other SARIF
+//! viewers. Every registered rule is listed (with its documentation and
+//! default level) so rule indexes are stable; each finding is a result at its
+//! file, line and column (the Helm template for `helm template` output).
+
+use std::collections::BTreeMap;
+
+use policies::Severity;
+use policies::rules::{FixAvailability, RULES, Rule};
+use serde_json::{Value, json};
+use serde_sarif::sarif::{
+    ArtifactLocation, Invocation, Location, LogicalLocation, Message, MultiformatMessageString, Notification,
+    PhysicalLocation, PropertyBag, Region, ReportingConfiguration, ReportingDescriptor, Result as SarifResult,
+    ResultLevel, Run, Sarif, Tool, ToolComponent,
+};
+
+use crate::lint::{InputError, Located, Outcome};
+use crate::report::rules::explain;
+
+/// The schema URI GitHub's documentation uses for SARIF 2.1.0.
+const SCHEMA_URI: &str = "https://json.schemastore.org/sarif-2.1.0.json";
+
+/// Renders the outcome as one SARIF log with one run, pretty-printed, with a trailing newline.
+pub fn render(out: &Outcome) -> String {
+    let sarif = Sarif::builder()
+        .schema(SCHEMA_URI)
+        .version(json!("2.1.0"))
+        .runs(vec![run(out)])
+        .build();
+    let mut s = serde_json::to_string_pretty(&sarif).unwrap_or_else(|_| "{}".to_owned());
+    s.push('\n');
+    s
+}
+
+fn run(out: &Outcome) -> Run {
+    let mut rules: Vec<ReportingDescriptor> = RULES.iter().copied().map(descriptor).collect();
+    let mut ids: Vec<&str> = RULES.iter().map(|r| r.name).collect();
+    // Custom rules come from the policy; describe them from their first finding.
+    for l in &out.findings {
+        if !ids.contains(&l.finding.rule.as_str()) {
+            ids.push(&l.finding.rule);
+            rules.push(custom_descriptor(l));
+        }
+    }
+    let driver = ToolComponent::builder()
+        .name("lifeguard")
+        .version(env!("CARGO_PKG_VERSION"))
+        .semantic_version(env!("CARGO_PKG_VERSION"))
+        .information_uri(env!("CARGO_PKG_REPOSITORY"))
+        .rules(rules)
+        .build();
+    let invocation = if out.errors.is_empty() {
+        Invocation::builder().execution_successful(true).build()
+    } else {
+        Invocation::builder()
+            .execution_successful(false)
+            .tool_execution_notifications(out.errors.iter().map(notification).collect::<Vec<_>>())
+            .build()
+    };
+    Run::builder()
+        .tool(Tool::builder().driver(driver).build())
+        // Columns count characters, not UTF-16 code units.
+        .column_kind(json!("unicodeCodePoints"))
+        .invocations(vec![invocation])
+        .results(out.findings.iter().map(|l| result(l, &ids)).collect::<Vec<_>>())
+        .build()
+}
+
+fn level_of(severity: Severity) -> ResultLevel {
+    match severity {
+        Severity::Error => ResultLevel::Error,
+        Severity::Warning => ResultLevel::Warning,
+        Severity::Info => ResultLevel::Note,
+    }
+}
+
+fn descriptor(rule: &Rule) -> ReportingDescriptor {
+    let doc = explain(rule);
+    let fixable = matches!(rule.fix, FixAvailability::Fix(_));
+    ReportingDescriptor::builder()
+        .id(rule.name)
+        .name(rule.name)
+        .short_description(text(rule.summary))
+        .full_description(text(rule.summary))
+        .help(
+            MultiformatMessageString::builder()
+                .text(doc.clone())
+                .markdown(doc)
+                .build(),
+        )
+        .default_configuration(
+            ReportingConfiguration::builder()
+                .level(json!(level_of(rule.severity)))
+                .build(),
+        )
+        .properties(properties(
+            Some(vec!["kubernetes".to_owned(), "reliability".to_owned()]),
+            [("fixable", json!(fixable))],
+        ))
+        .build()
+}
+
+fn custom_descriptor(l: &Located) -> ReportingDescriptor {
+    let f = &l.finding;
+    let summary = format!("custom rule `{}` of the policy", f.rule);
+    let help = if f.help.is_empty() {
+        summary.clone()
+    } else {
+        f.help.clone()
+    };
+    ReportingDescriptor::builder()
+        .id(f.rule.clone())
+        .name(f.rule.clone())
+        .short_description(text(&summary))
+        .help(MultiformatMessageString::builder().text(help).build())
+        .default_configuration(
+            ReportingConfiguration::builder()
+                .level(json!(level_of(f.severity)))
+                .build(),
+        )
+        .properties(properties(
+            Some(vec!["kubernetes".to_owned(), "custom".to_owned()]),
+            [("fixable", json!(f.fix.is_some()))],
+        ))
+        .build()
+}
+
+fn result(l: &Located, rule_ids: &[&str]) -> SarifResult {
+    let f = &l.finding;
+    let (file, line) = l.shown_at();
+    let object = l.object();
+    let mut message = format!("{object}: {}", f.message);
+    if !f.help.is_empty() {
+        message.push_str(&format!("\nhelp: {}", f.help));
+    }
+    if let Some(fix) = &f.fix {
+        message.push_str(&format!("\nfix (`lifeguard fix`): {}", fix.description));
+    }
+    let mut extra: Vec<(&str, Value)> = vec![
+        ("object", json!(object)),
+        ("container", json!(f.container)),
+        ("jsonPointer", json!(l.pointer)),
+    ];
+    if let Some(fix) = &f.fix {
+        extra.push(("fix", json!(fix.description)));
+    }
+    if l.template.is_some() {
+        extra.push(("rendered", json!(format!("{}:{}:{}", l.file, l.line, l.column))));
+    }
+    let logical = LogicalLocation::builder()
+        .fully_qualified_name(object.clone())
+        .kind("object")
+        .build();
+    let location = Location::builder()
+        .physical_location(physical(file, Some((line, Some(l.column)))))
+        .logical_locations(vec![logical])
+        .build();
+    let index = rule_ids
+        .iter()
+        .position(|r| *r == f.rule)
+        .and_then(|i| i64::try_from(i).ok());
+    let result = SarifResult::builder()
+        .rule_id(f.rule.clone())
+        .level(level_of(f.severity))
+        .message(Message::builder().text(message).build())
+        .locations(vec![location])
+        // Stable across line moves: the object and field, not the line.
+        .partial_fingerprints(BTreeMap::from([(
+            "lifeguardFinding/v1".to_owned(),
+            format!("{}|{object}|{}", uri(file), l.pointer),
+        )]))
+        .properties(properties(None, extra));
+    match index {
+        Some(i) => result.rule_index(i).build(),
+        None => result.build(),
+    }
+}
+
+fn notification(e: &InputError) -> Notification {
+    let at = e.line.map(|line| (line, e.column));
+    Notification::builder()
+        .level(json!("error"))
+        .message(Message::builder().text(format!("input error: {}", e.message)).build())
+        .locations(vec![
+            Location::builder().physical_location(physical(&e.file, at)).build(),
+        ])
+        .build()
+}
+
+/// A file and, when known, a line and column.
+fn physical(file: &str, at: Option<(u32, Option<u32>)>) -> PhysicalLocation {
+    let artifact = ArtifactLocation::builder().uri(uri(file)).build();
+    let Some((line, column)) = at else {
+        return PhysicalLocation::builder().artifact_location(artifact).build();
+    };
+    let region = match column {
+        Some(c) => Region::builder()
+            .start_line(i64::from(line.max(1)))
+            .start_column(i64::from(c.max(1)))
+            .build(),
+        None => Region::builder().start_line(i64::from(line.max(1))).build(),
+    };
+    PhysicalLocation::builder()
+        .artifact_location(artifact)
+        .region(region)
+        .build()
+}
+
+fn text(s: &str) -> MultiformatMessageString {
+    MultiformatMessageString::builder().text(s).build()
+}
+
+fn properties<'a>(tags: Option<Vec<String>>, extra: impl IntoIterator<Item = (&'a str, Value)>) -> PropertyBag {
+    let additional_properties: BTreeMap<String, Value> = extra.into_iter().map(|(k, v)| (k.to_owned(), v)).collect();
+    match tags {
+        Some(tags) => PropertyBag::builder()
+            .tags(tags)
+            .additional_properties(additional_properties)
+            .build(),
+        None => PropertyBag::builder()
+            .additional_properties(additional_properties)
+            .build(),
+    }
+}
+
+/// A file name as a URI reference: relative paths stay relative (GitHub
+/// resolves them against the repository root), absolute ones become
+/// `file://` URIs, and characters a URI may not hold are percent-encoded.
+pub fn uri(file: &str) -> String {
+    let path = file.replace('\\', "/");
+    let path = path.strip_prefix("./").unwrap_or(&path);
+    let encoded: String = path
+        .bytes()
+        .map(|b| {
+            if b.is_ascii_alphanumeric() || b"-._~/!$&'()*+,;=@".contains(&b) {
+                char::from(b).to_string()
+            } else {
+                format!("%{b:02X}")
+            }
+        })
+        .collect();
+    if path.starts_with('/') {
+        format!("file://{encoded}")
+    } else {
+        encoded
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::uri;
+
+    #[test]
+    fn file_names_become_uri_references() {
+        assert_eq!(uri("k8s/app.yaml"), "k8s/app.yaml");
+        assert_eq!(uri("./k8s/my app.yaml"), "k8s/my%20app.yaml");
+        assert_eq!(uri("<stdin>"), "%3Cstdin%3E");
+        assert_eq!(uri("/abs/x.yaml"), "file:///abs/x.yaml");
+        assert_eq!(uri("C:\\x\\y.yaml"), "C%3A/x/y.yaml");
+        assert_eq!(uri("dir/é.yaml"), "dir/%C3%A9.yaml");
+    }
+}

@@ -1,0 +1,253 @@
+//! The hooks of `.pre-commit-hooks.yaml`, run as pre-commit runs them: in a
+//! temporary git repository, the declared `entry` plus `args` plus the staged
+//! files that `files`/`exclude` select, in one invocation (`require_serial`).
+//!
+//! pre-commit installs a `language: rust` hook with `cargo install --path .`
+//! at the repository root and runs the entry's program from there; the test
+//! checks, through `cargo metadata`, that the root is an installable package
+//! whose binary of that name is built from the same `main.rs` as `lifeguard`,
+//! and then runs this build of `lifeguard` in its place.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use lifeguard::input::{Limits, parse_stream};
+use regex::Regex;
+use serde_json::Value;
+
+fn repo_root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+/// A hook as declared, with pre-commit's defaults filled in.
+struct Hook {
+    program: String,
+    entry_args: Vec<String>,
+    args: Vec<String>,
+    files: Regex,
+    exclude: Option<Regex>,
+}
+
+fn declared_hooks() -> Vec<Value> {
+    let text = std::fs::read_to_string(repo_root().join(".pre-commit-hooks.yaml")).expect(".pre-commit-hooks.yaml");
+    let (docs, error) = parse_stream(&text, &Limits::default());
+    assert!(error.is_none(), "{error:?}");
+    match docs.into_iter().next().map(|d| d.value) {
+        Some(Value::Array(hooks)) => hooks,
+        other => panic!("a list of hooks, got {other:?}"),
+    }
+}
+
+fn hook(id: &str) -> Hook {
+    let hooks = declared_hooks();
+    let h = hooks
+        .iter()
+        .find(|h| h["id"] == id)
+        .unwrap_or_else(|| panic!("hook {id}"));
+    assert_eq!(h["language"], "rust", "{id}");
+    assert_eq!(
+        h["require_serial"], true,
+        "{id}: all files in one run, so Services inform every object"
+    );
+    let text = |key: &str| h[key].as_str().map(str::to_owned);
+    let mut entry = text("entry")
+        .expect("entry")
+        .split_whitespace()
+        .map(str::to_owned)
+        .collect::<Vec<_>>();
+    let program = entry.remove(0);
+    let args = h["args"]
+        .as_array()
+        .map(|a| a.iter().filter_map(Value::as_str).map(str::to_owned).collect())
+        .unwrap_or_default();
+    Hook {
+        program,
+        entry_args: entry,
+        args,
+        files: Regex::new(&text("files").unwrap_or_default()).expect("files is a regex"),
+        exclude: text("exclude").map(|e| Regex::new(&e).expect("exclude is a regex")),
+    }
+}
+
+/// The root package pre-commit installs has a binary named `program`, built
+/// from the `lifeguard` binary's own source file.
+fn assert_installable(program: &str) {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
+    let out = Command::new(cargo)
+        .args(["metadata", "--no-deps", "--offline", "--format-version", "1"])
+        .current_dir(repo_root())
+        .output()
+        .expect("run cargo metadata");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let meta: Value = serde_json::from_slice(&out.stdout).expect("metadata is JSON");
+    let root_manifest = repo_root().join("Cargo.toml").canonicalize().expect("root manifest");
+    let packages = meta["packages"].as_array().expect("packages");
+    let bin = |package: &Value, name: &str| {
+        package["targets"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .find(|t| t["name"] == name && t["kind"].as_array().is_some_and(|k| k.iter().any(|k| k == "bin")))
+            .and_then(|t| t["src_path"].as_str())
+            .map(str::to_owned)
+    };
+    let root = packages
+        .iter()
+        .find(|p| p["manifest_path"].as_str().map(PathBuf::from).as_deref() == Some(root_manifest.as_path()))
+        .expect("the repository root is a package (`cargo install --path .` fails on a virtual manifest)");
+    let lint = packages
+        .iter()
+        .find(|p| p["name"] == "lifeguard")
+        .expect("the lifeguard package");
+    let hook_main = bin(root, program).unwrap_or_else(|| panic!("the root package has no binary {program:?}"));
+    assert_eq!(
+        Some(hook_main),
+        bin(lint, "lifeguard"),
+        "the hook binary is the lifeguard CLI"
+    );
+}
+
+fn git(repo: &Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .args(args)
+        .current_dir(repo)
+        .output()
+        .expect("run git");
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).expect("git output is UTF-8")
+}
+
+/// A git repository with manifests, a Helm chart's template, and other files, all staged.
+fn repo() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let root = dir.path();
+    let fixtures = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/formats");
+    for (from, to) in [
+        ("web.yaml", "k8s/web.yaml"),
+        ("good.yaml", "k8s/good.yml"),
+        ("worker.yaml", "jobs/worker.yaml"),
+    ] {
+        std::fs::create_dir_all(root.join(to).parent().expect("parent")).expect("mkdir");
+        std::fs::copy(fixtures.join(from), root.join(to)).expect("copy fixture");
+    }
+    std::fs::create_dir_all(root.join("chart/templates")).expect("mkdir");
+    // Not YAML until Helm renders it: the hooks must not be handed it.
+    std::fs::write(
+        root.join("chart/templates/deployment.yaml"),
+        "spec: {{ .Values.spec }}\n",
+    )
+    .expect("write");
+    std::fs::write(root.join("chart/values.yaml"), "spec: {}\n").expect("write");
+    std::fs::write(root.join("README.md"), "# demo\n").expect("write");
+    std::fs::write(root.join("package.json"), "{\"name\": \"demo\"}\n").expect("write");
+    git(root, &["init", "-q"]);
+    git(root, &["add", "-A"]);
+    dir
+}
+
+/// The staged files pre-commit hands a hook: `files` matches and `exclude` does not.
+fn selected(hook: &Hook, repo: &Path) -> Vec<String> {
+    git(
+        repo,
+        &[
+            "diff",
+            "--staged",
+            "--name-only",
+            "--no-ext-diff",
+            "--diff-filter=ACMRTUXB",
+        ],
+    )
+    .lines()
+    .filter(|f| hook.files.is_match(f) && !hook.exclude.as_ref().is_some_and(|e| e.is_match(f)))
+    .map(str::to_owned)
+    .collect()
+}
+
+fn run(hook: &Hook, repo: &Path, files: &[String]) -> Output {
+    assert_installable(&hook.program);
+    Command::new(env!("CARGO_BIN_EXE_lifeguard"))
+        .args(&hook.entry_args)
+        .args(&hook.args)
+        .args(files)
+        .current_dir(repo)
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("run the hook")
+}
+
+#[test]
+fn the_hooks_select_yaml_and_json_but_not_helm_templates_or_other_files() {
+    let repo = repo();
+    for id in ["lifeguard-lint", "lifeguard-fix"] {
+        let mut files = selected(&hook(id), repo.path());
+        files.sort();
+        assert_eq!(
+            files,
+            [
+                "chart/values.yaml",
+                "jobs/worker.yaml",
+                "k8s/good.yml",
+                "k8s/web.yaml",
+                "package.json"
+            ],
+            "{id}"
+        );
+    }
+}
+
+#[test]
+fn the_lint_hook_fails_on_an_error_and_names_the_file() {
+    let repo = repo();
+    let lint = hook("lifeguard-lint");
+    assert_eq!(lint.entry_args, ["lint"]);
+    let files = selected(&lint, repo.path());
+    let out = run(&lint, repo.path(), &files);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout.contains("k8s/web.yaml:34:11 error[probe-endpoint-reused]"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("jobs/worker.yaml:19:13 info[exec-probe]"), "{stdout}");
+    assert!(stdout.contains("across 5 files"), "{stdout}");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "",
+        "no input error: the template was not passed"
+    );
+
+    // A commit that stages only clean manifests passes.
+    let clean = vec!["k8s/good.yml".to_owned(), "chart/values.yaml".to_owned()];
+    let out = run(&lint, repo.path(), &clean);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stdout));
+}
+
+#[test]
+fn the_fix_hook_rewrites_files_in_place_so_pre_commit_sees_them_modified() {
+    let repo = repo();
+    let fix = hook("lifeguard-fix");
+    assert_eq!(fix.entry_args, ["fix"]);
+    let files = selected(&fix, repo.path());
+    let out = run(&fix, repo.path(), &files);
+    // An error without an automatic fix is left, so the hook fails either way.
+    assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
+    // pre-commit fails a hook that modified files: the fixed file differs from the index.
+    let changed = git(repo.path(), &["diff", "--name-only"]);
+    assert_eq!(changed, "k8s/web.yaml\n");
+    let fixed = std::fs::read_to_string(repo.path().join("k8s/web.yaml")).expect("read");
+    assert!(fixed.contains("failureThreshold: 3"), "{fixed}");
+
+    // Once the fixes are staged, a second run changes nothing more.
+    git(repo.path(), &["add", "-A"]);
+    run(&fix, repo.path(), &files);
+    assert_eq!(git(repo.path(), &["diff", "--name-only"]), "");
+}

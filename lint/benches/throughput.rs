@@ -2,17 +2,16 @@
 //! Deployments, next to the time to merely parse the same YAML.
 //!
 //! Run: `cargo bench -p lifeguard --bench throughput` (add `-- N` for another
-//! object count). Prints one table; figures go to BENCHMARKS.md.
+//! object count). Each phase runs in its own child process so its peak
+//! memory (VmHWM, Linux) is its own and no counting allocator skews the
+//! timings. Prints one table; figures go to BENCHMARKS.md.
 
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use lifeguard::input::{Limits, parse_stream};
 use lifeguard::lint::{Parsed, lint_parsed};
-use peak_alloc::PeakAlloc;
 use policies::Policy;
-
-#[global_allocator]
-static ALLOC: PeakAlloc = PeakAlloc;
 
 const RUNS: usize = 7;
 
@@ -96,82 +95,131 @@ spec:
     )
 }
 
-fn median(mut samples: Vec<Duration>) -> Duration {
-    samples.sort();
-    samples[samples.len() / 2]
+/// Peak and current resident memory of this process, in bytes (Linux).
+fn memory() -> (u64, u64) {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let field = |name: &str| {
+        status
+            .lines()
+            .find(|l| l.starts_with(name))
+            .and_then(|l| l.split_whitespace().nth(1))
+            .and_then(|kb| kb.parse::<u64>().ok())
+            .map_or(0, |kb| kb * 1024)
+    };
+    (field("VmHWM:"), field("VmRSS:"))
 }
 
-/// Runs `f` RUNS times; returns the median time and the peak bytes allocated
-/// above the baseline during one run.
-fn measure<T>(mut f: impl FnMut() -> T) -> (Duration, usize) {
-    let mut times = Vec::with_capacity(RUNS);
-    let mut peak = 0;
-    for _ in 0..RUNS {
-        let base = ALLOC.current_usage();
-        ALLOC.reset_peak_usage();
-        let t = Instant::now();
-        let out = f();
-        times.push(t.elapsed());
-        peak = peak.max(ALLOC.peak_usage().saturating_sub(base));
-        drop(out);
-    }
-    (median(times), peak)
-}
-
-fn main() {
-    let count: usize = std::env::args().skip(1).find_map(|a| a.parse().ok()).unwrap_or(10_000);
+/// Child: runs one phase RUNS times; prints `median_ns peak_bytes findings`.
+fn run_phase(phase: &str, count: usize) {
     let text: String = (0..count).map(deployment).collect();
     let limits = Limits {
         max_document_chars: usize::MAX,
         ..Limits::default()
     };
     let policy = Policy::default();
-
-    let (events_time, events_mem) =
-        measure(|| saphyr_parser::Parser::new_from_str(&text).filter(|e| e.is_ok()).count());
-    let (parse_time, parse_mem) = measure(|| parse_stream(&text, &limits));
-    // Each phase returns what it built so that freeing it is not timed.
-    let (lint_time, lint_mem) = measure(|| {
-        let (documents, err) = parse_stream(&text, &limits);
-        assert!(err.is_none(), "generated YAML must parse");
-        let parsed = [Parsed {
+    // Parsed input for the rules-only phase is built before the baseline.
+    let pre = (phase == "rules").then(|| {
+        let (documents, _) = parse_stream(&text, &limits);
+        [Parsed {
             file: "bench.yaml".into(),
             documents,
-        }];
-        let out = lint_parsed(&parsed, &policy);
-        assert_eq!(out.objects, count);
-        (parsed, out)
+            templates: Vec::new(),
+        }]
     });
-    let (documents, _) = parse_stream(&text, &limits);
-    let parsed = [Parsed {
-        file: "bench.yaml".into(),
-        documents,
-    }];
-    let (engine_time, engine_mem) = measure(|| lint_parsed(&parsed, &policy));
-    let findings = lint_parsed(&parsed, &policy).findings.len();
-
-    let mib = |b: usize| b as f64 / (1024.0 * 1024.0);
-    let per_s = |d: Duration| count as f64 / d.as_secs_f64();
+    let (_, base) = memory();
+    let mut times = Vec::with_capacity(RUNS);
+    let mut findings = 0;
+    for _ in 0..RUNS {
+        let t = Instant::now();
+        // Each run returns what it built so that freeing it is not timed.
+        let kept: Box<dyn std::any::Any> = match phase {
+            "events" => Box::new(saphyr_parser::Parser::new_from_str(&text).filter(Result::is_ok).count()),
+            "parse" => Box::new(parse_stream(&text, &limits)),
+            "rules" => {
+                let out = lint_parsed(pre.as_ref().map_or(&[][..], |p| &p[..]), &policy);
+                findings = out.findings.len();
+                Box::new(out)
+            }
+            _ => {
+                let (documents, err) = parse_stream(&text, &limits);
+                assert!(err.is_none(), "generated YAML must parse");
+                let parsed = [Parsed {
+                    file: "bench.yaml".into(),
+                    documents,
+                    templates: Vec::new(),
+                }];
+                let out = lint_parsed(&parsed, &policy);
+                assert_eq!(out.objects, count);
+                findings = out.findings.len();
+                Box::new((parsed, out))
+            }
+        };
+        times.push(t.elapsed());
+        drop(kept);
+    }
+    times.sort();
+    let (peak, _) = memory();
     println!(
-        "input: {count} Deployments, {:.1} MiB of YAML, {findings} findings; median of {RUNS} runs",
-        mib(text.len())
+        "{} {} {findings}",
+        times[RUNS / 2].as_nanos(),
+        peak.saturating_sub(base)
     );
-    println!("{:<34} {:>10} {:>14} {:>12}", "phase", "time", "objects/s", "peak MiB");
-    for (name, t, m) in [
-        ("YAML events only (saphyr-parser)", events_time, events_mem),
-        ("parse: JSON values + positions", parse_time, parse_mem),
-        ("rules + locations (parsed input)", engine_time, engine_mem),
-        ("lint: parse + rules + locations", lint_time, lint_mem),
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let count: usize = args.iter().find_map(|a| a.parse().ok()).unwrap_or(10_000);
+    if let Some(i) = args.iter().position(|a| a == "--phase") {
+        run_phase(args.get(i + 1).map_or("lint", String::as_str), count);
+        return;
+    }
+    let exe = std::env::current_exe().expect("own path");
+    let mut rows = Vec::new();
+    for (phase, name) in [
+        ("events", "YAML events only (saphyr-parser)"),
+        ("parse", "parse: JSON values + positions"),
+        ("rules", "rules + locations (parsed input)"),
+        ("lint", "lint: parse + rules + locations"),
     ] {
+        let out = Command::new(&exe)
+            .args(["--phase", phase, &count.to_string()])
+            .output()
+            .expect("run phase");
+        let line = String::from_utf8_lossy(&out.stdout);
+        let mut it = line.split_whitespace().map(|v| v.parse::<u128>().unwrap_or(0));
+        let (ns, peak, findings) = (it.next().unwrap_or(0), it.next().unwrap_or(0), it.next().unwrap_or(0));
+        rows.push((
+            phase,
+            name,
+            Duration::from_nanos(u64::try_from(ns).unwrap_or(u64::MAX)),
+            peak,
+            findings,
+        ));
+    }
+    let size: usize = (0..count).map(|i| deployment(i).len()).sum();
+    let mib = |b: u128| b as f64 / (1024.0 * 1024.0);
+    let findings = rows.last().map_or(0, |r| r.4);
+    println!(
+        "input: {count} Deployments, {:.1} MiB of YAML, {findings} findings; median of {RUNS} runs, {} threads",
+        mib(size as u128),
+        std::thread::available_parallelism().map_or(1, usize::from)
+    );
+    println!(
+        "{:<34} {:>10} {:>12} {:>16}",
+        "phase", "time", "objects/s", "peak RSS MiB"
+    );
+    for (_, name, t, peak, _) in &rows {
+        let per_s = count as f64 / t.as_secs_f64();
         println!(
-            "{name:<34} {:>8.1}ms {:>14.0} {:>12.1}",
+            "{name:<34} {:>8.1}ms {:>12.0} {:>16.1}",
             t.as_secs_f64() * 1e3,
-            per_s(t),
-            mib(m)
+            per_s,
+            mib(*peak)
         );
     }
+    let time = |p: &str| rows.iter().find(|r| r.0 == p).map_or(f64::NAN, |r| r.2.as_secs_f64());
     println!(
         "lint / parse time: {:.2}x (target <= 1.30x)",
-        lint_time.as_secs_f64() / parse_time.as_secs_f64()
+        time("lint") / time("parse")
     );
 }

@@ -5,11 +5,11 @@ use std::io::Write;
 
 use anyhow::{Context, Result};
 use clap::{Parser, Subcommand, ValueEnum};
-use policies::{Policy, Severity};
+use policies::Severity;
 
 use crate::input::Limits;
 use crate::lint::lint_paths;
-use crate::report::{self, Format};
+use crate::report::{self, Format, ListFormat};
 
 /// lifeguard: finds (and fixes) Kubernetes probe and pod-lifecycle anti-patterns.
 #[derive(Debug, Parser)]
@@ -25,12 +25,23 @@ pub struct Cli {
 pub enum Command {
     /// Lint manifests: files, directories (recursive; .yaml/.yml/.json) or `-` for stdin.
     Lint(LintArgs),
+    /// Apply the automatic fixes in place (`--diff` prints them instead; `-` fixes stdin to stdout).
+    Fix(FixArgs),
     /// List every rule with its default severity and one line.
     Rules(RulesArgs),
     /// Print a rule's documentation: why, a bad and a good example, the fix.
     Explain {
         /// Rule name, e.g. `probe-endpoint-reused`.
         rule: String,
+    },
+    /// Validate, show or describe policies (`check FILE`, `show`, `schema`).
+    #[command(subcommand)]
+    Policy(crate::policy_cmd::PolicyCommand),
+    /// Print a shell completion script (e.g. `lifeguard completions bash > /etc/bash_completion.d/lifeguard`).
+    Completions {
+        /// The shell.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
     },
 }
 
@@ -68,27 +79,60 @@ pub struct LintArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
-    /// Exit 1 when a finding has at least this severity.
-    #[arg(long, value_enum, default_value_t = FailOn::Error)]
-    pub fail_on: FailOn,
+    /// Exit 1 when a finding has at least this severity. Default: the
+    /// policy's `denySeverity` (`error` in the default policy).
+    #[arg(long, value_enum)]
+    pub fail_on: Option<FailOn>,
+    /// Policy file or built-in pack (`default`, `strict`, `gpu-serving`).
+    /// Default: `.lifeguard.yaml` from the current directory upward, else `default`.
+    #[arg(long, env = "LIFEGUARD_POLICY", value_name = "FILE|PACK")]
+    pub policy: Option<String>,
+    /// For `helm template` output: the chart's directory, relative to the
+    /// repository root, so findings name `DIR/templates/x.yaml` instead of
+    /// the `chart/templates/x.yaml` of Helm's `# Source:` comments.
+    #[arg(long, value_name = "DIR")]
+    pub helm_chart_root: Option<String>,
+}
+
+/// `lifeguard fix` flags.
+#[derive(Debug, clap::Args)]
+pub struct FixArgs {
+    /// Files, directories or `-` (stdin; the fixed stream goes to stdout). Default: the current directory.
+    #[arg(value_name = "PATH")]
+    pub paths: Vec<String>,
+    /// Print a unified diff of the fixes instead of writing any file.
+    #[arg(long)]
+    pub diff: bool,
+    /// Apply only this rule's fixes (repeatable).
+    #[arg(long = "rule", value_name = "RULE")]
+    pub rules: Vec<String>,
+    /// Exit 1 when a finding at least this severe remains unfixed. Default:
+    /// the policy's `denySeverity` (`error` in the default policy).
+    #[arg(long, value_enum)]
+    pub fail_on: Option<FailOn>,
+    /// Policy file or built-in pack, as for `lint`: its parameters shape the
+    /// fixes, and suppressed findings are not fixed.
+    #[arg(long, env = "LIFEGUARD_POLICY", value_name = "FILE|PACK")]
+    pub policy: Option<String>,
 }
 
 /// `lifeguard rules` flags.
 #[derive(Debug, clap::Args)]
 pub struct RulesArgs {
     /// Output format.
-    #[arg(long, value_enum, default_value_t = Format::Text)]
-    pub format: Format,
+    #[arg(long, value_enum, default_value_t = ListFormat::Text)]
+    pub format: ListFormat,
 }
 
 /// Runs a parsed command line; returns the exit code.
 pub fn run(cli: Cli) -> Result<u8> {
     match cli.command {
         Command::Lint(args) => lint(args),
+        Command::Fix(args) => fix(args),
         Command::Rules(args) => {
             let text = match args.format {
-                Format::Text => crate::report::rules::text(),
-                Format::Json => crate::report::rules::json(),
+                ListFormat::Text => crate::report::rules::text(),
+                ListFormat::Json => crate::report::rules::json(),
             };
             write_stdout(&text)?;
             Ok(0)
@@ -103,6 +147,18 @@ pub fn run(cli: Cli) -> Result<u8> {
                 Ok(2)
             }
         },
+        Command::Policy(command) => crate::policy_cmd::run(command, write_stdout),
+        Command::Completions { shell } => {
+            let mut script = Vec::new();
+            clap_complete::generate(
+                shell,
+                &mut <Cli as clap::CommandFactory>::command(),
+                "lifeguard",
+                &mut script,
+            );
+            write_stdout(&String::from_utf8_lossy(&script))?;
+            Ok(0)
+        }
     }
 }
 
@@ -112,20 +168,80 @@ fn lint(args: LintArgs) -> Result<u8> {
     } else {
         args.paths
     };
-    let policy = Policy::default();
-    let out = lint_paths(&paths, &policy, &Limits::default());
+    let policy = match crate::policy_cmd::policy_for(args.policy.as_deref()) {
+        Ok(p) => p,
+        Err(code) => return Ok(code),
+    };
+    let fail_on = args.fail_on.map_or(Some(policy.deny_severity), FailOn::severity);
+    let mut out = lint_paths(&paths, &policy, &Limits::default());
+    if let Some(root) = &args.helm_chart_root {
+        out.rebase_templates(root);
+    }
     let mut stderr = anstream::stderr();
     for e in &out.errors {
         write!(stderr, "{}", report::text::input_error(e)).context("writing to stderr")?;
     }
     match args.format {
         Format::Text => write_stdout(&report::text::render(&out))?,
-        Format::Json => {
-            write_stdout(&report::json::render(&out))?;
+        machine => {
+            let report = match machine {
+                Format::Sarif => report::sarif::render(&out),
+                Format::Junit => report::junit::render(&out, &report::junit::rules_run(&policy), fail_on),
+                Format::Github => report::github::render(&out),
+                Format::Json | Format::Text => report::json::render(&out),
+            };
+            write_stdout(&report)?;
+            // Machine formats keep stdout for the report alone.
             writeln!(stderr, "{}", report::summary::line(&out)).context("writing to stderr")?;
         }
     }
-    Ok(out.exit_code(args.fail_on.severity()))
+    Ok(out.exit_code(fail_on))
+}
+
+fn fix(args: FixArgs) -> Result<u8> {
+    use policies::rules::FixAvailability;
+    for name in &args.rules {
+        let problem = match policies::rules::find(name) {
+            None => "unknown rule",
+            Some(r) if matches!(r.fix, FixAvailability::NoFix(_)) => "rule has no automatic fix",
+            Some(_) => continue,
+        };
+        let fixable: Vec<&str> = policies::rules::RULES
+            .iter()
+            .filter(|r| matches!(r.fix, FixAvailability::Fix(_)))
+            .map(|r| r.name)
+            .collect();
+        eprintln!(
+            "lifeguard: --rule {name:?}: {problem}; rules with a fix: {}",
+            fixable.join(", ")
+        );
+        return Ok(2);
+    }
+    let paths = if args.paths.is_empty() {
+        vec![".".to_owned()]
+    } else {
+        args.paths
+    };
+    let only = (!args.rules.is_empty()).then_some(args.rules.as_slice());
+    let policy = match crate::policy_cmd::policy_for(args.policy.as_deref()) {
+        Ok(p) => p,
+        Err(code) => return Ok(code),
+    };
+    let mode = if args.diff {
+        crate::fix::Output::Diff
+    } else {
+        crate::fix::Output::InPlace
+    };
+    let mut out = crate::fix::fix_paths(&paths, &policy, only, &Limits::default());
+    let mut stdout = std::io::stdout().lock();
+    match crate::fix::write(&mut out, mode, &mut stdout) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => return Err(e).context("writing to stdout"),
+        _ => {}
+    }
+    let fail_on = args.fail_on.map_or(Some(policy.deny_severity), FailOn::severity);
+    let mut stderr = anstream::stderr();
+    write!(stderr, "{}", crate::fix::summary::render(&out, mode, fail_on)).context("writing to stderr")?;
+    Ok(out.exit_code(fail_on))
 }
 
 fn write_stdout(text: &str) -> Result<()> {

@@ -3,6 +3,9 @@
 //! with `file:line:column`. It never decides what is a finding.
 
 pub mod cli;
+pub mod fix;
 pub mod input;
 pub mod lint;
+pub mod policy_cmd;
+pub mod policy_source;
 pub mod report;

@@ -6,7 +6,8 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use policies::{Batch, Finding, Policy, Severity, lint_object, objects_in};
 use serde_json::Value;
 
-use crate::input::{Document, InputName, Limits, discover, parse_stream, read_text};
+use crate::input::helm::{self, Template};
+use crate::input::{Document, InputName, Limits, Location, discover, parse_stream, read_text};
 
 /// A finding placed in its file.
 #[derive(Debug, Clone)]
@@ -27,17 +28,58 @@ pub struct Located {
     pub name: Option<String>,
     /// Pointer from the document root (differs from the finding's for `List` items).
     pub pointer: String,
+    /// Where the object starts in the file (tells apart objects with the same name).
+    pub object_at: Location,
+    /// The Helm template the object was rendered from, for `helm template` output.
+    pub template: Option<Template>,
 }
 
 impl Located {
     /// `Kind/namespace/name`, with `<unnamed>` for a missing name.
     pub fn object(&self) -> String {
-        let kind = if self.kind.is_empty() { "<no kind>" } else { &self.kind };
-        let name = self.name.as_deref().unwrap_or("<unnamed>");
-        match &self.namespace {
-            Some(ns) => format!("{kind}/{ns}/{name}"),
-            None => format!("{kind}/{name}"),
+        object_name(&self.kind, self.namespace.as_deref(), self.name.as_deref())
+    }
+
+    /// The file and line to report: the Helm template and the line within its
+    /// rendered output when there is one, else the input file and line.
+    pub fn shown_at(&self) -> (&str, u32) {
+        match &self.template {
+            Some(t) => (&t.path, t.line(self.line)),
+            None => (&self.file, self.line),
         }
+    }
+}
+
+/// A pod-bearing object that was linted, with or without findings.
+#[derive(Debug, Clone)]
+pub struct Linted {
+    /// File name as shown.
+    pub file: String,
+    /// Where the object starts in the file.
+    pub at: Location,
+    /// Object kind.
+    pub kind: String,
+    /// Object namespace.
+    pub namespace: Option<String>,
+    /// Object name.
+    pub name: Option<String>,
+    /// The Helm template the object was rendered from.
+    pub template: Option<Template>,
+}
+
+impl Linted {
+    /// `Kind/namespace/name`, with `<unnamed>` for a missing name.
+    pub fn object(&self) -> String {
+        object_name(&self.kind, self.namespace.as_deref(), self.name.as_deref())
+    }
+}
+
+fn object_name(kind: &str, namespace: Option<&str>, name: Option<&str>) -> String {
+    let kind = if kind.is_empty() { "<no kind>" } else { kind };
+    let name = name.unwrap_or("<unnamed>");
+    match namespace {
+        Some(ns) => format!("{kind}/{ns}/{name}"),
+        None => format!("{kind}/{name}"),
     }
 }
 
@@ -71,6 +113,9 @@ pub struct Parsed {
     pub file: String,
     /// The documents read (all of them, up to a syntax error).
     pub documents: Vec<Document>,
+    /// The Helm template of each document (aligned with `documents`; may be
+    /// empty when nothing was rendered by Helm).
+    pub templates: Vec<Option<Template>>,
 }
 
 /// Everything a lint run found.
@@ -84,6 +129,22 @@ pub struct Outcome {
     pub files: usize,
     /// Pod-bearing objects linted.
     pub objects: usize,
+    /// The pod-bearing objects linted, in input order.
+    pub linted: Vec<Linted>,
+    /// Findings the policy suppressed (exemptions, ignore annotations):
+    /// counted in the summary, never judged.
+    pub suppressed: Vec<SuppressedAt>,
+}
+
+/// A finding the policy suppressed, placed in its file.
+#[derive(Debug, Clone)]
+pub struct SuppressedAt {
+    /// The finding and where it is.
+    pub located: Located,
+    /// The reason the exemption or annotation gives.
+    pub reason: String,
+    /// What suppressed it (`annotation lifeguard.dev/ignore`, `policy exemptions[0]`).
+    pub by: String,
 }
 
 impl Outcome {
@@ -100,6 +161,16 @@ impl Outcome {
             1
         } else {
             0
+        }
+    }
+
+    /// Puts every Helm template path under `chart_root` (`--helm-chart-root`).
+    pub fn rebase_templates(&mut self, chart_root: &str) {
+        let findings = self.findings.iter_mut().map(|f| &mut f.template);
+        let suppressed = self.suppressed.iter_mut().map(|s| &mut s.located.template);
+        let objects = self.linted.iter_mut().map(|o| &mut o.template);
+        for t in findings.chain(suppressed).chain(objects).flatten() {
+            *t = t.rebased(chart_root);
         }
     }
 }
@@ -134,7 +205,12 @@ pub fn load(paths: &[String], limits: &Limits) -> (Vec<Parsed>, Vec<InputError>)
         };
         let (documents, error) = parse_text(&file, &text, limits);
         errors.extend(error);
-        parsed.push(Parsed { file, documents });
+        let templates = helm::templates(&text, &documents);
+        parsed.push(Parsed {
+            file,
+            documents,
+            templates,
+        });
     }
     (parsed, errors)
 }
@@ -173,9 +249,14 @@ pub fn lint_parsed(parsed: &[Parsed], policy: &Policy) -> Outcome {
             .flat_map(|d| objects_in(&d.value))
             .map(|(_, v)| v),
     );
-    let docs: Vec<(&str, &Document)> = parsed
+    let docs: Vec<(&str, &Document, Option<&Template>)> = parsed
         .iter()
-        .flat_map(|p| p.documents.iter().map(move |d| (p.file.as_str(), d)))
+        .flat_map(|p| {
+            p.documents
+                .iter()
+                .enumerate()
+                .map(move |(i, d)| (p.file.as_str(), d, p.templates.get(i).and_then(Option::as_ref)))
+        })
         .collect();
     // Objects are independent once the batch is known: lint contiguous chunks
     // on every core and concatenate in input order, so output is deterministic.
@@ -184,10 +265,10 @@ pub fn lint_parsed(parsed: &[Parsed], policy: &Policy) -> Outcome {
         .min(docs.len().div_ceil(64))
         .max(1);
     let chunk = docs.len().div_ceil(threads).max(1);
-    let lint_chunk = |part: &[(&str, &Document)]| {
+    let lint_chunk = |part: &[(&str, &Document, Option<&Template>)]| {
         let mut out = Outcome::default();
-        for (file, doc) in part {
-            lint_document(file, doc, &batch, policy, &mut out);
+        for (file, doc, template) in part {
+            lint_document(file, doc, *template, &batch, policy, &mut out);
         }
         out
     };
@@ -211,11 +292,20 @@ pub fn lint_parsed(parsed: &[Parsed], policy: &Policy) -> Outcome {
         out.findings.append(&mut part.findings);
         out.errors.append(&mut part.errors);
         out.objects += part.objects;
+        out.linted.append(&mut part.linted);
+        out.suppressed.append(&mut part.suppressed);
     }
     out
 }
 
-fn lint_document(file: &str, doc: &Document, batch: &Batch, policy: &Policy, out: &mut Outcome) {
+fn lint_document(
+    file: &str,
+    doc: &Document,
+    template: Option<&Template>,
+    batch: &Batch,
+    policy: &Policy,
+    out: &mut Outcome,
+) {
     for (prefix, object) in objects_in(&doc.value) {
         if !object.is_object() {
             continue;
@@ -225,26 +315,40 @@ fn lint_document(file: &str, doc: &Document, batch: &Batch, policy: &Policy, out
             Ok(Ok(None)) => {}
             Ok(Ok(Some(report))) => {
                 out.objects += 1;
-                let mut located: Vec<Located> = report
-                    .findings
-                    .into_iter()
-                    .map(|finding| {
-                        let pointer = format!("{prefix}{}", finding.pointer);
-                        let at = doc.locate(&pointer);
-                        Located {
-                            file: file.to_owned(),
-                            line: at.line,
-                            column: at.column,
-                            kind: report.kind.clone(),
-                            namespace: report.namespace.clone(),
-                            name: report.name.clone(),
-                            pointer,
-                            finding,
-                        }
-                    })
-                    .collect();
+                let object_at = doc.locate(&prefix);
+                out.linted.push(Linted {
+                    file: file.to_owned(),
+                    at: object_at,
+                    kind: report.kind.clone(),
+                    namespace: report.namespace.clone(),
+                    name: report.name.clone(),
+                    template: template.cloned(),
+                });
+                let place = |finding: Finding| {
+                    let pointer = format!("{prefix}{}", finding.pointer);
+                    let at = doc.locate(&pointer);
+                    Located {
+                        file: file.to_owned(),
+                        line: at.line,
+                        column: at.column,
+                        kind: report.kind.clone(),
+                        namespace: report.namespace.clone(),
+                        name: report.name.clone(),
+                        pointer,
+                        object_at,
+                        template: template.cloned(),
+                        finding,
+                    }
+                };
+                let mut located: Vec<Located> = report.findings.into_iter().map(place).collect();
                 located.sort_by_key(|l| (l.line, l.column));
                 out.findings.extend(located);
+                out.suppressed
+                    .extend(report.suppressed.into_iter().map(|s| SuppressedAt {
+                        reason: s.reason,
+                        by: s.by.to_string(),
+                        located: place(s.finding),
+                    }));
             }
             Ok(Err(e)) => {
                 let pointer = format!("{prefix}{}", e.pointer);

@@ -1,0 +1,248 @@
+//! The real `lifeguard` binary on real files: output formats (snapshots),
+//! exit codes and `--fail-on`, stdin, the JSON contract the README documents,
+//! `explain`, and colour.
+//!
+//! Runs happen in `tests/fixtures/cli` with relative paths, so the file names
+//! in the snapshots do not depend on where the repository is checked out.
+
+mod support;
+
+use std::path::PathBuf;
+
+use policies::rules::RULES;
+use serde_json::Value;
+use support::Run;
+
+fn fixtures() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/cli")
+}
+
+/// Runs `lifeguard` in the CLI fixtures with `NO_COLOR=1`, stdout and stderr piped.
+fn lifeguard(args: &[&str]) -> Run {
+    run(args, None, &[("NO_COLOR", Some("1"))])
+}
+
+/// Runs `lifeguard` in the CLI fixtures; `env` sets (`Some`) or removes (`None`) variables.
+fn run(args: &[&str], stdin: Option<&str>, env: &[(&str, Option<&str>)]) -> Run {
+    let r = support::lifeguard(&fixtures(), args, stdin, env);
+    r.assert_no_panic();
+    r
+}
+
+fn json(stdout: &str) -> Vec<Value> {
+    match serde_json::from_str(stdout) {
+        Ok(Value::Array(items)) => items,
+        other => panic!("stdout is not a JSON array: {other:?}\n{stdout}"),
+    }
+}
+
+#[test]
+fn text_output_on_a_directory() {
+    let r = lifeguard(&["lint", "."]);
+    assert_eq!(r.code, 1, "errors are found: {}", r.stderr);
+    // `.hidden/broken.yaml` would be an input error and `nested/notes.txt`
+    // is not YAML: the walk skips hidden directories and other extensions.
+    assert_eq!(r.stderr, "", "no input error, and the summary is part of stdout");
+    insta::assert_snapshot!("text", r.stdout);
+}
+
+#[test]
+fn no_path_means_the_current_directory() {
+    assert_eq!(lifeguard(&["lint"]).stdout, lifeguard(&["lint", "."]).stdout);
+}
+
+#[test]
+fn json_output_on_a_directory() {
+    let r = lifeguard(&["lint", "--format", "json", "."]);
+    assert_eq!(r.code, 1);
+    // stdout holds only the array; the summary goes to stderr.
+    assert_eq!(json(&r.stdout).len(), 9);
+    assert_eq!(
+        r.stderr,
+        "9 findings (2 errors, 4 warnings, 3 info) in 6 objects across 6 files\n"
+    );
+    insta::assert_snapshot!("json", r.stdout);
+}
+
+/// The field names of the README's `--format json` table.
+fn documented_fields() -> Vec<String> {
+    let readme =
+        std::fs::read_to_string(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../README.md")).expect("README.md");
+    let table = readme
+        .split("| field | meaning |")
+        .nth(1)
+        .expect("README documents the JSON fields in a `| field | meaning |` table");
+    let mut fields = Vec::new();
+    for row in table.lines().skip(2) {
+        let row = row.trim();
+        if !row.starts_with('|') {
+            break;
+        }
+        let first_cell = row.split('|').nth(1).unwrap_or_default();
+        fields.extend(first_cell.split('`').skip(1).step_by(2).map(str::to_owned));
+    }
+    fields
+}
+
+#[test]
+fn json_findings_have_exactly_the_documented_fields() {
+    let mut documented = documented_fields();
+    documented.sort();
+    assert!(documented.len() >= 12, "README table parsed: {documented:?}");
+    let items = json(&lifeguard(&["lint", "--format", "json", "."]).stdout);
+    let nullable = ["namespace", "name", "container", "fix"];
+    for item in &items {
+        let object = item.as_object().expect("each finding is an object");
+        let mut keys: Vec<&String> = object.keys().collect();
+        keys.sort();
+        assert_eq!(keys, documented.iter().collect::<Vec<_>>(), "{item}");
+        for (key, value) in object {
+            match key.as_str() {
+                "line" | "column" => assert!(value.as_u64().is_some_and(|n| n >= 1), "{key}: {value}"),
+                "severity" => assert!(matches!(value.as_str(), Some("error" | "warning" | "info")), "{value}"),
+                "path" => assert!(value.as_str().is_some_and(|p| p.starts_with('/')), "{value}"),
+                "fixable" => assert!(value.is_boolean(), "{value}"),
+                "template" => assert!(value.is_object() || value.is_null(), "{value}"),
+                k if nullable.contains(&k) => assert!(value.is_string() || value.is_null(), "{k}: {value}"),
+                k => assert!(value.as_str().is_some_and(|s| !s.is_empty()), "{k}: {value}"),
+            }
+        }
+    }
+    // An object without namespace (null) and a container without a name
+    // (named, not null: null is for pod-level findings).
+    let cron = items
+        .iter()
+        .find(|i| i["name"] == "nightly-report")
+        .expect("a finding on the CronJob");
+    assert_eq!(
+        (&cron["namespace"], &cron["container"]),
+        (&Value::Null, &Value::from("<unnamed>"))
+    );
+    // A fixable finding says what its fix does; the others have none.
+    for item in &items {
+        assert_eq!(item["fixable"] == true, item["fix"].is_string(), "{item}");
+    }
+    assert!(
+        items.iter().any(|i| i["fixable"] == true),
+        "the fixtures hold a fixable finding"
+    );
+}
+
+#[test]
+fn exit_codes_follow_fail_on() {
+    // (file, --fail-on, exit code); the files hold findings up to this severity:
+    // clean none, info.yaml info, warnings.yaml warning, errors.yaml error.
+    let cases = [
+        ("clean.yaml", None, 0),
+        ("clean.yaml", Some("info"), 0),
+        ("info.yaml", None, 0),
+        ("info.yaml", Some("warning"), 0),
+        ("info.yaml", Some("info"), 1),
+        ("warnings.yaml", None, 0),
+        ("warnings.yaml", Some("error"), 0),
+        ("warnings.yaml", Some("warning"), 1),
+        ("warnings.yaml", Some("info"), 1),
+        ("warnings.yaml", Some("never"), 0),
+        ("errors.yaml", None, 1),
+        ("errors.yaml", Some("warning"), 1),
+        ("errors.yaml", Some("never"), 0),
+    ];
+    for (file, fail_on, code) in cases {
+        let mut args = vec!["lint", file];
+        if let Some(level) = fail_on {
+            args.extend(["--fail-on", level]);
+        }
+        let r = lifeguard(&args);
+        assert_eq!(r.code, code, "lifeguard {}\n{}{}", args.join(" "), r.stdout, r.stderr);
+    }
+}
+
+#[test]
+fn input_and_usage_errors_exit_2_whatever_fail_on_says() {
+    let r = lifeguard(&["lint", "--fail-on", "never", "clean.yaml", "missing.yaml"]);
+    assert_eq!(r.code, 2);
+    assert!(r.stderr.starts_with("missing.yaml input error: "), "{}", r.stderr);
+    assert!(r.stdout.ends_with("across 1 file; 1 input error\n"), "{}", r.stdout);
+    let r = lifeguard(&["lint", "--fail-on", "sometimes", "clean.yaml"]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert_eq!(r.stdout, "");
+}
+
+#[test]
+fn stdin_is_linted_as_stdin() {
+    let text = std::fs::read_to_string(fixtures().join("errors.yaml")).expect("read fixture");
+    let env = [("NO_COLOR", Some("1"))];
+    let from_stdin = run(&["lint", "-"], Some(&text), &env);
+    let from_file = lifeguard(&["lint", "errors.yaml"]);
+    assert_eq!(from_stdin.code, 1);
+    assert_eq!(from_stdin.stdout, from_file.stdout.replace("errors.yaml", "<stdin>"));
+    assert!(
+        from_stdin
+            .stdout
+            .starts_with("<stdin>:21:11 error[probe-endpoint-reused]")
+    );
+
+    let items = json(&run(&["lint", "--format", "json", "-"], Some(&text), &env).stdout);
+    assert_eq!(items.len(), 3);
+    assert!(items.iter().all(|i| i["file"] == "<stdin>"), "{items:?}");
+}
+
+#[test]
+fn explain_prints_the_doc_of_every_rule() {
+    for rule in RULES {
+        let r = lifeguard(&["explain", rule.name]);
+        assert_eq!(r.code, 0, "{}: {}", rule.name, r.stderr);
+        assert!(r.stdout.starts_with(&format!("# {}\n", rule.name)), "{}", r.stdout);
+        assert!(r.stdout.contains(rule.summary), "{}: summary", rule.name);
+        assert!(r.stdout.contains(rule.doc.trim_end()), "{}: the whole doc", rule.name);
+        for heading in [
+            "## What it does",
+            "## Why is this bad?",
+            "## Example",
+            "## Use instead",
+            "## Fix",
+        ] {
+            assert!(r.stdout.contains(heading), "{}: no {heading:?}", rule.name);
+        }
+    }
+}
+
+#[test]
+fn explain_an_unknown_rule_exits_2() {
+    let r = lifeguard(&["explain", "nope"]);
+    assert_eq!(r.code, 2);
+    assert_eq!(r.stdout, "");
+    assert!(r.stderr.contains("unknown rule \"nope\""), "{}", r.stderr);
+}
+
+/// A run with findings on stdout and an input error on stderr, both styled on a terminal.
+fn styled_run(env: &[(&str, Option<&str>)]) -> Run {
+    run(&["lint", "errors.yaml", "missing.yaml"], None, env)
+}
+
+#[test]
+fn piped_output_has_no_colour_even_without_no_color() {
+    let env = [("NO_COLOR", None), ("CLICOLOR_FORCE", None), ("CLICOLOR", None)];
+    let r = styled_run(&env);
+    assert_eq!(r.code, 2);
+    assert!(r.stdout.contains("error[probe-endpoint-reused]"), "{}", r.stdout);
+    assert!(
+        !r.stdout.contains('\x1b'),
+        "ANSI escape on piped stdout: {:?}",
+        r.stdout
+    );
+    assert!(
+        !r.stderr.contains('\x1b'),
+        "ANSI escape on piped stderr: {:?}",
+        r.stderr
+    );
+}
+
+#[test]
+fn colour_is_there_to_strip() {
+    // Guards the test above: forced colour does produce escapes, so their
+    // absence when piped is the stripping, not a renderer without colour.
+    let r = styled_run(&[("NO_COLOR", None), ("CLICOLOR_FORCE", Some("1"))]);
+    assert!(r.stdout.contains("\x1b["), "{:?}", r.stdout);
+    assert!(r.stderr.contains("\x1b["), "{:?}", r.stderr);
+}

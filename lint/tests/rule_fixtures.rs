@@ -1,0 +1,197 @@
+//! Per-rule fixtures: `tests/fixtures/rules/<rule>/bad*.yaml` hold the
+//! anti-pattern in the variants the rule's doc lists, `good*.yaml` the tricky
+//! non-findings its doc names. Each file is linted on its own (Services in a
+//! file inform only that file), through the library as `lifeguard lint` does.
+//!
+//! In a bad file, every line that ends in `# <- finding` must carry exactly
+//! one finding of the rule (`# <- finding x2`: two), and no other line may
+//! carry one: this checks the count, the cases and the reported lines. The
+//! findings are also snapshotted per rule (`snapshots/rule_fixtures__<rule>.snap`).
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use lifeguard::input::Limits;
+use lifeguard::lint::{Located, lint_paths};
+use policies::Policy;
+use policies::rules::RULES;
+
+const MARKER: &str = "# <- finding";
+
+fn rules_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/rules")
+}
+
+/// `bad.yaml` then `bad-*.yaml` (sorted), or the same for `good`.
+fn fixture_files(dir: &Path, stem: &str) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map(|entries| entries.filter_map(Result::ok).map(|e| e.path()).collect())
+        .unwrap_or_default();
+    files.retain(|p| {
+        let name = p.file_name().and_then(|n| n.to_str()).unwrap_or_default();
+        name == format!("{stem}.yaml") || (name.starts_with(&format!("{stem}-")) && name.ends_with(".yaml"))
+    });
+    files.sort_by_key(|p| (p.file_name() != Some(format!("{stem}.yaml").as_ref()), p.clone()));
+    files
+}
+
+/// The lines a bad file marks, once per expected finding, in order.
+fn marked_lines(text: &str) -> Vec<u32> {
+    let mut lines = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let line_no = u32::try_from(i + 1).expect("fixture line number fits u32");
+        // A marker inside a comment-only line is prose about the marker.
+        if line.trim_start().starts_with('#') {
+            continue;
+        }
+        let Some(at) = line.find(MARKER) else { continue };
+        let count = match line[at + MARKER.len()..].trim() {
+            "" => 1,
+            "x2" => 2,
+            other => panic!("line {line_no}: unknown marker suffix {other:?}"),
+        };
+        lines.extend(std::iter::repeat_n(line_no, count));
+    }
+    lines
+}
+
+/// Lints one fixture file; a fixture must never hold an input error.
+fn findings(rule: &str, path: &Path) -> Vec<Located> {
+    let out = lint_paths(&[path.display().to_string()], &Policy::default(), &Limits::default());
+    assert!(
+        out.errors.is_empty(),
+        "{}: input errors: {:?}",
+        path.display(),
+        out.errors
+    );
+    out.findings.into_iter().filter(|l| l.finding.rule == rule).collect()
+}
+
+fn file_name(path: &Path) -> String {
+    path.file_name().and_then(|n| n.to_str()).unwrap_or_default().to_owned()
+}
+
+/// One line per finding: position, severity, rule, container, message.
+fn render(located: &[Located]) -> String {
+    let mut s = String::new();
+    for l in located {
+        let f = &l.finding;
+        let _ = writeln!(
+            s,
+            "{}:{} {}[{}] {}: {}",
+            l.line,
+            l.column,
+            f.severity,
+            f.rule,
+            f.container.as_deref().unwrap_or("-"),
+            f.message
+        );
+    }
+    s
+}
+
+fn check_rule(rule: &str) {
+    let dir = rules_dir().join(rule);
+    let bad = fixture_files(&dir, "bad");
+    let good = fixture_files(&dir, "good");
+    assert!(
+        !bad.is_empty() && !good.is_empty(),
+        "{rule}: needs bad.yaml and good.yaml in {}",
+        dir.display()
+    );
+
+    let mut snapshot = String::new();
+    for path in &bad {
+        let text = std::fs::read_to_string(path).expect("read fixture");
+        let expected = marked_lines(&text);
+        assert!(!expected.is_empty(), "{}: marks no finding", path.display());
+        let found = findings(rule, path);
+        let mut lines: Vec<u32> = found.iter().map(|l| l.line).collect();
+        lines.sort_unstable();
+        assert_eq!(
+            lines,
+            expected,
+            "{}: lines with {rule} findings (left) differ from the marked lines (right); findings:\n{}",
+            path.display(),
+            render(&found)
+        );
+        let _ = writeln!(snapshot, "# {}", file_name(path));
+        snapshot.push_str(&render(&found));
+    }
+    for path in &good {
+        let text = std::fs::read_to_string(path).expect("read fixture");
+        assert!(
+            marked_lines(&text).is_empty(),
+            "{}: a good fixture marks findings",
+            path.display()
+        );
+        let found = findings(rule, path);
+        assert!(
+            found.is_empty(),
+            "{}: {rule} must not fire here:\n{}",
+            path.display(),
+            render(&found)
+        );
+    }
+    insta::assert_snapshot!(rule, snapshot);
+}
+
+/// One test per rule (a failure names the rule), and the list of rules that
+/// have one, which `every_rule_has_fixtures_and_a_test` compares with the registry.
+macro_rules! rule_tests {
+    ($($test:ident => $rule:literal,)*) => {
+        $(
+            #[test]
+            fn $test() {
+                check_rule($rule);
+            }
+        )*
+        const TESTED: &[&str] = &[$($rule),*];
+    };
+}
+
+rule_tests! {
+    probe_invalid => "probe-invalid",
+    probe_port_unknown => "probe-port-unknown",
+    probe_endpoint_reused => "probe-endpoint-reused",
+    liveness_checks_dependency => "liveness-checks-dependency",
+    startup_probe_missing => "startup-probe-missing",
+    startup_budget_too_short => "startup-budget-too-short",
+    liveness_too_aggressive => "liveness-too-aggressive",
+    readiness_port_only => "readiness-port-only",
+    readiness_probe_missing => "readiness-probe-missing",
+    exec_probe => "exec-probe",
+    grace_period_too_short => "grace-period-too-short",
+    prestop_sleep_only => "prestop-sleep-only",
+    ignore_annotation_invalid => "ignore-annotation-invalid",
+}
+
+#[test]
+fn every_rule_has_fixtures_and_a_test() {
+    let mut missing = Vec::new();
+    for rule in RULES {
+        let dir = rules_dir().join(rule.name);
+        for stem in ["bad", "good"] {
+            if !dir.join(format!("{stem}.yaml")).is_file() {
+                missing.push(format!("{}: no {stem}.yaml in {}", rule.name, dir.display()));
+            }
+        }
+        if !TESTED.contains(&rule.name) {
+            missing.push(format!("{}: add it to rule_tests! in rule_fixtures.rs", rule.name));
+        }
+    }
+    // A fixture directory for a rule that no longer exists is stale.
+    for entry in std::fs::read_dir(rules_dir()).expect("fixtures/rules exists").flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if !RULES.iter().any(|r| r.name == name) {
+            missing.push(format!("fixtures/rules/{name}: no such rule"));
+        }
+    }
+    assert!(missing.is_empty(), "{}", missing.join("\n"));
+}
+
+#[test]
+fn markers_are_read_with_counts_and_prose_is_skipped() {
+    let text = "# a line ending in # <- finding is prose\nkind: Pod # <- finding\nspec: # <- finding x2\n";
+    assert_eq!(marked_lines(text), [2, 3, 3]);
+}

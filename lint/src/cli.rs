@@ -150,12 +150,7 @@ pub fn run(cli: Cli) -> Result<u8> {
         Command::Policy(command) => crate::policy_cmd::run(command, write_stdout),
         Command::Completions { shell } => {
             let mut script = Vec::new();
-            clap_complete::generate(
-                shell,
-                &mut <Cli as clap::CommandFactory>::command(),
-                "lifeguard",
-                &mut script,
-            );
+            clap_complete::generate(shell, &mut <Cli as clap::CommandFactory>::command(), "lifeguard", &mut script);
             write_stdout(&String::from_utf8_lossy(&script))?;
             Ok(0)
         }
@@ -163,11 +158,7 @@ pub fn run(cli: Cli) -> Result<u8> {
 }
 
 fn lint(args: LintArgs) -> Result<u8> {
-    let paths = if args.paths.is_empty() {
-        vec![".".to_owned()]
-    } else {
-        args.paths
-    };
+    let paths = if args.paths.is_empty() { vec![".".to_owned()] } else { args.paths };
     let policy = match crate::policy_cmd::policy_for(args.policy.as_deref()) {
         Ok(p) => p,
         Err(code) => return Ok(code),
@@ -211,27 +202,16 @@ fn fix(args: FixArgs) -> Result<u8> {
             .filter(|r| matches!(r.fix, FixAvailability::Fix(_)))
             .map(|r| r.name)
             .collect();
-        eprintln!(
-            "lifeguard: --rule {name:?}: {problem}; rules with a fix: {}",
-            fixable.join(", ")
-        );
+        eprintln!("lifeguard: --rule {name:?}: {problem}; rules with a fix: {}", fixable.join(", "));
         return Ok(2);
     }
-    let paths = if args.paths.is_empty() {
-        vec![".".to_owned()]
-    } else {
-        args.paths
-    };
+    let paths = if args.paths.is_empty() { vec![".".to_owned()] } else { args.paths };
     let only = (!args.rules.is_empty()).then_some(args.rules.as_slice());
     let policy = match crate::policy_cmd::policy_for(args.policy.as_deref()) {
         Ok(p) => p,
         Err(code) => return Ok(code),
     };
-    let mode = if args.diff {
-        crate::fix::Output::Diff
-    } else {
-        crate::fix::Output::InPlace
-    };
+    let mode = if args.diff { crate::fix::Output::Diff } else { crate::fix::Output::InPlace };
     let mut out = crate::fix::fix_paths(&paths, &policy, only, &Limits::default());
     let mut stdout = std::io::stdout().lock();
     match crate::fix::write(&mut out, mode, &mut stdout) {

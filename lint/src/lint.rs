@@ -2,12 +2,13 @@
 //! engine judge each object, and locate each finding in its file.
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::Arc;
 
 use policies::{Batch, Finding, Policy, Severity, lint_object, objects_in};
 use serde_json::Value;
 
-use crate::input::helm::{self, Template};
-use crate::input::{Document, InputName, Limits, Location, discover, parse_stream, read_text};
+use crate::input::Template;
+use crate::input::{Document, InputName, Limits, Location, ParseError, discover, parse_stream_each, read_text};
 
 /// A finding placed in its file.
 #[derive(Debug, Clone)]
@@ -15,17 +16,17 @@ pub struct Located {
     /// The engine's finding; its pointer is relative to the object.
     pub finding: Finding,
     /// File name as shown.
-    pub file: String,
+    pub file: Arc<str>,
     /// Line, 1-based.
     pub line: u32,
     /// Column, 1-based.
     pub column: u32,
     /// Object kind.
-    pub kind: String,
+    pub kind: Arc<str>,
     /// Object namespace.
-    pub namespace: Option<String>,
+    pub namespace: Option<Arc<str>>,
     /// Object name.
-    pub name: Option<String>,
+    pub name: Option<Arc<str>>,
     /// Pointer from the document root (differs from the finding's for `List` items).
     pub pointer: String,
     /// Where the object starts in the file (tells apart objects with the same name).
@@ -54,15 +55,15 @@ impl Located {
 #[derive(Debug, Clone)]
 pub struct Linted {
     /// File name as shown.
-    pub file: String,
+    pub file: Arc<str>,
     /// Where the object starts in the file.
     pub at: Location,
     /// Object kind.
-    pub kind: String,
+    pub kind: Arc<str>,
     /// Object namespace.
-    pub namespace: Option<String>,
+    pub namespace: Option<Arc<str>>,
     /// Object name.
-    pub name: Option<String>,
+    pub name: Option<Arc<str>>,
     /// The Helm template the object was rendered from.
     pub template: Option<Template>,
 }
@@ -175,79 +176,36 @@ impl Outcome {
     }
 }
 
-/// Reads and parses every input; read and syntax errors are collected, and
-/// the documents before a syntax error are kept.
-pub fn load(paths: &[String], limits: &Limits) -> (Vec<Parsed>, Vec<InputError>) {
-    let (inputs, discover_errors) = discover(paths);
-    let mut errors: Vec<InputError> = discover_errors
-        .into_iter()
-        .map(|(file, e)| InputError {
-            file,
-            line: None,
-            column: None,
-            message: e.to_string(),
-        })
-        .collect();
-    let mut parsed = Vec::with_capacity(inputs.len());
-    for input in &inputs {
-        let file = input.display_name();
-        let text = match read_text(input, limits) {
-            Ok(t) => t,
-            Err(e) => {
-                errors.push(InputError {
-                    file,
-                    line: None,
-                    column: None,
-                    message: e.to_string(),
-                });
-                continue;
-            }
-        };
-        let (documents, error) = parse_text(&file, &text, limits);
-        errors.extend(error);
-        let templates = helm::templates(&text, &documents);
-        parsed.push(Parsed {
-            file,
-            documents,
-            templates,
-        });
-    }
-    (parsed, errors)
-}
-
 /// Parses one text; a panic in the parser (never expected) becomes an input
 /// error for this file instead of losing every other file's output.
 pub fn parse_text(file: &str, text: &str, limits: &Limits) -> (Vec<Document>, Option<InputError>) {
-    match catch_unwind(AssertUnwindSafe(|| parse_stream(text, limits))) {
-        Ok((docs, err)) => (
-            docs,
-            err.map(|e| InputError {
-                file: file.to_owned(),
-                line: Some(e.line),
-                column: Some(e.column),
-                message: e.message,
-            }),
-        ),
-        Err(_) => (
-            Vec::new(),
-            Some(InputError {
-                file: file.to_owned(),
-                line: None,
-                column: None,
-                message: "internal error while parsing (please report)".into(),
-            }),
-        ),
+    let mut docs = Vec::new();
+    let parsed = catch_unwind(AssertUnwindSafe(|| parse_stream_each(text, limits, |d| docs.push(d))));
+    (docs, syntax_error(file, parsed))
+}
+
+/// The input error of a parse that failed or panicked, if any.
+pub(crate) fn syntax_error(file: &str, parsed: std::thread::Result<Option<ParseError>>) -> Option<InputError> {
+    match parsed {
+        Ok(error) => error.map(|e| InputError {
+            file: file.to_owned(),
+            line: Some(e.line),
+            column: Some(e.column),
+            message: e.message,
+        }),
+        Err(_) => Some(InputError {
+            file: file.to_owned(),
+            line: None,
+            column: None,
+            message: "internal error while parsing (please report)".into(),
+        }),
     }
 }
 
 /// Lints parsed inputs together (Services in any of them inform the rules).
 pub fn lint_parsed(parsed: &[Parsed], policy: &Policy) -> Outcome {
     let batch = Batch::from_objects(
-        parsed
-            .iter()
-            .flat_map(|p| &p.documents)
-            .flat_map(|d| objects_in(&d.value))
-            .map(|(_, v)| v),
+        parsed.iter().flat_map(|p| &p.documents).flat_map(|d| objects_in(&d.value)).map(|(_, v)| v),
     );
     let docs: Vec<(&str, &Document, Option<&Template>)> = parsed
         .iter()
@@ -260,10 +218,7 @@ pub fn lint_parsed(parsed: &[Parsed], policy: &Policy) -> Outcome {
         .collect();
     // Objects are independent once the batch is known: lint contiguous chunks
     // on every core and concatenate in input order, so output is deterministic.
-    let threads = std::thread::available_parallelism()
-        .map_or(1, usize::from)
-        .min(docs.len().div_ceil(64))
-        .max(1);
+    let threads = std::thread::available_parallelism().map_or(1, usize::from).min(docs.len().div_ceil(64)).max(1);
     let chunk = docs.len().div_ceil(threads).max(1);
     let lint_chunk = |part: &[(&str, &Document, Option<&Template>)]| {
         let mut out = Outcome::default();
@@ -276,18 +231,12 @@ pub fn lint_parsed(parsed: &[Parsed], policy: &Policy) -> Outcome {
         vec![lint_chunk(&docs)]
     } else {
         std::thread::scope(|scope| {
-            let handles: Vec<_> = docs
-                .chunks(chunk)
-                .map(|part| scope.spawn(move || lint_chunk(part)))
-                .collect();
+            let handles: Vec<_> = docs.chunks(chunk).map(|part| scope.spawn(move || lint_chunk(part))).collect();
             // A panicking worker is caught inside lint_document; join only fails if that fails.
             handles.into_iter().map(|h| h.join().unwrap_or_default()).collect()
         })
     };
-    let mut out = Outcome {
-        files: parsed.len(),
-        ..Outcome::default()
-    };
+    let mut out = Outcome { files: parsed.len(), ..Outcome::default() };
     for mut part in parts {
         out.findings.append(&mut part.findings);
         out.errors.append(&mut part.errors);
@@ -298,7 +247,7 @@ pub fn lint_parsed(parsed: &[Parsed], policy: &Policy) -> Outcome {
     out
 }
 
-fn lint_document(
+pub(crate) fn lint_document(
     file: &str,
     doc: &Document,
     template: Option<&Template>,
@@ -306,6 +255,7 @@ fn lint_document(
     policy: &Policy,
     out: &mut Outcome,
 ) {
+    let shared_file: Arc<str> = file.into();
     for (prefix, object) in objects_in(&doc.value) {
         if !object.is_object() {
             continue;
@@ -316,24 +266,30 @@ fn lint_document(
             Ok(Ok(Some(report))) => {
                 out.objects += 1;
                 let object_at = doc.locate(&prefix);
+                // Shared by the object's record and each of its findings: cloning an
+                // Arc is cheaper than a string per finding on large inputs.
+                let file: Arc<str> = Arc::clone(&shared_file);
+                let kind: Arc<str> = report.kind.as_str().into();
+                let namespace: Option<Arc<str>> = report.namespace.as_deref().map(Into::into);
+                let name: Option<Arc<str>> = report.name.as_deref().map(Into::into);
                 out.linted.push(Linted {
-                    file: file.to_owned(),
+                    file: Arc::clone(&file),
                     at: object_at,
-                    kind: report.kind.clone(),
-                    namespace: report.namespace.clone(),
-                    name: report.name.clone(),
+                    kind: Arc::clone(&kind),
+                    namespace: namespace.clone(),
+                    name: name.clone(),
                     template: template.cloned(),
                 });
                 let place = |finding: Finding| {
                     let pointer = format!("{prefix}{}", finding.pointer);
                     let at = doc.locate(&pointer);
                     Located {
-                        file: file.to_owned(),
+                        file: Arc::clone(&file),
                         line: at.line,
                         column: at.column,
-                        kind: report.kind.clone(),
-                        namespace: report.namespace.clone(),
-                        name: report.name.clone(),
+                        kind: Arc::clone(&kind),
+                        namespace: namespace.clone(),
+                        name: name.clone(),
                         pointer,
                         object_at,
                         template: template.cloned(),
@@ -343,12 +299,11 @@ fn lint_document(
                 let mut located: Vec<Located> = report.findings.into_iter().map(place).collect();
                 located.sort_by_key(|l| (l.line, l.column));
                 out.findings.extend(located);
-                out.suppressed
-                    .extend(report.suppressed.into_iter().map(|s| SuppressedAt {
-                        reason: s.reason,
-                        by: s.by.to_string(),
-                        located: place(s.finding),
-                    }));
+                out.suppressed.extend(report.suppressed.into_iter().map(|s| SuppressedAt {
+                    reason: s.reason,
+                    by: s.by.to_string(),
+                    located: place(s.finding),
+                }));
             }
             Ok(Err(e)) => {
                 let pointer = format!("{prefix}{}", e.pointer);
@@ -365,10 +320,7 @@ fn lint_document(
                 file: file.to_owned(),
                 line: Some(doc.start.line),
                 column: None,
-                message: format!(
-                    "{}: internal error in the rule engine (please report)",
-                    describe_object(object)
-                ),
+                message: format!("{}: internal error in the rule engine (please report)", describe_object(object)),
             }),
         }
     }
@@ -377,19 +329,39 @@ fn lint_document(
 fn describe_object(object: &Value) -> String {
     let text = |p: &str| object.pointer(p).and_then(Value::as_str);
     let kind = text("/kind").unwrap_or("<no kind>");
-    match (
-        text("/metadata/namespace"),
-        text("/metadata/name").unwrap_or("<unnamed>"),
-    ) {
+    match (text("/metadata/namespace"), text("/metadata/name").unwrap_or("<unnamed>")) {
         (Some(ns), name) => format!("{kind}/{ns}/{name}"),
         (None, name) => format!("{kind}/{name}"),
     }
 }
 
 /// Reads, parses and lints paths: the whole `lifeguard lint` minus output.
+/// Errors come in input order (discovery, then each input's read or syntax
+/// error), then the errors found while linting objects.
 pub fn lint_paths(paths: &[String], policy: &Policy, limits: &Limits) -> Outcome {
-    let (parsed, mut errors) = load(paths, limits);
-    let mut out = lint_parsed(&parsed, policy);
+    let (inputs, discover_errors) = discover(paths);
+    let mut errors: Vec<InputError> = discover_errors
+        .into_iter()
+        .map(|(file, e)| InputError { file, line: None, column: None, message: e.to_string() })
+        .collect();
+    let mut sources = Vec::with_capacity(inputs.len());
+    let mut read_errors: Vec<(usize, InputError)> = Vec::new();
+    for input in &inputs {
+        let file = input.display_name();
+        match read_text(input, limits) {
+            Ok(text) => sources.push((file, text)),
+            Err(e) => {
+                read_errors.push((sources.len(), InputError { file, line: None, column: None, message: e.to_string() }))
+            }
+        }
+    }
+    let linted = crate::pipeline::lint_sources(&sources, policy, limits);
+    let (mut out, parse_errors) = (linted.outcome, linted.syntax_errors);
+    // Read errors sit before the source that followed them, as in input order.
+    let mut by_source: Vec<(usize, InputError)> = read_errors;
+    by_source.extend(parse_errors);
+    by_source.sort_by_key(|(i, _)| *i);
+    errors.extend(by_source.into_iter().map(|(_, e)| e));
     errors.append(&mut out.errors);
     out.errors = errors;
     out

@@ -78,11 +78,9 @@ pub fn run(command: PolicyCommand, write_stdout: impl Fn(&str) -> Result<()>) ->
             };
             let value = serde_json::to_value(loaded.to_file()).context("serializing the policy")?;
             let text = match format {
-                ShowFormat::Yaml => format!(
-                    "# The effective policy ({}).\n{}",
-                    source.describe(),
-                    policies::yaml::to_yaml(&value)
-                ),
+                ShowFormat::Yaml => {
+                    format!("# The effective policy ({}).\n{}", source.describe(), policies::yaml::to_yaml(&value))
+                }
                 ShowFormat::Json => {
                     let mut s = serde_json::to_string_pretty(&value).context("serializing the policy")?;
                     s.push('\n');

@@ -70,10 +70,7 @@ impl PolicySource {
                     } else {
                         format!("{e} (and not a built-in pack: {})", pack_names())
                     };
-                    PolicySourceError::Read {
-                        file: file.clone(),
-                        message,
-                    }
+                    PolicySourceError::Read { file: file.clone(), message }
                 })?;
                 Ok(Policy::load(&text, &file)?)
             }
@@ -92,10 +89,7 @@ impl PolicySource {
 
 /// The first `.lifeguard.yaml` in `start` or one of its parents.
 pub fn discover(start: &Path) -> Option<PathBuf> {
-    start
-        .ancestors()
-        .map(|dir| dir.join(DISCOVERED_NAME))
-        .find(|candidate| candidate.is_file())
+    start.ancestors().map(|dir| dir.join(DISCOVERED_NAME)).find(|candidate| candidate.is_file())
 }
 
 #[cfg(test)]
@@ -105,19 +99,10 @@ mod tests {
     #[test]
     fn pack_names_choose_packs_unless_a_file_exists() {
         let dir = tempfile::tempdir().expect("tempdir");
-        assert_eq!(
-            PolicySource::choose(Some("strict"), dir.path()),
-            PolicySource::Pack("strict".into())
-        );
+        assert_eq!(PolicySource::choose(Some("strict"), dir.path()), PolicySource::Pack("strict".into()));
         std::fs::write(dir.path().join("strict"), "").expect("write");
-        assert_eq!(
-            PolicySource::choose(Some("strict"), dir.path()),
-            PolicySource::File("strict".into())
-        );
-        assert_eq!(
-            PolicySource::choose(Some("nope.yaml"), dir.path()),
-            PolicySource::File("nope.yaml".into())
-        );
+        assert_eq!(PolicySource::choose(Some("strict"), dir.path()), PolicySource::File("strict".into()));
+        assert_eq!(PolicySource::choose(Some("nope.yaml"), dir.path()), PolicySource::File("nope.yaml".into()));
     }
 
     #[test]

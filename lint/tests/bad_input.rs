@@ -56,17 +56,9 @@ fn assert_one_error(r: &Run, at: &str, what: &str) {
     assert_eq!(r.code, 2, "exit code\nstdout:\n{}\nstderr:\n{}", r.stdout, r.stderr);
     let lines: Vec<&str> = r.stderr.lines().collect();
     assert_eq!(lines.len(), 1, "one error on stderr, got:\n{}", r.stderr);
-    assert!(
-        lines[0].starts_with(&format!("{at} input error: ")),
-        "error should start with {at:?}: {}",
-        lines[0]
-    );
+    assert!(lines[0].starts_with(&format!("{at} input error: ")), "error should start with {at:?}: {}", lines[0]);
     assert!(lines[0].contains(what), "error should say {what:?}: {}", lines[0]);
-    assert!(
-        r.stdout.contains(GOOD_FINDING),
-        "the other file's finding is missing:\n{}",
-        r.stdout
-    );
+    assert!(r.stdout.contains(GOOD_FINDING), "the other file's finding is missing:\n{}", r.stdout);
     assert!(r.stdout.ends_with("; 1 input error\n"), "summary: {}", r.stdout);
 }
 
@@ -122,11 +114,7 @@ fn a_string_where_an_integer_goes_points_at_the_field() {
 
     let tail = "      image: example/app:1.0\n      ports:\n        - containerPort: eighty\n";
     let r = lint_beside_good("bad.yaml", pod(tail).as_bytes());
-    assert_one_error(
-        &r,
-        "bad.yaml:10:11",
-        "/spec/containers/0/ports/0/containerPort: invalid type: string",
-    );
+    assert_one_error(&r, "bad.yaml:10:11", "/spec/containers/0/ports/0/containerPort: invalid type: string");
 }
 
 #[test]
@@ -148,10 +136,7 @@ fn binary_and_non_utf8_files_name_the_line() {
     assert_one_error(&r, "logo.png", "not a text file: NUL byte at line 3");
 
     // Latin-1 text that is not UTF-8, on line 4.
-    let r = lint_beside_good(
-        "bad.yaml",
-        b"apiVersion: v1\nkind: ConfigMap\ndata:\n  city: Z\xfcrich\n",
-    );
+    let r = lint_beside_good("bad.yaml", b"apiVersion: v1\nkind: ConfigMap\ndata:\n  city: Z\xfcrich\n");
     assert_one_error(&r, "bad.yaml", "not a text file: invalid UTF-8 at line 4");
 }
 
@@ -161,11 +146,7 @@ fn documents_before_a_syntax_error_are_still_linted() {
     let text = format!("{GOOD}---\nkind: Pod\nspec: [unclosed\n");
     let r = lint_beside_good("bad.yaml", text.as_bytes());
     assert_one_error(&r, "bad.yaml:22:16", "expected ',' or ']'; the input ends here");
-    assert!(
-        r.stdout.contains("bad.yaml:16:11 error[probe-endpoint-reused]"),
-        "{}",
-        r.stdout
-    );
+    assert!(r.stdout.contains("bad.yaml:16:11 error[probe-endpoint-reused]"), "{}", r.stdout);
 }
 
 #[test]
@@ -174,21 +155,14 @@ fn a_wrong_type_spoils_only_its_object() {
     let broken = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: broken\nspec:\n  containers: {name: x}\n---\n";
     let r = lint_beside_good("bad.yaml", format!("{broken}{GOOD}").as_bytes());
     assert_one_error(&r, "bad.yaml:6:3", "Pod/broken: /spec/containers: invalid type: map");
-    assert!(
-        r.stdout.contains("bad.yaml:23:11 error[probe-endpoint-reused]"),
-        "{}",
-        r.stdout
-    );
+    assert!(r.stdout.contains("bad.yaml:23:11 error[probe-endpoint-reused]"), "{}", r.stdout);
 }
 
 /// Things Helm and real repositories produce that must lint cleanly.
 const NOT_ERRORS: &[(&str, &str)] = &[
     ("empty.yaml", ""),
     ("separators.yaml", "---\n---\n\n---\n...\n"),
-    (
-        "comments.yaml",
-        "# Source: chart/templates/disabled.yaml\n# (nothing rendered)\n",
-    ),
+    ("comments.yaml", "# Source: chart/templates/disabled.yaml\n# (nothing rendered)\n"),
     (
         "helm.yaml",
         "---\n# Source: chart/templates/cm.yaml\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\ndata:\n  mode: fast\n---\napiVersion: v1\nkind: Secret\nmetadata:\n  name: s\ntype: Opaque\n---\n",

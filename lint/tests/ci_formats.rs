@@ -54,10 +54,8 @@ fn lifeguard(args: &[&str], stdin: Option<&str>, dir: &std::path::Path) -> Run {
 /// the structure.
 fn sarif_for_snapshot(stdout: &str) -> Value {
     let mut log: Value = serde_json::from_str(stdout).expect("SARIF is JSON");
-    let rules = log
-        .pointer_mut("/runs/0/tool/driver/rules")
-        .and_then(Value::as_array_mut)
-        .expect("the driver lists rules");
+    let rules =
+        log.pointer_mut("/runs/0/tool/driver/rules").and_then(Value::as_array_mut).expect("the driver lists rules");
     for rule in rules {
         let id = rule["id"].as_str().expect("rule id").to_owned();
         for format in ["text", "markdown"] {
@@ -101,38 +99,27 @@ fn machine_formats_parse_and_name_the_helm_template_and_the_rendered_line() {
     let log: Value = serde_json::from_str(&sarif.stdout).expect("SARIF is JSON");
     let results = log["runs"][0]["results"].as_array().expect("results");
     assert_eq!(results.len(), 5);
-    let api = results
-        .iter()
-        .find(|r| r["ruleId"] == "prestop-sleep-only")
-        .expect("the Helm-rendered Deployment's finding");
+    let api =
+        results.iter().find(|r| r["ruleId"] == "prestop-sleep-only").expect("the Helm-rendered Deployment's finding");
     let at = &api["locations"][0]["physicalLocation"];
     assert_eq!(at["artifactLocation"]["uri"], "shop/templates/api.yaml");
     // Line 62 of the stream is line 25 of what the template rendered (its comment is on line 37).
     assert_eq!(at["region"]["startLine"], 25);
     assert_eq!(api["properties"]["rendered"], "./helm-rendered.yaml:62:17");
-    assert!(
-        api["properties"]["fix"].as_str().is_some_and(|f| !f.is_empty()),
-        "{api}"
-    );
+    assert!(api["properties"]["fix"].as_str().is_some_and(|f| !f.is_empty()), "{api}");
     let levels: Vec<&str> = results.iter().filter_map(|r| r["level"].as_str()).collect();
     assert_eq!(levels, ["warning", "error", "error", "warning", "note"]);
 
     let json = lifeguard(&["lint", "--format", "json", "."], None, &fixtures());
     let items: Vec<Value> = serde_json::from_str(&json.stdout).expect("JSON array");
-    let cache = items
-        .iter()
-        .find(|f| f["rule"] == "readiness-port-only")
-        .expect("cache finding");
+    let cache = items.iter().find(|f| f["rule"] == "readiness-port-only").expect("cache finding");
     assert_eq!(cache["file"], "./helm-rendered.yaml");
     assert_eq!(cache["line"], 34);
     assert_eq!(
         cache["template"],
         serde_json::json!({"path": "shop/charts/cache/templates/statefulset.yaml", "line": 21})
     );
-    let web = items
-        .iter()
-        .find(|f| f["rule"] == "probe-endpoint-reused")
-        .expect("web finding");
+    let web = items.iter().find(|f| f["rule"] == "probe-endpoint-reused").expect("web finding");
     assert_eq!(web["template"], Value::Null);
 }
 
@@ -143,21 +130,9 @@ fn helm_output_on_stdin_names_repo_relative_templates_with_helm_chart_root() {
         let args = ["lint", "--format", format, "--helm-chart-root", "./deploy/shop/", "-"];
         let run = lifeguard(&args, Some(&rendered), &fixtures());
         assert_eq!(run.code, 1, "{format}\n{}", run.stderr);
-        assert!(
-            run.stdout.contains("deploy/shop/templates/api.yaml"),
-            "{format}: {}",
-            run.stdout
-        );
-        assert!(
-            run.stdout
-                .contains("deploy/shop/charts/cache/templates/statefulset.yaml"),
-            "{format}: {}",
-            run.stdout
-        );
-        assert!(
-            !run.stdout.contains("shop/shop"),
-            "{format}: the chart name is replaced, not kept"
-        );
+        assert!(run.stdout.contains("deploy/shop/templates/api.yaml"), "{format}: {}", run.stdout);
+        assert!(run.stdout.contains("deploy/shop/charts/cache/templates/statefulset.yaml"), "{format}: {}", run.stdout);
+        assert!(!run.stdout.contains("shop/shop"), "{format}: the chart name is replaced, not kept");
         snapshot(&format!("helm_stdin_{format}"), format, &run.stdout);
     }
 }
@@ -181,18 +156,11 @@ fn input_errors_are_in_every_report_and_on_stderr() {
                 assert_eq!(invocation["executionSuccessful"], false);
                 let note = &invocation["toolExecutionNotifications"][0];
                 assert_eq!(note["level"], "error");
-                assert_eq!(
-                    note["locations"][0]["physicalLocation"]["artifactLocation"]["uri"],
-                    "broken.yaml"
-                );
+                assert_eq!(note["locations"][0]["physicalLocation"]["artifactLocation"]["uri"], "broken.yaml");
                 assert_eq!(log["runs"][0]["results"][0]["ruleId"], "exec-probe");
             }
             "junit" => {
-                assert!(
-                    run.stdout.contains("<testsuite name=\"lifeguard input errors\""),
-                    "{}",
-                    run.stdout
-                );
+                assert!(run.stdout.contains("<testsuite name=\"lifeguard input errors\""), "{}", run.stdout);
                 assert!(run.stdout.contains("<error message="), "{}", run.stdout);
             }
             "github" => {
@@ -213,23 +181,11 @@ fn junit_failures_follow_fail_on_and_findings_below_it_pass_with_their_text() {
     assert_eq!(count(&default.stdout, "<system-out>"), 3, "{}", default.stdout);
     // One case per object and rule: 5 objects x every rule.
     let cases = 5 * policies::rules::RULES.len();
-    assert!(
-        default
-            .stdout
-            .contains(&format!("<testsuites name=\"lifeguard\" tests=\"{cases}\""))
-    );
+    assert!(default.stdout.contains(&format!("<testsuites name=\"lifeguard\" tests=\"{cases}\"")));
 
-    let warning = lifeguard(
-        &["lint", "--format", "junit", "--fail-on", "warning", "."],
-        None,
-        &fixtures(),
-    );
+    let warning = lifeguard(&["lint", "--format", "junit", "--fail-on", "warning", "."], None, &fixtures());
     assert_eq!(count(&warning.stdout, "<failure "), 4, "{}", warning.stdout);
-    let never = lifeguard(
-        &["lint", "--format", "junit", "--fail-on", "never", "."],
-        None,
-        &fixtures(),
-    );
+    let never = lifeguard(&["lint", "--format", "junit", "--fail-on", "never", "."], None, &fixtures());
     assert_eq!(never.code, 0);
     assert_eq!(count(&never.stdout, "<failure "), 0, "{}", never.stdout);
     assert_eq!(count(&never.stdout, "<system-out>"), 5, "{}", never.stdout);
@@ -238,18 +194,11 @@ fn junit_failures_follow_fail_on_and_findings_below_it_pass_with_their_text() {
 #[test]
 fn github_annotations_use_the_severity_as_the_command() {
     let run = lifeguard(&["lint", "--format", "github", "."], None, &fixtures());
-    let commands: Vec<&str> = run
-        .stdout
-        .lines()
-        .map(|l| l.split_once(' ').map_or(l, |(c, _)| c))
-        .collect();
+    let commands: Vec<&str> = run.stdout.lines().map(|l| l.split_once(' ').map_or(l, |(c, _)| c)).collect();
     assert_eq!(commands, ["::warning", "::error", "::error", "::warning", "::notice"]);
     for line in run.stdout.lines() {
         // One line per annotation: newlines in the message are escaped.
-        assert!(
-            line.contains(",line=") && line.contains(",col=") && line.contains(",title="),
-            "{line}"
-        );
+        assert!(line.contains(",line=") && line.contains(",col=") && line.contains(",title="), "{line}");
     }
 }
 
@@ -279,17 +228,7 @@ fn custom_and_disabled_rules_of_the_policy_show_in_sarif_and_junit() {
 
     let junit = lifeguard(&["lint", "--format", "junit", "."], None, dir.path());
     let cases = policies::rules::RULES.len(); // one built-in rule off, one custom rule on
-    assert!(
-        junit
-            .stdout
-            .contains(&format!("<testsuites name=\"lifeguard\" tests=\"{cases}\"")),
-        "{}",
-        junit.stdout
-    );
+    assert!(junit.stdout.contains(&format!("<testsuites name=\"lifeguard\" tests=\"{cases}\"")), "{}", junit.stdout);
     assert!(!junit.stdout.contains("name=\"exec-probe\""), "{}", junit.stdout);
-    assert!(
-        junit
-            .stdout
-            .contains("<testcase name=\"memory-limit-missing\" classname=\"Deployment/worker\">")
-    );
+    assert!(junit.stdout.contains("<testcase name=\"memory-limit-missing\" classname=\"Deployment/worker\">"));
 }

@@ -57,10 +57,7 @@ fn json_output_on_a_directory() {
     assert_eq!(r.code, 1);
     // stdout holds only the array; the summary goes to stderr.
     assert_eq!(json(&r.stdout).len(), 9);
-    assert_eq!(
-        r.stderr,
-        "9 findings (2 errors, 4 warnings, 3 info) in 6 objects across 6 files\n"
-    );
+    assert_eq!(r.stderr, "9 findings (2 errors, 4 warnings, 3 info) in 6 objects across 6 files\n");
     insta::assert_snapshot!("json", r.stdout);
 }
 
@@ -110,22 +107,13 @@ fn json_findings_have_exactly_the_documented_fields() {
     }
     // An object without namespace (null) and a container without a name
     // (named, not null: null is for pod-level findings).
-    let cron = items
-        .iter()
-        .find(|i| i["name"] == "nightly-report")
-        .expect("a finding on the CronJob");
-    assert_eq!(
-        (&cron["namespace"], &cron["container"]),
-        (&Value::Null, &Value::from("<unnamed>"))
-    );
+    let cron = items.iter().find(|i| i["name"] == "nightly-report").expect("a finding on the CronJob");
+    assert_eq!((&cron["namespace"], &cron["container"]), (&Value::Null, &Value::from("<unnamed>")));
     // A fixable finding says what its fix does; the others have none.
     for item in &items {
         assert_eq!(item["fixable"] == true, item["fix"].is_string(), "{item}");
     }
-    assert!(
-        items.iter().any(|i| i["fixable"] == true),
-        "the fixtures hold a fixable finding"
-    );
+    assert!(items.iter().any(|i| i["fixable"] == true), "the fixtures hold a fixable finding");
 }
 
 #[test]
@@ -176,11 +164,7 @@ fn stdin_is_linted_as_stdin() {
     let from_file = lifeguard(&["lint", "errors.yaml"]);
     assert_eq!(from_stdin.code, 1);
     assert_eq!(from_stdin.stdout, from_file.stdout.replace("errors.yaml", "<stdin>"));
-    assert!(
-        from_stdin
-            .stdout
-            .starts_with("<stdin>:21:11 error[probe-endpoint-reused]")
-    );
+    assert!(from_stdin.stdout.starts_with("<stdin>:21:11 error[probe-endpoint-reused]"));
 
     let items = json(&run(&["lint", "--format", "json", "-"], Some(&text), &env).stdout);
     assert_eq!(items.len(), 3);
@@ -195,13 +179,7 @@ fn explain_prints_the_doc_of_every_rule() {
         assert!(r.stdout.starts_with(&format!("# {}\n", rule.name)), "{}", r.stdout);
         assert!(r.stdout.contains(rule.summary), "{}: summary", rule.name);
         assert!(r.stdout.contains(rule.doc.trim_end()), "{}: the whole doc", rule.name);
-        for heading in [
-            "## What it does",
-            "## Why is this bad?",
-            "## Example",
-            "## Use instead",
-            "## Fix",
-        ] {
+        for heading in ["## What it does", "## Why is this bad?", "## Example", "## Use instead", "## Fix"] {
             assert!(r.stdout.contains(heading), "{}: no {heading:?}", rule.name);
         }
     }
@@ -226,16 +204,8 @@ fn piped_output_has_no_colour_even_without_no_color() {
     let r = styled_run(&env);
     assert_eq!(r.code, 2);
     assert!(r.stdout.contains("error[probe-endpoint-reused]"), "{}", r.stdout);
-    assert!(
-        !r.stdout.contains('\x1b'),
-        "ANSI escape on piped stdout: {:?}",
-        r.stdout
-    );
-    assert!(
-        !r.stderr.contains('\x1b'),
-        "ANSI escape on piped stderr: {:?}",
-        r.stderr
-    );
+    assert!(!r.stdout.contains('\x1b'), "ANSI escape on piped stdout: {:?}", r.stdout);
+    assert!(!r.stderr.contains('\x1b'), "ANSI escape on piped stderr: {:?}", r.stderr);
 }
 
 #[test]

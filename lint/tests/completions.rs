@@ -5,10 +5,8 @@
 use std::process::Command;
 
 fn completions(shell: &str) -> (Option<i32>, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_lifeguard"))
-        .args(["completions", shell])
-        .output()
-        .expect("run lifeguard");
+    let out =
+        Command::new(env!("CARGO_BIN_EXE_lifeguard")).args(["completions", shell]).output().expect("run lifeguard");
     (out.status.code(), String::from_utf8(out.stdout).expect("UTF-8"))
 }
 
@@ -17,16 +15,7 @@ fn each_shell_gets_a_script_with_the_subcommands_and_flags() {
     for shell in ["bash", "zsh", "fish"] {
         let (code, script) = completions(shell);
         assert_eq!(code, Some(0), "{shell}");
-        for word in [
-            "lint",
-            "fix",
-            "explain",
-            "completions",
-            "format",
-            "helm-chart-root",
-            "sarif",
-            "junit",
-        ] {
+        for word in ["lint", "fix", "explain", "completions", "format", "helm-chart-root", "sarif", "junit"] {
             assert!(script.contains(word), "{shell}: no {word:?} in\n{script}");
         }
     }

@@ -39,12 +39,7 @@ fn with_stdin(dir: &Path, args: &[&str], input: &[u8]) -> Output {
         .stderr(Stdio::piped())
         .spawn()
         .expect("run lifeguard");
-    child
-        .stdin
-        .take()
-        .expect("stdin")
-        .write_all(input)
-        .expect("write stdin");
+    child.stdin.take().expect("stdin").write_all(input).expect("write stdin");
     child.wait_with_output().expect("wait")
 }
 
@@ -64,13 +59,7 @@ fn read(dir: &Path, name: &str) -> String {
 fn fixable_left(dir: &Path, name: &str) -> Vec<String> {
     let out = lifeguard(dir, &["lint", "--format", "json", name]);
     let findings: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json findings");
-    findings
-        .as_array()
-        .expect("array")
-        .iter()
-        .filter(|f| f["fixable"] == true)
-        .map(|f| f["rule"].to_string())
-        .collect()
+    findings.as_array().expect("array").iter().filter(|f| f["fixable"] == true).map(|f| f["rule"].to_string()).collect()
 }
 
 #[test]
@@ -94,12 +83,7 @@ fn every_fixable_rule_has_a_fixture_and_a_checked_diff() {
         assert_ne!(after, before);
         assert_eq!(fixable_left(dir.path(), &name), Vec::<String>::new(), "{}", rule.name);
         let again = lifeguard(dir.path(), &["fix", &name]);
-        assert_eq!(
-            read(dir.path(), &name),
-            after,
-            "{}: second run changed the file",
-            rule.name
-        );
+        assert_eq!(read(dir.path(), &name), after, "{}: second run changed the file", rule.name);
         assert!(stderr(&again).contains("nothing to fix"), "{}", stderr(&again));
     }
 }
@@ -109,35 +93,21 @@ fn diff_has_git_headers_and_stdin_fixes_to_stdout() {
     let dir = copies(&["liveness-too-aggressive.yaml"]);
     let diff = lifeguard(dir.path(), &["fix", "--diff", "liveness-too-aggressive.yaml"]);
     let text = stdout(&diff);
-    assert!(
-        text.starts_with("--- a/liveness-too-aggressive.yaml\n+++ b/liveness-too-aggressive.yaml\n@@ "),
-        "{text}"
-    );
+    assert!(text.starts_with("--- a/liveness-too-aggressive.yaml\n+++ b/liveness-too-aggressive.yaml\n@@ "), "{text}");
 
     let input = read(dir.path(), "liveness-too-aggressive.yaml");
     let fixed = with_stdin(dir.path(), &["fix", "-"], input.as_bytes());
     assert_eq!(fixed.status.code(), Some(1), "{}", stderr(&fixed));
     let out = stdout(&fixed);
-    assert!(
-        out.contains("periodSeconds: 2, failureThreshold: 5, timeoutSeconds: 5}  # flow style"),
-        "{out}"
-    );
+    assert!(out.contains("periodSeconds: 2, failureThreshold: 5, timeoutSeconds: 5}  # flow style"), "{out}");
     assert_eq!(out.lines().count(), input.lines().count());
-    assert!(
-        stderr(&fixed).contains("1 fix applied to 1 object in 1 file"),
-        "{}",
-        stderr(&fixed)
-    );
+    assert!(stderr(&fixed).contains("1 fix applied to 1 object in 1 file"), "{}", stderr(&fixed));
     // The fixed stream passes through unchanged, and there is nothing left to do.
     let again = with_stdin(dir.path(), &["fix", "-"], out.as_bytes());
     assert_eq!(again.status.code(), Some(0), "{}", stderr(&again));
     assert_eq!(stdout(&again), out);
     let stdin_diff = with_stdin(dir.path(), &["fix", "--diff", "-"], input.as_bytes());
-    assert!(
-        stdout(&stdin_diff).starts_with("--- a/<stdin>\n+++ b/<stdin>\n"),
-        "{}",
-        stdout(&stdin_diff)
-    );
+    assert!(stdout(&stdin_diff).starts_with("--- a/<stdin>\n+++ b/<stdin>\n"), "{}", stdout(&stdin_diff));
 }
 
 #[test]
@@ -158,10 +128,7 @@ fn crlf_files_keep_crlf() {
     std::fs::write(dir.path().join("crlf.yaml"), &text).expect("write");
     let out = lifeguard(dir.path(), &["fix", "crlf.yaml"]);
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
-    assert_eq!(
-        read(dir.path(), "crlf.yaml"),
-        format!("{text}\r\n      terminationGracePeriodSeconds: 40")
-    );
+    assert_eq!(read(dir.path(), "crlf.yaml"), format!("{text}\r\n      terminationGracePeriodSeconds: 40"));
 }
 
 #[test]
@@ -190,17 +157,10 @@ fn streams_lists_and_other_documents() {
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     let after = read(dir.path(), "stream.yaml");
     let expected = before
-        .replace(
-            "        failureThreshold: 1\n",
-            "        failureThreshold: 3\n        timeoutSeconds: 5\n",
-        )
+        .replace("        failureThreshold: 1\n", "        failureThreshold: 3\n        timeoutSeconds: 5\n")
         .replace("terminationGracePeriodSeconds: 10", "terminationGracePeriodSeconds: 25");
     assert_eq!(after, expected);
-    assert!(
-        stderr(&out).contains("3 fixes applied to 2 objects in 1 file"),
-        "{}",
-        stderr(&out)
-    );
+    assert!(stderr(&out).contains("3 fixes applied to 2 objects in 1 file"), "{}", stderr(&out));
 }
 
 #[test]
@@ -227,23 +187,13 @@ fn rule_limits_the_fixes_and_unknown_rules_are_errors() {
     let out = lifeguard(dir.path(), &["fix", "--rule", "grace-period-too-short", "stream.yaml"]);
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     let after = read(dir.path(), "stream.yaml");
-    assert_eq!(
-        after,
-        before.replace("terminationGracePeriodSeconds: 10", "terminationGracePeriodSeconds: 20")
-    );
+    assert_eq!(after, before.replace("terminationGracePeriodSeconds: 10", "terminationGracePeriodSeconds: 20"));
     assert!(stderr(&out).contains("fixable findings not fixed"), "{}", stderr(&out));
 
-    for (rule, why) in [
-        ("no-such-rule", "unknown rule"),
-        ("probe-endpoint-reused", "has no automatic fix"),
-    ] {
+    for (rule, why) in [("no-such-rule", "unknown rule"), ("probe-endpoint-reused", "has no automatic fix")] {
         let out = lifeguard(dir.path(), &["fix", "--rule", rule, "stream.yaml"]);
         assert_eq!(out.status.code(), Some(2));
-        assert!(
-            stderr(&out).contains(why) && stderr(&out).contains("startup-probe-missing"),
-            "{}",
-            stderr(&out)
-        );
+        assert!(stderr(&out).contains(why) && stderr(&out).contains("startup-probe-missing"), "{}", stderr(&out));
         assert_eq!(read(dir.path(), "stream.yaml"), after);
     }
 }
@@ -263,18 +213,9 @@ fn exit_codes() {
     assert_eq!(lifeguard(dir.path(), &["fix", "clean.yaml"]).status.code(), Some(0));
     let stuck_out = lifeguard(dir.path(), &["fix", "stuck.yaml"]);
     assert_eq!(stuck_out.status.code(), Some(1));
-    assert!(
-        stderr(&stuck_out).contains("no automatic fix"),
-        "{}",
-        stderr(&stuck_out)
-    );
+    assert!(stderr(&stuck_out).contains("no automatic fix"), "{}", stderr(&stuck_out));
     assert_eq!(read(dir.path(), "stuck.yaml"), stuck);
-    assert_eq!(
-        lifeguard(dir.path(), &["fix", "--fail-on", "never", "stuck.yaml"])
-            .status
-            .code(),
-        Some(0)
-    );
+    assert_eq!(lifeguard(dir.path(), &["fix", "--fail-on", "never", "stuck.yaml"]).status.code(), Some(0));
     // A broken file is an error (2), and the other files are still fixed.
     let out = lifeguard(dir.path(), &["fix", "."]);
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));

@@ -37,10 +37,7 @@ fn documented() -> [String; 4] {
         format!("larger than the {}-byte limit", d.max_file_bytes),
         format!("document larger than {} characters", d.max_document_chars),
         format!("nesting deeper than {} levels", d.max_depth),
-        format!(
-            "aliases expand to more than {} nodes in one document (an alias bomb?)",
-            d.max_alias_nodes
-        ),
+        format!("aliases expand to more than {} nodes in one document (an alias bomb?)", d.max_alias_nodes),
     ]
 }
 
@@ -53,10 +50,7 @@ fn readme_documents_the_default_limits() {
     );
     let readme = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../README.md")).expect("README");
     for message in documented() {
-        assert!(
-            readme.contains(&format!("`{message}`")),
-            "README Limits table lacks {message:?}"
-        );
+        assert!(readme.contains(&format!("`{message}`")), "README Limits table lacks {message:?}");
     }
 }
 
@@ -100,18 +94,12 @@ fn file_size_over_256_mib_is_refused_before_reading() {
 #[test]
 fn file_size_limit_is_exact() {
     let dir = tempfile::tempdir().expect("temp dir");
-    let limits = Limits {
-        max_file_bytes: 64,
-        ..Limits::default()
-    };
+    let limits = Limits { max_file_bytes: 64, ..Limits::default() };
     let path = dir.path().join("f.yaml");
     std::fs::write(&path, "#".repeat(64)).expect("write");
     assert!(read_text(&Input::File(path.clone()), &limits).is_ok());
     std::fs::write(&path, "#".repeat(65)).expect("write");
-    assert!(matches!(
-        read_text(&Input::File(path), &limits),
-        Err(ReadError::TooLarge(64))
-    ));
+    assert!(matches!(read_text(&Input::File(path), &limits), Err(ReadError::TooLarge(64))));
 }
 
 #[test]
@@ -132,10 +120,7 @@ fn a_100_mb_document_is_refused() {
 
 #[test]
 fn the_document_size_limit_is_per_document_and_names_its_start() {
-    let limits = Limits {
-        max_document_chars: 1000,
-        ..Limits::default()
-    };
+    let limits = Limits { max_document_chars: 1000, ..Limits::default() };
     let doc = |n: usize| format!("---\nkind: ConfigMap\ndata:\n  blob: |\n    {}\n", "z".repeat(n));
     // Three documents of about 900 characters: 2700 in the stream, each under the limit.
     let (docs, err) = parse_stream(&doc(900).repeat(3), &limits);
@@ -156,31 +141,15 @@ fn nesting_depth_limit_is_100_levels() {
     assert_accepted(&lint_beside_good(dir.path(), "deep.yaml").0);
     write(dir.path(), "deep.yaml", &nested(101));
     // The 101st bracket, on line 1.
-    assert_refused(
-        &lint_beside_good(dir.path(), "deep.yaml").0,
-        "deep.yaml:1:101",
-        &documented()[2],
-    );
+    assert_refused(&lint_beside_good(dir.path(), "deep.yaml").0, "deep.yaml:1:101", &documented()[2]);
     // Far deeper input is refused the same way, without exhausting the stack
     // (the scanner looks ahead in flow context and stops at the 256th bracket).
-    write(
-        dir.path(),
-        "deep.yaml",
-        &format!("kind: Pod\nspec: {}", nested(100_000)),
-    );
-    assert_refused(
-        &lint_beside_good(dir.path(), "deep.yaml").0,
-        "deep.yaml:2:262",
-        &documented()[2],
-    );
+    write(dir.path(), "deep.yaml", &format!("kind: Pod\nspec: {}", nested(100_000)));
+    assert_refused(&lint_beside_good(dir.path(), "deep.yaml").0, "deep.yaml:2:262", &documented()[2]);
     // Block nesting is counted the same way: the 101st level is on line 101.
     let block: String = (0..101).map(|i| format!("{}k{i}:\n", "  ".repeat(i))).collect();
     write(dir.path(), "deep.yaml", &format!("{block}{}x\n", "  ".repeat(101)));
-    assert_refused(
-        &lint_beside_good(dir.path(), "deep.yaml").0,
-        "deep.yaml:101:201",
-        &documented()[2],
-    );
+    assert_refused(&lint_beside_good(dir.path(), "deep.yaml").0, "deep.yaml:101:201", &documented()[2]);
 }
 
 #[test]
@@ -191,19 +160,11 @@ fn alias_expansion_limit_is_100000_nodes_per_document() {
     write(dir.path(), "aliases.yaml", &aliases(10_000));
     assert_accepted(&lint_beside_good(dir.path(), "aliases.yaml").0);
     // The limit counts per document: two documents of 60,000 are fine.
-    write(
-        dir.path(),
-        "aliases.yaml",
-        &format!("{}---\n{}", aliases(6_000), aliases(6_000)),
-    );
+    write(dir.path(), "aliases.yaml", &format!("{}---\n{}", aliases(6_000), aliases(6_000)));
     assert_accepted(&lint_beside_good(dir.path(), "aliases.yaml").0);
     // One alias more is refused, at that alias (line 2, its column).
     write(dir.path(), "aliases.yaml", &aliases(10_001));
-    assert_refused(
-        &lint_beside_good(dir.path(), "aliases.yaml").0,
-        "aliases.yaml:2:40005",
-        &documented()[3],
-    );
+    assert_refused(&lint_beside_good(dir.path(), "aliases.yaml").0, "aliases.yaml:2:40005", &documented()[3]);
 }
 
 #[test]
@@ -212,10 +173,7 @@ fn billion_laughs_is_refused_fast() {
     // Nine levels of ten aliases each: 10^9 nodes if expanded.
     let mut text = String::from("a0: &a0 [lol, lol, lol, lol, lol, lol, lol, lol, lol, lol]\n");
     for i in 1..10 {
-        text.push_str(&format!(
-            "a{i}: &a{i} [{}]\n",
-            vec![format!("*a{}", i - 1); 10].join(", ")
-        ));
+        text.push_str(&format!("a{i}: &a{i} [{}]\n", vec![format!("*a{}", i - 1); 10].join(", ")));
     }
     write(dir.path(), "lol.yaml", &text);
     let (r, took) = lint_beside_good(dir.path(), "lol.yaml");

@@ -65,18 +65,13 @@ fn default_policy_exit_codes_follow_deny_severity() {
     let out = lifeguard(dir.path(), &["lint", "--policy", "strict", "web.yaml"]);
     assert_eq!(out.status.code(), Some(1));
     // ... unless --fail-on says otherwise.
-    let out = lifeguard(
-        dir.path(),
-        &["lint", "--policy", "strict", "--fail-on", "never", "web.yaml"],
-    );
+    let out = lifeguard(dir.path(), &["lint", "--policy", "strict", "--fail-on", "never", "web.yaml"]);
     assert_eq!(out.status.code(), Some(0));
 }
 
 #[test]
 fn exemptions_are_counted_in_the_summary_and_left_out_of_json() {
-    let dir = setup(Some(
-        "exemptions:\n- reason: mesh sidecar\n  containers: [istio-proxy]\n",
-    ));
+    let dir = setup(Some("exemptions:\n- reason: mesh sidecar\n  containers: [istio-proxy]\n"));
     let out = lifeguard(dir.path(), &["lint", "--policy", "policy.yaml", "web.yaml"]);
     let stdout = text(&out.stdout);
     assert!(!stdout.contains("istio-proxy"), "{stdout}");
@@ -84,10 +79,7 @@ fn exemptions_are_counted_in_the_summary_and_left_out_of_json() {
         stdout.contains("1 finding (0 errors, 1 warning, 0 info) in 1 object across 1 file; 1 suppressed"),
         "{stdout}"
     );
-    let out = lifeguard(
-        dir.path(),
-        &["lint", "--policy", "policy.yaml", "--format", "json", "web.yaml"],
-    );
+    let out = lifeguard(dir.path(), &["lint", "--policy", "policy.yaml", "--format", "json", "web.yaml"]);
     let findings: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
     assert_eq!(findings.as_array().map(Vec::len), Some(1));
     assert!(text(&out.stderr).contains("; 1 suppressed"), "{}", text(&out.stderr));
@@ -96,11 +88,7 @@ fn exemptions_are_counted_in_the_summary_and_left_out_of_json() {
 #[test]
 fn policy_file_is_discovered_from_the_current_directory_upward() {
     let dir = setup(None);
-    std::fs::write(
-        dir.path().join(".lifeguard.yaml"),
-        format!("{HEAD}denySeverity: warning\n"),
-    )
-    .expect("write");
+    std::fs::write(dir.path().join(".lifeguard.yaml"), format!("{HEAD}denySeverity: warning\n")).expect("write");
     let sub = dir.path().join("deploy/prod");
     std::fs::create_dir_all(&sub).expect("mkdir");
     let out = lifeguard(&sub, &["lint", "../../web.yaml"]);
@@ -122,10 +110,7 @@ fn custom_rule_findings_have_file_line_and_json_fields() {
         "{stdout}"
     );
     assert_eq!(out.status.code(), Some(1));
-    let out = lifeguard(
-        dir.path(),
-        &["lint", "--policy", "policy.yaml", "--format", "json", "web.yaml"],
-    );
+    let out = lifeguard(dir.path(), &["lint", "--policy", "policy.yaml", "--format", "json", "web.yaml"]);
     let findings: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
     let custom = findings
         .as_array()
@@ -141,10 +126,7 @@ fn custom_rule_findings_have_file_line_and_json_fields() {
 #[test]
 fn a_bad_policy_stops_lint_with_file_line_and_key() {
     let dir = setup(Some("parameters:\n  gpuBotSeconds: 900\n"));
-    for args in [
-        &["lint", "--policy", "policy.yaml", "web.yaml"][..],
-        &["policy", "check", "policy.yaml"],
-    ] {
+    for args in [&["lint", "--policy", "policy.yaml", "web.yaml"][..], &["policy", "check", "policy.yaml"]] {
         let out = lifeguard(dir.path(), args);
         assert_eq!(out.status.code(), Some(2));
         assert_eq!(
@@ -194,15 +176,9 @@ fn policy_show_prints_a_policy_that_loads_back_the_same() {
 
 #[test]
 fn fix_leaves_suppressed_findings_alone() {
-    let dir = setup(Some(
-        "exemptions:\n- reason: mesh sidecar\n  containers: [istio-proxy]\n",
-    ));
+    let dir = setup(Some("exemptions:\n- reason: mesh sidecar\n  containers: [istio-proxy]\n"));
     let out = lifeguard(dir.path(), &["fix", "--diff", "--policy", "policy.yaml", "web.yaml"]);
     let diff = text(&out.stdout);
     assert!(diff.contains("/livez"), "{diff}");
-    assert_eq!(
-        diff.matches("failureThreshold").count(),
-        2,
-        "only app's probe changes:\n{diff}"
-    );
+    assert_eq!(diff.matches("failureThreshold").count(), 2, "only app's probe changes:\n{diff}");
 }

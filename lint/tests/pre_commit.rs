@@ -40,21 +40,11 @@ fn declared_hooks() -> Vec<Value> {
 
 fn hook(id: &str) -> Hook {
     let hooks = declared_hooks();
-    let h = hooks
-        .iter()
-        .find(|h| h["id"] == id)
-        .unwrap_or_else(|| panic!("hook {id}"));
+    let h = hooks.iter().find(|h| h["id"] == id).unwrap_or_else(|| panic!("hook {id}"));
     assert_eq!(h["language"], "rust", "{id}");
-    assert_eq!(
-        h["require_serial"], true,
-        "{id}: all files in one run, so Services inform every object"
-    );
+    assert_eq!(h["require_serial"], true, "{id}: all files in one run, so Services inform every object");
     let text = |key: &str| h[key].as_str().map(str::to_owned);
-    let mut entry = text("entry")
-        .expect("entry")
-        .split_whitespace()
-        .map(str::to_owned)
-        .collect::<Vec<_>>();
+    let mut entry = text("entry").expect("entry").split_whitespace().map(str::to_owned).collect::<Vec<_>>();
     let program = entry.remove(0);
     let args = h["args"]
         .as_array()
@@ -95,29 +85,14 @@ fn assert_installable(program: &str) {
         .iter()
         .find(|p| p["manifest_path"].as_str().map(PathBuf::from).as_deref() == Some(root_manifest.as_path()))
         .expect("the repository root is a package (`cargo install --path .` fails on a virtual manifest)");
-    let lint = packages
-        .iter()
-        .find(|p| p["name"] == "lifeguard")
-        .expect("the lifeguard package");
+    let lint = packages.iter().find(|p| p["name"] == "lifeguard").expect("the lifeguard package");
     let hook_main = bin(root, program).unwrap_or_else(|| panic!("the root package has no binary {program:?}"));
-    assert_eq!(
-        Some(hook_main),
-        bin(lint, "lifeguard"),
-        "the hook binary is the lifeguard CLI"
-    );
+    assert_eq!(Some(hook_main), bin(lint, "lifeguard"), "the hook binary is the lifeguard CLI");
 }
 
 fn git(repo: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .args(args)
-        .current_dir(repo)
-        .output()
-        .expect("run git");
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let out = Command::new("git").args(args).current_dir(repo).output().expect("run git");
+    assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
     String::from_utf8(out.stdout).expect("git output is UTF-8")
 }
 
@@ -126,21 +101,14 @@ fn repo() -> tempfile::TempDir {
     let dir = tempfile::tempdir().expect("temp dir");
     let root = dir.path();
     let fixtures = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/formats");
-    for (from, to) in [
-        ("web.yaml", "k8s/web.yaml"),
-        ("good.yaml", "k8s/good.yml"),
-        ("worker.yaml", "jobs/worker.yaml"),
-    ] {
+    for (from, to) in [("web.yaml", "k8s/web.yaml"), ("good.yaml", "k8s/good.yml"), ("worker.yaml", "jobs/worker.yaml")]
+    {
         std::fs::create_dir_all(root.join(to).parent().expect("parent")).expect("mkdir");
         std::fs::copy(fixtures.join(from), root.join(to)).expect("copy fixture");
     }
     std::fs::create_dir_all(root.join("chart/templates")).expect("mkdir");
     // Not YAML until Helm renders it: the hooks must not be handed it.
-    std::fs::write(
-        root.join("chart/templates/deployment.yaml"),
-        "spec: {{ .Values.spec }}\n",
-    )
-    .expect("write");
+    std::fs::write(root.join("chart/templates/deployment.yaml"), "spec: {{ .Values.spec }}\n").expect("write");
     std::fs::write(root.join("chart/values.yaml"), "spec: {}\n").expect("write");
     std::fs::write(root.join("README.md"), "# demo\n").expect("write");
     std::fs::write(root.join("package.json"), "{\"name\": \"demo\"}\n").expect("write");
@@ -151,20 +119,11 @@ fn repo() -> tempfile::TempDir {
 
 /// The staged files pre-commit hands a hook: `files` matches and `exclude` does not.
 fn selected(hook: &Hook, repo: &Path) -> Vec<String> {
-    git(
-        repo,
-        &[
-            "diff",
-            "--staged",
-            "--name-only",
-            "--no-ext-diff",
-            "--diff-filter=ACMRTUXB",
-        ],
-    )
-    .lines()
-    .filter(|f| hook.files.is_match(f) && !hook.exclude.as_ref().is_some_and(|e| e.is_match(f)))
-    .map(str::to_owned)
-    .collect()
+    git(repo, &["diff", "--staged", "--name-only", "--no-ext-diff", "--diff-filter=ACMRTUXB"])
+        .lines()
+        .filter(|f| hook.files.is_match(f) && !hook.exclude.as_ref().is_some_and(|e| e.is_match(f)))
+        .map(str::to_owned)
+        .collect()
 }
 
 fn run(hook: &Hook, repo: &Path, files: &[String]) -> Output {
@@ -187,13 +146,7 @@ fn the_hooks_select_yaml_and_json_but_not_helm_templates_or_other_files() {
         files.sort();
         assert_eq!(
             files,
-            [
-                "chart/values.yaml",
-                "jobs/worker.yaml",
-                "k8s/good.yml",
-                "k8s/web.yaml",
-                "package.json"
-            ],
+            ["chart/values.yaml", "jobs/worker.yaml", "k8s/good.yml", "k8s/web.yaml", "package.json"],
             "{id}"
         );
     }
@@ -207,23 +160,11 @@ fn the_lint_hook_fails_on_an_error_and_names_the_file() {
     let files = selected(&lint, repo.path());
     let out = run(&lint, repo.path(), &files);
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(
-        out.status.code(),
-        Some(1),
-        "{stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(
-        stdout.contains("k8s/web.yaml:34:11 error[probe-endpoint-reused]"),
-        "{stdout}"
-    );
+    assert_eq!(out.status.code(), Some(1), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(stdout.contains("k8s/web.yaml:34:11 error[probe-endpoint-reused]"), "{stdout}");
     assert!(stdout.contains("jobs/worker.yaml:19:13 info[exec-probe]"), "{stdout}");
     assert!(stdout.contains("across 5 files"), "{stdout}");
-    assert_eq!(
-        String::from_utf8_lossy(&out.stderr),
-        "",
-        "no input error: the template was not passed"
-    );
+    assert_eq!(String::from_utf8_lossy(&out.stderr), "", "no input error: the template was not passed");
 
     // A commit that stages only clean manifests passes.
     let clean = vec!["k8s/good.yml".to_owned(), "chart/values.yaml".to_owned()];

@@ -11,11 +11,7 @@ fn table() -> String {
          | rule | default severity | fix | what it finds |\n|---|---|---|---|\n",
     );
     for r in RULES {
-        let fix = if matches!(r.fix, FixAvailability::Fix(_)) {
-            "yes"
-        } else {
-            "no"
-        };
+        let fix = if matches!(r.fix, FixAvailability::Fix(_)) { "yes" } else { "no" };
         t.push_str(&format!("| `{}` | {} | {fix} | {} |\n", r.name, r.severity, r.summary));
     }
     t.push_str("<!-- /rules-table -->");
@@ -34,26 +30,18 @@ fn readme_rule_table_matches_the_registry() {
         std::fs::write(&path, format!("{}{expected}{}", &readme[..start], &readme[end..])).expect("write README.md");
         return;
     }
-    assert_eq!(
-        &readme[start..end],
-        expected,
-        "README rule table is stale: rerun with LIFEGUARD_BLESS=1"
-    );
+    assert_eq!(&readme[start..end], expected, "README rule table is stale: rerun with LIFEGUARD_BLESS=1");
 }
 
 #[test]
 fn rules_command_lists_every_registered_rule() {
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_lifeguard"))
-        .arg("rules")
-        .output()
-        .expect("run lifeguard");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_lifeguard")).arg("rules").output().expect("run lifeguard");
     assert!(out.status.success());
     let text = String::from_utf8_lossy(&out.stdout);
     assert_eq!(text.lines().count(), RULES.len());
     for r in RULES {
         assert!(
-            text.lines()
-                .any(|l| l.starts_with(r.name) && l.contains(r.severity.as_str()) && l.contains(r.summary)),
+            text.lines().any(|l| l.starts_with(r.name) && l.contains(r.severity.as_str()) && l.contains(r.summary)),
             "{} missing from `lifeguard rules`",
             r.name
         );

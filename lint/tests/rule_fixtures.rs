@@ -58,12 +58,7 @@ fn marked_lines(text: &str) -> Vec<u32> {
 /// Lints one fixture file; a fixture must never hold an input error.
 fn findings(rule: &str, path: &Path) -> Vec<Located> {
     let out = lint_paths(&[path.display().to_string()], &Policy::default(), &Limits::default());
-    assert!(
-        out.errors.is_empty(),
-        "{}: input errors: {:?}",
-        path.display(),
-        out.errors
-    );
+    assert!(out.errors.is_empty(), "{}: input errors: {:?}", path.display(), out.errors);
     out.findings.into_iter().filter(|l| l.finding.rule == rule).collect()
 }
 
@@ -94,11 +89,7 @@ fn check_rule(rule: &str) {
     let dir = rules_dir().join(rule);
     let bad = fixture_files(&dir, "bad");
     let good = fixture_files(&dir, "good");
-    assert!(
-        !bad.is_empty() && !good.is_empty(),
-        "{rule}: needs bad.yaml and good.yaml in {}",
-        dir.display()
-    );
+    assert!(!bad.is_empty() && !good.is_empty(), "{rule}: needs bad.yaml and good.yaml in {}", dir.display());
 
     let mut snapshot = String::new();
     for path in &bad {
@@ -120,18 +111,9 @@ fn check_rule(rule: &str) {
     }
     for path in &good {
         let text = std::fs::read_to_string(path).expect("read fixture");
-        assert!(
-            marked_lines(&text).is_empty(),
-            "{}: a good fixture marks findings",
-            path.display()
-        );
+        assert!(marked_lines(&text).is_empty(), "{}: a good fixture marks findings", path.display());
         let found = findings(rule, path);
-        assert!(
-            found.is_empty(),
-            "{}: {rule} must not fire here:\n{}",
-            path.display(),
-            render(&found)
-        );
+        assert!(found.is_empty(), "{}: {rule} must not fire here:\n{}", path.display(), render(&found));
     }
     insta::assert_snapshot!(rule, snapshot);
 }

@@ -18,10 +18,7 @@ fn validator() -> Validator {
     let path = manifest_dir().join("tests/fixtures/sarif/sarif-schema-2.1.0.json");
     let text = std::fs::read_to_string(&path).expect("the SARIF schema fixture");
     let mut schema: Value = serde_json::from_str(&text).expect("the schema is JSON");
-    assert_eq!(
-        schema["title"],
-        "Static Analysis Results Format (SARIF) Version 2.1.0 JSON Schema"
-    );
+    assert_eq!(schema["title"], "Static Analysis Results Format (SARIF) Version 2.1.0 JSON Schema");
     // The published `language` patterns (of `run` and `toolComponent`) have a
     // stray `]`, which the meta-schema's ECMA-262 regex check rejects, so the
     // schema would not compile. Escaping it keeps its meaning (a literal `]`,
@@ -33,10 +30,7 @@ fn validator() -> Validator {
         assert_eq!(pattern, "^[a-zA-Z]{2}|^[a-zA-Z]{2}-[a-zA-Z]{2}]?$");
         *pattern = Value::String(r"^[a-zA-Z]{2}|^[a-zA-Z]{2}-[a-zA-Z]{2}\]?$".to_owned());
     }
-    jsonschema::options()
-        .should_validate_formats(true)
-        .build(&schema)
-        .expect("the SARIF schema compiles")
+    jsonschema::options().should_validate_formats(true).build(&schema).expect("the SARIF schema compiles")
 }
 
 fn sarif(args: &[&str], stdin: Option<&str>, dir: &Path) -> (i32, Value) {
@@ -59,10 +53,7 @@ fn sarif(args: &[&str], stdin: Option<&str>, dir: &Path) -> (i32, Value) {
 }
 
 fn errors(validator: &Validator, log: &Value) -> Vec<String> {
-    validator
-        .iter_errors(log)
-        .map(|e| format!("{} at {}", e, e.instance_path()))
-        .collect()
+    validator.iter_errors(log).map(|e| format!("{} at {}", e, e.instance_path())).collect()
 }
 
 #[test]
@@ -116,36 +107,18 @@ fn the_schema_rejects_what_github_would_reject() {
     let broken = |pointer: &str, value: Value| {
         let mut log = good.clone();
         let (parent, key) = pointer.rsplit_once('/').expect("a pointer");
-        let parent = log
-            .pointer_mut(parent)
-            .and_then(Value::as_object_mut)
-            .expect("parent exists");
+        let parent = log.pointer_mut(parent).and_then(Value::as_object_mut).expect("parent exists");
         parent.insert(key.to_owned(), value);
         errors(&validator, &log)
     };
-    assert!(
-        broken("/runs/0/results/0/level", json!("warning")).is_empty(),
-        "the control is valid"
-    );
+    assert!(broken("/runs/0/results/0/level", json!("warning")).is_empty(), "the control is valid");
     assert!(!broken("/version", json!("2.0.0")).is_empty());
     assert!(!broken("/runs/0/results/0/level", json!("fatal")).is_empty());
     // Format keywords are checked: a raw `<stdin>` is not a URI reference.
     let uri = "/runs/0/results/0/locations/0/physicalLocation/artifactLocation/uri";
     assert!(!broken(uri, json!("<stdin>")).is_empty());
-    assert!(
-        !broken(
-            "/runs/0/results/0/locations/0/physicalLocation/region/startLine",
-            json!(0)
-        )
-        .is_empty()
-    );
+    assert!(!broken("/runs/0/results/0/locations/0/physicalLocation/region/startLine", json!(0)).is_empty());
     // A SARIF fix needs text replacements; lifeguard's fixes are JSON Patch,
     // which is why the fix description is a result property instead.
-    assert!(
-        !broken(
-            "/runs/0/results/0/fixes",
-            json!([{"description": {"text": "raise it"}}])
-        )
-        .is_empty()
-    );
+    assert!(!broken("/runs/0/results/0/fixes", json!([{"description": {"text": "raise it"}}])).is_empty());
 }

@@ -22,12 +22,54 @@ pub struct Batch {
 impl Batch {
     /// Collects what the rules need from every object of an input.
     pub fn from_objects<'a>(objects: impl IntoIterator<Item = &'a Value>) -> Batch {
-        let services: Vec<ServiceView> = objects.into_iter().filter_map(ServiceView::from_object).collect();
-        Batch {
-            has_services: !services.is_empty(),
-            services,
+        let mut batch = Batch::default();
+        for object in objects {
+            batch.add(object);
+        }
+        batch
+    }
+
+    /// Takes in one more object of the input (in input order).
+    pub fn add(&mut self, object: &Value) {
+        if let Some(service) = ServiceView::from_object(object) {
+            self.services.push(service);
+            self.has_services = true;
         }
     }
+
+    /// A mark of how much of the input this batch has seen, for
+    /// [`Batch::differs_for`].
+    pub fn mark(&self) -> BatchMark {
+        BatchMark { services: self.services.len() }
+    }
+
+    /// Whether linting `object` with this batch could give another result
+    /// than linting it with the batch as it was at `earlier` (built from a
+    /// prefix of the same input). Lets a caller lint objects while the input
+    /// is still being read and re-lint only the few that a later object
+    /// (a Service after the Deployment it selects) could change. Conservative:
+    /// `true` whenever in doubt.
+    pub fn differs_for(&self, earlier: BatchMark, object: &Value) -> bool {
+        let new = self.services.get(earlier.services..).unwrap_or_default();
+        if new.is_empty() {
+            return false;
+        }
+        // The first Service turns "no Service in the input" into "some".
+        if earlier.services == 0 {
+            return true;
+        }
+        match Workload::from_object(object) {
+            Ok(Some(w)) => new.iter().any(|s| s.selects(w.namespace.as_deref(), &w.labels)),
+            Ok(None) => false,
+            Err(_) => true,
+        }
+    }
+}
+
+/// How much of an input a [`Batch`] had seen (see [`Batch::mark`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct BatchMark {
+    services: usize,
 }
 
 /// The findings of one pod-bearing object.
@@ -84,19 +126,12 @@ pub fn lint_object(object: &Value, batch: &Batch, policy: &Policy) -> Result<Opt
 /// The objects in a document: the document itself, or the `items` of a
 /// `List` / `*List`, each with the pointer prefix of its place in the document.
 pub fn objects_in(doc: &Value) -> Vec<(String, &Value)> {
-    let is_list = doc
-        .get("kind")
-        .and_then(Value::as_str)
-        .is_some_and(|k| k.ends_with("List"));
+    let is_list = doc.get("kind").and_then(Value::as_str).is_some_and(|k| k.ends_with("List"));
     match (is_list, doc.get("items").and_then(Value::as_array)) {
         (true, Some(items)) => items
             .iter()
             .enumerate()
-            .flat_map(|(i, item)| {
-                objects_in(item)
-                    .into_iter()
-                    .map(move |(p, v)| (format!("/items/{i}{p}"), v))
-            })
+            .flat_map(|(i, item)| objects_in(item).into_iter().map(move |(p, v)| (format!("/items/{i}{p}"), v)))
             .collect(),
         _ => vec![(String::new(), doc)],
     }
@@ -109,10 +144,39 @@ pub fn lint_batch(docs: &[Value], policy: &Policy) -> Vec<Result<Option<ObjectRe
     objects
         .iter()
         .map(|(prefix, object)| {
-            lint_object(object, &batch, policy).map_err(|e| ModelError {
-                pointer: format!("{prefix}{}", e.pointer),
-                message: e.message,
-            })
+            lint_object(object, &batch, policy)
+                .map_err(|e| ModelError { pointer: format!("{prefix}{}", e.pointer), message: e.message })
         })
         .collect()
+}
+
+#[cfg(test)]
+mod batch_tests {
+    use serde_json::json;
+
+    use super::Batch;
+
+    fn service(name: &str, app: &str) -> serde_json::Value {
+        json!({"kind": "Service", "metadata": {"name": name}, "spec": {"selector": {"app": app}}})
+    }
+
+    fn deployment(app: &str) -> serde_json::Value {
+        json!({"kind": "Deployment", "metadata": {"name": app}, "spec": {"template": {
+            "metadata": {"labels": {"app": app}}, "spec": {"containers": [{"name": "c"}]}}}})
+    }
+
+    #[test]
+    fn only_a_later_selecting_service_or_the_first_service_changes_a_verdict() {
+        let mut batch = Batch::default();
+        let none_yet = batch.mark();
+        batch.add(&service("a", "a"));
+        let after_a = batch.mark();
+        assert!(batch.differs_for(none_yet, &deployment("z")), "first Service changes every pod");
+        assert!(!batch.differs_for(after_a, &deployment("a")), "nothing new since");
+        batch.add(&service("b", "b"));
+        assert!(batch.differs_for(after_a, &deployment("b")));
+        assert!(!batch.differs_for(after_a, &deployment("c")));
+        batch.add(&json!({"kind": "ConfigMap"}));
+        assert_eq!(batch.services.len(), 2);
+    }
 }

@@ -67,9 +67,7 @@ pub fn plan_fixes(
         for finding in findings.iter().filter(|f| allowed(f)) {
             let Some(fix) = &finding.fix else { continue };
             let paths: Vec<String> = fix.operations.iter().map(|op| op.path().to_string()).collect();
-            let overlaps = paths
-                .iter()
-                .any(|p| touched.iter().any(|t| is_prefix(t, p) || is_prefix(p, t)));
+            let overlaps = paths.iter().any(|p| touched.iter().any(|t| is_prefix(t, p) || is_prefix(p, t)));
             if overlaps || fix.operations.is_empty() {
                 continue;
             }

@@ -18,7 +18,7 @@ pub mod rules;
 pub mod settings;
 pub mod yaml;
 
-pub use engine::{Batch, ObjectReport, lint_batch, lint_object, objects_in};
+pub use engine::{Batch, BatchMark, ObjectReport, lint_batch, lint_object, objects_in};
 pub use error::ModelError;
 pub use finding::{Finding, Fix, Severity};
 pub use fix::{AppliedFix, FixPlan, plan_fixes};

@@ -56,27 +56,15 @@ fn absent_reports_at_the_scope() {
 
 #[test]
 fn equals_compares_numbers_by_value_and_types_strictly() {
-    assert_eq!(
-        run("container", "$.livenessProbe.failureThreshold", "{equals: 1}").len(),
-        2
-    );
-    assert_eq!(
-        run("container", "$.livenessProbe.failureThreshold", "{equals: 1.0}").len(),
-        2
-    );
+    assert_eq!(run("container", "$.livenessProbe.failureThreshold", "{equals: 1}").len(), 2);
+    assert_eq!(run("container", "$.livenessProbe.failureThreshold", "{equals: 1.0}").len(), 2);
     assert!(run("container", "$.livenessProbe.failureThreshold", "{equals: '1'}").is_empty());
-    assert_eq!(
-        run("container", "$.name", "{equals: istio-proxy}"),
-        [format!("{C1}/name istio-proxy: istio-proxy")]
-    );
+    assert_eq!(run("container", "$.name", "{equals: istio-proxy}"), [format!("{C1}/name istio-proxy: istio-proxy")]);
 }
 
 #[test]
 fn matches_applies_a_regex_to_strings() {
-    assert_eq!(
-        run("container", "$.image", "{matches: ':1\\.2$'}"),
-        [format!("{C0}/image app: example/web:1.2")]
-    );
+    assert_eq!(run("container", "$.image", "{matches: ':1\\.2$'}"), [format!("{C0}/image app: example/web:1.2")]);
     assert!(run("container", "$.livenessProbe.failureThreshold", "{matches: '1'}").is_empty());
 }
 
@@ -86,19 +74,13 @@ fn numeric_comparisons() {
     assert!(run("container", ports, "{lt: 8080}").is_empty());
     assert_eq!(
         run("container", ports, "{le: 8080}"),
-        [
-            format!("{C0}/ports/0/containerPort app: 8080"),
-            format!("{C1}/ports/0/containerPort istio-proxy: 8080")
-        ]
+        [format!("{C0}/ports/0/containerPort app: 8080"), format!("{C1}/ports/0/containerPort istio-proxy: 8080")]
     );
     assert_eq!(run("container", ports, "{gt: 8000}").len(), 2);
     assert!(run("container", ports, "{gt: 8080}").is_empty());
     assert_eq!(run("container", ports, "{ge: 8080}").len(), 2);
     assert!(run("container", ports, "{ge: 8081}").is_empty());
-    assert!(
-        run("container", "$.image", "{lt: 1}").is_empty(),
-        "strings are not numbers"
-    );
+    assert!(run("container", "$.image", "{lt: 1}").is_empty(), "strings are not numbers");
 }
 
 #[test]
@@ -123,20 +105,11 @@ fn filter_expressions_select_values() {
 
 #[test]
 fn pod_and_object_scopes() {
-    let pod = report(
-        &web(),
-        &policy(&custom("pod", "$.terminationGracePeriodSeconds", "absent")),
-    );
+    let pod = report(&web(), &policy(&custom("pod", "$.terminationGracePeriodSeconds", "absent")));
     let f = pod.findings.iter().find(|f| f.rule == "house-rule").expect("finding");
-    assert_eq!(
-        (f.pointer.as_str(), f.container.as_deref()),
-        ("/spec/template/spec", None)
-    );
+    assert_eq!((f.pointer.as_str(), f.container.as_deref()), ("/spec/template/spec", None));
     assert_eq!(f.message, "<pod>: <absent>");
-    assert_eq!(
-        run("object", "$.metadata.name", "{equals: web}"),
-        ["/metadata/name <pod>: web"]
-    );
+    assert_eq!(run("object", "$.metadata.name", "{equals: web}"), ["/metadata/name <pod>: web"]);
 }
 
 #[test]
@@ -144,11 +117,7 @@ fn custom_findings_look_like_built_in_ones() {
     let r = report(&web(), &policy(&custom("container", "$.image", "{matches: istio}")));
     assert_eq!(
         tags(&r.findings),
-        [
-            "liveness-too-aggressive@app",
-            "liveness-too-aggressive@istio-proxy",
-            "house-rule@istio-proxy"
-        ]
+        ["liveness-too-aggressive@app", "liveness-too-aggressive@istio-proxy", "house-rule@istio-proxy"]
     );
     let f = &r.findings[2];
     assert_eq!(f.severity, Severity::Warning);
@@ -159,27 +128,13 @@ fn custom_findings_look_like_built_in_ones() {
 #[test]
 fn rules_switches_and_exemptions_apply_to_custom_rules() {
     let base = custom("container", "$.image", "exists");
-    let off = report(
-        &web(),
-        &policy(&format!("{base}rules:\n  house-rule: {{enabled: false}}\n")),
-    );
+    let off = report(&web(), &policy(&format!("{base}rules:\n  house-rule: {{enabled: false}}\n")));
     assert!(!off.findings.iter().any(|f| f.rule == "house-rule"));
-    let raised = report(
-        &web(),
-        &policy(&format!("{base}rules:\n  house-rule: {{severity: error}}\n")),
-    );
-    assert!(
-        raised
-            .findings
-            .iter()
-            .filter(|f| f.rule == "house-rule")
-            .all(|f| f.severity == Severity::Error)
-    );
+    let raised = report(&web(), &policy(&format!("{base}rules:\n  house-rule: {{severity: error}}\n")));
+    assert!(raised.findings.iter().filter(|f| f.rule == "house-rule").all(|f| f.severity == Severity::Error));
     let exempt = report(
         &web(),
-        &policy(&format!(
-            "{base}exemptions:\n- reason: mesh\n  containers: [istio-proxy]\n  rules: [house-rule]\n"
-        )),
+        &policy(&format!("{base}exemptions:\n- reason: mesh\n  containers: [istio-proxy]\n  rules: [house-rule]\n")),
     );
     assert_eq!(
         tags(&exempt.suppressed.iter().map(|s| s.finding.clone()).collect::<Vec<_>>()),

@@ -26,19 +26,13 @@ fn a_disabled_rule_does_not_run_and_is_not_counted() {
 
 #[test]
 fn severity_overrides_apply_to_every_finding_of_the_rule() {
-    let r = report(
-        &web(),
-        &policy("rules:\n  liveness-too-aggressive: {severity: error}\n"),
-    );
+    let r = report(&web(), &policy("rules:\n  liveness-too-aggressive: {severity: error}\n"));
     assert!(r.findings.iter().all(|f| f.severity == Severity::Error));
     assert_eq!(r.findings.len(), 2);
 }
 
 fn exempt(conditions: &str) -> policies::ObjectReport {
-    report(
-        &web(),
-        &policy(&format!("exemptions:\n- reason: platform sidecars\n{conditions}")),
-    )
+    report(&web(), &policy(&format!("exemptions:\n- reason: platform sidecars\n{conditions}")))
 }
 
 #[test]
@@ -48,14 +42,8 @@ fn exemption_by_namespace() {
     assert!(exempt("  namespaces: [staging]\n").suppressed.is_empty());
     let mut no_namespace = web();
     no_namespace["metadata"].as_object_mut().map(|m| m.remove("namespace"));
-    let r = report(
-        &no_namespace,
-        &policy("exemptions:\n- reason: r\n  namespaces: ['*']\n"),
-    );
-    assert!(
-        r.suppressed.is_empty(),
-        "an object without namespace matches no namespace"
-    );
+    let r = report(&no_namespace, &policy("exemptions:\n- reason: r\n  namespaces: ['*']\n"));
+    assert!(r.suppressed.is_empty(), "an object without namespace matches no namespace");
 }
 
 #[test]
@@ -66,29 +54,12 @@ fn exemption_by_object_name_glob() {
 
 #[test]
 fn exemption_by_label_selector_on_the_pod_labels() {
-    assert_eq!(
-        suppressed_tags(&exempt("  selector: {matchLabels: {tier: frontend}}\n")),
-        BOTH
-    );
-    assert!(
-        exempt("  selector: {matchLabels: {tier: backend}}\n")
-            .suppressed
-            .is_empty()
-    );
+    assert_eq!(suppressed_tags(&exempt("  selector: {matchLabels: {tier: frontend}}\n")), BOTH);
+    assert!(exempt("  selector: {matchLabels: {tier: backend}}\n").suppressed.is_empty());
     let expr = |e: &str| exempt(&format!("  selector:\n    matchExpressions:\n    - {e}\n"));
-    assert_eq!(
-        suppressed_tags(&expr("{key: tier, operator: In, values: [frontend, edge]}")),
-        BOTH
-    );
-    assert!(
-        expr("{key: tier, operator: NotIn, values: [frontend]}")
-            .suppressed
-            .is_empty()
-    );
-    assert_eq!(
-        suppressed_tags(&expr("{key: tier, operator: NotIn, values: [batch]}")),
-        BOTH
-    );
+    assert_eq!(suppressed_tags(&expr("{key: tier, operator: In, values: [frontend, edge]}")), BOTH);
+    assert!(expr("{key: tier, operator: NotIn, values: [frontend]}").suppressed.is_empty());
+    assert_eq!(suppressed_tags(&expr("{key: tier, operator: NotIn, values: [batch]}")), BOTH);
     assert_eq!(suppressed_tags(&expr("{key: app, operator: Exists}")), BOTH);
     assert!(expr("{key: app, operator: DoesNotExist}").suppressed.is_empty());
     assert_eq!(suppressed_tags(&expr("{key: legacy, operator: DoesNotExist}")), BOTH);
@@ -115,15 +86,8 @@ fn container_exemptions_never_cover_pod_level_findings() {
 #[test]
 fn exemption_conditions_all_apply_and_rules_narrow_it() {
     assert!(exempt("  namespaces: [prod]\n  names: [api]\n").suppressed.is_empty());
-    assert!(
-        exempt("  namespaces: [prod]\n  rules: [exec-probe]\n")
-            .suppressed
-            .is_empty()
-    );
-    assert_eq!(
-        suppressed_tags(&exempt("  namespaces: [prod]\n  rules: [liveness-too-aggressive]\n")),
-        BOTH
-    );
+    assert!(exempt("  namespaces: [prod]\n  rules: [exec-probe]\n").suppressed.is_empty());
+    assert_eq!(suppressed_tags(&exempt("  namespaces: [prod]\n  rules: [liveness-too-aggressive]\n")), BOTH);
 }
 
 #[test]
@@ -137,11 +101,7 @@ fn suppressed_findings_keep_the_policy_severity() {
 
 fn annotated(on_template: bool, annotations: serde_json::Value) -> serde_json::Value {
     let mut obj = web();
-    let meta = if on_template {
-        &mut obj["spec"]["template"]["metadata"]
-    } else {
-        &mut obj["metadata"]
-    };
+    let meta = if on_template { &mut obj["spec"]["template"]["metadata"] } else { &mut obj["metadata"] };
     meta["annotations"] = annotations;
     obj
 }
@@ -171,17 +131,9 @@ fn ignore_annotation_without_a_reason_is_reported_and_not_applied() {
     t.sort();
     assert_eq!(
         t,
-        [
-            "ignore-annotation-invalid@-",
-            "liveness-too-aggressive@app",
-            "liveness-too-aggressive@istio-proxy"
-        ]
+        ["ignore-annotation-invalid@-", "liveness-too-aggressive@app", "liveness-too-aggressive@istio-proxy"]
     );
-    let f = r
-        .findings
-        .iter()
-        .find(|f| f.rule == "ignore-annotation-invalid")
-        .expect("finding");
+    let f = r.findings.iter().find(|f| f.rule == "ignore-annotation-invalid").expect("finding");
     assert_eq!(f.pointer, "/spec/template/metadata/annotations/lifeguard.dev~1ignore");
     assert_eq!(f.severity, Severity::Warning);
 }
@@ -190,11 +142,7 @@ fn ignore_annotation_without_a_reason_is_reported_and_not_applied() {
 fn ignore_annotation_on_the_object_is_reported_at_the_object() {
     let obj = annotated(false, json!({"lifeguard.dev/ignore": "liveness-too-aggressive"}));
     let r = report(&obj, &Policy::default());
-    let f = r
-        .findings
-        .iter()
-        .find(|f| f.rule == "ignore-annotation-invalid")
-        .expect("finding");
+    let f = r.findings.iter().find(|f| f.rule == "ignore-annotation-invalid").expect("finding");
     assert_eq!(f.pointer, "/metadata/annotations/lifeguard.dev~1ignore");
 }
 
@@ -203,10 +151,8 @@ fn ignore_annotation_may_name_custom_rules() {
     let p = policy(
         "customRules:\n- name: team-label\n  severity: warning\n  message: no team\n  scope: object\n  path: $.metadata.labels.team\n  when: absent\n",
     );
-    let obj = annotated(
-        true,
-        json!({"lifeguard.dev/ignore": "team-label", "lifeguard.dev/ignore-reason": "shared service"}),
-    );
+    let obj =
+        annotated(true, json!({"lifeguard.dev/ignore": "team-label", "lifeguard.dev/ignore-reason": "shared service"}));
     let r = report(&obj, &p);
     assert_eq!(suppressed_tags(&r), ["team-label@-"]);
     assert!(!r.findings.iter().any(|f| f.rule == "ignore-annotation-invalid"));
@@ -215,18 +161,9 @@ fn ignore_annotation_may_name_custom_rules() {
 #[test]
 fn suppressed_findings_are_not_fixed() {
     let p = policy("exemptions:\n- reason: mesh-managed\n  containers: [istio-proxy]\n");
-    let plan = plan_fixes(&web(), &Batch::default(), &p, None)
-        .expect("reads")
-        .expect("pod spec");
-    let fixed: Vec<_> = plan
-        .applied
-        .iter()
-        .map(|a| a.container.as_deref().unwrap_or("-"))
-        .collect();
+    let plan = plan_fixes(&web(), &Batch::default(), &p, None).expect("reads").expect("pod spec");
+    let fixed: Vec<_> = plan.applied.iter().map(|a| a.container.as_deref().unwrap_or("-")).collect();
     assert_eq!(fixed, ["app"]);
     let after = plan.fixed.expect("something was fixed");
-    assert_eq!(
-        after["spec"]["template"]["spec"]["containers"][1]["livenessProbe"]["failureThreshold"],
-        json!(1)
-    );
+    assert_eq!(after["spec"]["template"]["spec"]["containers"][1]["livenessProbe"]["failureThreshold"], json!(1));
 }

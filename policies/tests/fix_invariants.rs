@@ -14,9 +14,7 @@ use proptest::prelude::*;
 use serde_json::{Value, json};
 
 fn plan(object: &Value, batch: &Batch, policy: &Policy) -> FixPlan {
-    plan_fixes(object, batch, policy, None)
-        .expect("the spec reads")
-        .expect("a pod-bearing object")
+    plan_fixes(object, batch, policy, None).expect("the spec reads").expect("a pod-bearing object")
 }
 
 fn fixable(object: &Value, batch: &Batch, policy: &Policy) -> Vec<String> {
@@ -41,27 +39,17 @@ fn api_problems(object: &Value) -> Vec<String> {
         }
     }
     let grace = grace.and_then(Value::as_i64).unwrap_or(30);
-    let containers = ["containers", "initContainers"]
-        .iter()
-        .filter_map(|k| spec.get(*k).and_then(Value::as_array))
-        .flatten();
+    let containers =
+        ["containers", "initContainers"].iter().filter_map(|k| spec.get(*k).and_then(Value::as_array)).flatten();
     for c in containers {
         let name = c["name"].as_str().unwrap_or("?");
         for probe in ["livenessProbe", "readinessProbe", "startupProbe"] {
             let Some(p) = c.get(probe) else { continue };
-            let handlers = ["httpGet", "tcpSocket", "exec", "grpc"]
-                .iter()
-                .filter(|h| p.get(**h).is_some())
-                .count();
+            let handlers = ["httpGet", "tcpSocket", "exec", "grpc"].iter().filter(|h| p.get(**h).is_some()).count();
             if handlers != 1 {
                 problems.push(format!("{name}.{probe}: {handlers} handlers"));
             }
-            for field in [
-                "periodSeconds",
-                "timeoutSeconds",
-                "failureThreshold",
-                "successThreshold",
-            ] {
+            for field in ["periodSeconds", "timeoutSeconds", "failureThreshold", "successThreshold"] {
                 if let Some(v) = p.get(field) {
                     if v.as_i64().is_none_or(|v| !(1..=i64::from(i32::MAX)).contains(&v)) {
                         problems.push(format!("{name}.{probe}.{field} {v}"));
@@ -84,10 +72,7 @@ fn api_problems(object: &Value) -> Vec<String> {
             }
         }
         if let Some(pre) = c.pointer("/lifecycle/preStop").and_then(Value::as_object) {
-            let handlers = ["httpGet", "tcpSocket", "exec", "sleep"]
-                .iter()
-                .filter(|h| pre.contains_key(**h))
-                .count();
+            let handlers = ["httpGet", "tcpSocket", "exec", "sleep"].iter().filter(|h| pre.contains_key(**h)).count();
             if handlers != 1 {
                 problems.push(format!("{name}: preStop with {handlers} handlers"));
             }
@@ -197,13 +182,7 @@ fn a_spec_without_a_fixable_finding_gets_no_operation() {
         json!({}),
         json!({}),
     );
-    assert!(
-        !lint_object(&unfixable, &batch, &policy)
-            .expect("reads")
-            .expect("pod")
-            .findings
-            .is_empty()
-    );
+    assert!(!lint_object(&unfixable, &batch, &policy).expect("reads").expect("pod").findings.is_empty());
     for spec in [good, unfixable] {
         assert!(fixable(&spec, &batch, &policy).is_empty());
         let p = plan(&spec, &batch, &policy);
@@ -216,10 +195,7 @@ fn a_spec_without_a_fixable_finding_gets_no_operation() {
 fn applying_all_fixes_leaves_no_fixable_finding() {
     let (batch, policy) = (Batch::default(), Policy::default());
     for spec in broken_specs() {
-        assert!(
-            !fixable(&spec, &batch, &policy).is_empty(),
-            "the example must need fixing"
-        );
+        assert!(!fixable(&spec, &batch, &policy).is_empty(), "the example must need fixing");
         let fixed = plan(&spec, &batch, &policy).fixed.expect("fixed");
         assert_eq!(fixable(&fixed, &batch, &policy), Vec::<String>::new());
     }
@@ -270,10 +246,7 @@ fn the_worked_example_gets_the_documented_values() {
 /// The default policy, and one for a cluster without the native sleep action
 /// (compiled once: a policy holds compiled patterns).
 static POLICIES: std::sync::LazyLock<(Policy, Policy)> = std::sync::LazyLock::new(|| {
-    let old = Settings {
-        kubernetes_version: "1.29".into(),
-        ..Settings::default()
-    };
+    let old = Settings { kubernetes_version: "1.29".into(), ..Settings::default() };
     (Policy::default(), Policy::new(old).expect("valid policy"))
 });
 

@@ -29,14 +29,8 @@ fn strict_extends_default_and_overrides_single_values() {
     assert_eq!(strict.deny_severity, Severity::Warning);
     assert_eq!(strict.settings.min_liveness_budget_seconds, 15);
     // Untouched values come from the default pack.
-    assert_eq!(
-        strict.settings.gpu_boot_seconds,
-        Policy::default().settings.gpu_boot_seconds
-    );
-    assert_eq!(
-        strict.severity_override("readiness-probe-missing"),
-        Some(Severity::Error)
-    );
+    assert_eq!(strict.settings.gpu_boot_seconds, Policy::default().settings.gpu_boot_seconds);
+    assert_eq!(strict.severity_override("readiness-probe-missing"), Some(Severity::Error));
 }
 
 #[test]
@@ -46,10 +40,7 @@ fn a_file_extends_a_pack_and_overrides_single_values() {
     );
     let pack = Policy::pack("gpu-serving").expect("pack");
     assert_eq!(p.settings.gpu_boot_seconds, 1200);
-    assert_eq!(
-        p.settings.cold_start_margin_percent,
-        pack.settings.cold_start_margin_percent
-    );
+    assert_eq!(p.settings.cold_start_margin_percent, pack.settings.cold_start_margin_percent);
     assert!(p.settings.require_startup_probe_for_gpu);
     assert_eq!(p.settings.model_server_drain_seconds, 120);
     assert!(!p.is_enabled("readiness-port-only"));
@@ -99,16 +90,9 @@ fn gpu_serving_requires_a_startup_probe_and_a_drain_for_gpu_containers() {
     }]));
     assert!(report(&obj, &Policy::default()).findings.is_empty());
     let r = report(&obj, &Policy::pack("gpu-serving").expect("pack"));
-    assert_eq!(
-        tags(&r.findings),
-        ["startup-probe-missing@vllm", "grace-period-too-short@vllm"]
-    );
+    assert_eq!(tags(&r.findings), ["startup-probe-missing@vllm", "grace-period-too-short@vllm"]);
     assert!(r.findings.iter().all(|f| f.severity == Severity::Error));
-    assert!(
-        r.findings[1].message.contains("drain 120s"),
-        "{}",
-        r.findings[1].message
-    );
+    assert!(r.findings[1].message.contains("drain 120s"), "{}", r.findings[1].message);
 }
 
 #[test]
@@ -120,12 +104,8 @@ fn gpu_serving_makes_port_only_readiness_an_error() {
         "readinessProbe": {"tcpSocket": {"port": 80}}
     }]));
     let default = report(&obj, &Policy::default());
-    let port_only = |r: &policies::ObjectReport| {
-        r.findings
-            .iter()
-            .find(|f| f.rule == "readiness-port-only")
-            .map(|f| f.severity)
-    };
+    let port_only =
+        |r: &policies::ObjectReport| r.findings.iter().find(|f| f.rule == "readiness-port-only").map(|f| f.severity);
     assert_eq!(port_only(&default), Some(Severity::Warning));
     let gpu = report(&obj, &Policy::pack("gpu-serving").expect("pack"));
     assert_eq!(port_only(&gpu), Some(Severity::Error));

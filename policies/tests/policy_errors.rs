@@ -31,10 +31,7 @@ fn unknown_keys_name_the_key_and_suggest_the_closest() {
         "policy.yaml:4:16: rules.exec-probe.enable: unknown key `enable`; did you mean `enabled`?"
     );
     let far = error_after_head("colour: blue\n");
-    assert!(
-        far.starts_with("policy.yaml:3:1: colour: unknown key `colour`; expected one of `apiVersion`"),
-        "{far}"
-    );
+    assert!(far.starts_with("policy.yaml:3:1: colour: unknown key `colour`; expected one of `apiVersion`"), "{far}");
 }
 
 #[test]
@@ -134,15 +131,8 @@ fn custom_rule_mistakes() {
         error_after_head(&rule("tag", "{lt: five}")),
         "policy.yaml:8:10: customRules[0].when.lt: invalid type: string \"five\", expected f64"
     );
-    let twice = format!(
-        "{}{}",
-        rule("tag", "exists"),
-        &rule("tag", "absent")["customRules:\n".len()..]
-    );
-    assert_eq!(
-        error_after_head(&twice),
-        "policy.yaml:9:3: customRules[1].name: custom rule \"tag\" is defined twice"
-    );
+    let twice = format!("{}{}", rule("tag", "exists"), &rule("tag", "absent")["customRules:\n".len()..]);
+    assert_eq!(error_after_head(&twice), "policy.yaml:9:3: customRules[1].name: custom rule \"tag\" is defined twice");
 }
 
 #[test]
@@ -190,25 +180,16 @@ fn syntax_and_shape_mistakes() {
         error("apiVersion: [\n"),
         "policy.yaml:1:14: while parsing a node, did not find expected node content; the input ends here"
     );
-    assert_eq!(
-        error(&format!("{HEAD}---\n{HEAD}")),
-        "policy.yaml:3:1: a policy file holds one document"
-    );
+    assert_eq!(error(&format!("{HEAD}---\n{HEAD}")), "policy.yaml:3:1: a policy file holds one document");
     assert_eq!(
         error("# nothing\n"),
         "policy.yaml: empty policy: expected `apiVersion: lifeguard.dev/v1alpha1` and `kind: Policy`"
     );
-    assert_eq!(
-        error("- a\n"),
-        "policy.yaml:1:1: a policy is a mapping (apiVersion, kind, parameters, rules, ...)"
-    );
+    assert_eq!(error("- a\n"), "policy.yaml:1:1: a policy is a mapping (apiVersion, kind, parameters, rules, ...)");
 }
 
 #[test]
 fn json_policies_report_lines_too() {
     let text = "{\n  \"apiVersion\": \"lifeguard.dev/v1alpha1\",\n  \"kind\": \"Policy\",\n  \"parameters\": {\"gpuBootSeconds\": \"ten\"}\n}\n";
-    assert_eq!(
-        error(text),
-        "policy.yaml:4:18: parameters.gpuBootSeconds: invalid type: string \"ten\", expected i64"
-    );
+    assert_eq!(error(text), "policy.yaml:4:18: parameters.gpuBootSeconds: invalid type: string \"ten\", expected i64");
 }

@@ -14,27 +14,14 @@ fn committed_schema_is_current() {
         return;
     }
     let committed = std::fs::read_to_string(&path).unwrap_or_default();
-    assert!(
-        committed == generated,
-        "{} is stale: rerun with LIFEGUARD_BLESS=1",
-        path.display()
-    );
+    assert!(committed == generated, "{} is stale: rerun with LIFEGUARD_BLESS=1", path.display());
 }
 
 #[test]
 fn schema_describes_the_file_format() {
     let schema: serde_json::Value = serde_json::from_str(&policies::policy::json_schema()).expect("JSON");
     let props = &schema["properties"];
-    for key in [
-        "apiVersion",
-        "kind",
-        "extends",
-        "denySeverity",
-        "parameters",
-        "rules",
-        "exemptions",
-        "customRules",
-    ] {
+    for key in ["apiVersion", "kind", "extends", "denySeverity", "parameters", "rules", "exemptions", "customRules"] {
         assert!(props.get(key).is_some(), "{key} missing from the schema");
     }
     assert_eq!(schema["additionalProperties"], serde_json::json!(false));

@@ -26,10 +26,7 @@ fn sources() -> Vec<Source> {
         .filter(|l| !l.trim().is_empty())
         .map(|l| {
             let cells: Vec<&str> = l.split('\t').collect();
-            Source {
-                file: cells[file].to_owned(),
-                pod_objects: cells[pods].parse().expect("pod_objects is a number"),
-            }
+            Source { file: cells[file].to_owned(), pod_objects: cells[pods].parse().expect("pod_objects is a number") }
         })
         .collect()
 }
@@ -47,10 +44,8 @@ fn every_corpus_file_lints_without_input_error_and_finds_every_pod_object() {
             problems.push(format!("input error: {e}"));
         }
         if out.objects != s.pod_objects {
-            problems.push(format!(
-                "{}: {} pod objects linted, SOURCES.tsv says {}",
-                s.file, out.objects, s.pod_objects
-            ));
+            problems
+                .push(format!("{}: {} pod objects linted, SOURCES.tsv says {}", s.file, out.objects, s.pod_objects));
         }
     }
     assert!(problems.is_empty(), "{}", problems.join("\n"));
@@ -69,15 +64,8 @@ fn corpus_table() -> String {
         objects += out.objects;
         files += 1;
         for f in &out.findings {
-            let rule = RULES
-                .iter()
-                .find(|r| r.name == f.finding.rule)
-                .map_or("custom", |r| r.name);
-            *counts
-                .entry(rule)
-                .or_default()
-                .entry(f.finding.severity.to_string())
-                .or_default() += 1;
+            let rule = RULES.iter().find(|r| r.name == f.finding.rule).map_or("custom", |r| r.name);
+            *counts.entry(rule).or_default().entry(f.finding.severity.to_string()).or_default() += 1;
         }
     }
     let mut table = format!(
@@ -88,13 +76,7 @@ fn corpus_table() -> String {
     for rule in RULES {
         let c = counts.get(rule.name);
         let n = |sev: &str| c.and_then(|c| c.get(sev)).copied().unwrap_or(0);
-        table.push_str(&format!(
-            "| `{}` | {} | {} | {} |\n",
-            rule.name,
-            n("error"),
-            n("warning"),
-            n("info")
-        ));
+        table.push_str(&format!("| `{}` | {} | {} | {} |\n", rule.name, n("error"), n("warning"), n("info")));
     }
     table.push_str("<!-- /corpus-table -->");
     table
@@ -104,9 +86,7 @@ fn corpus_table() -> String {
 fn readme_corpus_table_is_current() {
     let readme_path = repo_root().join("README.md");
     let readme = std::fs::read_to_string(&readme_path).expect("README.md");
-    let start = readme
-        .find("<!-- corpus-table")
-        .expect("README has a corpus-table block");
+    let start = readme.find("<!-- corpus-table").expect("README has a corpus-table block");
     let end_marker = "<!-- /corpus-table -->";
     let end = readme.find(end_marker).expect("README closes the corpus-table block") + end_marker.len();
     let table = corpus_table();
@@ -115,9 +95,5 @@ fn readme_corpus_table_is_current() {
         std::fs::write(&readme_path, updated).expect("write README.md");
         return;
     }
-    assert_eq!(
-        &readme[start..end],
-        table,
-        "README corpus table is stale: rerun with LIFEGUARD_BLESS=1"
-    );
+    assert_eq!(&readme[start..end], table, "README corpus table is stale: rerun with LIFEGUARD_BLESS=1");
 }

@@ -26,12 +26,7 @@ fn copy_corpus(to: &Path) -> usize {
 }
 
 fn fix_dir(dir: &Path) -> FixOutcome {
-    let mut out = fix_paths(
-        &[dir.display().to_string()],
-        &Policy::default(),
-        None,
-        &Limits::default(),
-    );
+    let mut out = fix_paths(&[dir.display().to_string()], &Policy::default(), None, &Limits::default());
     write(&mut out, Output::InPlace, &mut std::io::sink()).expect("write");
     out
 }
@@ -102,11 +97,8 @@ fn fixing_the_corpus_touches_only_fixed_objects_and_converges() {
         changed_files += 1;
         fixes += f.fix_count();
         let ranges = object_lines(&f.original);
-        let fixed_ranges: Vec<(usize, usize)> = f
-            .objects
-            .iter()
-            .flat_map(|o| ranges.get(&o.object).cloned().unwrap_or_default())
-            .collect();
+        let fixed_ranges: Vec<(usize, usize)> =
+            f.objects.iter().flat_map(|o| ranges.get(&o.object).cloned().unwrap_or_default()).collect();
         let diff = TextDiff::from_lines(&f.original, &f.fixed);
         let (mut deleted, mut inserted) = (0, 0);
         // The original line a change sits at: a deleted line itself, or the
@@ -129,35 +121,21 @@ fn fixing_the_corpus_touches_only_fixed_objects_and_converges() {
                 }
             };
             if !fixed_ranges.iter().any(|(s, e)| (*s..*e).contains(&at)) {
-                problems.push(format!(
-                    "{}: line {} changed outside every fixed object",
-                    f.file,
-                    at + 1
-                ));
+                problems.push(format!("{}: line {} changed outside every fixed object", f.file, at + 1));
             }
         }
         changed_lines += deleted + inserted;
         let n = f.fix_count();
         if deleted > 4 * n || inserted > 15 * n {
-            problems.push(format!(
-                "{}: {deleted} lines deleted, {inserted} inserted for {n} fixes",
-                f.file
-            ));
+            problems.push(format!("{}: {deleted} lines deleted, {inserted} inserted for {n} fixes", f.file));
         }
     }
     assert!(problems.is_empty(), "{}", problems.join("\n"));
     eprintln!("corpus: {fixes} fixes in {changed_files} of {files} files, {changed_lines} changed lines");
-    assert!(
-        changed_files >= 20 && fixes >= 30,
-        "{changed_files} files, {fixes} fixes"
-    );
+    assert!(changed_files >= 20 && fixes >= 30, "{changed_files} files, {fixes} fixes");
 
     // What is left has no automatic fix.
-    let linted = lint_paths(
-        &[dir.path().display().to_string()],
-        &Policy::default(),
-        &Limits::default(),
-    );
+    let linted = lint_paths(&[dir.path().display().to_string()], &Policy::default(), &Limits::default());
     assert!(linted.errors.is_empty());
     let fixable: Vec<String> = linted
         .findings
@@ -169,12 +147,7 @@ fn fixing_the_corpus_touches_only_fixed_objects_and_converges() {
 
     // A second run changes nothing.
     let again = fix_dir(dir.path());
-    let changed: Vec<&str> = again
-        .inputs
-        .iter()
-        .filter(|i| i.fix.changed())
-        .map(|i| i.fix.file.as_str())
-        .collect();
+    let changed: Vec<&str> = again.inputs.iter().filter(|i| i.fix.changed()).map(|i| i.fix.file.as_str()).collect();
     assert!(changed.is_empty(), "changed again: {changed:?}");
     assert_eq!(again.all_errors().count(), 0);
 }

@@ -35,11 +35,7 @@ fn render(home: &std::path::Path) -> String {
         .env("HELM_DATA_HOME", home.join("data"))
         .output()
         .expect("run helm");
-    assert!(
-        out.status.success(),
-        "helm template: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert!(out.status.success(), "helm template: {}", String::from_utf8_lossy(&out.stderr));
     String::from_utf8(out.stdout).expect("helm output is UTF-8")
 }
 
@@ -47,10 +43,7 @@ fn render(home: &std::path::Path) -> String {
 fn a_chart_rendered_by_helm_is_linted_with_findings_at_its_templates() {
     let home = tempfile::tempdir().expect("temp dir");
     let rendered = render(home.path());
-    assert!(
-        rendered.contains("# Source: demo/templates/deployment.yaml"),
-        "{rendered}"
-    );
+    assert!(rendered.contains("# Source: demo/templates/deployment.yaml"), "{rendered}");
     let file = home.path().join("rendered.yaml");
     std::fs::write(&file, &rendered).expect("write the rendered stream");
 
@@ -65,25 +58,15 @@ fn a_chart_rendered_by_helm_is_linted_with_findings_at_its_templates() {
     let (template, line) = finding.shown_at();
     assert_eq!(template, "demo/templates/deployment.yaml");
     // The rendered position is kept too, and differs: the Service comes first.
-    assert!(
-        finding.line > line,
-        "rendered line {} vs template line {line}",
-        finding.line
-    );
-    assert_eq!(
-        rendered.lines().nth(finding.line as usize - 1).map(str::trim),
-        Some("livenessProbe:")
-    );
+    assert!(finding.line > line, "rendered line {} vs template line {line}", finding.line);
+    assert_eq!(rendered.lines().nth(finding.line as usize - 1).map(str::trim), Some("livenessProbe:"));
 
     out.rebase_templates(CHART);
     let (path, line) = out.findings[0].shown_at();
     assert_eq!(path, "tests/fixtures/charts/demo/templates/deployment.yaml");
     // This template adds no lines above the probe, so the line is the template's own.
     let source = std::fs::read_to_string(repo_root().join(path)).expect("the template exists at that path");
-    assert_eq!(
-        source.lines().nth(line as usize - 1).map(str::trim),
-        Some("livenessProbe:")
-    );
+    assert_eq!(source.lines().nth(line as usize - 1).map(str::trim), Some("livenessProbe:"));
 
     let github = report::github::render(&out);
     assert!(

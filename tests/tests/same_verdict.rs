@@ -46,14 +46,7 @@ fn verdict_of_outcome(out: &Outcome, policy: &Policy) -> Verdict {
         .iter()
         .map(|l| {
             let f = &l.finding;
-            format!(
-                "{} {} {} {:?} {}",
-                l.object(),
-                f.rule,
-                f.severity,
-                f.container,
-                f.pointer
-            )
+            format!("{} {} {} {:?} {}", l.object(), f.rule, f.severity, f.container, f.pointer)
         })
         .collect();
     let mut suppressed: Vec<String> = out
@@ -80,17 +73,11 @@ fn verdict_of_engine(objects: &[Value], policy: &Policy) -> Verdict {
         let name = |kind: &str| match (&report.namespace, &report.name) {
             (Some(ns), Some(n)) => format!("{kind}/{ns}/{n}"),
             (None, Some(n)) => format!("{kind}/{n}"),
-            (ns, None) => format!(
-                "{kind}/{}<unnamed>",
-                ns.as_ref().map(|n| format!("{n}/")).unwrap_or_default()
-            ),
+            (ns, None) => format!("{kind}/{}<unnamed>", ns.as_ref().map(|n| format!("{n}/")).unwrap_or_default()),
         };
         let object = name(&report.kind);
         for f in &report.findings {
-            findings.push(format!(
-                "{object} {} {} {:?} {}",
-                f.rule, f.severity, f.container, f.pointer
-            ));
+            findings.push(format!("{object} {} {} {:?} {}", f.rule, f.severity, f.container, f.pointer));
         }
         denied |= report.denied_by(policy);
         for s in &report.suppressed {
@@ -130,9 +117,7 @@ fn objects() -> Vec<Value> {
 }
 
 fn lint_file(path: &Path, policy_file: &Path) -> (Outcome, Policy) {
-    let policy = PolicySource::File(policy_file.to_path_buf())
-        .load()
-        .expect("policy loads");
+    let policy = PolicySource::File(policy_file.to_path_buf()).load().expect("policy loads");
     let out = lint_paths(&[path.display().to_string()], &policy, &Limits::default());
     assert!(out.errors.is_empty(), "{:?}", out.errors);
     (out, policy)

@@ -22,10 +22,7 @@ mod tests {
     #[test]
     fn git_style_headers_and_hunks() {
         let d = unified("./k8s/app.yaml", "a: 1\nb: 2\n", "a: 1\nb: 3\n");
-        assert_eq!(
-            d,
-            "--- a/k8s/app.yaml\n+++ b/k8s/app.yaml\n@@ -1,2 +1,2 @@\n a: 1\n-b: 2\n+b: 3\n"
-        );
+        assert_eq!(d, "--- a/k8s/app.yaml\n+++ b/k8s/app.yaml\n@@ -1,2 +1,2 @@\n a: 1\n-b: 2\n+b: 3\n");
         assert_eq!(unified("x", "same", "same"), "");
     }
 }

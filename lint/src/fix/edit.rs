@@ -83,19 +83,12 @@ pub fn apply(
     let (docs, _) = parse_stream(text, limits);
     let doc = docs.get(doc_index).ok_or(EditError::NoDocument(doc_index))?;
     let resolved = resolve(&doc.value, &doc.root, &pointer)?;
-    let editor = Editor {
-        text,
-        off: Offsets::new(text),
-        layout: detect(text, doc, json),
-    };
+    let editor = Editor { text, off: Offsets::new(text), layout: detect(text, doc, json) };
     editor.refuse_shared_anchors(doc, &resolved.chain, &pointer)?;
     match (resolved.chain.last(), resolved.missing.split_first()) {
         (Some(target), None) => editor.replace(target, value, &pointer),
         (Some(parent), Some((key, rest))) => {
-            let nested = rest
-                .iter()
-                .rev()
-                .fold(value.clone(), |v, k| Value::Object(Map::from_iter([(k.clone(), v)])));
+            let nested = rest.iter().rev().fold(value.clone(), |v, k| Value::Object(Map::from_iter([(k.clone(), v)])));
             editor.insert(parent, key, &nested, &pointer)
         }
         (None, _) => Err(EditError::NotContainer(pointer)),
@@ -144,16 +137,10 @@ impl Editor<'_> {
             };
             let alias = format!("*{anchor}");
             let used = doc_text.match_indices(&alias).any(|(i, _)| {
-                doc_text[i + alias.len()..]
-                    .chars()
-                    .next()
-                    .is_none_or(|c| c.is_whitespace() || ",]}".contains(c))
+                doc_text[i + alias.len()..].chars().next().is_none_or(|c| c.is_whitespace() || ",]}".contains(c))
             });
             if used {
-                return Err(EditError::Anchored {
-                    pointer: pointer.to_owned(),
-                    anchor: anchor.to_owned(),
-                });
+                return Err(EditError::Anchored { pointer: pointer.to_owned(), anchor: anchor.to_owned() });
             }
         }
         Ok(())
@@ -225,20 +212,15 @@ impl Editor<'_> {
                 };
                 return Ok(self.splice(cs, end, &new));
             }
-            let stop = self
-                .content_end(target.node, target.value)
-                .ok_or_else(|| EditError::Aliased(pointer.to_owned()))?;
+            let stop =
+                self.content_end(target.node, target.value).ok_or_else(|| EditError::Aliased(pointer.to_owned()))?;
             let lines = render::block_value_at(value, self.column(cs), &self.layout);
             return Ok(self.splice(cs, stop, &lines.join(self.layout.newline)));
         }
         if start < end && after_block_indicator(self.text, start) {
             return Err(EditError::BlockScalar(pointer.to_owned()));
         }
-        let cs = if start < end {
-            skip_properties(self.text, start).min(end)
-        } else {
-            start
-        };
+        let cs = if start < end { skip_properties(self.text, start).min(end) } else { start };
         let quoting = match self.text.as_bytes().get(cs) {
             Some(b'\'') if cs < end => Quoting::Single,
             Some(b'"') if cs < end => Quoting::Double,
@@ -274,18 +256,12 @@ impl Editor<'_> {
             };
             let i = parent.node.kids.iter().position(|k| std::ptr::eq(k, last));
             let last_value = i.and_then(|i| map.values().nth(i)).unwrap_or(&Value::Null);
-            let after = self
-                .content_end(last, last_value)
-                .ok_or_else(|| EditError::Aliased(pointer.to_owned()))?;
+            let after = self.content_end(last, last_value).ok_or_else(|| EditError::Aliased(pointer.to_owned()))?;
             let key_at = self.byte(last.key.map_or(last.start.index, |k| k.index));
             let entry = if line_start(self.text, key_at) > line_start(self.text, cs) {
                 let line_begin = line_start(self.text, key_at);
                 let lead = &self.text[line_begin..key_at];
-                let indent = if lead.trim().is_empty() {
-                    lead.to_owned()
-                } else {
-                    " ".repeat(self.column(key_at))
-                };
+                let indent = if lead.trim().is_empty() { lead.to_owned() } else { " ".repeat(self.column(key_at)) };
                 let rendered = if json {
                     let base = indent_of(line_at(self.text, cs));
                     let unit = indent.strip_prefix(base).filter(|u| !u.is_empty()).unwrap_or("  ");
@@ -302,9 +278,7 @@ impl Editor<'_> {
         let last = last.ok_or_else(|| EditError::Aliased(pointer.to_owned()))?;
         let i = parent.node.kids.iter().position(|k| std::ptr::eq(k, last));
         let last_value = i.and_then(|i| map.values().nth(i)).unwrap_or(&Value::Null);
-        let end = self
-            .content_end(last, last_value)
-            .ok_or_else(|| EditError::Aliased(pointer.to_owned()))?;
+        let end = self.content_end(last, last_value).ok_or_else(|| EditError::Aliased(pointer.to_owned()))?;
         let col = last.key.map_or(last.start.col, |k| k.col) as usize;
         let mut lines = Vec::new();
         render::block_entry(key, value, col, &self.layout, &mut lines);

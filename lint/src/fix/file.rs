@@ -116,32 +116,13 @@ pub fn fix_text(
             if !object.is_object() {
                 continue;
             }
-            let place = Place {
-                name: describe(object),
-                prefix,
-                object,
-            };
+            let place = Place { name: describe(object), prefix, object };
             let (from, to) = ranges[doc];
-            let ctx = Ctx {
-                file,
-                doc: d,
-                json,
-                batch,
-                policy,
-                only,
-                limits,
-            };
-            let done = catch_unwind(AssertUnwindSafe(|| {
-                fix_object(&ctx, &place, &out.fixed[from..to], &mut expected[doc])
-            }));
+            let ctx = Ctx { file, doc: d, json, batch, policy, only, limits };
+            let done =
+                catch_unwind(AssertUnwindSafe(|| fix_object(&ctx, &place, &out.fixed[from..to], &mut expected[doc])));
             match done {
-                Ok(Fixed {
-                    findings,
-                    edited,
-                    applied,
-                    skipped,
-                    errors,
-                }) => {
+                Ok(Fixed { findings, edited, applied, skipped, errors }) => {
                     left.extend(findings.into_iter().map(|f| (doc, place.prefix.clone(), f)));
                     out.skipped.extend(skipped);
                     out.errors.extend(errors);
@@ -153,10 +134,7 @@ pub fn fix_text(
                         for r in ranges.iter_mut().skip(doc + 1) {
                             *r = (r.0 - to + new_to, r.1 - to + new_to);
                         }
-                        out.objects.push(ObjectFixes {
-                            object: place.name.clone(),
-                            applied,
-                        });
+                        out.objects.push(ObjectFixes { object: place.name.clone(), applied });
                     }
                 }
                 Err(_) => out.errors.push(error_at(
@@ -192,17 +170,12 @@ pub fn fix_text(
         let pointer = format!("{prefix}{}", finding.pointer);
         let at = fixed_docs.get(doc).map(|d| d.locate(&pointer)).unwrap_or_default();
         let object = fixed_docs.get(doc).and_then(|d| d.value.pointer(&prefix));
-        let text = |p: &str| {
-            object
-                .and_then(|o| o.pointer(p))
-                .and_then(Value::as_str)
-                .map(str::to_owned)
-        };
+        let text = |p: &str| object.and_then(|o| o.pointer(p)).and_then(Value::as_str).map(std::sync::Arc::<str>::from);
         out.remaining.push(Located {
-            file: file.to_owned(),
+            file: file.into(),
             line: at.line,
             column: at.column,
-            kind: text("/kind").unwrap_or_default(),
+            kind: text("/kind").unwrap_or_else(|| "".into()),
             namespace: text("/metadata/namespace"),
             name: text("/metadata/name"),
             object_at: fixed_docs.get(doc).map(|d| d.locate(&prefix)).unwrap_or_default(),
@@ -219,11 +192,7 @@ pub fn fix_text(
 fn doc_ranges(text: &str, docs: &[Document]) -> Vec<(usize, usize)> {
     let off = Offsets::new(text);
     let starts: Vec<usize> = docs.iter().map(|d| line_start(text, off.byte(d.start.index))).collect();
-    starts
-        .iter()
-        .enumerate()
-        .map(|(i, s)| (*s, starts.get(i + 1).copied().unwrap_or(text.len())))
-        .collect()
+    starts.iter().enumerate().map(|(i, s)| (*s, starts.get(i + 1).copied().unwrap_or(text.len()))).collect()
 }
 
 /// Checks that `text` parses, without error, into exactly the documents
@@ -252,21 +221,12 @@ pub(super) fn verify(
 }
 
 pub(super) fn pointer_mut<'v>(value: &'v mut Value, pointer: &str) -> Option<&'v mut Value> {
-    if pointer.is_empty() {
-        Some(value)
-    } else {
-        value.pointer_mut(pointer)
-    }
+    if pointer.is_empty() { Some(value) } else { value.pointer_mut(pointer) }
 }
 
 pub(super) fn error_at(file: &str, doc: &Document, pointer: &str, message: String) -> InputError {
     let at = doc.locate(pointer);
-    InputError {
-        file: file.to_owned(),
-        line: Some(at.line),
-        column: Some(at.column),
-        message,
-    }
+    InputError { file: file.to_owned(), line: Some(at.line), column: Some(at.column), message }
 }
 
 /// `Kind/namespace/name`, as the lint output names objects.

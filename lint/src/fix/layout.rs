@@ -25,11 +25,7 @@ pub(crate) fn detect(text: &str, doc: &Document, json: bool) -> Layout {
     let off = Offsets::new(text);
     let mut tally = Tally::default();
     walk(text, &off, &doc.root, &doc.value, &mut tally);
-    let most = |m: &HashMap<usize, usize>| {
-        m.iter()
-            .max_by_key(|(v, n)| (**n, std::cmp::Reverse(**v)))
-            .map(|(v, _)| *v)
-    };
+    let most = |m: &HashMap<usize, usize>| m.iter().max_by_key(|(v, n)| (**n, std::cmp::Reverse(**v))).map(|(v, _)| *v);
     Layout {
         step: most(&tally.steps).unwrap_or(2),
         dash_offset: most(&tally.dashes).unwrap_or(0),

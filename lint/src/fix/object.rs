@@ -95,9 +95,7 @@ pub(super) fn fix_object(ctx: &Ctx<'_>, place: &Place<'_>, doc_text: &str, expec
                 let relative = pointer.strip_prefix(&place.prefix).unwrap_or(&pointer);
                 let owner = first.iter().find(|f| {
                     allowed.contains(&f.rule)
-                        && f.fix
-                            .as_ref()
-                            .is_some_and(|x| x.operations.iter().any(|op| op.path().as_str() == relative))
+                        && f.fix.as_ref().is_some_and(|x| x.operations.iter().any(|op| op.path().as_str() == relative))
                 });
                 let rules: Vec<String> = match owner {
                     Some(f) => vec![f.rule.clone()],
@@ -105,11 +103,7 @@ pub(super) fn fix_object(ctx: &Ctx<'_>, place: &Place<'_>, doc_text: &str, expec
                 };
                 for rule in rules {
                     let finding = first.iter().find(|f| f.rule == rule);
-                    let at = ctx.doc.locate(&format!(
-                        "{}{}",
-                        place.prefix,
-                        finding.map_or("", |f| f.pointer.as_str())
-                    ));
+                    let at = ctx.doc.locate(&format!("{}{}", place.prefix, finding.map_or("", |f| f.pointer.as_str())));
                     done.skipped.push(Skipped {
                         file: ctx.file.to_owned(),
                         line: at.line,

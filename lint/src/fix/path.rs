@@ -33,11 +33,7 @@ pub(crate) enum PathError {
 
 /// Splits an RFC 6901 pointer into unescaped tokens.
 pub(crate) fn tokens(pointer: &str) -> Vec<String> {
-    pointer
-        .split('/')
-        .skip(1)
-        .map(|t| t.replace("~1", "/").replace("~0", "~"))
-        .collect()
+    pointer.split('/').skip(1).map(|t| t.replace("~1", "/").replace("~0", "~")).collect()
 }
 
 /// Whether a child's text lies where it belongs: inside its parent, after
@@ -65,10 +61,7 @@ pub(crate) fn resolve<'d>(value: &'d Value, root: &'d Node, pointer: &str) -> Re
             Value::Object(map) => match map.keys().position(|k| k == token).zip(map.get(token.as_str())) {
                 Some((i, v)) => (v, i),
                 None => {
-                    return Ok(Resolved {
-                        chain,
-                        missing: tokens[i..].to_vec(),
-                    });
+                    return Ok(Resolved { chain, missing: tokens[i..].to_vec() });
                 }
             },
             Value::Array(items) => match token.parse::<usize>().ok().filter(|i| *i < items.len()) {
@@ -87,15 +80,9 @@ pub(crate) fn resolve<'d>(value: &'d Value, root: &'d Node, pointer: &str) -> Re
         if !genuine(node, kid, previous) {
             return Err(PathError::Aliased(at));
         }
-        chain.push(Step {
-            node: kid,
-            value: kid_value,
-        });
+        chain.push(Step { node: kid, value: kid_value });
     }
-    Ok(Resolved {
-        chain,
-        missing: Vec::new(),
-    })
+    Ok(Resolved { chain, missing: Vec::new() })
 }
 
 /// The entries of a mapping (or items of a sequence) whose text is their own.
@@ -127,10 +114,7 @@ mod tests {
         let text = "a:\n  b: [1, {c: 2}]\n";
         assert_eq!(resolve_in(text, "/a/b/1/c"), Ok(0));
         assert_eq!(resolve_in(text, "/a/x/y"), Ok(2));
-        assert_eq!(
-            resolve_in(text, "/a/b/5"),
-            Err(PathError::NotContainer("/a/b/5".into()))
-        );
+        assert_eq!(resolve_in(text, "/a/b/5"), Err(PathError::NotContainer("/a/b/5".into())));
         assert_eq!(tokens("/a~1b/c~0d"), vec!["a/b".to_owned(), "c~d".to_owned()]);
     }
 
@@ -139,10 +123,7 @@ mod tests {
         let text = "base: &b {x: 1}\nuse: *b\nmerged:\n  <<: *b\n  y: 2\nsame: &s 1\nalso: *s\nlist: [&i {a: 1}, *i]\n";
         assert_eq!(resolve_in(text, "/base/x"), Ok(0));
         assert_eq!(resolve_in(text, "/use/x"), Err(PathError::Aliased("/use".into())));
-        assert_eq!(
-            resolve_in(text, "/merged/x"),
-            Err(PathError::Aliased("/merged/x".into()))
-        );
+        assert_eq!(resolve_in(text, "/merged/x"), Err(PathError::Aliased("/merged/x".into())));
         assert_eq!(resolve_in(text, "/merged/y"), Ok(0));
         assert_eq!(resolve_in(text, "/also"), Err(PathError::Aliased("/also".into())));
         assert_eq!(resolve_in(text, "/list/1/a"), Err(PathError::Aliased("/list/1".into())));

@@ -46,11 +46,7 @@ pub(crate) fn scalar(v: &Value, quoting: Quoting, json: bool) -> String {
 
 /// A mapping key.
 pub(crate) fn key(k: &str, json: bool) -> String {
-    if json || !plain_ok(k) || k == "<<" {
-        json_string(k)
-    } else {
-        k.to_owned()
-    }
+    if json || !plain_ok(k) || k == "<<" { json_string(k) } else { k.to_owned() }
 }
 
 /// A value on one line: `{a: 1, b: [x, y]}` (YAML flow) or `{"a": 1}` (JSON).
@@ -65,10 +61,7 @@ pub(crate) fn flow(v: &Value, json: bool) -> String {
             format!("[{}]", parts.join(", "))
         }
         Value::Object(map) => {
-            let parts: Vec<String> = map
-                .iter()
-                .map(|(k, v)| format!("{}: {}", key(k, json), flow(v, json)))
-                .collect();
+            let parts: Vec<String> = map.iter().map(|(k, v)| format!("{}: {}", key(k, json), flow(v, json))).collect();
             format!("{{{}}}", parts.join(", "))
         }
     }
@@ -80,10 +73,8 @@ pub(crate) fn json_pretty(v: &Value, base: &str, unit: &str, newline: &str) -> S
     let inner = format!("{base}{unit}");
     match v {
         Value::Array(items) if !items.is_empty() => {
-            let parts: Vec<String> = items
-                .iter()
-                .map(|i| format!("{inner}{}", json_pretty(i, &inner, unit, newline)))
-                .collect();
+            let parts: Vec<String> =
+                items.iter().map(|i| format!("{inner}{}", json_pretty(i, &inner, unit, newline))).collect();
             format!("[{newline}{}{newline}{base}]", parts.join(&format!(",{newline}")))
         }
         Value::Object(map) if !map.is_empty() => {
@@ -192,12 +183,7 @@ mod tests {
     use super::*;
 
     fn layout(step: usize, dash_offset: usize) -> Layout {
-        Layout {
-            step,
-            dash_offset,
-            newline: "\n",
-            json: false,
-        }
+        Layout { step, dash_offset, newline: "\n", json: false }
     }
 
     #[test]
@@ -229,17 +215,8 @@ mod tests {
             "    startupProbe:\n      exec:\n        command:\n        - sh\n        - -c\n        - sleep 5\n      periodSeconds: 10"
         );
         let mut out = Vec::new();
-        block_entry(
-            "p",
-            &json!({"l": [{"a": 1, "b": {"c": 2}}], "e": {}}),
-            0,
-            &layout(4, 4),
-            &mut out,
-        );
-        assert_eq!(
-            out.join("\n"),
-            "p:\n    l:\n        - a: 1\n          b:\n              c: 2\n    e: {}"
-        );
+        block_entry("p", &json!({"l": [{"a": 1, "b": {"c": 2}}], "e": {}}), 0, &layout(4, 4), &mut out);
+        assert_eq!(out.join("\n"), "p:\n    l:\n        - a: 1\n          b:\n              c: 2\n    e: {}");
     }
 
     #[test]
@@ -252,14 +229,8 @@ mod tests {
     fn flow_and_json() {
         let v = json!({"httpGet": {"path": "/health", "port": "http"}, "n": [1, "2"]});
         // `n` is a boolean to YAML 1.1 readers.
-        assert_eq!(
-            flow(&v, false),
-            "{httpGet: {path: /health, port: http}, \"n\": [1, \"2\"]}"
-        );
-        assert_eq!(
-            flow(&v, true),
-            "{\"httpGet\": {\"path\": \"/health\", \"port\": \"http\"}, \"n\": [1, \"2\"]}"
-        );
+        assert_eq!(flow(&v, false), "{httpGet: {path: /health, port: http}, \"n\": [1, \"2\"]}");
+        assert_eq!(flow(&v, true), "{\"httpGet\": {\"path\": \"/health\", \"port\": \"http\"}, \"n\": [1, \"2\"]}");
         assert_eq!(
             json_pretty(&json!({"a": {"b": 1}, "c": []}), "  ", "  ", "\n"),
             "{\n    \"a\": {\n      \"b\": 1\n    },\n    \"c\": []\n  }"

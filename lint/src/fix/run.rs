@@ -59,13 +59,12 @@ impl FixOutcome {
 pub fn fix_paths(paths: &[String], policy: &Policy, only: Option<&[String]>, limits: &Limits) -> FixOutcome {
     let (inputs, discover_errors) = discover(paths);
     let mut out = FixOutcome::default();
-    out.errors
-        .extend(discover_errors.into_iter().map(|(file, e)| InputError {
-            file,
-            line: None,
-            column: None,
-            message: e.to_string(),
-        }));
+    out.errors.extend(discover_errors.into_iter().map(|(file, e)| InputError {
+        file,
+        line: None,
+        column: None,
+        message: e.to_string(),
+    }));
     let mut texts = Vec::with_capacity(inputs.len());
     for input in inputs {
         match read_text(&input, limits) {
@@ -81,17 +80,9 @@ pub fn fix_paths(paths: &[String], policy: &Policy, only: Option<&[String]>, lim
             }),
         }
     }
-    let parsed: Vec<_> = texts
-        .iter()
-        .map(|(input, _, text)| parse_text(&input.display_name(), text, limits).0)
-        .collect();
-    let batch = Batch::from_objects(
-        parsed
-            .iter()
-            .flatten()
-            .flat_map(|d| objects_in(&d.value))
-            .map(|(_, v)| v),
-    );
+    let parsed: Vec<_> =
+        texts.iter().map(|(input, _, text)| parse_text(&input.display_name(), text, limits).0).collect();
+    let batch = Batch::from_objects(parsed.iter().flatten().flat_map(|d| objects_in(&d.value)).map(|(_, v)| v));
     for (input, bom, text) in texts {
         let fix = fix_text(&input.display_name(), &text, &batch, policy, only, limits);
         out.inputs.push(FixedInput { input, bom, fix });
@@ -102,9 +93,7 @@ pub fn fix_paths(paths: &[String], policy: &Policy, only: Option<&[String]>, lim
 fn starts_with_bom(input: &Input) -> bool {
     let Input::File(path) = input else { return false };
     let mut head = [0u8; 3];
-    std::fs::File::open(path)
-        .and_then(|mut f| f.read_exact(&mut head))
-        .is_ok_and(|()| head == *b"\xEF\xBB\xBF")
+    std::fs::File::open(path).and_then(|mut f| f.read_exact(&mut head)).is_ok_and(|()| head == *b"\xEF\xBB\xBF")
 }
 
 /// What to do with the fixed text.

@@ -18,27 +18,15 @@ pub fn render(out: &FixOutcome, mode: Output, fail_on: Option<Severity>) -> Stri
     for i in &out.inputs {
         for o in &i.fix.objects {
             for a in &o.applied {
-                let _ = writeln!(
-                    s,
-                    "{}: {} {}: [{}] {}",
-                    i.fix.file, verb, o.object, a.rule, a.description
-                );
+                let _ = writeln!(s, "{}: {} {}: [{}] {}", i.fix.file, verb, o.object, a.rule, a.description);
             }
         }
         for k in &i.fix.skipped {
-            let _ = writeln!(
-                s,
-                "{}:{}: not fixed {}: [{}] {}",
-                k.file, k.line, k.object, k.rule, k.reason
-            );
+            let _ = writeln!(s, "{}:{}: not fixed {}: [{}] {}", k.file, k.line, k.object, k.rule, k.reason);
         }
         for l in &i.fix.remaining {
             if fail_on.is_some_and(|min| l.finding.severity >= min) {
-                let what = if l.finding.fix.is_some() {
-                    "not fixed"
-                } else {
-                    "no automatic fix"
-                };
+                let what = if l.finding.fix.is_some() { "not fixed" } else { "no automatic fix" };
                 let _ = writeln!(
                     s,
                     "{}:{}:{} {}[{}] {}: {what}: {}",
@@ -88,17 +76,10 @@ pub fn line(out: &FixOutcome, mode: Output) -> String {
             plural(files, "file", "files")
         )
     };
-    let _ = write!(
-        s,
-        "; {} without an automatic fix",
-        plural(without, "finding remains", "findings remain")
-    );
+    let _ = write!(s, "; {} without an automatic fix", plural(without, "finding remains", "findings remain"));
     if unfixed > 0 {
-        let _ = write!(
-            s,
-            "; {} not fixed (--rule, or see above)",
-            plural(unfixed, "fixable finding", "fixable findings")
-        );
+        let _ =
+            write!(s, "; {} not fixed (--rule, or see above)", plural(unfixed, "fixable finding", "fixable findings"));
     }
     let errors = out.all_errors().count();
     if errors > 0 {

@@ -60,11 +60,7 @@ fn adds_a_key_after_the_last_entry_at_its_indentation() {
 #[test]
 fn nested_values_follow_the_files_step_and_dash_style() {
     let text = "c:\n  - name: a\n    ports:\n      - containerPort: 80\n";
-    let out = set(
-        text,
-        "/c/0/startupProbe",
-        json!({"exec": {"command": ["sh", "-c", "x"]}, "periodSeconds": 10}),
-    );
+    let out = set(text, "/c/0/startupProbe", json!({"exec": {"command": ["sh", "-c", "x"]}, "periodSeconds": 10}));
     assert_eq!(
         out.ok().as_deref(),
         Some(
@@ -90,16 +86,12 @@ fn adds_to_a_flow_mapping_in_flow_style() {
 fn replaces_a_whole_mapping_by_its_span() {
     let text = "lifecycle:\n  preStop:\n    # bridge\n    exec:\n      command: [\"sleep\", \"5\"]   # s\n  postStart: {}\nnext: 1\n";
     assert_eq!(
-        set(text, "/lifecycle/preStop", json!({"sleep": {"seconds": 5}}))
-            .ok()
-            .as_deref(),
+        set(text, "/lifecycle/preStop", json!({"sleep": {"seconds": 5}})).ok().as_deref(),
         Some("lifecycle:\n  preStop:\n    # bridge\n    sleep:\n      seconds: 5   # s\n  postStart: {}\nnext: 1\n")
     );
     let flow = "lifecycle: {preStop: {exec: {command: [sleep, \"5\"]}}}\n";
     assert_eq!(
-        set(flow, "/lifecycle/preStop", json!({"sleep": {"seconds": 5}}))
-            .ok()
-            .as_deref(),
+        set(flow, "/lifecycle/preStop", json!({"sleep": {"seconds": 5}})).ok().as_deref(),
         Some("lifecycle: {preStop: {sleep: {seconds: 5}}}\n")
     );
 }
@@ -108,13 +100,7 @@ fn replaces_a_whole_mapping_by_its_span() {
 fn creates_missing_parents_as_block_mappings() {
     let text = "spec:\n  containers:\n  - name: a\n";
     assert_eq!(
-        set(
-            text,
-            "/spec/containers/0/lifecycle/preStop",
-            json!({"sleep": {"seconds": 5}})
-        )
-        .ok()
-        .as_deref(),
+        set(text, "/spec/containers/0/lifecycle/preStop", json!({"sleep": {"seconds": 5}})).ok().as_deref(),
         Some(
             "spec:\n  containers:\n  - name: a\n    lifecycle:\n      preStop:\n        sleep:\n          seconds: 5\n"
         )
@@ -124,18 +110,9 @@ fn creates_missing_parents_as_block_mappings() {
 #[test]
 fn keeps_crlf_and_a_missing_final_newline() {
     let text = "a:\r\n  b: 1\r\n  c: 2";
-    assert_eq!(
-        set(text, "/a/d", json!(3)).ok().as_deref(),
-        Some("a:\r\n  b: 1\r\n  c: 2\r\n  d: 3")
-    );
-    assert_eq!(
-        set(text, "/a/b", json!(9)).ok().as_deref(),
-        Some("a:\r\n  b: 9\r\n  c: 2")
-    );
-    assert_eq!(
-        set("a:\n  b: 1", "/a/c", json!(2)).ok().as_deref(),
-        Some("a:\n  b: 1\n  c: 2")
-    );
+    assert_eq!(set(text, "/a/d", json!(3)).ok().as_deref(), Some("a:\r\n  b: 1\r\n  c: 2\r\n  d: 3"));
+    assert_eq!(set(text, "/a/b", json!(9)).ok().as_deref(), Some("a:\r\n  b: 9\r\n  c: 2"));
+    assert_eq!(set("a:\n  b: 1", "/a/c", json!(2)).ok().as_deref(), Some("a:\n  b: 1\n  c: 2"));
 }
 
 #[test]
@@ -155,9 +132,7 @@ fn edits_one_document_of_a_stream_and_list_items() {
 fn json_stays_json_with_its_indentation() {
     let text = "{\n    \"spec\": {\n        \"grace\": 30,\n        \"c\": {\"a\": 1}\n    }\n}\n";
     assert_eq!(
-        set(text, "/spec/probe", json!({"httpGet": {"port": 80}}))
-            .ok()
-            .as_deref(),
+        set(text, "/spec/probe", json!({"httpGet": {"port": 80}})).ok().as_deref(),
         Some(
             "{\n    \"spec\": {\n        \"grace\": 30,\n        \"c\": {\"a\": 1},\n        \"probe\": {\n            \"httpGet\": {\n                \"port\": 80\n            }\n        }\n    }\n}\n"
         )
@@ -183,23 +158,14 @@ fn values_after_block_scalars_and_empty_values() {
         set(text, "/b/e", json!(2)).ok().as_deref(),
         Some("a:\n  s: |\n    line\n    # not a comment\n\n  # a comment\nb:\n  e: 2\n")
     );
-    assert_eq!(
-        set(text, "/a/s", json!("x")),
-        Err(EditError::BlockScalar("/a/s".into()))
-    );
+    assert_eq!(set(text, "/a/s", json!("x")), Err(EditError::BlockScalar("/a/s".into())));
 }
 
 #[test]
 fn aliases_and_shared_anchors_are_refused() {
     let text = "base: &probe\n  port: 80\nlive: *probe\nmerged:\n  <<: *probe\n  path: /\n";
-    assert_eq!(
-        set(text, "/live/failureThreshold", json!(3)),
-        Err(EditError::Aliased("/live".into()))
-    );
-    assert_eq!(
-        set(text, "/merged/port", json!(81)),
-        Err(EditError::Aliased("/merged/port".into()))
-    );
+    assert_eq!(set(text, "/live/failureThreshold", json!(3)), Err(EditError::Aliased("/live".into())));
+    assert_eq!(set(text, "/merged/port", json!(81)), Err(EditError::Aliased("/merged/port".into())));
     assert!(matches!(
         set(text, "/base/port", json!(81)),
         Err(EditError::Anchored { anchor, .. }) if anchor == "probe"
@@ -210,19 +176,13 @@ fn aliases_and_shared_anchors_are_refused() {
         Some("base: &probe\n  port: 80\nlive: *probe\nmerged:\n  <<: *probe\n  path: /x\n")
     );
     // An anchor no alias uses is plain text.
-    assert_eq!(
-        set("a: &x\n  b: 1\n", "/a/b", json!(2)).ok().as_deref(),
-        Some("a: &x\n  b: 2\n")
-    );
+    assert_eq!(set("a: &x\n  b: 1\n", "/a/b", json!(2)).ok().as_deref(), Some("a: &x\n  b: 2\n"));
 }
 
 #[test]
 fn non_ascii_text_before_the_edit() {
     let text = "# café ☕\na:\n  note: \"naïve\"\n  b: 1\n";
-    assert_eq!(
-        set(text, "/a/c", json!(2)).ok().as_deref(),
-        Some("# café ☕\na:\n  note: \"naïve\"\n  b: 1\n  c: 2\n")
-    );
+    assert_eq!(set(text, "/a/c", json!(2)).ok().as_deref(), Some("# café ☕\na:\n  note: \"naïve\"\n  b: 1\n  c: 2\n"));
 }
 
 #[test]

@@ -10,11 +10,7 @@ pub(crate) struct Offsets<'a> {
 
 impl<'a> Offsets<'a> {
     pub(crate) fn new(text: &'a str) -> Self {
-        let bytes = if text.is_ascii() {
-            Vec::new()
-        } else {
-            text.char_indices().map(|(b, _)| b).collect()
-        };
+        let bytes = if text.is_ascii() { Vec::new() } else { text.char_indices().map(|(b, _)| b).collect() };
         Offsets { text, bytes }
     }
 
@@ -83,10 +79,7 @@ pub(crate) fn skip_properties(text: &str, mut at: usize) -> usize {
 /// The anchor name when the text at `at` starts with node properties holding `&name`.
 pub(crate) fn anchor_at(text: &str, at: usize) -> Option<&str> {
     let end = skip_properties(text, at);
-    text[at.min(end)..end]
-        .split_whitespace()
-        .find_map(|word| word.strip_prefix('&'))
-        .filter(|name| !name.is_empty())
+    text[at.min(end)..end].split_whitespace().find_map(|word| word.strip_prefix('&')).filter(|name| !name.is_empty())
 }
 
 /// Whether the line before `at` (skipping blank lines) ends with a block

@@ -89,10 +89,7 @@ fn walk(dir: &Path, inputs: &mut Vec<Input>, errors: &mut Vec<(String, ReadError
         .collect();
     paths.sort();
     for (path, is_dir) in paths {
-        let hidden = path
-            .file_name()
-            .and_then(|n| n.to_str())
-            .is_some_and(|n| n.starts_with('.'));
+        let hidden = path.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with('.'));
         if is_dir {
             if !hidden {
                 walk(&path, inputs, errors);

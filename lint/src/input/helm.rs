@@ -28,10 +28,7 @@ impl Template {
     /// directory: Helm names templates `<chart name>/templates/x.yaml`, and
     /// the chart name is not necessarily its directory.
     pub fn rebased(&self, chart_root: &str) -> Template {
-        Template {
-            path: rebase(&self.path, chart_root),
-            comment_line: self.comment_line,
-        }
+        Template { path: rebase(&self.path, chart_root), comment_line: self.comment_line }
     }
 }
 
@@ -44,38 +41,50 @@ pub fn rebase(path: &str, chart_root: &str) -> String {
     while let Some(stripped) = root.strip_prefix("./") {
         root = stripped;
     }
-    if root.is_empty() || root == "." {
-        rest.to_owned()
-    } else {
-        format!("{root}/{rest}")
-    }
+    if root.is_empty() || root == "." { rest.to_owned() } else { format!("{root}/{rest}") }
 }
 
 /// The template of each document, aligned with `documents`: the last
 /// `# Source:` comment between the end of the previous document and the
 /// first node of this one, or `None` where there is none.
 pub fn templates(text: &str, documents: &[Document]) -> Vec<Option<Template>> {
-    let comments = source_comments(text);
-    if comments.is_empty() {
-        return vec![None; documents.len()];
+    let mut scanner = TemplateScanner::new(text);
+    documents.iter().map(|doc| scanner.next(doc)).collect()
+}
+
+/// Finds documents' templates one document at a time, in input order, so
+/// a stream can be linted while it is still being parsed.
+#[derive(Debug, Clone, Default)]
+pub struct TemplateScanner {
+    comments: Vec<(u32, String)>,
+    /// Comments before this index lie above documents already seen: a
+    /// cursor keeps the whole scan linear in the number of comments.
+    next_comment: usize,
+    previous_end: u32,
+}
+
+impl TemplateScanner {
+    /// Reads the `# Source:` comments of a text.
+    pub fn new(text: &str) -> TemplateScanner {
+        TemplateScanner { comments: source_comments(text), next_comment: 0, previous_end: 0 }
     }
-    let mut previous_end = 0;
-    documents
-        .iter()
-        .map(|doc| {
-            let first_node = doc.root.start.line;
-            let found = comments
-                .iter()
-                .rev()
-                .find(|(line, _)| *line >= previous_end && *line < first_node)
-                .map(|(line, path)| Template {
-                    path: path.clone(),
-                    comment_line: *line,
-                });
-            previous_end = doc.root.end.line.max(first_node);
-            found
-        })
-        .collect()
+
+    /// The template of the next document.
+    pub fn next(&mut self, doc: &Document) -> Option<Template> {
+        let first_node = doc.root.start.line;
+        let mut found = None;
+        while let Some((line, path)) = self.comments.get(self.next_comment) {
+            if *line >= first_node {
+                break;
+            }
+            if *line >= self.previous_end {
+                found = Some(Template { path: path.clone(), comment_line: *line });
+            }
+            self.next_comment += 1;
+        }
+        self.previous_end = doc.root.end.line.max(first_node);
+        found
+    }
 }
 
 /// Every `# Source: path` comment line: (1-based line, path).
@@ -101,10 +110,7 @@ mod tests {
     fn paths(text: &str) -> Vec<Option<(String, u32)>> {
         let (docs, err) = parse_stream(text, &Limits::default());
         assert!(err.is_none(), "{err:?}");
-        templates(text, &docs)
-            .into_iter()
-            .map(|t| t.map(|t| (t.path, t.comment_line)))
-            .collect()
+        templates(text, &docs).into_iter().map(|t| t.map(|t| (t.path, t.comment_line))).collect()
     }
 
     #[test]
@@ -113,10 +119,7 @@ mod tests {
                     ---\n# Source: demo/templates/deployment.yaml\nkind: Deployment\n";
         assert_eq!(
             paths(text),
-            vec![
-                Some(("demo/templates/service.yaml".into(), 2)),
-                Some(("demo/templates/deployment.yaml".into(), 7)),
-            ]
+            vec![Some(("demo/templates/service.yaml".into(), 2)), Some(("demo/templates/deployment.yaml".into(), 7)),]
         );
     }
 
@@ -146,14 +149,8 @@ mod tests {
 
     #[test]
     fn rebase_replaces_the_chart_name_with_the_chart_directory() {
-        assert_eq!(
-            rebase("demo/templates/x.yaml", "charts/demo-app"),
-            "charts/demo-app/templates/x.yaml"
-        );
-        assert_eq!(
-            rebase("demo/templates/x.yaml", "./charts/demo/"),
-            "charts/demo/templates/x.yaml"
-        );
+        assert_eq!(rebase("demo/templates/x.yaml", "charts/demo-app"), "charts/demo-app/templates/x.yaml");
+        assert_eq!(rebase("demo/templates/x.yaml", "./charts/demo/"), "charts/demo/templates/x.yaml");
         assert_eq!(rebase("demo/templates/x.yaml", "."), "templates/x.yaml");
         assert_eq!(
             rebase("demo/charts/redis/templates/x.yaml", "deploy/demo"),
@@ -163,10 +160,7 @@ mod tests {
 
     #[test]
     fn the_template_line_counts_from_the_comment() {
-        let t = Template {
-            path: "demo/templates/x.yaml".into(),
-            comment_line: 10,
-        };
+        let t = Template { path: "demo/templates/x.yaml".into(), comment_line: 10 };
         assert_eq!(t.line(14), 4);
         assert_eq!(t.line(3), 1);
     }

@@ -9,7 +9,7 @@ pub mod source;
 pub mod yaml;
 
 pub use discover::{Input, InputName, ReadError, discover, is_manifest, read_text};
-pub use helm::Template;
+pub use helm::{Template, TemplateScanner};
 pub use limits::Limits;
 pub use source::{Document, Location, SourceFile};
-pub use yaml::{ParseError, parse_stream};
+pub use yaml::{ParseError, parse_stream, parse_stream_each};

@@ -68,10 +68,7 @@ impl<'a> JsonFinding<'a> {
             path: &f.pointer,
             fixable: f.fix.is_some(),
             fix: f.fix.as_ref().map(|x| x.description.as_str()),
-            template: l.template.as_ref().map(|t| JsonTemplate {
-                path: &t.path,
-                line: t.line(l.line),
-            }),
+            template: l.template.as_ref().map(|t| JsonTemplate { path: &t.path, line: t.line(l.line) }),
         }
     }
 }

@@ -37,22 +37,14 @@ pub fn render(out: &Outcome, rules: &[String], fail_on: Option<Severity>) -> Str
     }
     let mut by_object: HashMap<(&str, u32, u32), Vec<&Located>> = HashMap::new();
     for l in &out.findings {
-        by_object
-            .entry((l.file.as_str(), l.object_at.line, l.object_at.column))
-            .or_default()
-            .push(l);
+        by_object.entry((&*l.file, l.object_at.line, l.object_at.column)).or_default().push(l);
     }
     let mut suites = Suites::default();
     for object in &out.linted {
-        let key = (object.file.as_str(), object.at.line, object.at.column);
+        let key = (&*object.file, object.at.line, object.at.column);
         let findings = by_object.remove(&key).unwrap_or_default();
-        let file = object
-            .template
-            .as_ref()
-            .map_or(object.file.as_str(), |t| t.path.as_str());
-        suites
-            .get(file)
-            .add_test_cases(cases(&object.object(), &rules, &findings, fail_on));
+        let file = object.template.as_ref().map_or(&*object.file, |t| t.path.as_str());
+        suites.get(file).add_test_cases(cases(&object.object(), &rules, &findings, fail_on));
     }
     // Findings of objects not in `linted` (none are expected) still get a case.
     let mut rest: Vec<&Located> = by_object.into_values().flatten().collect();
@@ -106,10 +98,8 @@ fn cases(object: &str, rules: &[&str], findings: &[&Located], fail_on: Option<Se
         .iter()
         .map(|&rule| {
             let found = by_rule.get(rule).map(Vec::as_slice).unwrap_or_default();
-            let failing: Vec<&&Located> = found
-                .iter()
-                .filter(|l| fail_on.is_some_and(|min| l.finding.severity >= min))
-                .collect();
+            let failing: Vec<&&Located> =
+                found.iter().filter(|l| fail_on.is_some_and(|min| l.finding.severity >= min)).collect();
             let details: String = found.iter().map(|l| plain(l)).collect();
             let status = match failing.first() {
                 Some(first) => {
@@ -141,14 +131,7 @@ fn cases(object: &str, rules: &[&str], findings: &[&Located], fail_on: Option<Se
 fn plain(l: &Located) -> String {
     let f = &l.finding;
     let (file, line) = l.shown_at();
-    let mut s = format!(
-        "{file}:{line}:{} {}[{}] {}\n  {}\n",
-        l.column,
-        f.severity,
-        f.rule,
-        l.object(),
-        f.message
-    );
+    let mut s = format!("{file}:{line}:{} {}[{}] {}\n  {}\n", l.column, f.severity, f.rule, l.object(), f.message);
     if !f.help.is_empty() {
         s.push_str(&format!("  help: {}\n", f.help));
     }
@@ -163,10 +146,7 @@ fn plain(l: &Located) -> String {
 
 fn input_error(e: &InputError) -> TestCase {
     let mut status = TestCaseStatus::non_success(NonSuccessKind::Error);
-    status
-        .set_message(e.message.clone())
-        .set_type("input error")
-        .set_description(e.to_string());
+    status.set_message(e.message.clone()).set_type("input error").set_description(e.to_string());
     let mut case = TestCase::new(e.file.clone(), status);
     case.set_classname("input");
     case

@@ -9,11 +9,7 @@ pub fn text() -> String {
     let width = RULES.iter().map(|r| r.name.len()).max().unwrap_or(0);
     let mut s = String::new();
     for r in RULES {
-        let fix = if matches!(r.fix, FixAvailability::Fix(_)) {
-            "fix"
-        } else {
-            "   "
-        };
+        let fix = if matches!(r.fix, FixAvailability::Fix(_)) { "fix" } else { "   " };
         let _ = writeln!(s, "{:width$}  {:7}  {fix}  {}", r.name, r.severity.as_str(), r.summary);
     }
     s
@@ -43,11 +39,5 @@ pub fn explain(r: &Rule) -> String {
         FixAvailability::Fix(what) => format!("Automatic fix (`lifeguard fix`): {what}"),
         FixAvailability::NoFix(why) => format!("No automatic fix: {why}"),
     };
-    format!(
-        "# {}\n\nDefault severity: {}. {}\n\n{}\n{fix}\n",
-        r.name,
-        r.severity,
-        r.summary,
-        r.doc.trim_end()
-    )
+    format!("# {}\n\nDefault severity: {}. {}\n\n{}\n{fix}\n", r.name, r.severity, r.summary, r.doc.trim_end())
 }

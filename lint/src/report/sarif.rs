@@ -22,11 +22,7 @@ const SCHEMA_URI: &str = "https://json.schemastore.org/sarif-2.1.0.json";
 
 /// Renders the outcome as one SARIF log with one run, pretty-printed, with a trailing newline.
 pub fn render(out: &Outcome) -> String {
-    let sarif = Sarif::builder()
-        .schema(SCHEMA_URI)
-        .version(json!("2.1.0"))
-        .runs(vec![run(out)])
-        .build();
+    let sarif = Sarif::builder().schema(SCHEMA_URI).version(json!("2.1.0")).runs(vec![run(out)]).build();
     let mut s = serde_json::to_string_pretty(&sarif).unwrap_or_else(|_| "{}".to_owned());
     s.push('\n');
     s
@@ -82,17 +78,8 @@ fn descriptor(rule: &Rule) -> ReportingDescriptor {
         .name(rule.name)
         .short_description(text(rule.summary))
         .full_description(text(rule.summary))
-        .help(
-            MultiformatMessageString::builder()
-                .text(doc.clone())
-                .markdown(doc)
-                .build(),
-        )
-        .default_configuration(
-            ReportingConfiguration::builder()
-                .level(json!(level_of(rule.severity)))
-                .build(),
-        )
+        .help(MultiformatMessageString::builder().text(doc.clone()).markdown(doc).build())
+        .default_configuration(ReportingConfiguration::builder().level(json!(level_of(rule.severity))).build())
         .properties(properties(
             Some(vec!["kubernetes".to_owned(), "reliability".to_owned()]),
             [("fixable", json!(fixable))],
@@ -103,21 +90,13 @@ fn descriptor(rule: &Rule) -> ReportingDescriptor {
 fn custom_descriptor(l: &Located) -> ReportingDescriptor {
     let f = &l.finding;
     let summary = format!("custom rule `{}` of the policy", f.rule);
-    let help = if f.help.is_empty() {
-        summary.clone()
-    } else {
-        f.help.clone()
-    };
+    let help = if f.help.is_empty() { summary.clone() } else { f.help.clone() };
     ReportingDescriptor::builder()
         .id(f.rule.clone())
         .name(f.rule.clone())
         .short_description(text(&summary))
         .help(MultiformatMessageString::builder().text(help).build())
-        .default_configuration(
-            ReportingConfiguration::builder()
-                .level(json!(level_of(f.severity)))
-                .build(),
-        )
+        .default_configuration(ReportingConfiguration::builder().level(json!(level_of(f.severity))).build())
         .properties(properties(
             Some(vec!["kubernetes".to_owned(), "custom".to_owned()]),
             [("fixable", json!(f.fix.is_some()))],
@@ -136,29 +115,20 @@ fn result(l: &Located, rule_ids: &[&str]) -> SarifResult {
     if let Some(fix) = &f.fix {
         message.push_str(&format!("\nfix (`lifeguard fix`): {}", fix.description));
     }
-    let mut extra: Vec<(&str, Value)> = vec![
-        ("object", json!(object)),
-        ("container", json!(f.container)),
-        ("jsonPointer", json!(l.pointer)),
-    ];
+    let mut extra: Vec<(&str, Value)> =
+        vec![("object", json!(object)), ("container", json!(f.container)), ("jsonPointer", json!(l.pointer))];
     if let Some(fix) = &f.fix {
         extra.push(("fix", json!(fix.description)));
     }
     if l.template.is_some() {
         extra.push(("rendered", json!(format!("{}:{}:{}", l.file, l.line, l.column))));
     }
-    let logical = LogicalLocation::builder()
-        .fully_qualified_name(object.clone())
-        .kind("object")
-        .build();
+    let logical = LogicalLocation::builder().fully_qualified_name(object.clone()).kind("object").build();
     let location = Location::builder()
         .physical_location(physical(file, Some((line, Some(l.column)))))
         .logical_locations(vec![logical])
         .build();
-    let index = rule_ids
-        .iter()
-        .position(|r| *r == f.rule)
-        .and_then(|i| i64::try_from(i).ok());
+    let index = rule_ids.iter().position(|r| *r == f.rule).and_then(|i| i64::try_from(i).ok());
     let result = SarifResult::builder()
         .rule_id(f.rule.clone())
         .level(level_of(f.severity))
@@ -181,9 +151,7 @@ fn notification(e: &InputError) -> Notification {
     Notification::builder()
         .level(json!("error"))
         .message(Message::builder().text(format!("input error: {}", e.message)).build())
-        .locations(vec![
-            Location::builder().physical_location(physical(&e.file, at)).build(),
-        ])
+        .locations(vec![Location::builder().physical_location(physical(&e.file, at)).build()])
         .build()
 }
 
@@ -194,16 +162,10 @@ fn physical(file: &str, at: Option<(u32, Option<u32>)>) -> PhysicalLocation {
         return PhysicalLocation::builder().artifact_location(artifact).build();
     };
     let region = match column {
-        Some(c) => Region::builder()
-            .start_line(i64::from(line.max(1)))
-            .start_column(i64::from(c.max(1)))
-            .build(),
+        Some(c) => Region::builder().start_line(i64::from(line.max(1))).start_column(i64::from(c.max(1))).build(),
         None => Region::builder().start_line(i64::from(line.max(1))).build(),
     };
-    PhysicalLocation::builder()
-        .artifact_location(artifact)
-        .region(region)
-        .build()
+    PhysicalLocation::builder().artifact_location(artifact).region(region).build()
 }
 
 fn text(s: &str) -> MultiformatMessageString {
@@ -213,13 +175,8 @@ fn text(s: &str) -> MultiformatMessageString {
 fn properties<'a>(tags: Option<Vec<String>>, extra: impl IntoIterator<Item = (&'a str, Value)>) -> PropertyBag {
     let additional_properties: BTreeMap<String, Value> = extra.into_iter().map(|(k, v)| (k.to_owned(), v)).collect();
     match tags {
-        Some(tags) => PropertyBag::builder()
-            .tags(tags)
-            .additional_properties(additional_properties)
-            .build(),
-        None => PropertyBag::builder()
-            .additional_properties(additional_properties)
-            .build(),
+        Some(tags) => PropertyBag::builder().tags(tags).additional_properties(additional_properties).build(),
+        None => PropertyBag::builder().additional_properties(additional_properties).build(),
     }
 }
 
@@ -239,11 +196,7 @@ pub fn uri(file: &str) -> String {
             }
         })
         .collect();
-    if path.starts_with('/') {
-        format!("file://{encoded}")
-    } else {
-        encoded
-    }
+    if path.starts_with('/') { format!("file://{encoded}") } else { encoded }
 }
 
 #[cfg(test)]

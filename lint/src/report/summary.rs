@@ -23,10 +23,7 @@ pub fn line(out: &Outcome) -> String {
         s.push_str(&format!("; {} suppressed", out.suppressed.len()));
     }
     if !out.errors.is_empty() {
-        s.push_str(&format!(
-            "; {}",
-            plural(out.errors.len(), "input error", "input errors")
-        ));
+        s.push_str(&format!("; {}", plural(out.errors.len(), "input error", "input errors")));
     }
     s
 }

@@ -66,10 +66,9 @@ pub fn fix_note(f: &Finding) -> Result<String, String> {
     }
     Err(match policies::rules::find(&f.rule).map(|r| r.fix) {
         Some(FixAvailability::NoFix(why)) => why.to_owned(),
-        Some(FixAvailability::Fix(_)) => format!(
-            "not for this case (`lifeguard explain {}` says when there is one)",
-            f.rule
-        ),
+        Some(FixAvailability::Fix(_)) => {
+            format!("not for this case (`lifeguard explain {}` says when there is one)", f.rule)
+        }
         None => "a custom rule has none".to_owned(),
     })
 }

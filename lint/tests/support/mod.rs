@@ -22,11 +22,7 @@ impl Run {
     /// Fails unless the process exited normally, whatever its code: a panic
     /// (exit 101, "panicked" on stderr) is never an acceptable answer.
     pub fn assert_no_panic(&self) {
-        assert!(
-            !self.stderr.contains("panicked") && self.code != 101,
-            "lifeguard panicked:\n{}",
-            self.stderr
-        );
+        assert!(!self.stderr.contains("panicked") && self.code != 101, "lifeguard panicked:\n{}", self.stderr);
     }
 }
 

@@ -91,12 +91,7 @@ fn analyze(words: &[String], redirects: &[String], depth: usize, out: &mut Vec<S
         analyze_script(script, depth + 1, out);
         return;
     }
-    out.push(SimpleCommand {
-        program,
-        args,
-        assignments,
-        redirects: redirects.to_vec(),
-    });
+    out.push(SimpleCommand { program, args, assignments, redirects: redirects.to_vec() });
 }
 
 fn analyze_script(script: &str, depth: usize, out: &mut Vec<SimpleCommand>) {
@@ -207,10 +202,7 @@ fn split_script(script: &str, nested: &mut Vec<String>) -> Vec<Words> {
             }
             '<' | '>' => {
                 // A file descriptor number (`2>`) is part of the operator.
-                if word
-                    .as_deref()
-                    .is_some_and(|w| !w.is_empty() && w.chars().all(|c| c.is_ascii_digit()))
-                {
+                if word.as_deref().is_some_and(|w| !w.is_empty() && w.chars().all(|c| c.is_ascii_digit())) {
                     word = None;
                 }
                 cmd.flush_word(&mut word);
@@ -312,10 +304,7 @@ mod tests {
     }
 
     fn programs(words: &[&str]) -> Vec<(String, Vec<String>)> {
-        simple_commands(&argv(words))
-            .into_iter()
-            .map(|c| (c.program, c.args))
-            .collect()
+        simple_commands(&argv(words)).into_iter().map(|c| (c.program, c.args)).collect()
     }
 
     #[test]
@@ -341,10 +330,7 @@ mod tests {
             "if PGHOST=db env -i X=1 pg_isready -q; then exit 0; fi # comment; curl x",
         ]));
         assert_eq!(cmds[0].program, "pg_isready");
-        assert_eq!(
-            cmds[0].assignments,
-            [("PGHOST".to_owned(), "db".to_owned()), ("X".to_owned(), "1".to_owned())]
-        );
+        assert_eq!(cmds[0].assignments, [("PGHOST".to_owned(), "db".to_owned()), ("X".to_owned(), "1".to_owned())]);
         assert!(!cmds.iter().any(|c| c.program == "curl"));
         let inner = programs(&["bash", "-c", "sh -c 'nc -z db 5432'"]);
         assert_eq!(inner[0].0, "nc");
@@ -352,11 +338,7 @@ mod tests {
 
     #[test]
     fn redirections_are_kept_apart() {
-        let cmds = simple_commands(&argv(&[
-            "sh",
-            "-c",
-            "curl -s x 2>&1 >/dev/null; exec 3<>/dev/tcp/db/5432",
-        ]));
+        let cmds = simple_commands(&argv(&["sh", "-c", "curl -s x 2>&1 >/dev/null; exec 3<>/dev/tcp/db/5432"]));
         assert_eq!(cmds[0].args, ["-s", "x"]);
         assert_eq!(cmds[0].redirects, ["1", "/dev/null"]);
         assert_eq!(cmds[1].program, "");

@@ -14,17 +14,13 @@ pub fn parse_seconds(raw: &str) -> Option<i64> {
     let mut total = 0f64;
     let mut rest = s;
     while !rest.is_empty() {
-        let num_len = rest
-            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-            .unwrap_or(rest.len());
+        let num_len = rest.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(rest.len());
         if num_len == 0 {
             return None;
         }
         let value: f64 = rest[..num_len].parse().ok()?;
         rest = &rest[num_len..];
-        let unit_len = rest
-            .find(|c: char| c.is_ascii_digit() || c == '.')
-            .unwrap_or(rest.len());
+        let unit_len = rest.find(|c: char| c.is_ascii_digit() || c == '.').unwrap_or(rest.len());
         let factor = match &rest[..unit_len] {
             "h" => 3600.0,
             "m" => 60.0,

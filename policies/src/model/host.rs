@@ -26,10 +26,7 @@ pub fn host_locality(raw: &str, c: &Container, assignments: &[(String, String)])
 }
 
 fn locality_at(raw: &str, c: &Container, assignments: &[(String, String)], depth: usize) -> Locality {
-    raw.split(',')
-        .map(|h| single_host(h.trim(), c, assignments, depth))
-        .max()
-        .unwrap_or(Locality::Local)
+    raw.split(',').map(|h| single_host(h.trim(), c, assignments, depth)).max().unwrap_or(Locality::Local)
 }
 
 fn single_host(raw: &str, c: &Container, assignments: &[(String, String)], depth: usize) -> Locality {
@@ -38,11 +35,7 @@ fn single_host(raw: &str, c: &Container, assignments: &[(String, String)], depth
         return Locality::Local;
     }
     // `${X:-localhost:6379}` is one variable; `$X:6379` and `localhost:$PORT` are a host and a port.
-    let host = if whole_variable(raw).is_some() {
-        raw
-    } else {
-        bare_host(raw)
-    };
+    let host = if whole_variable(raw).is_some() { raw } else { bare_host(raw) };
     let variable = whole_variable(host);
     if let Some((name, default)) = variable {
         if depth > 3 {
@@ -82,11 +75,7 @@ fn single_host(raw: &str, c: &Container, assignments: &[(String, String)], depth
 /// A host for messages: a variable shows the value it resolves to
 /// (`$DB_HOST` -> `$DB_HOST (postgres)`).
 pub fn describe_host(raw: &str, c: &Container, assignments: &[(String, String)]) -> String {
-    let host = if whole_variable(raw).is_some() {
-        raw
-    } else {
-        bare_host(raw)
-    };
+    let host = if whole_variable(raw).is_some() { raw } else { bare_host(raw) };
     match whole_variable(host).map(|(name, _)| env_value(name, c, assignments)) {
         Some(EnvValue::Literal(v)) => format!("{raw} ({v})"),
         _ => raw.to_owned(),
@@ -141,11 +130,7 @@ fn env_value(name: &str, c: &Container, assignments: &[(String, String)]) -> Env
     if let Some(v) = &var.value {
         return EnvValue::Literal(v.clone());
     }
-    let field = var
-        .value_from
-        .as_ref()
-        .and_then(|f| f.field_ref.as_ref())
-        .map(|f| f.field_path.as_str());
+    let field = var.value_from.as_ref().and_then(|f| f.field_ref.as_ref()).map(|f| f.field_path.as_str());
     match field {
         Some("status.podIP" | "status.podIPs" | "metadata.name") => EnvValue::SelfRef,
         _ if var.value_from.is_none() => EnvValue::Literal(String::new()),
@@ -216,13 +201,7 @@ mod tests {
         ] {
             assert_eq!(l(local), Locality::Local, "{local}");
         }
-        for remote in [
-            "db",
-            "redis-master.prod.svc:6379",
-            "$REDIS_HOST",
-            "localhost,db:1",
-            "rs0/m1:27017",
-        ] {
+        for remote in ["db", "redis-master.prod.svc:6379", "$REDIS_HOST", "localhost,db:1", "rs0/m1:27017"] {
             assert_eq!(l(remote), Locality::Remote, "{remote}");
         }
         for unknown in ["$OTHER", "$SECRET_HOST", "${RELEASE}-redis"] {
@@ -233,10 +212,7 @@ mod tests {
     #[test]
     fn urls() {
         assert_eq!(url_parts("http://a:1/p?q"), Some(("a:1", "/p")));
-        assert_eq!(
-            url_parts("localhost:8080/healthz"),
-            Some(("localhost:8080", "/healthz"))
-        );
+        assert_eq!(url_parts("localhost:8080/healthz"), Some(("localhost:8080", "/healthz")));
         assert_eq!(url_parts("http+unix://x/p"), None);
         assert!(has_scheme("mongodb+srv://x"));
         assert!(!has_scheme("db.eval('a://b')"));

@@ -7,9 +7,7 @@
 pub fn is_valid_port_name(name: &str) -> bool {
     !name.is_empty()
         && name.len() <= 15
-        && name
-            .chars()
-            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+        && name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
         && name.chars().any(|c| c.is_ascii_lowercase())
         && !name.contains("--")
         && !name.starts_with('-')
@@ -25,16 +23,7 @@ mod tests {
         for ok in ["http", "h2c", "metrics-9090", "a"] {
             assert!(is_valid_port_name(ok), "{ok}");
         }
-        for bad in [
-            "",
-            "8080",
-            "HTTP",
-            "-http",
-            "http-",
-            "a--b",
-            "sixteen-chars-xx",
-            "0.0.0.0:80",
-        ] {
+        for bad in ["", "8080", "HTTP", "-http", "http-", "a--b", "sixteen-chars-xx", "0.0.0.0:80"] {
             assert!(!is_valid_port_name(bad), "{bad}");
         }
     }

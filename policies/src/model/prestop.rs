@@ -21,11 +21,7 @@ pub enum SleepSeconds {
 
 impl SleepSeconds {
     fn from_f64(total: f64) -> SleepSeconds {
-        if total >= FOREVER_SECONDS as f64 {
-            SleepSeconds::Forever
-        } else {
-            SleepSeconds::Finite(total.ceil() as i64)
-        }
+        if total >= FOREVER_SECONDS as f64 { SleepSeconds::Forever } else { SleepSeconds::Finite(total.ceil() as i64) }
     }
 
     /// The seconds, or `None` for a sleep that never ends.
@@ -82,11 +78,7 @@ pub fn prestop_sleep(c: &Container) -> Option<PreStopSleep> {
     }
     let command = hook.exec.as_ref()?.command.as_deref()?;
     let (seconds, sleep_only) = exec_sleep(command)?;
-    Some(PreStopSleep {
-        seconds,
-        sleep_only,
-        native: false,
-    })
+    Some(PreStopSleep { seconds, sleep_only, native: false })
 }
 
 fn basename(s: &str) -> &str {
@@ -190,15 +182,9 @@ pub struct Term {
 /// the first env var of the container whose name matches.
 fn declared(w: &Workload, c: &ContainerView<'_>, annotation: &str, env: impl Fn(&str) -> bool) -> Option<Term> {
     if let Some(Ok(seconds)) = w.annotation_seconds(annotation) {
-        return Some(Term {
-            seconds,
-            source: format!("annotation {annotation}"),
-        });
+        return Some(Term { seconds, source: format!("annotation {annotation}") });
     }
-    c.env_seconds(env).map(|(name, seconds)| Term {
-        seconds,
-        source: format!("env {name}"),
-    })
+    c.env_seconds(env).map(|(name, seconds)| Term { seconds, source: format!("env {name}") })
 }
 
 /// What one container needs between deletion and SIGKILL.
@@ -268,20 +254,14 @@ pub fn shutdown_needs(w: &Workload, policy: &Policy) -> Vec<ShutdownNeed> {
 fn model_server_drain(w: &Workload, c: &ContainerView<'_>, policy: &Policy) -> Option<Term> {
     let seconds = policy.settings.model_server_drain_seconds;
     let model_server = c.gpu_resource().is_some() || policy.is_slow_boot_image(c.image());
-    (seconds > 0 && w.long_running && !c.sidecar && model_server).then(|| Term {
-        seconds,
-        source: "policy modelServerDrainSeconds for a model server".to_owned(),
-    })
+    (seconds > 0 && w.long_running && !c.sidecar && model_server)
+        .then(|| Term { seconds, source: "policy modelServerDrainSeconds for a model server".to_owned() })
 }
 
 /// The grace period the declared needs add up to: the largest finite total
 /// over containers that declare anything (`None` when none does).
 pub fn required_grace(needs: &[ShutdownNeed]) -> Option<i64> {
-    needs
-        .iter()
-        .filter(|n| n.declared())
-        .filter_map(|n| n.total().finite())
-        .max()
+    needs.iter().filter(|n| n.declared()).filter_map(|n| n.total().finite()).max()
 }
 
 #[cfg(test)]

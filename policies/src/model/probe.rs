@@ -68,12 +68,8 @@ pub fn resolve_port(c: &Container, port: &IntOrString) -> Port {
     match port {
         IntOrString::Int(n) => Port::Number(*n),
         IntOrString::String(name) => {
-            let declared = c
-                .ports
-                .iter()
-                .flatten()
-                .find(|p| p.name.as_deref() == Some(name.as_str()))
-                .map(|p| p.container_port);
+            let declared =
+                c.ports.iter().flatten().find(|p| p.name.as_deref() == Some(name.as_str())).map(|p| p.container_port);
             match declared {
                 Some(n) => Port::Number(n),
                 None => match name.trim().parse::<i32>() {
@@ -90,12 +86,7 @@ pub fn resolve_port(c: &Container, port: &IntOrString) -> Port {
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Handler {
     /// `httpGet`
-    Http {
-        scheme: String,
-        host: String,
-        port: Port,
-        path: String,
-    },
+    Http { scheme: String, host: String, port: Port, path: String },
     /// `tcpSocket`
     Tcp { host: String, port: Port },
     /// `exec`
@@ -108,17 +99,8 @@ impl Handler {
     /// A short human form: `httpGet :8080/healthz`, `exec "pg_isready"`.
     pub fn describe(&self) -> String {
         match self {
-            Handler::Http {
-                scheme,
-                host,
-                port,
-                path,
-            } => {
-                let scheme = if scheme == "HTTP" {
-                    String::new()
-                } else {
-                    format!("{} ", scheme.to_lowercase())
-                };
+            Handler::Http { scheme, host, port, path } => {
+                let scheme = if scheme == "HTTP" { String::new() } else { format!("{} ", scheme.to_lowercase()) };
                 format!("httpGet {scheme}{host}:{port}{path}")
             }
             Handler::Tcp { host, port } => format!("tcpSocket {host}:{port}"),
@@ -153,20 +135,12 @@ pub fn handler_of(c: &Container, p: &Probe) -> Option<Handler> {
         });
     }
     if let Some(t) = &p.tcp_socket {
-        return Some(Handler::Tcp {
-            host: t.host.clone().unwrap_or_default(),
-            port: resolve_port(c, &t.port),
-        });
+        return Some(Handler::Tcp { host: t.host.clone().unwrap_or_default(), port: resolve_port(c, &t.port) });
     }
     if let Some(e) = &p.exec {
-        return Some(Handler::Exec {
-            command: e.command.clone().unwrap_or_default(),
-        });
+        return Some(Handler::Exec { command: e.command.clone().unwrap_or_default() });
     }
-    p.grpc.as_ref().map(|g| Handler::Grpc {
-        port: g.port,
-        service: g.service.clone().unwrap_or_default(),
-    })
+    p.grpc.as_ref().map(|g| Handler::Grpc { port: g.port, service: g.service.clone().unwrap_or_default() })
 }
 
 /// A probe's timing with the Kubernetes defaults filled in.

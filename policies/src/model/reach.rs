@@ -78,16 +78,8 @@ const NETCAT: Syntax = Syntax {
     long: &["--wait", "--source", "--source-port", "--proxy", "--proxy-type", "--sh-exec", "--exec"],
     go: false,
 };
-const PING: Syntax = Syntax {
-    short: "cWiwstlIQpM",
-    long: &[],
-    go: false,
-};
-const DIG: Syntax = Syntax {
-    short: "bcfkpqtxy",
-    long: &[],
-    go: false,
-};
+const PING: Syntax = Syntax { short: "cWiwstlIQpM", long: &[], go: false };
+const DIG: Syntax = Syntax { short: "bcfkpqtxy", long: &[], go: false };
 #[rustfmt::skip]
 const CQLSH: Syntax = Syntax {
     short: "upkfe",
@@ -108,11 +100,7 @@ const GRPCURL: Syntax = Syntax {
     ],
     go: true,
 };
-const NONE: Syntax = Syntax {
-    short: "",
-    long: &[],
-    go: false,
-};
+const NONE: Syntax = Syntax { short: "", long: &[], go: false };
 
 /// Where `cmd` connects, when its program is one of `clients` (database,
 /// cache and queue clients) or `tools` (network tools). `/dev/tcp/host/port`
@@ -145,10 +133,7 @@ pub fn targets(cmd: &SimpleCommand, clients: &[String], tools: &[String]) -> Vec
 }
 
 fn host(h: &str) -> Target {
-    Target {
-        host: h.to_owned(),
-        path: None,
-    }
+    Target { host: h.to_owned(), path: None }
 }
 
 fn client_hosts<'a>(tool: &str, args: &'a [String]) -> Vec<&'a str> {
@@ -193,12 +178,7 @@ fn tool_targets(tool: &str, args: &[String]) -> Vec<Target> {
         "wget" => http_targets(operands(args, &WGET)),
         "http" | "https" => {
             let ops = operands(args, &HTTPIE);
-            http_targets(
-                ops.into_iter()
-                    .skip_while(|a| a.chars().all(|c| c.is_ascii_uppercase()))
-                    .take(1)
-                    .collect(),
-            )
+            http_targets(ops.into_iter().skip_while(|a| a.chars().all(|c| c.is_ascii_uppercase())).take(1).collect())
         }
         "nc" | "ncat" | "netcat" | "telnet" => first(&NETCAT),
         "ping" => first(&PING),
@@ -208,27 +188,11 @@ fn tool_targets(tool: &str, args: &[String]) -> Vec<Target> {
             // The server asked, else the name looked up through the cluster DNS.
             let server = ops.iter().find_map(|o| o.strip_prefix('@'));
             let server = server.or_else(|| names.get(1).copied().filter(|_| tool == "nslookup"));
-            server
-                .or_else(|| names.first().copied())
-                .into_iter()
-                .map(host)
-                .collect()
+            server.or_else(|| names.first().copied()).into_iter().map(host).collect()
         }
-        "grpc_health_probe" => option_values(args, &["-addr", "--addr"])
-            .into_iter()
-            .map(host)
-            .collect(),
-        "grpcurl" => operands(args, &GRPCURL)
-            .into_iter()
-            .take(1)
-            .filter(|a| !a.contains('/'))
-            .map(host)
-            .collect(),
-        _ => args
-            .iter()
-            .filter(|a| has_scheme(a))
-            .filter_map(|a| url_target(a, false))
-            .collect(),
+        "grpc_health_probe" => option_values(args, &["-addr", "--addr"]).into_iter().map(host).collect(),
+        "grpcurl" => operands(args, &GRPCURL).into_iter().take(1).filter(|a| !a.contains('/')).map(host).collect(),
+        _ => args.iter().filter(|a| has_scheme(a)).filter_map(|a| url_target(a, false)).collect(),
     }
 }
 
@@ -240,16 +204,11 @@ fn http_targets(urls: Vec<&str>) -> Vec<Target> {
 fn url_target(word: &str, http: bool) -> Option<Target> {
     let (auth, path) = url_parts(word)?;
     let hostish = !auth.is_empty()
-        && auth
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || ".-_:[]$(){}@,".contains(c))
+        && auth.chars().all(|c| c.is_ascii_alphanumeric() || ".-_:[]$(){}@,".contains(c))
         && !auth.chars().all(|c| c.is_ascii_digit());
     let explicit = has_scheme(word) || auth.contains([':', '.']) || !path.is_empty() || auth == "localhost";
     let path = http.then(|| if path.is_empty() { "/" } else { path }.to_owned());
-    (hostish && explicit).then(|| Target {
-        host: auth.to_owned(),
-        path,
-    })
+    (hostish && explicit).then(|| Target { host: auth.to_owned(), path })
 }
 
 /// Arguments that are not options or option values.
@@ -302,16 +261,8 @@ fn has_flag(args: &[String], flags: &[&str]) -> bool {
 
 /// `https://a:2379,https://b:2379` -> `a:2379,b:2379`.
 fn authorities(value: &str) -> String {
-    let hosts: Vec<&str> = value
-        .split(',')
-        .map(|v| {
-            if has_scheme(v) {
-                url_parts(v).map_or(v, |(auth, _)| auth)
-            } else {
-                v
-            }
-        })
-        .collect();
+    let hosts: Vec<&str> =
+        value.split(',').map(|v| if has_scheme(v) { url_parts(v).map_or(v, |(auth, _)| auth) } else { v }).collect();
     hosts.join(",")
 }
 
@@ -319,11 +270,7 @@ fn authorities(value: &str) -> String {
 fn sqlcmd_host(v: &str) -> &str {
     let v = v.strip_prefix("tcp:").or_else(|| v.strip_prefix("np:")).unwrap_or(v);
     let v = v.split([',', '\\']).next().unwrap_or(v);
-    if v.starts_with("lpc:") || v == "." || v.eq_ignore_ascii_case("(local)") {
-        "localhost"
-    } else {
-        v
-    }
+    if v.starts_with("lpc:") || v == "." || v.eq_ignore_ascii_case("(local)") { "localhost" } else { v }
 }
 
 #[cfg(test)]
@@ -348,31 +295,15 @@ mod tests {
 
     #[test]
     fn option_values_are_not_hosts() {
-        let got = reached(&[
-            "curl",
-            "-sf",
-            "-H",
-            "Host: x.y",
-            "-u",
-            "admin:1234",
-            "-o",
-            "/dev/null",
-            "http://a.b:80/p?q",
-        ]);
+        let got =
+            reached(&["curl", "-sf", "-H", "Host: x.y", "-u", "admin:1234", "-o", "/dev/null", "http://a.b:80/p?q"]);
         assert_eq!(got, [("a.b:80".to_owned(), Some("/p".to_owned()))]);
         assert_eq!(hosts(&["nc", "-zw3", "db", "5432"]), ["db"]);
         assert_eq!(hosts(&["nc", "-z", "-w", "3", "db", "5432"]), ["db"]);
         assert_eq!(hosts(&["wget", "-qO-", "-T", "2", "api:8080/x"]), ["api:8080"]);
         assert_eq!(hosts(&["http", "GET", ":8080/health"]), [":8080"]);
         assert_eq!(
-            hosts(&[
-                "grpcurl",
-                "-plaintext",
-                "-d",
-                "{}",
-                "svc:9000",
-                "grpc.health.v1.Health/Check"
-            ]),
+            hosts(&["grpcurl", "-plaintext", "-d", "{}", "svc:9000", "grpc.health.v1.Health/Check"]),
             ["svc:9000"]
         );
     }
@@ -382,18 +313,10 @@ mod tests {
         assert_eq!(hosts(&["mysql", "-hdb", "-uroot", "-psecret"]), ["db"]);
         assert_eq!(hosts(&["psql", "host=pg port=5432", "-c", "select 1"]), ["pg"]);
         assert_eq!(
-            hosts(&[
-                "etcdctl",
-                "--endpoints=https://a:2379,https://b:2379",
-                "endpoint",
-                "health"
-            ]),
+            hosts(&["etcdctl", "--endpoints=https://a:2379,https://b:2379", "endpoint", "health"]),
             ["a:2379,b:2379"]
         );
-        assert_eq!(
-            hosts(&["redis-cli", "-u", "redis://u:p@cache:6379/0", "ping"]),
-            ["u:p@cache:6379"]
-        );
+        assert_eq!(hosts(&["redis-cli", "-u", "redis://u:p@cache:6379/0", "ping"]), ["u:p@cache:6379"]);
         assert_eq!(hosts(&["rabbitmqctl", "-n", "rabbit@peer", "status"]), ["rabbit@peer"]);
         assert_eq!(hosts(&["sqlcmd", "-S", "tcp:sql,1433", "-Q", "select 1"]), ["sql"]);
         assert_eq!(hosts(&["cqlsh", "-u", "cassandra", "node-0"]), ["node-0"]);
@@ -409,9 +332,6 @@ mod tests {
         assert!(hosts(&["podcli", "check", "http", "db:80"]).is_empty());
         assert_eq!(hosts(&["bash", "-c", "true </dev/tcp/db/5432"]), ["db"]);
         // A database URI's path is a database name, not an HTTP path.
-        assert_eq!(
-            reached(&["mongosh", "mongodb://localhost/db"]),
-            [("localhost".to_owned(), None)]
-        );
+        assert_eq!(reached(&["mongosh", "mongodb://localhost/db"]), [("localhost".to_owned(), None)]);
     }
 }

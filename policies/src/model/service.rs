@@ -26,11 +26,7 @@ impl ServiceView {
         let selector = object
             .pointer("/spec/selector")
             .and_then(Value::as_object)
-            .map(|m| {
-                m.iter()
-                    .filter_map(|(k, v)| v.as_str().map(|v| (k.clone(), v.to_owned())))
-                    .collect()
-            })
+            .map(|m| m.iter().filter_map(|(k, v)| v.as_str().map(|v| (k.clone(), v.to_owned()))).collect())
             .unwrap_or_default();
         Some(ServiceView {
             namespace: text(meta.and_then(|m| m.get("namespace"))),

@@ -76,12 +76,7 @@ impl From<ContainerFields> for Container {
 impl From<PodSpecFields> for PodSpec {
     fn from(s: PodSpecFields) -> PodSpec {
         PodSpec {
-            containers: s
-                .containers
-                .unwrap_or_default()
-                .into_iter()
-                .map(Container::from)
-                .collect(),
+            containers: s.containers.unwrap_or_default().into_iter().map(Container::from).collect(),
             init_containers: s.init_containers.map(|v| v.into_iter().map(Container::from).collect()),
             termination_grace_period_seconds: s.termination_grace_period_seconds,
             restart_policy: s.restart_policy,

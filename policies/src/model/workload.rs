@@ -92,11 +92,7 @@ pub struct ContainerView<'a> {
 impl ContainerView<'_> {
     /// The container's name (`<unnamed>` when empty).
     pub fn name(&self) -> &str {
-        if self.container.name.is_empty() {
-            "<unnamed>"
-        } else {
-            &self.container.name
-        }
+        if self.container.name.is_empty() { "<unnamed>" } else { &self.container.name }
     }
 
     /// Pointer to a field below the container.
@@ -141,18 +137,23 @@ fn template_location(object: &Value, kind: &str) -> Option<(&'static str, &'stat
     match kind {
         "Pod" => Some(("", "/spec")),
         "PodTemplate" => Some(("/template", "/template/spec")),
-        "CronJob" => Some((
-            "/spec/jobTemplate/spec/template",
-            "/spec/jobTemplate/spec/template/spec",
-        )),
+        "CronJob" => Some(("/spec/jobTemplate/spec/template", "/spec/jobTemplate/spec/template/spec")),
         "Deployment" | "StatefulSet" | "DaemonSet" | "ReplicaSet" | "ReplicationController" | "Job" => {
             Some(("/spec/template", "/spec/template/spec"))
         }
         // Any other object with a pod template (Argo Rollout, CloneSet, ...).
-        _ => object
-            .pointer("/spec/template/spec/containers")
-            .map(|_| ("/spec/template", "/spec/template/spec")),
+        _ => walk(object, "/spec/template/spec/containers").map(|_| ("/spec/template", "/spec/template/spec")),
     }
+}
+
+/// `Value::pointer` for pointers without escapes, without allocating a
+/// string per token (it runs for every object of every input).
+fn walk<'v>(value: &'v Value, pointer: &str) -> Option<&'v Value> {
+    pointer.split('/').skip(1).try_fold(value, |v, token| match v {
+        Value::Object(map) => map.get(token),
+        Value::Array(items) => token.parse::<usize>().ok().and_then(|i| items.get(i)),
+        _ => None,
+    })
 }
 
 impl Workload {
@@ -163,7 +164,7 @@ impl Workload {
         let Some((template_pointer, spec_pointer)) = template_location(object, kind) else {
             return Ok(None);
         };
-        let Some(spec_value) = object.pointer(spec_pointer) else {
+        let Some(spec_value) = walk(object, spec_pointer) else {
             return Ok(None);
         };
         // The plain deserializer is fast; the path-tracking one only runs to
@@ -176,17 +177,14 @@ impl Workload {
                         pointer: format!("{spec_pointer}{}", path_to_pointer(e.path())),
                         message: e.inner().to_string(),
                     },
-                    Ok(_) => ModelError {
-                        pointer: spec_pointer.to_owned(),
-                        message: plain.to_string(),
-                    },
+                    Ok(_) => ModelError { pointer: spec_pointer.to_owned(), message: plain.to_string() },
                 };
                 return Err(err);
             }
         };
         let meta = object.get("metadata");
         let text = |v: Option<&Value>| v.and_then(Value::as_str).map(str::to_owned);
-        let template_meta = object.pointer(&format!("{template_pointer}/metadata"));
+        let template_meta = walk(object, template_pointer).and_then(|t| t.get("metadata"));
         let mut annotations = string_map(meta.and_then(|m| m.get("annotations")));
         let mut lifeguard_annotations = BTreeMap::new();
         let mut note = |base: &str, map: &BTreeMap<String, String>| {
@@ -221,16 +219,8 @@ impl Workload {
     /// init containers (`restartPolicy: Always`), each with its pointer.
     pub fn containers(&self) -> impl Iterator<Item = ContainerView<'_>> {
         self.slots.iter().filter_map(|slot| {
-            let list = if slot.sidecar {
-                self.spec.init_containers.as_deref()?
-            } else {
-                &self.spec.containers
-            };
-            Some(ContainerView {
-                container: list.get(slot.index)?,
-                pointer: &slot.pointer,
-                sidecar: slot.sidecar,
-            })
+            let list = if slot.sidecar { self.spec.init_containers.as_deref()? } else { &self.spec.containers };
+            Some(ContainerView { container: list.get(slot.index)?, pointer: &slot.pointer, sidecar: slot.sidecar })
         })
     }
 
@@ -241,9 +231,7 @@ impl Workload {
 
     /// An annotation read as seconds; `Err` holds the raw value when it is not a duration.
     pub fn annotation_seconds(&self, key: &str) -> Option<Result<i64, String>> {
-        self.annotations
-            .get(key)
-            .map(|raw| parse_seconds(raw).ok_or_else(|| raw.clone()))
+        self.annotations.get(key).map(|raw| parse_seconds(raw).ok_or_else(|| raw.clone()))
     }
 
     /// Pointer to an annotation on the pod template (where lifeguard's own
@@ -255,10 +243,7 @@ impl Workload {
     /// Pointer to a `lifeguard.dev/` annotation where it was read (the pod
     /// template wins over the object), or where it belongs when absent.
     pub fn annotation_pointer(&self, key: &str) -> String {
-        self.lifeguard_annotations
-            .get(key)
-            .cloned()
-            .unwrap_or_else(|| self.template_annotation_pointer(key))
+        self.lifeguard_annotations.get(key).cloned().unwrap_or_else(|| self.template_annotation_pointer(key))
     }
 
     /// `terminationGracePeriodSeconds`, defaulted to 30.
@@ -279,11 +264,7 @@ impl Workload {
 
 fn string_map(v: Option<&Value>) -> BTreeMap<String, String> {
     v.and_then(Value::as_object)
-        .map(|m| {
-            m.iter()
-                .filter_map(|(k, v)| v.as_str().map(|v| (k.clone(), v.to_owned())))
-                .collect()
-        })
+        .map(|m| m.iter().filter_map(|(k, v)| v.as_str().map(|v| (k.clone(), v.to_owned()))).collect())
         .unwrap_or_default()
 }
 

@@ -169,10 +169,7 @@ impl Policy {
 /// (custom rules of the packs it extends).
 pub(crate) fn compile(file: PolicyFile, more_rules: &[String], origin: &str) -> Result<Policy, Invalid> {
     if file.api_version != API_VERSION {
-        return Err(Invalid::at(
-            "/apiVersion",
-            format!("must be {API_VERSION:?}, got {:?}", file.api_version),
-        ));
+        return Err(Invalid::at("/apiVersion", format!("must be {API_VERSION:?}, got {:?}", file.api_version)));
     }
     if file.kind != KIND {
         return Err(Invalid::at("/kind", format!("must be {KIND:?}, got {:?}", file.kind)));
@@ -246,10 +243,7 @@ pub(crate) fn unknown_rule(name: &str) -> String {
 fn positive(key: &'static str, value: i64, zero_ok: bool) -> Result<(), Invalid> {
     if value < 0 || (!zero_ok && value == 0) {
         let want = if zero_ok { "zero or more" } else { "at least 1" };
-        return Err(Invalid::at(
-            format!("/parameters/{key}"),
-            format!("must be {want}, got {value}"),
-        ));
+        return Err(Invalid::at(format!("/parameters/{key}"), format!("must be {want}, got {value}")));
     }
     Ok(())
 }
@@ -257,10 +251,7 @@ fn positive(key: &'static str, value: i64, zero_ok: bool) -> Result<(), Invalid>
 fn regex_set(key: &'static str, patterns: &[String]) -> Result<RegexSet, Invalid> {
     for (i, p) in patterns.iter().enumerate() {
         regex::Regex::new(p).map_err(|e| {
-            Invalid::at(
-                format!("/parameters/{key}/{i}"),
-                format!("invalid regex {p:?}: {}", regex_reason(&e)),
-            )
+            Invalid::at(format!("/parameters/{key}/{i}"), format!("invalid regex {p:?}: {}", regex_reason(&e)))
         })?;
     }
     RegexSet::new(patterns).map_err(|e| Invalid::at(format!("/parameters/{key}"), regex_reason(&e)))
@@ -274,27 +265,18 @@ pub(crate) fn glob_set(pointer: &str, patterns: &[String]) -> Result<GlobSet, In
             .map_err(|e| Invalid::at(format!("{pointer}/{i}"), format!("invalid glob {p:?}: {}", e.kind())))?;
         builder.add(glob);
     }
-    builder
-        .build()
-        .map_err(|e| Invalid::at(pointer, format!("invalid globs: {e}")))
+    builder.build().map_err(|e| Invalid::at(pointer, format!("invalid globs: {e}")))
 }
 
 /// A regex error in one line: the regex crate's message spans several (the
 /// pattern with a caret), which reads badly after `file:line:col:`.
 pub(crate) fn regex_reason(e: &regex::Error) -> String {
     let text = e.to_string();
-    text.lines()
-        .rev()
-        .find_map(|l| l.trim().strip_prefix("error: "))
-        .map_or_else(|| one_line(&text), str::to_owned)
+    text.lines().rev().find_map(|l| l.trim().strip_prefix("error: ")).map_or_else(|| one_line(&text), str::to_owned)
 }
 
 fn one_line(s: &str) -> String {
-    s.lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty())
-        .collect::<Vec<_>>()
-        .join(" ")
+    s.lines().map(str::trim).filter(|l| !l.is_empty()).collect::<Vec<_>>().join(" ")
 }
 
 #[cfg(test)]
@@ -308,15 +290,9 @@ mod tests {
 
     #[test]
     fn bad_regex_names_the_key() {
-        let settings = Settings {
-            dependency_paths: vec!["^/ok$".into(), "(".into()],
-            ..Settings::default()
-        };
+        let settings = Settings { dependency_paths: vec!["^/ok$".into(), "(".into()], ..Settings::default() };
         let err = Policy::new(settings).err().map(|e| e.to_string()).unwrap_or_default();
-        assert!(
-            err.starts_with("parameters.dependencyPaths[1]: invalid regex \"(\""),
-            "{err}"
-        );
+        assert!(err.starts_with("parameters.dependencyPaths[1]: invalid regex \"(\""), "{err}");
     }
 
     #[test]

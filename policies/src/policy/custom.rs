@@ -34,10 +34,7 @@ impl CompiledCustom {
         if !name_ok {
             return Err(Invalid::at(
                 format!("{pointer}/name"),
-                format!(
-                    "{:?} is not a rule name: use lower-case words and digits joined by `-`",
-                    spec.name
-                ),
+                format!("{:?} is not a rule name: use lower-case words and digits joined by `-`", spec.name),
             ));
         }
         if crate::rules::find(&spec.name).is_some() {
@@ -47,10 +44,7 @@ impl CompiledCustom {
             ));
         }
         if spec.message.trim().is_empty() {
-            return Err(Invalid::at(
-                format!("{pointer}/message"),
-                "a custom rule needs a message",
-            ));
+            return Err(Invalid::at(format!("{pointer}/message"), "a custom rule needs a message"));
         }
         let query = parse_json_path(&spec.path).map_err(|e| {
             Invalid::at(
@@ -60,10 +54,7 @@ impl CompiledCustom {
         })?;
         let regex = match &spec.when {
             Predicate::Matches(p) => Some(Regex::new(p).map_err(|e| {
-                Invalid::at(
-                    format!("{pointer}/when/matches"),
-                    format!("invalid regex {p:?}: {}", regex_reason(&e)),
-                )
+                Invalid::at(format!("{pointer}/when/matches"), format!("invalid regex {p:?}: {}", regex_reason(&e)))
             })?),
             _ => None,
         };
@@ -75,10 +66,7 @@ impl CompiledCustom {
             _ => None,
         };
         if let Some((key, n)) = bound.filter(|(_, n)| !n.is_finite()) {
-            return Err(Invalid::at(
-                format!("{pointer}/when/{key}"),
-                format!("must be a finite number, got {n}"),
-            ));
+            return Err(Invalid::at(format!("{pointer}/when/{key}"), format!("must be a finite number, got {n}")));
         }
         Ok(CompiledCustom { spec, query, regex })
     }
@@ -104,11 +92,7 @@ impl CompiledCustom {
         // A query that fails at run time (a function on the wrong type)
         // selects nothing: the data, not the policy, is odd.
         let selected: Vec<(&Value, String)> = js_path_process(&self.query, scope)
-            .map(|refs| {
-                refs.into_iter()
-                    .map(|r| (r.val, pointer_of(&r.path).unwrap_or_default()))
-                    .collect()
-            })
+            .map(|refs| refs.into_iter().map(|r| (r.val, pointer_of(&r.path).unwrap_or_default())).collect())
             .unwrap_or_default();
         let present: Vec<&(&Value, String)> = selected.iter().filter(|(v, _)| !v.is_null()).collect();
         let mut report = |value: Option<&Value>, at: &str| {
@@ -141,9 +125,7 @@ impl CompiledCustom {
             Predicate::Exists | Predicate::Absent => false,
             Predicate::Equals(want) => same(v, want),
             Predicate::OneOf(wants) => wants.iter().any(|w| same(v, w)),
-            Predicate::Matches(_) => v
-                .as_str()
-                .is_some_and(|s| self.regex.as_ref().is_some_and(|r| r.is_match(s))),
+            Predicate::Matches(_) => v.as_str().is_some_and(|s| self.regex.as_ref().is_some_and(|r| r.is_match(s))),
             Predicate::Lt(n) => num.is_some_and(|x| x < *n),
             Predicate::Le(n) => num.is_some_and(|x| x <= *n),
             Predicate::Gt(n) => num.is_some_and(|x| x > *n),
@@ -157,11 +139,7 @@ impl CompiledCustom {
             Some(v) => v.to_string(),
             None => "<absent>".to_owned(),
         };
-        let message = self
-            .spec
-            .message
-            .replace("{container}", container.unwrap_or("<pod>"))
-            .replace("{value}", &shown);
+        let message = self.spec.message.replace("{container}", container.unwrap_or("<pod>")).replace("{value}", &shown);
         Finding {
             rule: self.spec.name.clone(),
             severity: self.spec.severity,
@@ -176,19 +154,12 @@ impl CompiledCustom {
 
 /// The parser's multi-line report (position, caret, expectation) in one line.
 fn jsonpath_reason(text: &str) -> String {
-    let column = text
-        .lines()
-        .find_map(|l| l.split_once("--> ").map(|(_, at)| at.trim()))
-        .and_then(|at| at.split(':').nth(1));
+    let column =
+        text.lines().find_map(|l| l.split_once("--> ").map(|(_, at)| at.trim())).and_then(|at| at.split(':').nth(1));
     let expected = text.lines().find_map(|l| l.trim().strip_prefix("= "));
     match (expected, column) {
         (Some(what), Some(col)) => format!("{what} at character {col}"),
-        _ => text
-            .lines()
-            .map(str::trim)
-            .filter(|l| !l.is_empty())
-            .collect::<Vec<_>>()
-            .join(" "),
+        _ => text.lines().map(str::trim).filter(|l| !l.is_empty()).collect::<Vec<_>>().join(" "),
     }
 }
 

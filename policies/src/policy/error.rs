@@ -56,10 +56,7 @@ pub(crate) struct Invalid {
 
 impl Invalid {
     pub(crate) fn at(pointer: impl Into<String>, message: impl Into<String>) -> Invalid {
-        Invalid {
-            pointer: pointer.into(),
-            message: message.into(),
-        }
+        Invalid { pointer: pointer.into(), message: message.into() }
     }
 
     /// The error without a position (for policies built in code).

@@ -42,11 +42,7 @@ impl CompiledExemption {
             check_selector(selector, &format!("{pointer}/selector"))?;
         }
         let globs = |key: &str, list: &[String]| -> Result<Option<GlobSet>, Invalid> {
-            if list.is_empty() {
-                Ok(None)
-            } else {
-                glob_set(&format!("{pointer}/{key}"), list).map(Some)
-            }
+            if list.is_empty() { Ok(None) } else { glob_set(&format!("{pointer}/{key}"), list).map(Some) }
         };
         Ok(CompiledExemption {
             namespaces: globs("namespaces", &spec.namespaces)?,
@@ -60,18 +56,9 @@ impl CompiledExemption {
     pub fn covers(&self, w: &Workload, f: &Finding) -> bool {
         let spec = &self.spec;
         (spec.rules.is_empty() || spec.rules.contains(&f.rule))
-            && self
-                .namespaces
-                .as_ref()
-                .is_none_or(|g| w.namespace.as_deref().is_some_and(|ns| g.is_match(ns)))
-            && self
-                .names
-                .as_ref()
-                .is_none_or(|g| w.name.as_deref().is_some_and(|n| g.is_match(n)))
-            && self
-                .containers
-                .as_ref()
-                .is_none_or(|g| f.container.as_deref().is_some_and(|c| g.is_match(c)))
+            && self.namespaces.as_ref().is_none_or(|g| w.namespace.as_deref().is_some_and(|ns| g.is_match(ns)))
+            && self.names.as_ref().is_none_or(|g| w.name.as_deref().is_some_and(|n| g.is_match(n)))
+            && self.containers.as_ref().is_none_or(|g| f.container.as_deref().is_some_and(|c| g.is_match(c)))
             && spec.selector.as_ref().is_none_or(|s| selects(s, w))
     }
 }
@@ -87,10 +74,7 @@ fn check_selector(selector: &LabelSelector, pointer: &str) -> Result<(), Invalid
             ));
         }
         if !wants_values && !req.values.is_empty() {
-            return Err(Invalid::at(
-                format!("{at}/values"),
-                format!("operator {:?} takes no values", req.operator),
-            ));
+            return Err(Invalid::at(format!("{at}/values"), format!("operator {:?} takes no values", req.operator)));
         }
     }
     Ok(())

@@ -24,10 +24,7 @@ impl Policy {
     pub fn load(text: &str, name: &str) -> Result<Policy, PolicyError> {
         let (doc, own) = parse_one(text, name)?;
         if let Some(pack) = own.extends.as_deref().filter(|p| find_pack(p).is_none()) {
-            let e = Invalid::at(
-                "/extends",
-                format!("unknown pack {pack:?}; built-in packs: {}", pack_names()),
-            );
+            let e = Invalid::at("/extends", format!("unknown pack {pack:?}; built-in packs: {}", pack_names()));
             return Err(locate(&doc, name, e));
         }
         let base = base_of(own.extends.as_deref(), false, 0)?.unwrap_or(Value::Null);
@@ -63,11 +60,7 @@ fn parse_one(text: &str, name: &str) -> Result<(Document, PolicyFile), PolicyErr
         return Err(at(e.line, e.column, e.message));
     }
     if let Some(second) = docs.get(1) {
-        return Err(at(
-            second.start.line,
-            second.start.col + 1,
-            "a policy file holds one document".into(),
-        ));
+        return Err(at(second.start.line, second.start.col + 1, "a policy file holds one document".into()));
     }
     let Some(doc) = docs.pop() else {
         return Err(PolicyError {
@@ -190,13 +183,8 @@ fn base_of(extends: Option<&str>, is_root: bool, depth: usize) -> Result<Option<
 /// A pack's document with its own `extends` chain merged in.
 fn pack_value(name: &str, depth: usize) -> Result<Value, PolicyError> {
     let origin = format!("pack {name}");
-    let unlocated = |message: String| PolicyError {
-        file: origin.clone(),
-        line: None,
-        column: None,
-        key: String::new(),
-        message,
-    };
+    let unlocated =
+        |message: String| PolicyError { file: origin.clone(), line: None, column: None, key: String::new(), message };
     if depth > MAX_EXTENDS_DEPTH {
         return Err(unlocated("`extends` chain too long (a loop?)".into()));
     }

@@ -30,10 +30,7 @@ pub(crate) fn merge_policy(base: Value, over: Value) -> Value {
                 let mut list = take_list(&mut base, &key);
                 for rule in as_list(value) {
                     let name = rule.get("name").cloned();
-                    match list
-                        .iter_mut()
-                        .find(|r| name.is_some() && r.get("name") == name.as_ref())
-                    {
+                    match list.iter_mut().find(|r| name.is_some() && r.get("name") == name.as_ref()) {
                         Some(slot) => *slot = rule,
                         None => list.push(rule),
                     }

@@ -12,18 +12,9 @@ pub struct Pack {
 
 /// Every built-in pack; `default` first.
 pub static PACKS: &[Pack] = &[
-    Pack {
-        name: "default",
-        text: include_str!("../../packs/default.yaml"),
-    },
-    Pack {
-        name: "strict",
-        text: include_str!("../../packs/strict.yaml"),
-    },
-    Pack {
-        name: "gpu-serving",
-        text: include_str!("../../packs/gpu-serving.yaml"),
-    },
+    Pack { name: "default", text: include_str!("../../packs/default.yaml") },
+    Pack { name: "strict", text: include_str!("../../packs/strict.yaml") },
+    Pack { name: "gpu-serving", text: include_str!("../../packs/gpu-serving.yaml") },
 ];
 
 /// The pack a file without `extends` starts from.

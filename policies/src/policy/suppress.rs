@@ -52,11 +52,7 @@ pub fn ignore_list(value: &str) -> impl Iterator<Item = &str> {
 /// `ignore-annotation-invalid` says so).
 fn annotation_ignores(w: &Workload) -> Option<(Vec<&str>, &str)> {
     let rules = w.annotations.get(ANNOTATION_IGNORE)?;
-    let reason = w
-        .annotations
-        .get(ANNOTATION_IGNORE_REASON)
-        .map(|r| r.trim())
-        .filter(|r| !r.is_empty())?;
+    let reason = w.annotations.get(ANNOTATION_IGNORE_REASON).map(|r| r.trim()).filter(|r| !r.is_empty())?;
     Some((ignore_list(rules).collect(), reason))
 }
 
@@ -85,11 +81,7 @@ impl Policy {
                     finding: f,
                 });
             } else if let Some((_, reason)) = ignores.as_ref().filter(|(rules, _)| rules.contains(&f.rule.as_str())) {
-                suppressed.push(Suppressed {
-                    reason: (*reason).to_owned(),
-                    by: SuppressedBy::Annotation,
-                    finding: f,
-                });
+                suppressed.push(Suppressed { reason: (*reason).to_owned(), by: SuppressedBy::Annotation, finding: f });
             } else {
                 kept.push(f);
             }

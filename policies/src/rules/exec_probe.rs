@@ -64,15 +64,7 @@ the native probe lacks (TLS, headers).
 "#;
 
 /// `grpc_health_probe` flags the native `grpc` probe has no equivalent for.
-const NOT_NATIVE: &[&str] = &[
-    "-tls",
-    "-alts",
-    "-spiffe",
-    "-rpc-header",
-    "-user-agent",
-    "-gzip",
-    "-stream",
-];
+const NOT_NATIVE: &[&str] = &["-tls", "-alts", "-spiffe", "-rpc-header", "-user-agent", "-gzip", "-stream"];
 
 /// What a sole, local `grpc_health_probe` translates to.
 struct GrpcWrapper {
@@ -101,9 +93,7 @@ fn grpc_wrapper(cmds: &[SimpleCommand], c: ContainerView<'_>) -> Option<GrpcWrap
     let native = !cmd.args.iter().any(|a| {
         let flag = a.split('=').next().unwrap_or(a);
         let flag = flag.strip_prefix('-').unwrap_or(flag);
-        NOT_NATIVE
-            .iter()
-            .any(|n| flag.starts_with(n) || flag.starts_with(&n[1..]))
+        NOT_NATIVE.iter().any(|n| flag.starts_with(n) || flag.starts_with(&n[1..]))
     });
     let addr = flag_value(&cmd.args, "addr")?;
     let (host, port) = addr.rsplit_once(':').unwrap_or((addr, ""));
@@ -111,20 +101,14 @@ fn grpc_wrapper(cmds: &[SimpleCommand], c: ContainerView<'_>) -> Option<GrpcWrap
         return None;
     }
     let port = port.parse::<u16>().ok().filter(|n| *n > 0).map(|n| n.to_string());
-    let service = flag_value(&cmd.args, "service")
-        .filter(|s| !s.is_empty())
-        .map(str::to_owned);
+    let service = flag_value(&cmd.args, "service").filter(|s| !s.is_empty()).map(str::to_owned);
     Some(GrpcWrapper { port, service })
 }
 
 fn short(command: &[String]) -> String {
     let joined = command.join(" ");
     let joined = joined.split_whitespace().collect::<Vec<_>>().join(" ");
-    if joined.chars().count() > 60 {
-        format!("{}...", joined.chars().take(57).collect::<String>())
-    } else {
-        joined
-    }
+    if joined.chars().count() > 60 { format!("{}...", joined.chars().take(57).collect::<String>()) } else { joined }
 }
 
 fn check(w: &Workload, ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
@@ -210,30 +194,17 @@ mod tests {
     fn local_grpc_health_probe_is_a_warning_with_the_port() {
         for (cmd, help) in [
             (json!(["/bin/grpc_health_probe", "-addr=:8080"]), "`grpc: {port: 8080}`"),
+            (json!(["grpc_health_probe", "-addr", "localhost:50051", "-rpc-timeout=5s"]), "`grpc: {port: 50051}`"),
             (
-                json!(["grpc_health_probe", "-addr", "localhost:50051", "-rpc-timeout=5s"]),
-                "`grpc: {port: 50051}`",
-            ),
-            (
-                json!([
-                    "sh",
-                    "-c",
-                    "exec grpc_health_probe --addr=127.0.0.1:9000 -service=ready"
-                ]),
+                json!(["sh", "-c", "exec grpc_health_probe --addr=127.0.0.1:9000 -service=ready"]),
                 "`grpc: {port: 9000, service: \"ready\"}`",
             ),
-            (
-                json!(["grpc_health_probe", "-addr=:$(GRPC_PORT)"]),
-                "`grpc: {port: <the -addr port>}`",
-            ),
+            (json!(["grpc_health_probe", "-addr=:$(GRPC_PORT)"]), "`grpc: {port: <the -addr port>}`"),
         ] {
             let f = check(&RULE, &live(cmd.clone()));
             assert_eq!(f.len(), 1, "{cmd}");
             assert_eq!(f[0].severity, Severity::Warning, "{cmd}");
-            assert_eq!(
-                f[0].pointer,
-                "/spec/template/spec/containers/0/livenessProbe/exec/command"
-            );
+            assert_eq!(f[0].pointer, "/spec/template/spec/containers/0/livenessProbe/exec/command");
             assert!(f[0].help.contains(help), "{cmd}: {}", f[0].help);
             assert!(f[0].message.contains("every 5s"), "{}", f[0].message);
         }
@@ -255,11 +226,8 @@ mod tests {
 
     #[test]
     fn old_clusters_have_no_native_grpc_probe() {
-        let policy = Policy::new(Settings {
-            kubernetes_version: "1.23".into(),
-            ..Settings::default()
-        })
-        .expect("policy");
+        let policy =
+            Policy::new(Settings { kubernetes_version: "1.23".into(), ..Settings::default() }).expect("policy");
         let obj = live(json!(["/bin/grpc_health_probe", "-addr=:8080"]));
         let f = check_with(&RULE, &obj, &policy, &Default::default());
         assert_eq!(f[0].severity, Severity::Info);

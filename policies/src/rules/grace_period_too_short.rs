@@ -91,23 +91,16 @@ fn check(w: &Workload, ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
     let needs = shutdown_needs(w, ctx.policy);
     let rank = |n: &ShutdownNeed| n.total().finite().unwrap_or(i64::MAX);
     // The first container that needs the most: the grace period is pod-wide.
-    let Some(worst) = needs
-        .iter()
-        .filter(|n| n.declared())
-        .fold(None::<&ShutdownNeed>, |best, n| match best {
-            Some(b) if rank(b) >= rank(n) => Some(b),
-            _ => Some(n),
-        })
-    else {
+    let Some(worst) = needs.iter().filter(|n| n.declared()).fold(None::<&ShutdownNeed>, |best, n| match best {
+        Some(b) if rank(b) >= rank(n) => Some(b),
+        _ => Some(n),
+    }) else {
         return;
     };
     let grace = w.grace_period();
     let field = join(&w.spec_pointer, &["terminationGracePeriodSeconds"]);
-    let pointer = if w.spec.termination_grace_period_seconds.is_some() {
-        field.clone()
-    } else {
-        w.spec_pointer.clone()
-    };
+    let pointer =
+        if w.spec.termination_grace_period_seconds.is_some() { field.clone() } else { w.spec_pointer.clone() };
     let name = worst.container.as_str();
     match worst.total() {
         SleepSeconds::Forever => out.push(RULE.finding(
@@ -247,10 +240,7 @@ mod tests {
         let f = check(&RULE, &obj);
         assert_eq!(f.len(), 1);
         assert_eq!(f[0].severity, Severity::Error);
-        assert_eq!(
-            f[0].pointer,
-            "/spec/template/metadata/annotations/lifeguard.dev~1drain-seconds"
-        );
+        assert_eq!(f[0].pointer, "/spec/template/metadata/annotations/lifeguard.dev~1drain-seconds");
         assert!(f[0].message.contains("\"soon\""), "{}", f[0].message);
     }
 

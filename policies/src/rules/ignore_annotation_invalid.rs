@@ -55,10 +55,7 @@ fn check(w: &Workload, ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
     };
     let pointer = w.annotation_pointer(ANNOTATION_IGNORE);
     let names: Vec<&str> = ignore_list(value).collect();
-    let has_reason = w
-        .annotations
-        .get(ANNOTATION_IGNORE_REASON)
-        .is_some_and(|r| !r.trim().is_empty());
+    let has_reason = w.annotations.get(ANNOTATION_IGNORE_REASON).is_some_and(|r| !r.trim().is_empty());
     if !has_reason {
         out.push(RULE.finding(
             RULE.severity,
@@ -108,10 +105,7 @@ mod tests {
         let f = check(&RULE, &annotated(json!({"lifeguard.dev/ignore": "exec-probe"})));
         assert_eq!(f.len(), 1);
         assert!(f[0].message.contains("not applied"), "{}", f[0].message);
-        assert_eq!(
-            f[0].pointer,
-            "/spec/template/metadata/annotations/lifeguard.dev~1ignore"
-        );
+        assert_eq!(f[0].pointer, "/spec/template/metadata/annotations/lifeguard.dev~1ignore");
     }
 
     #[test]

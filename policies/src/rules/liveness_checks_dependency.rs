@@ -74,18 +74,11 @@ lifeguard cannot invent one.
 /// What one command of a liveness exec reaches beyond the container.
 fn command_targets(cmd: &SimpleCommand, c: &Container, policy: &Policy) -> Vec<String> {
     let s = &policy.settings;
-    let tool = if cmd.program.is_empty() {
-        "a /dev/tcp connection"
-    } else {
-        cmd.program.as_str()
-    };
+    let tool = if cmd.program.is_empty() { "a /dev/tcp connection" } else { cmd.program.as_str() };
     let mut out = Vec::new();
     for t in targets(cmd, &s.dependency_clients, &s.network_tools) {
         match host_locality(&t.host, c, &cmd.assignments) {
-            Locality::Remote => out.push(format!(
-                "{tool} against {:?}",
-                describe_host(&t.host, c, &cmd.assignments)
-            )),
+            Locality::Remote => out.push(format!("{tool} against {:?}", describe_host(&t.host, c, &cmd.assignments))),
             Locality::Local => {
                 if let Some(path) = t.path.filter(|p| policy.is_dependency_path(p)) {
                     out.push(format!("{tool} on dependency path {path:?}"));
@@ -191,41 +184,24 @@ mod tests {
     }
 
     fn flagged(image: &str, command: Value) -> Vec<String> {
-        check(&RULE, &live_exec(image, command, json!([])))
-            .into_iter()
-            .map(|f| f.message)
-            .collect()
+        check(&RULE, &live_exec(image, command, json!([]))).into_iter().map(|f| f.message).collect()
     }
 
     #[test]
     fn remote_clients_and_tools_are_errors_at_the_command() {
-        let f = check(
-            &RULE,
-            &live_exec(
-                "example/app:1",
-                json!(["redis-cli", "-h", "redis-master", "ping"]),
-                json!([]),
-            ),
-        );
+        let f =
+            check(&RULE, &live_exec("example/app:1", json!(["redis-cli", "-h", "redis-master", "ping"]), json!([])));
         assert_eq!(f.len(), 1);
         assert_eq!(f[0].severity, Severity::Error);
         assert_eq!(f[0].pointer, format!("{LIVE}/exec/command"));
-        assert!(
-            f[0].message.contains("redis-cli against \"redis-master\""),
-            "{}",
-            f[0].message
-        );
+        assert!(f[0].message.contains("redis-cli against \"redis-master\""), "{}", f[0].message);
         for cmd in [
             json!(["sh", "-c", "pg_isready -h postgres.db.svc -U app"]),
             json!(["/bin/bash", "-ec", "timeout 2 /usr/bin/mysqladmin -hmysql-primary ping"]),
             json!(["mysqladmin", "--host=mysql", "ping"]),
             json!(["mongosh", "mongodb://mongo-0.mongo:27017/admin", "--eval", "db.ping()"]),
             json!(["redis-cli", "-u", "redis://cache:6379", "ping"]),
-            json!([
-                "sh",
-                "-c",
-                "curl -fsS -H 'X: y' -m 2 http://auth.prod/healthz > /dev/null"
-            ]),
+            json!(["sh", "-c", "curl -fsS -H 'X: y' -m 2 http://auth.prod/healthz > /dev/null"]),
             json!(["wget", "-qO-", "api:8080/status"]),
             json!(["nc", "-z", "-w", "2", "db", "5432"]),
             json!(["/bin/grpc_health_probe", "-addr=payments:50051"]),
@@ -243,65 +219,36 @@ mod tests {
         let remote = json!([{"name": "REDIS_HOST", "value": "redis-master"}]);
         let f = check(&RULE, &live_exec("example/app:1", cmd.clone(), remote));
         assert_eq!(f.len(), 1);
-        assert!(
-            f[0].message.contains("\"$REDIS_HOST (redis-master)\""),
-            "{}",
-            f[0].message
-        );
+        assert!(f[0].message.contains("\"$REDIS_HOST (redis-master)\""), "{}", f[0].message);
         let own_ip = json!([{"name": "REDIS_HOST", "valueFrom": {"fieldRef": {"fieldPath": "status.podIP"}}}]);
         assert!(check(&RULE, &live_exec("example/app:1", cmd.clone(), own_ip)).is_empty());
         let secret = json!([{"name": "REDIS_HOST", "valueFrom": {"secretKeyRef": {"name": "s", "key": "h"}}}]);
         assert!(check(&RULE, &live_exec("example/app:1", cmd, secret)).is_empty());
         let pg = json!([{"name": "PGHOST", "value": "db.prod"}]);
-        assert_eq!(
-            check(&RULE, &live_exec("example/app:1", json!(["pg_isready"]), pg)).len(),
-            1
-        );
+        assert_eq!(check(&RULE, &live_exec("example/app:1", json!(["pg_isready"]), pg)).len(), 1);
     }
 
     #[test]
     fn local_checks_are_fine() {
         for (image, cmd) in [
             ("postgres:16", json!(["pg_isready", "-U", "postgres"])),
-            (
-                "postgres:16",
-                json!(["sh", "-c", "pg_isready -h localhost -U \"$POSTGRES_USER\""]),
-            ),
+            ("postgres:16", json!(["sh", "-c", "pg_isready -h localhost -U \"$POSTGRES_USER\""])),
             ("postgres:16", json!(["pg_isready", "-h", "/var/run/postgresql"])),
             ("redis:7", json!(["redis-cli", "ping"])),
             ("example/app:1", json!(["redis-cli", "ping"])),
-            (
-                "mysql:8",
-                json!(["bash", "-c", "mysqladmin -uroot -p$MYSQL_ROOT_PASSWORD ping"]),
-            ),
+            ("mysql:8", json!(["bash", "-c", "mysqladmin -uroot -p$MYSQL_ROOT_PASSWORD ping"])),
             ("mysql:8", json!(["mysql", "-h127.0.0.1", "-e", "SELECT 1"])),
-            (
-                "cassandra:4",
-                json!(["sh", "-c", "cqlsh $(hostname -i) -e 'describe keyspaces'"]),
-            ),
+            ("cassandra:4", json!(["sh", "-c", "cqlsh $(hostname -i) -e 'describe keyspaces'"])),
             ("example/app:1", json!(["curl", "-f", "localhost:8080/healthz"])),
             (
                 "example/app:1",
-                json!([
-                    "sh",
-                    "-c",
-                    "curl -s -o /dev/null -u admin:1234 http://127.0.0.1:8080/livez 2>&1"
-                ]),
+                json!(["sh", "-c", "curl -s -o /dev/null -u admin:1234 http://127.0.0.1:8080/livez 2>&1"]),
             ),
             ("example/app:1", json!(["/bin/grpc_health_probe", "-addr=:8080"])),
-            (
-                "example/app:1",
-                json!(["grpcurl", "-plaintext", "localhost:9000", "grpc.health.v1.Health/Check"]),
-            ),
+            ("example/app:1", json!(["grpcurl", "-plaintext", "localhost:9000", "grpc.health.v1.Health/Check"])),
             ("example/app:1", json!(["wget", "--spider", "-q", "http://[::1]:80/"])),
-            (
-                "example/app:1",
-                json!(["curl", "--unix-socket", "/run/app.sock", "http://app/healthz"]),
-            ),
-            (
-                "example/app:1",
-                json!(["sh", "-c", "echo ok > /tmp/db/health && cat /tmp/healthy"]),
-            ),
+            ("example/app:1", json!(["curl", "--unix-socket", "/run/app.sock", "http://app/healthz"])),
+            ("example/app:1", json!(["sh", "-c", "echo ok > /tmp/db/health && cat /tmp/healthy"])),
             ("example/app:1", json!(["cat", "/tmp/healthy"])),
             ("example/app:1", json!(["sh", "/scripts/check-db.sh"])),
         ] {
@@ -311,10 +258,7 @@ mod tests {
 
     #[test]
     fn local_curl_on_a_dependency_path_is_a_finding() {
-        let f = flagged(
-            "example/app:1",
-            json!(["curl", "-f", "http://localhost:8080/actuator/health"]),
-        );
+        let f = flagged("example/app:1", json!(["curl", "-f", "http://localhost:8080/actuator/health"]));
         assert_eq!(f.len(), 1);
         assert!(f[0].contains("dependency path \"/actuator/health\""), "{}", f[0]);
     }
@@ -322,29 +266,15 @@ mod tests {
     #[test]
     fn http_get_host_and_paths() {
         let probe = |http: Value| one_container(json!({"livenessProbe": {"httpGet": http}}));
-        let f = check(
-            &RULE,
-            &probe(json!({"host": "auth.prod.svc", "path": "/livez", "port": 80})),
-        );
+        let f = check(&RULE, &probe(json!({"host": "auth.prod.svc", "path": "/livez", "port": 80})));
         assert_eq!(f.len(), 1);
         assert_eq!(f[0].pointer, format!("{LIVE}/httpGet/host"));
         let f = check(&RULE, &probe(json!({"path": "/actuator/health?show=1", "port": 8080})));
         assert_eq!(f.len(), 1);
         assert_eq!(f[0].pointer, format!("{LIVE}/httpGet/path"));
         assert!(f[0].message.contains("\"/actuator/health\""), "{}", f[0].message);
-        for path in [
-            "/v2/health/ready",
-            "/readyz",
-            "/ready",
-            "/health/db",
-            "/status/redis/",
-            "actuator/health",
-        ] {
-            assert_eq!(
-                check(&RULE, &probe(json!({"path": path, "port": 80}))).len(),
-                1,
-                "{path}"
-            );
+        for path in ["/v2/health/ready", "/readyz", "/ready", "/health/db", "/status/redis/", "actuator/health"] {
+            assert_eq!(check(&RULE, &probe(json!({"path": path, "port": 80}))).len(), 1, "{path}");
         }
         for path in [
             "/actuator/health/liveness",
@@ -354,10 +284,7 @@ mod tests {
             "/v2/health/live",
             "/readyz/isDirty",
         ] {
-            assert!(
-                check(&RULE, &probe(json!({"path": path, "port": 80}))).is_empty(),
-                "{path}"
-            );
+            assert!(check(&RULE, &probe(json!({"path": path, "port": 80}))).is_empty(), "{path}");
         }
         assert!(check(&RULE, &probe(json!({"host": "127.0.0.1", "path": "/", "port": 80}))).is_empty());
         let tcp = one_container(json!({"livenessProbe": {"tcpSocket": {"host": "db", "port": 5432}}}));
@@ -373,14 +300,8 @@ mod tests {
 
     #[test]
     fn database_replica_checking_its_primary_gets_database_help() {
-        let f = check(
-            &RULE,
-            &live_exec(
-                "bitnami/redis:7",
-                json!(["redis-cli", "-h", "redis-master", "ping"]),
-                json!([]),
-            ),
-        );
+        let f =
+            check(&RULE, &live_exec("bitnami/redis:7", json!(["redis-cli", "-h", "redis-master", "ping"]), json!([])));
         assert_eq!(f.len(), 1);
         assert!(f[0].help.contains("database"), "{}", f[0].help);
     }

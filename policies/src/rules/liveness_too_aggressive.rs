@@ -127,10 +127,8 @@ fn check(w: &Workload, ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
 /// Raises failureThreshold (and the timeout when it was part of the problem)
 /// to the policy's minimums.
 fn fix(c: ContainerView<'_>, t: &ProbeTiming, slow_answer: bool, s: &Settings) -> Option<Fix> {
-    let failure = t
-        .failure
-        .max(s.min_liveness_failure_threshold)
-        .max(ceil_div(s.min_liveness_budget_seconds, t.period));
+    let failure =
+        t.failure.max(s.min_liveness_failure_threshold).max(ceil_div(s.min_liveness_budget_seconds, t.period));
     let failure = i32::try_from(failure).ok()?;
     let field = |name: &str| c.at(&[ProbeKind::Liveness.field(), name]);
     let mut operations = Vec::new();
@@ -147,10 +145,7 @@ fn fix(c: ContainerView<'_>, t: &ProbeTiming, slow_answer: bool, s: &Settings) -
     if operations.is_empty() {
         return None;
     }
-    Some(Fix {
-        description: format!("liveness of container {:?}: {}", c.name(), changes.join(", ")),
-        operations,
-    })
+    Some(Fix { description: format!("liveness of container {:?}: {}", c.name(), changes.join(", ")), operations })
 }
 
 /// `ceil(n / d)` for `d >= 1`; 0 for `n <= 0`.
@@ -194,16 +189,8 @@ mod tests {
         }));
         let f = check(&RULE, &obj);
         assert_eq!(f[0].severity, Severity::Warning);
-        assert_eq!(
-            f[0].pointer,
-            "/spec/template/spec/containers/0/livenessProbe/failureThreshold"
-        );
-        for part in [
-            "failureThreshold 1",
-            "periodSeconds 10",
-            "timeoutSeconds 1",
-            "one failed check",
-        ] {
+        assert_eq!(f[0].pointer, "/spec/template/spec/containers/0/livenessProbe/failureThreshold");
+        for part in ["failureThreshold 1", "periodSeconds 10", "timeoutSeconds 1", "one failed check"] {
             assert!(f[0].message.contains(part), "{part}: {}", f[0].message);
         }
         let p = fixed(&mut obj);

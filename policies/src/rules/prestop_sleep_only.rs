@@ -123,12 +123,7 @@ fn check(w: &Workload, ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
         let remaining = grace.saturating_sub(s);
         // Native sleep must be positive and within the grace period to pass validation.
         let rewrite = (!p.native && native_ok && s >= 1)
-            .then(|| {
-                add(
-                    &join(&n.pointer, &["lifecycle", "preStop"]),
-                    json!({"sleep": {"seconds": s}}),
-                )
-            })
+            .then(|| add(&join(&n.pointer, &["lifecycle", "preStop"]), json!({"sleep": {"seconds": s}})))
             .flatten();
         if remaining < need {
             let why = match &n.shutdown {
@@ -218,13 +213,9 @@ mod tests {
         let f = check(&RULE, &obj);
         assert_eq!(f.len(), 1);
         assert_eq!(f[0].severity, Severity::Error);
-        assert_eq!(
-            f[0].pointer,
-            "/spec/template/spec/containers/0/lifecycle/preStop/exec/command"
-        );
+        assert_eq!(f[0].pointer, "/spec/template/spec/containers/0/lifecycle/preStop/exec/command");
         assert!(
-            f[0].message
-                .contains("sleeps 28s, leaving 2s of terminationGracePeriodSeconds 30")
+            f[0].message.contains("sleeps 28s, leaving 2s of terminationGracePeriodSeconds 30")
                 && f[0].message.contains("less than 5s (prestopMinRemainingSeconds)"),
             "{}",
             f[0].message
@@ -232,10 +223,7 @@ mod tests {
         let fixed = apply(&obj, &f[0]);
         let spec = &fixed["spec"]["template"]["spec"];
         assert_eq!(spec["terminationGracePeriodSeconds"], 33);
-        assert_eq!(
-            spec["containers"][0]["lifecycle"]["preStop"],
-            json!({"sleep": {"seconds": 28}})
-        );
+        assert_eq!(spec["containers"][0]["lifecycle"]["preStop"], json!({"sleep": {"seconds": 28}}));
         // What remains is the informational note, with nothing left to fix.
         let again = check(&RULE, &fixed);
         assert_eq!(again.len(), 1);
@@ -253,11 +241,7 @@ mod tests {
         let f = check(&RULE, &obj);
         assert_eq!(f.len(), 1);
         assert_eq!(f[0].severity, Severity::Error);
-        assert!(
-            f[0].message.contains("less than 15s (shutdown budget, annotation"),
-            "{}",
-            f[0].message
-        );
+        assert!(f[0].message.contains("less than 15s (shutdown budget, annotation"), "{}", f[0].message);
         let fixed = apply(&obj, &f[0]);
         assert_eq!(fixed["spec"]["template"]["spec"]["terminationGracePeriodSeconds"], 40);
         assert_eq!(f[0].fix.as_ref().map(|x| x.operations.len()), Some(1));
@@ -282,17 +266,8 @@ mod tests {
         let spec = &fixed["spec"]["template"]["spec"];
         // b needs 25 + 20 + 3 = 48; c needs 29 + max(3, 5) = 34.
         assert_eq!(spec["terminationGracePeriodSeconds"], 48);
-        assert_eq!(
-            spec["containers"][0]["lifecycle"]["preStop"],
-            json!({"sleep": {"seconds": 28}})
-        );
-        assert!(
-            plan.remaining
-                .iter()
-                .all(|f| f.severity == Severity::Info && f.fix.is_none()),
-            "{:?}",
-            plan.remaining
-        );
+        assert_eq!(spec["containers"][0]["lifecycle"]["preStop"], json!({"sleep": {"seconds": 28}}));
+        assert!(plan.remaining.iter().all(|f| f.severity == Severity::Info && f.fix.is_none()), "{:?}", plan.remaining);
     }
 
     #[test]
@@ -306,20 +281,13 @@ mod tests {
         let again = check(&RULE, &fixed);
         assert_eq!(again.len(), 1);
         assert_eq!(again[0].severity, Severity::Info);
-        assert_eq!(
-            again[0].pointer,
-            "/spec/template/spec/containers/0/lifecycle/preStop/sleep/seconds"
-        );
+        assert_eq!(again[0].pointer, "/spec/template/spec/containers/0/lifecycle/preStop/sleep/seconds");
         assert!(again[0].fix.is_none());
     }
 
     #[test]
     fn old_kubernetes_keeps_exec() {
-        let policy = Policy::new(Settings {
-            kubernetes_version: "1.29".into(),
-            ..Settings::default()
-        })
-        .expect("valid");
+        let policy = Policy::new(Settings { kubernetes_version: "1.29".into(), ..Settings::default() }).expect("valid");
         let obj = exec_sleep(json!(["sleep", "5"]));
         let f = check_with(&RULE, &obj, &policy, &Batch::default());
         assert!(f[0].fix.is_none());

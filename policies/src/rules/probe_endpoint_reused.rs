@@ -161,10 +161,7 @@ mod tests {
 
     #[test]
     fn same_exec_and_grpc_are_findings() {
-        for probe in [
-            json!({"exec": {"command": ["pg_isready"]}}),
-            json!({"grpc": {"port": 9000}}),
-        ] {
+        for probe in [json!({"exec": {"command": ["pg_isready"]}}), json!({"grpc": {"port": 9000}})] {
             let obj = one_container(json!({"livenessProbe": probe, "readinessProbe": probe}));
             assert_eq!(check(&RULE, &obj).len(), 1, "{probe}");
         }

@@ -69,8 +69,7 @@ impl Out<'_, '_> {
     fn push(&mut self, severity: Severity, at: &[&str], problem: String, help: &str) {
         let pointer = self.c.at(&[&[self.kind.field()], at].concat());
         let message = format!("container {:?}: {} probe {problem}", self.c.name(), self.kind.word());
-        self.out
-            .push(RULE.finding(severity, pointer, Some(self.c.name()), message, help));
+        self.out.push(RULE.finding(severity, pointer, Some(self.c.name()), message, help));
     }
 
     fn error(&mut self, at: &[&str], problem: String, help: &str) {
@@ -160,10 +159,7 @@ fn handlers(o: &mut Out<'_, '_>, p: &Probe) {
             .collect();
             o.error(
                 &[],
-                format!(
-                    "sets {n} handlers ({}); the API server accepts exactly one",
-                    set.join(", ")
-                ),
+                format!("sets {n} handlers ({}); the API server accepts exactly one", set.join(", ")),
                 "keep the one handler that checks what this probe is for",
             );
         }
@@ -255,13 +251,7 @@ mod tests {
             assert_eq!(f.pointer, format!("{C}/{field}/successThreshold"));
             assert!(f.message.contains("requires 1"), "{}", f.message);
         }
-        assert!(
-            run(
-                "readinessProbe",
-                json!({"tcpSocket": {"port": 80}, "successThreshold": 2})
-            )
-            .is_empty()
-        );
+        assert!(run("readinessProbe", json!({"tcpSocket": {"port": 80}, "successThreshold": 2})).is_empty());
     }
 
     #[test]
@@ -269,57 +259,35 @@ mod tests {
         let f = one("livenessProbe", json!({"periodSeconds": 5}));
         assert_eq!(f.pointer, format!("{C}/livenessProbe"));
         assert!(f.message.contains("no handler"), "{}", f.message);
-        let f = one(
-            "readinessProbe",
-            json!({"httpGet": {"path": "/", "port": 80}, "exec": {"command": ["true"]}}),
-        );
+        let f = one("readinessProbe", json!({"httpGet": {"path": "/", "port": 80}, "exec": {"command": ["true"]}}));
         assert!(f.message.contains("2 handlers (httpGet, exec)"), "{}", f.message);
     }
 
     #[test]
     fn negative_values_are_errors_and_zeros_warnings() {
-        let f = one(
-            "readinessProbe",
-            json!({"tcpSocket": {"port": 80}, "failureThreshold": -1}),
-        );
+        let f = one("readinessProbe", json!({"tcpSocket": {"port": 80}, "failureThreshold": -1}));
         assert_eq!(
             (f.severity, f.pointer.as_str()),
             (Severity::Error, &*format!("{C}/readinessProbe/failureThreshold"))
         );
-        let f = one(
-            "readinessProbe",
-            json!({"tcpSocket": {"port": 80}, "initialDelaySeconds": -5}),
-        );
+        let f = one("readinessProbe", json!({"tcpSocket": {"port": 80}, "initialDelaySeconds": -5}));
         assert_eq!(f.pointer, format!("{C}/readinessProbe/initialDelaySeconds"));
         let f = one("livenessProbe", json!({"tcpSocket": {"port": 80}, "periodSeconds": 0}));
         assert_eq!(f.severity, Severity::Warning);
         assert!(f.message.contains("default 10"), "{}", f.message);
         // A zero successThreshold becomes 1, which liveness accepts: only the zero is noted.
-        let f = one(
-            "livenessProbe",
-            json!({"tcpSocket": {"port": 80}, "successThreshold": 0}),
-        );
+        let f = one("livenessProbe", json!({"tcpSocket": {"port": 80}, "successThreshold": 0}));
         assert_eq!(f.severity, Severity::Warning);
     }
 
     #[test]
     fn probe_grace_period() {
-        let f = one(
-            "readinessProbe",
-            json!({"tcpSocket": {"port": 80}, "terminationGracePeriodSeconds": 10}),
-        );
+        let f = one("readinessProbe", json!({"tcpSocket": {"port": 80}, "terminationGracePeriodSeconds": 10}));
         assert_eq!(f.pointer, format!("{C}/readinessProbe/terminationGracePeriodSeconds"));
-        let f = one(
-            "livenessProbe",
-            json!({"tcpSocket": {"port": 80}, "terminationGracePeriodSeconds": 0}),
-        );
+        let f = one("livenessProbe", json!({"tcpSocket": {"port": 80}, "terminationGracePeriodSeconds": 0}));
         assert!(f.message.contains("at least 1"), "{}", f.message);
         assert!(
-            run(
-                "livenessProbe",
-                json!({"tcpSocket": {"port": 80}, "terminationGracePeriodSeconds": 5})
-            )
-            .is_empty()
+            run("livenessProbe", json!({"tcpSocket": {"port": 80}, "terminationGracePeriodSeconds": 5})).is_empty()
         );
     }
 
@@ -330,10 +298,7 @@ mod tests {
             (json!({"httpGet": {"path": "/", "port": 70000}}), "httpGet/port"),
             (json!({"httpGet": {"path": "/", "port": "8080"}}), "httpGet/port"),
             (json!({"tcpSocket": {"port": "Web_Port"}}), "tcpSocket/port"),
-            (
-                json!({"httpGet": {"path": "/", "port": 80, "scheme": "http"}}),
-                "httpGet/scheme",
-            ),
+            (json!({"httpGet": {"path": "/", "port": 80, "scheme": "http"}}), "httpGet/scheme"),
             (json!({"grpc": {"port": 0}}), "grpc/port"),
             (json!({"exec": {"command": []}}), "exec"),
             (json!({"exec": {}}), "exec"),

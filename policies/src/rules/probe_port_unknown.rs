@@ -68,14 +68,7 @@ fn check(w: &Workload, _ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
         for kind in [ProbeKind::Startup, ProbeKind::Liveness, ProbeKind::Readiness] {
             if let Some(p) = kind.of(c.container) {
                 let what = format!("{} probe", kind.word());
-                ports(
-                    out,
-                    c,
-                    &what,
-                    &[kind.field()],
-                    p.http_get.as_ref(),
-                    p.tcp_socket.as_ref(),
-                );
+                ports(out, c, &what, &[kind.field()], p.http_get.as_ref(), p.tcp_socket.as_ref());
             }
         }
         let lifecycle = c.container.lifecycle.as_ref();
@@ -85,14 +78,7 @@ fn check(w: &Workload, _ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
         ] {
             if let Some(h) = handler {
                 let what = format!("{hook} hook");
-                ports(
-                    out,
-                    c,
-                    &what,
-                    &["lifecycle", hook],
-                    h.http_get.as_ref(),
-                    h.tcp_socket.as_ref(),
-                );
+                ports(out, c, &what, &["lifecycle", hook], h.http_get.as_ref(), h.tcp_socket.as_ref());
             }
         }
     });
@@ -132,13 +118,8 @@ fn ports(
 }
 
 fn declared(c: ContainerView<'_>) -> String {
-    let names: Vec<String> = c
-        .container
-        .ports
-        .iter()
-        .flatten()
-        .filter_map(|p| p.name.as_deref().map(|n| format!("{n:?}")))
-        .collect();
+    let names: Vec<String> =
+        c.container.ports.iter().flatten().filter_map(|p| p.name.as_deref().map(|n| format!("{n:?}"))).collect();
     if names.is_empty() {
         "the container declares no named ports".to_owned()
     } else {
@@ -167,11 +148,7 @@ mod tests {
         assert_eq!(f[0].severity, Severity::Error);
         assert_eq!(f[0].pointer, format!("{C}/livenessProbe/httpGet/port"));
         assert!(f[0].message.contains("\"metrics\""), "{}", f[0].message);
-        assert!(
-            f[0].message.contains("declared: \"http\", \"grpc\""),
-            "{}",
-            f[0].message
-        );
+        assert!(f[0].message.contains("declared: \"http\", \"grpc\""), "{}", f[0].message);
     }
 
     #[test]

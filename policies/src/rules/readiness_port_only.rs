@@ -106,10 +106,7 @@ mod tests {
         let f = check(&RULE, &obj);
         assert_eq!(f.len(), 1);
         assert_eq!(f[0].severity, Severity::Warning);
-        assert_eq!(
-            f[0].pointer,
-            "/spec/template/spec/containers/0/readinessProbe/tcpSocket"
-        );
+        assert_eq!(f[0].pointer, "/spec/template/spec/containers/0/readinessProbe/tcpSocket");
         assert!(f[0].message.contains("tcpSocket :6379"), "{}", f[0].message);
         assert!(f[0].fix.is_none());
     }
@@ -137,10 +134,7 @@ mod tests {
         }]);
         let f = check(&RULE, &obj);
         assert_eq!(f.len(), 1);
-        assert_eq!(
-            f[0].pointer,
-            "/spec/template/spec/initContainers/0/readinessProbe/tcpSocket"
-        );
+        assert_eq!(f[0].pointer, "/spec/template/spec/initContainers/0/readinessProbe/tcpSocket");
     }
 
     #[test]

@@ -122,18 +122,10 @@ fn check(w: &Workload, ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
         n => format!("{} and {} more", services[..3].join(", "), n - 3),
     };
     let ported: Vec<&Target> = containers.iter().filter(|t| !t.ports.is_empty()).collect();
-    let targets = if ported.is_empty() {
-        containers.iter().take(1).collect()
-    } else {
-        ported
-    };
+    let targets = if ported.is_empty() { containers.iter().take(1).collect() } else { ported };
     for t in targets {
         let name = &t.name;
-        let via = if t.ports.is_empty() {
-            String::new()
-        } else {
-            format!(" on ports {}", t.ports)
-        };
+        let via = if t.ports.is_empty() { String::new() } else { format!(" on ports {}", t.ports) };
         out.push(RULE.finding(
             Severity::Warning,
             t.pointer.clone(),
@@ -203,11 +195,7 @@ mod tests {
         other["metadata"]["name"] = json!("y");
         let f = with_services(&ported(), &[service("prod", json!({"app": "web"})), other]);
         assert_eq!(f.len(), 1);
-        assert!(
-            f[0].message.contains("Service/x, Service/y send traffic"),
-            "{}",
-            f[0].message
-        );
+        assert!(f[0].message.contains("Service/x, Service/y send traffic"), "{}", f[0].message);
     }
 
     #[test]
@@ -220,12 +208,7 @@ mod tests {
         let f = with_services(&ported(), &[named("x"), named("x"), named("x")]);
         assert!(f[0].message.contains("Service/x sends traffic"), "{}", f[0].message);
         let f = with_services(&ported(), &[named("a"), named("b"), named("c"), named("d"), named("e")]);
-        assert!(
-            f[0].message
-                .contains("Service/a, Service/b, Service/c and 2 more send traffic"),
-            "{}",
-            f[0].message
-        );
+        assert!(f[0].message.contains("Service/a, Service/b, Service/c and 2 more send traffic"), "{}", f[0].message);
     }
 
     #[test]

@@ -203,10 +203,7 @@ mod tests {
         assert_eq!(f.len(), 1);
         assert_eq!(f[0].severity, Severity::Error);
         assert_eq!(f[0].container.as_deref(), Some("app"));
-        assert_eq!(
-            f[0].pointer,
-            "/spec/template/spec/containers/0/startupProbe/failureThreshold"
-        );
+        assert_eq!(f[0].pointer, "/spec/template/spec/containers/0/startupProbe/failureThreshold");
         for part in ["300s", "failureThreshold 30", "periodSeconds 10", "430s", "473s"] {
             assert!(f[0].message.contains(part), "{part}: {}", f[0].message);
         }
@@ -229,10 +226,8 @@ mod tests {
     #[test]
     fn fix_accounts_for_initial_delay_and_defaults() {
         // Unset failureThreshold/periodSeconds default to 3 x 10; 60 s delay leaves 413 s.
-        let mut obj = annotated(
-            "430",
-            json!({"startupProbe": {"tcpSocket": {"port": 8080}, "initialDelaySeconds": 60}}),
-        );
+        let mut obj =
+            annotated("430", json!({"startupProbe": {"tcpSocket": {"port": 8080}, "initialDelaySeconds": 60}}));
         let f = check(&RULE, &obj);
         assert_eq!(f.len(), 1);
         assert_eq!(f[0].pointer, "/spec/template/spec/containers/0/startupProbe");
@@ -248,11 +243,8 @@ mod tests {
         use crate::policy::Policy;
         use crate::rules::testing::check_with;
         use crate::settings::Settings;
-        let policy = Policy::new(Settings {
-            cold_start_margin_percent: 0,
-            ..Settings::default()
-        })
-        .expect("valid policy");
+        let policy =
+            Policy::new(Settings { cold_start_margin_percent: 0, ..Settings::default() }).expect("valid policy");
         let obj = annotated("430", startup(10, 43));
         assert!(check_with(&RULE, &obj, &policy, &Batch::default()).is_empty());
         assert_eq!(check(&RULE, &obj).len(), 1);
@@ -269,10 +261,7 @@ mod tests {
         assert_eq!(f.len(), 1);
         assert_eq!(f[0].severity, Severity::Error);
         assert_eq!(f[0].container, None);
-        assert_eq!(
-            f[0].pointer,
-            "/spec/template/metadata/annotations/lifeguard.dev~1cold-start-seconds"
-        );
+        assert_eq!(f[0].pointer, "/spec/template/metadata/annotations/lifeguard.dev~1cold-start-seconds");
         assert!(f[0].message.contains("\"slow\""), "{}", f[0].message);
         assert!(f[0].message.contains("not a number of seconds"));
         assert!(f[0].fix.is_none());

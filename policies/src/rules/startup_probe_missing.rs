@@ -210,16 +210,10 @@ fn fix(c: ContainerView<'_>, live: &Probe, budget: i64, period: i64) -> Option<F
         i64::from(failure).saturating_mul(period)
     );
     if live.initial_delay_seconds.is_some_and(|d| d != 0) {
-        operations.push(add_op(
-            &c.at(&[ProbeKind::Liveness.field(), "initialDelaySeconds"]),
-            0.into(),
-        )?);
+        operations.push(add_op(&c.at(&[ProbeKind::Liveness.field(), "initialDelaySeconds"]), 0.into())?);
         description.push_str(" and set liveness initialDelaySeconds to 0");
     }
-    Some(Fix {
-        description,
-        operations,
-    })
+    Some(Fix { description, operations })
 }
 
 /// The liveness handler as written (field name and value), when it has exactly one.
@@ -411,11 +405,9 @@ mod tests {
     #[test]
     fn model_server_controllers_are_not_model_servers() {
         let live = json!({"httpGet": {"path": "/healthz", "port": 8081}});
-        for image in [
-            "kserve/kserve-controller:v0.15.0",
-            "kserve/models-web-app:v0.14.0",
-            "seldonio/seldon-core-operator:1.18",
-        ] {
+        for image in
+            ["kserve/kserve-controller:v0.15.0", "kserve/models-web-app:v0.14.0", "seldonio/seldon-core-operator:1.18"]
+        {
             let obj = one_container(json!({"image": image, "livenessProbe": live}));
             assert!(check(&RULE, &obj).is_empty(), "{image}");
         }

@@ -80,19 +80,13 @@ fn scalar(value: &Value) -> String {
 /// A string plain when that reads back as the same string, else
 /// double-quoted (JSON escapes are valid YAML escapes).
 fn string(s: &str) -> String {
-    let safe_chars = s
-        .chars()
-        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | '/' | ' '));
+    let safe_chars = s.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | '/' | ' '));
     let plain = !s.is_empty()
         && safe_chars
         && !s.starts_with(['-', ' ', '.'])
         && !s.ends_with(' ')
         && resolve(s, saphyr_parser::ScalarStyle::Plain, None) == Ok(Value::String(s.to_owned()));
-    if plain {
-        s.to_owned()
-    } else {
-        serde_json::to_string(s).unwrap_or_else(|_| format!("{s:?}"))
-    }
+    if plain { s.to_owned() } else { serde_json::to_string(s).unwrap_or_else(|_| format!("{s:?}")) }
 }
 
 #[cfg(test)]

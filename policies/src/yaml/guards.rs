@@ -36,11 +36,7 @@ pub(super) fn oversized_document(text: &str, max: usize) -> Option<(usize, Mark)
         offset += line.len();
     }
     too_long(&text[start..end]).then(|| {
-        let at = Mark {
-            line: clamp(start_line),
-            col: 0,
-            index: clamp(text[..start].chars().count()),
-        };
+        let at = Mark { line: clamp(start_line), col: 0, index: clamp(text[..start].chars().count()) };
         (start, at)
     })
 }
@@ -83,14 +79,8 @@ mod tests {
         assert_eq!((offset, at.line, at.col), (doc(50).len(), 3, 0));
         // `----` and `---x` are content, not markers; `--- |` and `...` are markers.
         assert!(oversized_document(&format!("a: |\n----\n---x\n{}", "z".repeat(200)), 100).is_some());
-        assert_eq!(
-            oversized_document(&format!("{}\n--- |\n  x\n", "z".repeat(90)), 100),
-            None
-        );
-        assert_eq!(
-            oversized_document(&format!("{}\n...\n{}", "z".repeat(90), "y".repeat(90)), 100),
-            None
-        );
+        assert_eq!(oversized_document(&format!("{}\n--- |\n  x\n", "z".repeat(90)), 100), None);
+        assert_eq!(oversized_document(&format!("{}\n...\n{}", "z".repeat(90), "y".repeat(90)), 100), None);
     }
 
     #[test]

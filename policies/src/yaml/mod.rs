@@ -13,5 +13,5 @@ pub mod source;
 
 pub use emit::to_yaml;
 pub use limits::Limits;
-pub use parse::{ParseError, parse_stream};
+pub use parse::{ParseError, parse_stream, parse_stream_each};
 pub use source::{Document, Location, Mark, Node};

@@ -27,19 +27,11 @@ pub struct ParseError {
 
 fn mark(m: saphyr_parser::Marker) -> Mark {
     let clamp = |v: usize| u32::try_from(v).unwrap_or(u32::MAX);
-    Mark {
-        line: clamp(m.line()),
-        col: clamp(m.col()),
-        index: clamp(m.index()),
-    }
+    Mark { line: clamp(m.line()), col: clamp(m.col()), index: clamp(m.index()) }
 }
 
 fn error_at(m: Mark, message: impl Into<String>) -> ParseError {
-    ParseError {
-        line: m.line,
-        column: m.col + 1,
-        message: message.into(),
-    }
+    ParseError { line: m.line, column: m.col + 1, message: message.into() }
 }
 
 /// A mapping entry under construction.
@@ -85,10 +77,7 @@ struct Builder<'l> {
 impl Builder<'_> {
     fn push_frame(&mut self, frame: Frame, at: Mark) -> Result<(), ParseError> {
         if self.stack.len() >= self.limits.max_depth {
-            return Err(error_at(
-                at,
-                format!("nesting deeper than {} levels", self.limits.max_depth),
-            ));
+            return Err(error_at(at, format!("nesting deeper than {} levels", self.limits.max_depth)));
         }
         self.stack.push(frame);
         Ok(())
@@ -97,32 +86,17 @@ impl Builder<'_> {
     /// Hands a finished value to its parent (or makes it the document root).
     fn complete(&mut self, value: Value, node: Node, count: usize, anchor: usize) -> Result<(), ParseError> {
         if anchor != 0 {
-            self.anchors.insert(
-                anchor,
-                Anchored {
-                    value: value.clone(),
-                    node: node.clone(),
-                    count,
-                },
-            );
+            self.anchors.insert(anchor, Anchored { value: value.clone(), node: node.clone(), count });
         }
         let at = node.start;
         match self.stack.last_mut() {
             None => self.root = Some((value, node)),
-            Some(Frame::Seq {
-                items, nodes, count: c, ..
-            }) => {
+            Some(Frame::Seq { items, nodes, count: c, .. }) => {
                 items.push(value);
                 nodes.push(node);
                 *c += count;
             }
-            Some(Frame::Map {
-                entries,
-                merged,
-                key,
-                count: c,
-                ..
-            }) => match key.take() {
+            Some(Frame::Map { entries, merged, key, count: c, .. }) => match key.take() {
                 None => {
                     let (text, is_merge) = match &value {
                         Value::String(s) => (s.clone(), s == "<<" && node.kids.is_empty()),
@@ -138,10 +112,7 @@ impl Builder<'_> {
                 }
                 Some((k, key_mark, false)) => {
                     *c += count;
-                    let node = Node {
-                        key: Some(key_mark),
-                        ..node
-                    };
+                    let node = Node { key: Some(key_mark), ..node };
                     entries.push(Entry { key: k, value, node });
                 }
             },
@@ -154,18 +125,10 @@ impl Builder<'_> {
         match event {
             Event::Scalar(text, style, anchor, tag) => {
                 let value = scalar::resolve(&text, style, tag.as_deref()).map_err(|m| error_at(start, m))?;
-                let node = Node {
-                    start,
-                    end,
-                    key: None,
-                    kids: Vec::new(),
-                };
+                let node = Node { start, end, key: None, kids: Vec::new() };
                 // A plain `<<` key is YAML's merge key only when unquoted.
-                let value = if style != ScalarStyle::Plain && text == "<<" {
-                    Value::String("<<".into())
-                } else {
-                    value
-                };
+                let value =
+                    if style != ScalarStyle::Plain && text == "<<" { Value::String("<<".into()) } else { value };
                 self.complete(value, node, 1, anchor)
             }
             Event::Alias(id) => {
@@ -185,61 +148,24 @@ impl Builder<'_> {
                 let (value, node, count) = (a.value.clone(), a.node.clone(), a.count);
                 self.complete(value, Node { key: None, ..node }, count, 0)
             }
-            Event::SequenceStart(anchor, _) => self.push_frame(
-                Frame::Seq {
-                    items: Vec::new(),
-                    nodes: Vec::new(),
-                    start,
-                    anchor,
-                    count: 1,
-                },
-                start,
-            ),
+            Event::SequenceStart(anchor, _) => {
+                self.push_frame(Frame::Seq { items: Vec::new(), nodes: Vec::new(), start, anchor, count: 1 }, start)
+            }
             Event::MappingStart(anchor, _) => self.push_frame(
-                Frame::Map {
-                    entries: Vec::new(),
-                    merged: Vec::new(),
-                    key: None,
-                    start,
-                    anchor,
-                    count: 1,
-                },
+                Frame::Map { entries: Vec::new(), merged: Vec::new(), key: None, start, anchor, count: 1 },
                 start,
             ),
             Event::SequenceEnd => match self.stack.pop() {
-                Some(Frame::Seq {
-                    items,
-                    nodes,
-                    start,
-                    anchor,
-                    count,
-                }) => {
-                    let node = Node {
-                        start,
-                        end,
-                        key: None,
-                        kids: nodes,
-                    };
+                Some(Frame::Seq { items, nodes, start, anchor, count }) => {
+                    let node = Node { start, end, key: None, kids: nodes };
                     self.complete(Value::Array(items), node, count, anchor)
                 }
                 _ => Err(error_at(start, "unbalanced sequence end")),
             },
             Event::MappingEnd => match self.stack.pop() {
-                Some(Frame::Map {
-                    entries,
-                    merged,
-                    start,
-                    anchor,
-                    count,
-                    ..
-                }) => {
+                Some(Frame::Map { entries, merged, start, anchor, count, .. }) => {
                     let (value, kids) = finish_map(entries, merged);
-                    let node = Node {
-                        start,
-                        end,
-                        key: None,
-                        kids,
-                    };
+                    let node = Node { start, end, key: None, kids };
                     self.complete(value, node, count, anchor)
                 }
                 _ => Err(error_at(start, "unbalanced mapping end")),
@@ -257,10 +183,7 @@ fn merge_into(merged: &mut Vec<Entry>, value: Value, node: Node, at: Mark, key: 
         Value::Object(_) => vec![(value, node)],
         Value::Array(items) => items.into_iter().zip(node.kids).collect(),
         _ => {
-            return Err(error_at(
-                at,
-                format!("the merge key {key:?} needs a mapping or a list of mappings"),
-            ));
+            return Err(error_at(at, format!("the merge key {key:?} needs a mapping or a list of mappings")));
         }
     };
     for (v, n) in sources {
@@ -270,11 +193,7 @@ fn merge_into(merged: &mut Vec<Entry>, value: Value, node: Node, at: Mark, key: 
         for ((k, v), kid) in map.into_iter().zip(n.kids) {
             // Earlier merge sources win over later ones.
             if !merged.iter().any(|e| e.key == k) {
-                merged.push(Entry {
-                    key: k,
-                    value: v,
-                    node: kid,
-                });
+                merged.push(Entry { key: k, value: v, node: kid });
             }
         }
     }
@@ -312,13 +231,14 @@ fn finish_map(entries: Vec<Entry>, merged: Vec<Entry>) -> (Value, Vec<Node>) {
 /// are returned with it, so what could be read is still linted.
 pub fn parse_stream(text: &str, limits: &Limits) -> (Vec<Document>, Option<ParseError>) {
     let mut docs = Vec::new();
-    let mut builder = Builder {
-        limits,
-        stack: Vec::new(),
-        anchors: HashMap::new(),
-        alias_nodes: 0,
-        root: None,
-    };
+    let err = parse_stream_each(text, limits, |doc| docs.push(doc));
+    (docs, err)
+}
+
+/// Like [`parse_stream`], but hands each document to `on_document` as soon
+/// as it is complete, so a caller can lint while the rest is parsed.
+pub fn parse_stream_each(text: &str, limits: &Limits, mut on_document: impl FnMut(Document)) -> Option<ParseError> {
+    let mut builder = Builder { limits, stack: Vec::new(), anchors: HashMap::new(), alias_nodes: 0, root: None };
     let mut doc_start = Mark::default();
     // Only the documents before an oversized one are parsed.
     let oversized = guards::oversized_document(text, limits.max_document_chars);
@@ -328,13 +248,13 @@ pub fn parse_stream(text: &str, limits: &Limits) -> (Vec<Document>, Option<Parse
             Ok(pair) => pair,
             Err(e) => {
                 let (at, msg) = guards::scan_error(text, mark(*e.marker()), e.info(), limits.max_depth);
-                return (docs, Some(error_at(at, msg)));
+                return Some(error_at(at, msg));
             }
         };
         let start = mark(span.start);
         if start.index.saturating_sub(doc_start.index) as usize > limits.max_document_chars {
             let msg = guards::document_too_large(limits.max_document_chars);
-            return (docs, Some(error_at(doc_start, msg)));
+            return Some(error_at(doc_start, msg));
         }
         match event {
             Event::DocumentStart(_) => {
@@ -345,23 +265,18 @@ pub fn parse_stream(text: &str, limits: &Limits) -> (Vec<Document>, Option<Parse
             Event::DocumentEnd => {
                 // Empty documents (bare `---`, comments only) are not errors: Helm emits them.
                 if let Some((value, root)) = builder.root.take().filter(|(v, _)| !v.is_null()) {
-                    docs.push(Document {
-                        value,
-                        root,
-                        start: doc_start,
-                    });
+                    on_document(Document { value, root, start: doc_start });
                 }
             }
             Event::StreamEnd => break,
             other => {
                 if let Err(e) = builder.on_event(other, span) {
-                    return (docs, Some(e));
+                    return Some(e);
                 }
             }
         }
     }
-    let too_large = oversized.map(|(_, at)| error_at(at, guards::document_too_large(limits.max_document_chars)));
-    (docs, too_large)
+    oversized.map(|(_, at)| error_at(at, guards::document_too_large(limits.max_document_chars)))
 }
 
 #[cfg(test)]
@@ -450,12 +365,7 @@ mod tests {
         let text = format!("{}{}", "[".repeat(5000), "]".repeat(5000));
         let (_, err) = parse(&text);
         assert!(err.is_some());
-        let text = format!(
-            "a:\n{}",
-            (1..200)
-                .map(|i| format!("{}k{i}:\n", " ".repeat(i)))
-                .collect::<String>()
-        );
+        let text = format!("a:\n{}", (1..200).map(|i| format!("{}k{i}:\n", " ".repeat(i))).collect::<String>());
         let (_, err) = parse(&text);
         assert!(err.map(|e| e.message).unwrap_or_default().contains("nesting deeper"));
     }

@@ -10,13 +10,11 @@ pub fn resolve(text: &str, style: ScalarStyle, tag: Option<&Tag>) -> Result<Valu
         return match tag.suffix.as_str() {
             "str" => Ok(Value::String(text.to_owned())),
             "null" => Ok(Value::Null),
-            "bool" => parse_bool(text)
-                .map(Value::Bool)
-                .ok_or_else(|| format!("{text:?} is not a !!bool")),
+            "bool" => parse_bool(text).map(Value::Bool).ok_or_else(|| format!("{text:?} is not a !!bool")),
             "int" => parse_int(text).ok_or_else(|| format!("{text:?} is not an !!int")),
-            "float" => parse_float(text)
-                .or_else(|| parse_int(text))
-                .ok_or_else(|| format!("{text:?} is not a !!float")),
+            "float" => {
+                parse_float(text).or_else(|| parse_int(text)).ok_or_else(|| format!("{text:?} is not a !!float"))
+            }
             _ => Ok(Value::String(text.to_owned())),
         };
     }
@@ -82,9 +80,7 @@ fn parse_float(text: &str) -> Option<Value> {
     if matches!(lower.trim_start_matches(['+', '-']), ".inf" | ".nan") {
         return Some(Value::String(text.to_owned()));
     }
-    let valid = text
-        .bytes()
-        .all(|b| b.is_ascii_digit() || matches!(b, b'.' | b'-' | b'+' | b'e' | b'E'))
+    let valid = text.bytes().all(|b| b.is_ascii_digit() || matches!(b, b'.' | b'-' | b'+' | b'e' | b'E'))
         && text.bytes().any(|b| b.is_ascii_digit());
     if !valid {
         return None;
@@ -124,10 +120,7 @@ mod tests {
 
     #[test]
     fn tags_are_honoured() {
-        let tag = |s: &str| Tag {
-            handle: "tag:yaml.org,2002:".into(),
-            suffix: s.into(),
-        };
+        let tag = |s: &str| Tag { handle: "tag:yaml.org,2002:".into(), suffix: s.into() };
         assert_eq!(resolve("80", ScalarStyle::Plain, Some(&tag("str"))), Ok(json!("80")));
         assert!(resolve("abc", ScalarStyle::Plain, Some(&tag("int"))).is_err());
     }

@@ -40,10 +40,7 @@ pub struct Location {
 
 impl From<Mark> for Location {
     fn from(m: Mark) -> Location {
-        Location {
-            line: m.line,
-            column: m.col + 1,
-        }
+        Location { line: m.line, column: m.col + 1 }
     }
 }
 
@@ -69,23 +66,20 @@ impl Document {
             return at.into();
         }
         for raw in pointer.split('/').skip(1) {
-            let token = raw.replace("~1", "/").replace("~0", "~");
-            let index = match value {
-                Value::Object(map) => map.keys().position(|k| *k == token),
-                Value::Array(items) => token.parse::<usize>().ok().filter(|i| *i < items.len()),
+            // Unescape only when needed: locate runs for every finding.
+            let token: std::borrow::Cow<'_, str> =
+                if raw.contains('~') { raw.replace("~1", "/").replace("~0", "~").into() } else { raw.into() };
+            let found = match value {
+                Value::Object(map) => {
+                    map.iter().enumerate().find(|(_, (k, _))| **k == *token).map(|(i, (_, v))| (i, v))
+                }
+                Value::Array(items) => token.parse::<usize>().ok().and_then(|i| items.get(i).map(|v| (i, v))),
                 _ => None,
             };
-            let (Some(i), Some(next_node)) = (index, index.and_then(|i| node.kids.get(i))) else {
+            let Some((next_value, next_node)) = found.and_then(|(i, v)| node.kids.get(i).map(|n| (v, n))) else {
                 break;
             };
-            value = match value {
-                Value::Object(map) => match map.values().nth(i) {
-                    Some(v) => v,
-                    None => break,
-                },
-                Value::Array(items) => &items[i],
-                _ => break,
-            };
+            value = next_value;
             node = next_node;
             at = node.key.unwrap_or(node.start);
         }

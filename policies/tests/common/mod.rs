@@ -12,17 +12,12 @@ pub fn policy(body: &str) -> Policy {
 
 /// Lints one object.
 pub fn report(object: &Value, policy: &Policy) -> ObjectReport {
-    lint_object(object, &Batch::default(), policy)
-        .expect("object reads")
-        .expect("object has a pod spec")
+    lint_object(object, &Batch::default(), policy).expect("object reads").expect("object has a pod spec")
 }
 
 /// `rule@container` for each finding, in order.
 pub fn tags(findings: &[policies::Finding]) -> Vec<String> {
-    findings
-        .iter()
-        .map(|f| format!("{}@{}", f.rule, f.container.as_deref().unwrap_or("-")))
-        .collect()
+    findings.iter().map(|f| format!("{}@{}", f.rule, f.container.as_deref().unwrap_or("-"))).collect()
 }
 
 /// `rule@container` of the suppressed findings.

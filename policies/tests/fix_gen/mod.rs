@@ -58,10 +58,7 @@ fn probe_strategy(kind: &'static str) -> BoxedStrategy<Value> {
             put("timeoutSeconds", timeout);
             put("failureThreshold", failure);
             // The API server requires 1 on liveness and startup probes.
-            put(
-                "successThreshold",
-                success.map(|s| if kind == "readinessProbe" { s } else { 1 }),
-            );
+            put("successThreshold", success.map(|s| if kind == "readinessProbe" { s } else { 1 }));
             Value::Object(p)
         })
         .boxed()
@@ -88,10 +85,7 @@ fn container_strategy() -> BoxedStrategy<Value> {
         Just("ghcr.io/huggingface/text-generation-inference:2.0"),
     ];
     let env = proptest::collection::vec(
-        (
-            prop_oneof![Just("APP_DRAIN_SECONDS"), Just("APP_SHUTDOWN_TIMEOUT_SECONDS")],
-            0i64..60,
-        ),
+        (prop_oneof![Just("APP_DRAIN_SECONDS"), Just("APP_SHUTDOWN_TIMEOUT_SECONDS")], 0i64..60),
         0..3,
     );
     (
@@ -117,17 +111,11 @@ fn container_strategy() -> BoxedStrategy<Value> {
                 c.insert("resources".into(), json!({"limits": {"nvidia.com/gpu": n}}));
             }
             if !env.is_empty() {
-                let env: Vec<Value> = env
-                    .into_iter()
-                    .map(|(k, v)| json!({"name": k, "value": v.to_string()}))
-                    .collect();
+                let env: Vec<Value> =
+                    env.into_iter().map(|(k, v)| json!({"name": k, "value": v.to_string()})).collect();
                 c.insert("env".into(), Value::Array(env));
             }
-            for (k, v) in [
-                ("livenessProbe", live),
-                ("readinessProbe", ready),
-                ("startupProbe", start),
-            ] {
+            for (k, v) in [("livenessProbe", live), ("readinessProbe", ready), ("startupProbe", start)] {
                 if let Some(v) = v {
                     c.insert(k.into(), v);
                 }
@@ -176,11 +164,8 @@ pub fn object_strategy() -> BoxedStrategy<Value> {
                 s["restartPolicy"] = json!("Always");
                 pod.insert("initContainers".into(), json!([s]));
             }
-            let annotations: Map<String, Value> = [cold, drain, shutdown]
-                .into_iter()
-                .flatten()
-                .map(|(k, v)| (k.to_owned(), json!(v)))
-                .collect();
+            let annotations: Map<String, Value> =
+                [cold, drain, shutdown].into_iter().flatten().map(|(k, v)| (k.to_owned(), json!(v))).collect();
             deployment(Value::Array(named), Value::Object(pod), Value::Object(annotations))
         })
         .boxed()

@@ -68,6 +68,11 @@ fn every_fixable_rule_has_a_fixture_and_a_checked_diff() {
         let name = format!("{}.yaml", rule.name);
         assert!(fixtures().join(&name).is_file(), "no fix fixture for {}", rule.name);
         let dir = copies(&[&name]);
+        // An opt-in rule's fixture comes with the policy that turns it on.
+        let policy = fixtures().join(format!("{}.policy.yaml", rule.name));
+        if policy.is_file() {
+            std::fs::copy(&policy, dir.path().join(".lifeguard.yaml")).expect("copy policy");
+        }
         let before = read(dir.path(), &name);
         let diff = lifeguard(dir.path(), &["fix", "--diff", "--rule", rule.name, &name]);
         assert_eq!(diff.status.code(), Some(1), "{}: {}", rule.name, stderr(&diff));

@@ -7,6 +7,9 @@
 //! one finding of the rule (`# <- finding x2`: two), and no other line may
 //! carry one: this checks the count, the cases and the reported lines. The
 //! findings are also snapshotted per rule (`snapshots/rule_fixtures__<rule>.snap`).
+//!
+//! Fixtures are linted under the default policy, or under a `policy.yaml`
+//! beside them (a rule that is opt-in, such as `prestop-bridge-missing`).
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -55,9 +58,19 @@ fn marked_lines(text: &str) -> Vec<u32> {
     lines
 }
 
+/// The policy a rule's fixtures are linted under: `policy.yaml` in their
+/// directory, else the default.
+fn fixture_policy(dir: &Path) -> Policy {
+    let path = dir.join("policy.yaml");
+    match std::fs::read_to_string(&path) {
+        Ok(text) => Policy::load(&text, &path.display().to_string()).unwrap_or_else(|e| panic!("{e}")),
+        Err(_) => Policy::default(),
+    }
+}
+
 /// Lints one fixture file; a fixture must never hold an input error.
-fn findings(rule: &str, path: &Path) -> Vec<Located> {
-    let out = lint_paths(&[path.display().to_string()], &Policy::default(), &Limits::default());
+fn findings(rule: &str, path: &Path, policy: &Policy) -> Vec<Located> {
+    let out = lint_paths(&[path.display().to_string()], policy, &Limits::default());
     assert!(out.errors.is_empty(), "{}: input errors: {:?}", path.display(), out.errors);
     out.findings.into_iter().filter(|l| l.finding.rule == rule).collect()
 }
@@ -90,13 +103,14 @@ fn check_rule(rule: &str) {
     let bad = fixture_files(&dir, "bad");
     let good = fixture_files(&dir, "good");
     assert!(!bad.is_empty() && !good.is_empty(), "{rule}: needs bad.yaml and good.yaml in {}", dir.display());
+    let policy = fixture_policy(&dir);
 
     let mut snapshot = String::new();
     for path in &bad {
         let text = std::fs::read_to_string(path).expect("read fixture");
         let expected = marked_lines(&text);
         assert!(!expected.is_empty(), "{}: marks no finding", path.display());
-        let found = findings(rule, path);
+        let found = findings(rule, path, &policy);
         let mut lines: Vec<u32> = found.iter().map(|l| l.line).collect();
         lines.sort_unstable();
         assert_eq!(
@@ -112,7 +126,7 @@ fn check_rule(rule: &str) {
     for path in &good {
         let text = std::fs::read_to_string(path).expect("read fixture");
         assert!(marked_lines(&text).is_empty(), "{}: a good fixture marks findings", path.display());
-        let found = findings(rule, path);
+        let found = findings(rule, path, &policy);
         assert!(found.is_empty(), "{}: {rule} must not fire here:\n{}", path.display(), render(&found));
     }
     insta::assert_snapshot!(rule, snapshot);
@@ -145,6 +159,7 @@ rule_tests! {
     exec_probe => "exec-probe",
     grace_period_too_short => "grace-period-too-short",
     prestop_sleep_only => "prestop-sleep-only",
+    prestop_bridge_missing => "prestop-bridge-missing",
     ignore_annotation_invalid => "ignore-annotation-invalid",
 }
 

@@ -10,7 +10,7 @@ use crate::policy::{Policy, Suppressed};
 use crate::rules::{Ctx, RULES};
 
 /// What the engine knows about the other objects of one input: today, the
-/// Services (for `readiness-probe-missing`).
+/// Services (for `readiness-probe-missing` and `prestop-bridge-missing`).
 #[derive(Debug, Clone, Default)]
 pub struct Batch {
     /// Services found in the input.

@@ -26,9 +26,12 @@ pub struct Settings {
     pub min_liveness_failure_threshold: i64,
     /// Time a preStop sleep must leave to the process, at the least.
     pub prestop_min_remaining_seconds: i64,
-    /// Sleep a preStop bridge gets when a fix adds one.
+    /// Sleep a preStop bridge gets when a fix adds one (`prestop-bridge-missing`;
+    /// less than a day).
     pub prestop_bridge_seconds: i64,
-    /// Whether fixes may add a preStop bridge to Service-backed containers.
+    /// Whether `prestop-bridge-missing` reports containers a Service sends
+    /// traffic to that have no preStop hook, and its fix adds a short sleep
+    /// bridge (off by default; on in `gpu-serving`).
     pub add_prestop_bridge: bool,
     /// Whether a container that requests a GPU must have a startup probe even
     /// without a liveness probe (`startup-probe-missing`).

@@ -243,26 +243,71 @@ fn the_worked_example_gets_the_documented_values() {
     assert_eq!(c["lifecycle"]["preStop"], json!({"sleep": {"seconds": 25}}));
 }
 
-/// The default policy, and one for a cluster without the native sleep action
-/// (compiled once: a policy holds compiled patterns).
-static POLICIES: std::sync::LazyLock<(Policy, Policy)> = std::sync::LazyLock::new(|| {
+/// The default policy, one for a cluster without the native sleep action,
+/// and both with `addPrestopBridge` (compiled once: a policy holds compiled
+/// patterns).
+static POLICIES: std::sync::LazyLock<[Policy; 4]> = std::sync::LazyLock::new(|| {
     let old = Settings { kubernetes_version: "1.29".into(), ..Settings::default() };
-    (Policy::default(), Policy::new(old).expect("valid policy"))
+    let bridge = |s: &Settings| Policy::new(Settings { add_prestop_bridge: true, ..s.clone() }).expect("valid policy");
+    [Policy::default(), Policy::new(old.clone()).expect("valid policy"), bridge(&Settings::default()), bridge(&old)]
 });
+
+/// No Service, or a Service selecting the generated pod: without ports, to
+/// a named port, to a declared number, to a number no container declares.
+fn service_strategy() -> BoxedStrategy<Option<Value>> {
+    let service = |ports: Value| {
+        let mut s = json!({"kind": "Service", "metadata": {"name": "web", "namespace": "prod"}, "spec": {"selector": {"app": "web"}}});
+        if !ports.is_null() {
+            s["spec"]["ports"] = ports;
+        }
+        Some(s)
+    };
+    prop_oneof![
+        Just(None),
+        Just(service(Value::Null)),
+        Just(service(json!([{"port": 80, "targetPort": "http"}]))),
+        Just(service(json!([{"port": 9000}]))),
+        Just(service(json!([{"port": 80, "targetPort": 3000}]))),
+    ]
+    .boxed()
+}
 
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(3000))]
 
     #[test]
-    fn invariants_hold_on_generated_pod_specs(object in object_strategy(), with_service in any::<bool>(), old_cluster in any::<bool>()) {
-        let batch = if with_service {
-            Batch::from_objects([&json!({"kind": "Service", "metadata": {"name": "web", "namespace": "prod"}, "spec": {"selector": {"app": "web"}}})])
-        } else {
-            Batch::default()
-        };
-        let policy = if old_cluster { &POLICIES.1 } else { &POLICIES.0 };
+    fn invariants_hold_on_generated_pod_specs(object in object_strategy(), service in service_strategy(), which in 0usize..4) {
+        let batch = Batch::from_objects(service.iter());
+        let policy = &POLICIES[which];
         if let Err(why) = check_invariants(&object, &batch, policy) {
             return Err(TestCaseError::fail(format!("{why}\nspec: {object:#}")));
         }
     }
+}
+
+#[test]
+fn a_bridge_is_added_below_an_existing_lifecycle_and_fixes_converge() {
+    let policy = &POLICIES[2];
+    let svc = json!({"kind": "Service", "metadata": {"name": "web", "namespace": "prod"},
+                     "spec": {"selector": {"app": "web"}, "ports": [{"port": 80, "targetPort": "http"}]}});
+    let batch = Batch::from_objects([&svc]);
+    let spec = deployment(
+        json!([{
+            "name": "api", "image": "gcr.io/distroless/static:nonroot",
+            "ports": [{"name": "http", "containerPort": 8080}],
+            "readinessProbe": {"httpGet": {"path": "/readyz", "port": "http"}},
+            "lifecycle": {"postStart": {"exec": {"command": ["/warm"]}}}
+        }]),
+        json!({"terminationGracePeriodSeconds": 10}),
+        json!({"lifeguard.dev/shutdown-budget-seconds": "8"}),
+    );
+    check_invariants(&spec, &batch, policy).expect("invariants hold");
+    let fixed = plan(&spec, &batch, policy).fixed.expect("fixed");
+    let lifecycle = &fixed["spec"]["template"]["spec"]["containers"][0]["lifecycle"];
+    assert_eq!(
+        *lifecycle,
+        json!({"postStart": {"exec": {"command": ["/warm"]}}, "preStop": {"sleep": {"seconds": 5}}})
+    );
+    // Bridge 5 s + shutdown budget 8 s.
+    assert_eq!(fixed["spec"]["template"]["spec"]["terminationGracePeriodSeconds"], 13);
 }

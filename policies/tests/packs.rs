@@ -110,3 +110,30 @@ fn gpu_serving_makes_port_only_readiness_an_error() {
     let gpu = report(&obj, &Policy::pack("gpu-serving").expect("pack"));
     assert_eq!(port_only(&gpu), Some(Severity::Error));
 }
+
+#[test]
+fn gpu_serving_bridges_a_model_server_behind_a_service() {
+    let obj = gpu_server(json!([{
+        "name": "vllm", "image": "vllm/vllm-openai:v0.6.0",
+        "ports": [{"name": "http", "containerPort": 8000}],
+        "startupProbe": {"httpGet": {"path": "/health", "port": 8000}, "failureThreshold": 90, "periodSeconds": 10},
+        "readinessProbe": {"httpGet": {"path": "/health", "port": 8000}}
+    }]));
+    let svc = json!({"kind": "Service", "metadata": {"name": "llm", "namespace": "ml"},
+                     "spec": {"selector": {"app": "llm"}, "ports": [{"port": 80, "targetPort": "http"}]}});
+    let batch = policies::Batch::from_objects([&svc]);
+    let lint = |p: &Policy| policies::lint_object(&obj, &batch, p).expect("reads").expect("a pod").findings;
+    assert!(lint(&Policy::default()).iter().all(|f| f.rule != "prestop-bridge-missing"));
+    let gpu = Policy::pack("gpu-serving").expect("pack");
+    let found = lint(&gpu);
+    let bridge = found.iter().find(|f| f.rule == "prestop-bridge-missing").expect("a bridge finding");
+    assert_eq!(bridge.severity, Severity::Info);
+    // The bridge comes before the assumed 120 s drain: 5 + 120 + 5.
+    let plan = policies::plan_fixes(&obj, &batch, &gpu, None).expect("reads").expect("a pod");
+    let fixed = plan.fixed.expect("fixed");
+    assert_eq!(fixed["spec"]["template"]["spec"]["terminationGracePeriodSeconds"], 130);
+    assert_eq!(
+        fixed["spec"]["template"]["spec"]["containers"][0]["lifecycle"],
+        json!({"preStop": {"sleep": {"seconds": 5}}})
+    );
+}

@@ -60,6 +60,11 @@ fn out_of_range_numbers_name_the_key() {
         error_after_head("parameters:\n  startupPeriodSeconds: 0\n"),
         "policy.yaml:4:3: parameters.startupPeriodSeconds: must be at least 1, got 0"
     );
+    // A bridge of a day or more would read as a sleep that never ends.
+    assert_eq!(
+        error_after_head("parameters:\n  prestopBridgeSeconds: 86400\n"),
+        "policy.yaml:4:3: parameters.prestopBridgeSeconds: must be less than 86400 (a day), got 86400"
+    );
 }
 
 #[test]

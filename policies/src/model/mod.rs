@@ -20,5 +20,5 @@ pub use prestop::{
     FOREVER_SECONDS, PreStopSleep, ShutdownNeed, SleepSeconds, Term, prestop_sleep, required_grace, shutdown_needs,
 };
 pub use probe::{Handler, Port, ProbeKind, ProbeTiming, handler_count, handler_of, resolve_port};
-pub use service::ServiceView;
+pub use service::{Receiver, ServiceView, port_label, receivers, services_send};
 pub use workload::{ANNOTATION_COLD_START, ANNOTATION_DRAIN, ANNOTATION_SHUTDOWN, ContainerView, Workload};

@@ -218,6 +218,14 @@ impl ShutdownNeed {
         self.shutdown.as_ref().map_or(0, |t| t.seconds)
     }
 
+    /// The grace period this container needs behind a preStop sleep of
+    /// `sleep` seconds: the sleep, the drain, then its shutdown budget but
+    /// never less than `min_remaining` (`prestopMinRemainingSeconds`), so
+    /// neither `grace-period-too-short` nor `prestop-sleep-only` fires.
+    pub fn grace_after_sleep(&self, sleep: i64, min_remaining: i64) -> i64 {
+        sleep.saturating_add(self.drain_seconds()).saturating_add(self.shutdown_seconds().max(min_remaining))
+    }
+
     /// preStop sleep + drain + shutdown budget; `Forever` when the sleep never ends.
     pub fn total(&self) -> SleepSeconds {
         match self.prestop.map(|p| p.seconds) {

@@ -2,9 +2,13 @@
 
 use std::collections::BTreeMap;
 
+use k8s_openapi::api::core::v1::ContainerPort;
+use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use serde_json::Value;
 
-/// A Service's namespace, name and selector.
+use super::workload::{ContainerView, Workload};
+
+/// A Service's namespace, name, selector and the pod ports it sends to.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ServiceView {
     /// `metadata.namespace`, if set.
@@ -13,6 +17,12 @@ pub struct ServiceView {
     pub name: Option<String>,
     /// `spec.selector` (empty for selector-less Services).
     pub selector: BTreeMap<String, String>,
+    /// The pod port of each `spec.ports` entry: its `targetPort`, else its
+    /// `port` (a numeric string is a number). Empty when no port is listed.
+    pub target_ports: Vec<IntOrString>,
+    /// `clusterIP: None`: clients resolve the pods' addresses and connect to
+    /// them directly; no proxy sits in between.
+    pub headless: bool,
 }
 
 impl ServiceView {
@@ -28,10 +38,17 @@ impl ServiceView {
             .and_then(Value::as_object)
             .map(|m| m.iter().filter_map(|(k, v)| v.as_str().map(|v| (k.clone(), v.to_owned()))).collect())
             .unwrap_or_default();
+        let target_ports = object
+            .pointer("/spec/ports")
+            .and_then(Value::as_array)
+            .map(|ports| ports.iter().filter_map(target_port).collect())
+            .unwrap_or_default();
         Some(ServiceView {
             namespace: text(meta.and_then(|m| m.get("namespace"))),
             name: text(meta.and_then(|m| m.get("name"))),
             selector,
+            target_ports,
+            headless: object.pointer("/spec/clusterIP").and_then(Value::as_str) == Some("None"),
         })
     }
 
@@ -49,5 +66,157 @@ impl ServiceView {
     /// `Service/name` for messages.
     pub fn display_name(&self) -> String {
         format!("Service/{}", self.name.as_deref().unwrap_or("<unnamed>"))
+    }
+}
+
+/// A Service port's pod port: `targetPort`, defaulting to `port`.
+fn target_port(port: &Value) -> Option<IntOrString> {
+    let number = |v: &Value| v.as_i64().and_then(|n| i32::try_from(n).ok()).map(IntOrString::Int);
+    match port.get("targetPort") {
+        Some(Value::String(s)) => Some(match s.trim().parse::<i32>() {
+            Ok(n) => IntOrString::Int(n),
+            Err(_) => IntOrString::String(s.clone()),
+        }),
+        Some(v) if !v.is_null() => number(v),
+        _ => port.get("port").and_then(number),
+    }
+}
+
+/// A regular container that Services send traffic to.
+#[derive(Debug, Clone)]
+pub struct Receiver<'w> {
+    /// The container.
+    pub view: ContainerView<'w>,
+    /// `Service/name` of each Service that reaches it, once each, in input order.
+    pub services: Vec<String>,
+    /// The ports they reach (`8080/http`, `8080`), once each.
+    pub ports: Vec<String>,
+}
+
+/// The regular containers, in pod order, that the Services selecting the
+/// pod send traffic to through a proxy (headless Services are left out):
+/// each declares a Service's target port, by name or number. A sidecar that
+/// declares the port takes it; a number no container declares reaches the
+/// pod's only container, and none when there are several (which one
+/// listens is unknown).
+pub fn receivers<'w>(w: &'w Workload, services: &[ServiceView]) -> Vec<Receiver<'w>> {
+    let mut out: Vec<Receiver<'w>> = w
+        .containers()
+        .filter(|c| !c.sidecar)
+        .map(|view| Receiver { view, services: Vec::new(), ports: Vec::new() })
+        .collect();
+    let sidecar_declares = |n: i32| w.containers().any(|c| c.sidecar && declared(&c).any(|p| p.container_port == n));
+    let only_one = out.len() == 1;
+    let selecting = services.iter().filter(|s| !s.headless && s.selects(w.namespace.as_deref(), &w.labels));
+    for s in selecting {
+        for target in &s.target_ports {
+            let mut hit = false;
+            for r in &mut out {
+                let port = declared(&r.view).find(|p| match target {
+                    IntOrString::Int(n) => p.container_port == *n,
+                    IntOrString::String(name) => p.name.as_deref() == Some(name.as_str()),
+                });
+                if let Some(p) = port {
+                    note(r, s, port_label(p));
+                    hit = true;
+                }
+            }
+            if let (false, true, IntOrString::Int(n)) = (hit, only_one, target) {
+                if !sidecar_declares(*n) {
+                    if let Some(r) = out.first_mut() {
+                        note(r, s, n.to_string());
+                    }
+                }
+            }
+        }
+    }
+    out.retain(|r| !r.services.is_empty());
+    out
+}
+
+fn declared<'c>(c: &ContainerView<'c>) -> impl Iterator<Item = &'c ContainerPort> {
+    c.container.ports.iter().flatten()
+}
+
+fn note(r: &mut Receiver<'_>, s: &ServiceView, port: String) {
+    let service = s.display_name();
+    if !r.services.contains(&service) {
+        r.services.push(service);
+    }
+    if !r.ports.contains(&port) {
+        r.ports.push(port);
+    }
+}
+
+/// `8080/http` or `8080`, for messages.
+pub fn port_label(p: &ContainerPort) -> String {
+    match &p.name {
+        Some(n) if !n.is_empty() => format!("{}/{n}", p.container_port),
+        _ => p.container_port.to_string(),
+    }
+}
+
+/// `Service/a, Service/b sends`/`send` for messages: names once each, at
+/// most three and a count (a message stays one line), with the verb that agrees.
+pub fn services_send(names: &[String]) -> String {
+    let verb = if names.len() == 1 { "sends" } else { "send" };
+    match names.len() {
+        0..=3 => format!("{} {verb}", names.join(", ")),
+        n => format!("{} and {} more {verb}", names[..3].join(", "), n - 3),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::{Value, json};
+
+    use super::{ServiceView, receivers};
+    use crate::model::Workload;
+
+    fn pod(containers: Value, init: Value) -> Workload {
+        let obj = json!({
+            "kind": "Pod", "metadata": {"name": "p", "namespace": "prod", "labels": {"app": "web"}},
+            "spec": {"containers": containers, "initContainers": init}
+        });
+        Workload::from_object(&obj).expect("reads").expect("a pod")
+    }
+
+    /// `container: ports` for each receiver of one Service with these ports.
+    fn reached(w: &Workload, service: Value) -> Vec<String> {
+        let mut obj = json!({"kind": "Service", "metadata": {"name": "web"}, "spec": {"selector": {"app": "web"}}});
+        obj["spec"].as_object_mut().expect("spec").extend(service.as_object().expect("fields").clone());
+        let s = ServiceView::from_object(&obj).expect("a Service");
+        receivers(w, &[s]).iter().map(|r| format!("{}: {}", r.view.name(), r.ports.join(", "))).collect()
+    }
+
+    #[test]
+    fn target_ports_match_by_name_number_or_service_port() {
+        let w = pod(
+            json!([
+                {"name": "app", "ports": [{"name": "http", "containerPort": 8080}]},
+                {"name": "exporter", "ports": [{"name": "metrics", "containerPort": 9100}]}
+            ]),
+            json!([]),
+        );
+        assert_eq!(reached(&w, json!({"ports": [{"port": 80, "targetPort": "http"}]})), ["app: 8080/http"]);
+        assert_eq!(reached(&w, json!({"ports": [{"port": 80, "targetPort": 9100}]})), ["exporter: 9100/metrics"]);
+        assert_eq!(reached(&w, json!({"ports": [{"port": 8080}]})), ["app: 8080/http"]);
+        assert_eq!(
+            reached(&w, json!({"ports": [{"port": 80, "targetPort": "8080"}, {"port": 9100}]})),
+            ["app: 8080/http", "exporter: 9100/metrics"]
+        );
+        // An undeclared number in a pod of two: which container listens is unknown.
+        assert!(reached(&w, json!({"ports": [{"port": 80, "targetPort": 3000}]})).is_empty());
+        // Headless, or no ports: no proxy, nothing known.
+        assert!(reached(&w, json!({"clusterIP": "None", "ports": [{"port": 8080}]})).is_empty());
+        assert!(reached(&w, json!({})).is_empty());
+    }
+
+    #[test]
+    fn an_undeclared_number_reaches_the_only_container_unless_a_sidecar_declares_it() {
+        let proxy = json!([{"name": "proxy", "restartPolicy": "Always", "ports": [{"containerPort": 15001}]}]);
+        let w = pod(json!([{"name": "app"}]), proxy);
+        assert_eq!(reached(&w, json!({"ports": [{"port": 80, "targetPort": 3000}]})), ["app: 3000"]);
+        assert!(reached(&w, json!({"ports": [{"port": 15001}]})).is_empty());
     }
 }

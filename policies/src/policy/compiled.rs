@@ -189,6 +189,13 @@ pub(crate) fn compile(file: PolicyFile, more_rules: &[String], origin: &str) -> 
     ] {
         positive(key, value, zero_ok)?;
     }
+    // A day or more reads as a sleep that never ends: no grace period covers it.
+    if s.prestop_bridge_seconds >= crate::model::FOREVER_SECONDS {
+        return Err(Invalid::at(
+            "/parameters/prestopBridgeSeconds",
+            format!("must be less than {} (a day), got {}", crate::model::FOREVER_SECONDS, s.prestop_bridge_seconds),
+        ));
+    }
     let custom = file
         .custom_rules
         .iter()

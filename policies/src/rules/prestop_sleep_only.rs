@@ -89,8 +89,7 @@ fn check(w: &Workload, ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
         .iter()
         .filter_map(|n| {
             let s = sleeps(n)?.seconds.finite()?;
-            (grace.saturating_sub(s) < need_after(n))
-                .then(|| s.saturating_add(n.drain_seconds()).saturating_add(need_after(n)))
+            (grace.saturating_sub(s) < need_after(n)).then(|| n.grace_after_sleep(s, min_remaining))
         })
         .max()
         .map(|own| own.max(required_grace(&needs).unwrap_or(0)));

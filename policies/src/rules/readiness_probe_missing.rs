@@ -2,7 +2,7 @@
 //! readiness probe.
 
 use crate::finding::{Finding, Severity};
-use crate::model::{ContainerView, Workload};
+use crate::model::{ContainerView, Workload, port_label, services_send};
 use crate::rules::{Ctx, FixAvailability, Rule};
 
 pub(crate) static RULE: Rule = Rule {
@@ -116,11 +116,7 @@ fn check(w: &Workload, ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
     let mut services = services;
     services.sort();
     services.dedup();
-    let verb = if services.len() == 1 { "sends" } else { "send" };
-    let services = match services.len() {
-        0..=3 => services.join(", "),
-        n => format!("{} and {} more", services[..3].join(", "), n - 3),
-    };
+    let services = services_send(&services);
     let ported: Vec<&Target> = containers.iter().filter(|t| !t.ports.is_empty()).collect();
     let targets = if ported.is_empty() { containers.iter().take(1).collect() } else { ported };
     for t in targets {
@@ -130,9 +126,7 @@ fn check(w: &Workload, ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
             Severity::Warning,
             t.pointer.clone(),
             Some(name),
-            format!(
-                "container {name:?}: {services} {verb} traffic to the pod{via}, but no container has a readiness probe"
-            ),
+            format!("container {name:?}: {services} traffic to the pod{via}, but no container has a readiness probe"),
             help,
         ));
     }
@@ -140,16 +134,7 @@ fn check(w: &Workload, ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
 
 /// `8080/http, 9090` for messages.
 fn ports(c: &ContainerView<'_>) -> String {
-    c.container
-        .ports
-        .iter()
-        .flatten()
-        .map(|p| match &p.name {
-            Some(n) if !n.is_empty() => format!("{}/{n}", p.container_port),
-            _ => p.container_port.to_string(),
-        })
-        .collect::<Vec<_>>()
-        .join(", ")
+    c.container.ports.iter().flatten().map(port_label).collect::<Vec<_>>().join(", ")
 }
 
 #[cfg(test)]

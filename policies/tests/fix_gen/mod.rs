@@ -1,8 +1,8 @@
 //! Generated pod specs for the fix invariants: random containers with
 //! probes of every handler kind, named and numeric ports, GPU resources,
 //! model-server images, cold start / drain / shutdown annotations, preStop
-//! exec sleeps, native sleeps, drains and httpGet hooks, grace periods and a
-//! sidecar.
+//! exec sleeps, native sleeps, drains and httpGet hooks, postStart hooks,
+//! grace periods and a sidecar.
 
 use proptest::prelude::*;
 use serde_json::{Map, Value, json};
@@ -97,8 +97,9 @@ fn container_strategy() -> BoxedStrategy<Value> {
         proptest::option::of(probe_strategy("readinessProbe")),
         proptest::option::of(probe_strategy("startupProbe")),
         proptest::option::of(prestop_strategy()),
+        any::<bool>(),
     )
-        .prop_map(|(image, ports, gpu, env, live, ready, start, prestop)| {
+        .prop_map(|(image, ports, gpu, env, live, ready, start, prestop, post_start)| {
             let mut c = Map::new();
             c.insert("image".into(), json!(image));
             if ports {
@@ -120,8 +121,16 @@ fn container_strategy() -> BoxedStrategy<Value> {
                     c.insert(k.into(), v);
                 }
             }
+            // A postStart hook makes a preStop fix add below an existing `lifecycle`.
+            let mut lifecycle = Map::new();
+            if post_start {
+                lifecycle.insert("postStart".into(), json!({"exec": {"command": ["/bin/warm"]}}));
+            }
             if let Some(p) = prestop {
-                c.insert("lifecycle".into(), json!({"preStop": p}));
+                lifecycle.insert("preStop".into(), p);
+            }
+            if !lifecycle.is_empty() {
+                c.insert("lifecycle".into(), Value::Object(lifecycle));
             }
             Value::Object(c)
         })

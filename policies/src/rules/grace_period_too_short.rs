@@ -1,11 +1,9 @@
 //! `grace-period-too-short`: the grace period is shorter than the preStop
 //! sleep plus the drain and shutdown budgets the pod declares.
 
-use json_patch::jsonptr::PointerBuf;
-use json_patch::{AddOperation, PatchOperation};
 use serde_json::Value;
 
-use crate::finding::{Finding, Fix, Severity};
+use crate::finding::{Finding, Fix, Severity, add_op};
 use crate::model::{ANNOTATION_DRAIN, ANNOTATION_SHUTDOWN, ShutdownNeed, SleepSeconds, Workload, join, shutdown_needs};
 use crate::rules::{Ctx, FixAvailability, Rule, with_fix};
 
@@ -125,7 +123,7 @@ fn check(w: &Workload, ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
                     "raise terminationGracePeriodSeconds to at least {required}, or shorten the preStop sleep or budgets"
                 ),
             );
-            let fix = add(&field, Value::from(required)).map(|op| Fix {
+            let fix = add_op(&field, Value::from(required)).map(|op| Fix {
                 description: format!(
                     "set terminationGracePeriodSeconds to {required} (preStop sleep + drain + shutdown budget of container {name:?})"
                 ),
@@ -150,11 +148,6 @@ fn terms(n: &ShutdownNeed) -> String {
         parts.push(format!("shutdown budget {}s ({})", t.seconds, t.source));
     }
     parts.join(" + ")
-}
-
-fn add(path: &str, value: Value) -> Option<PatchOperation> {
-    let path = PointerBuf::parse(path).ok()?;
-    Some(PatchOperation::Add(AddOperation { path, value }))
 }
 
 #[cfg(test)]

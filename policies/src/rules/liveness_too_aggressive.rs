@@ -1,10 +1,6 @@
 //! `liveness-too-aggressive`: one slow check restarts the container.
 
-use json_patch::jsonptr::PointerBuf;
-use json_patch::{AddOperation, PatchOperation};
-use serde_json::Value;
-
-use crate::finding::{Finding, Fix, Severity};
+use crate::finding::{Finding, Fix, Severity, add_op};
 use crate::model::{ContainerView, ProbeKind, ProbeTiming, Workload};
 use crate::rules::{Ctx, FixAvailability, Rule, with_fix};
 use crate::settings::Settings;
@@ -154,11 +150,6 @@ fn ceil_div(n: i64, d: i64) -> i64 {
         return 0;
     }
     n / d + i64::from(n % d != 0)
-}
-
-fn add_op(path: &str, value: Value) -> Option<PatchOperation> {
-    let path = PointerBuf::parse(path).ok()?;
-    Some(PatchOperation::Add(AddOperation { path, value }))
 }
 
 #[cfg(test)]

@@ -1,11 +1,9 @@
 //! `prestop-bridge-missing`: a container a Service sends traffic to has no
 //! preStop hook, so SIGTERM races endpoint removal (opt-in).
 
-use json_patch::jsonptr::PointerBuf;
-use json_patch::{AddOperation, PatchOperation};
 use serde_json::{Value, json};
 
-use crate::finding::{Finding, Fix, Severity};
+use crate::finding::{Finding, Fix, Severity, add_op};
 use crate::model::{
     PreStopSleep, Receiver, SleepSeconds, Workload, join, receivers, required_grace, services_send, shutdown_needs,
 };
@@ -167,24 +165,19 @@ fn check(w: &Workload, ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
 fn bridge_fix(r: &Receiver<'_>, bridge: i64, raise: Option<&(i64, String)>, grace_field: &str) -> Option<Fix> {
     let sleep = json!({"sleep": {"seconds": bridge}});
     let op = if r.view.container.lifecycle.is_some() {
-        add(&r.view.at(&["lifecycle", "preStop"]), sleep)?
+        add_op(&r.view.at(&["lifecycle", "preStop"]), sleep)?
     } else {
-        add(&r.view.at(&["lifecycle"]), json!({"preStop": sleep}))?
+        add_op(&r.view.at(&["lifecycle"]), json!({"preStop": sleep}))?
     };
     let mut operations = vec![op];
     let mut description =
         format!("add a native preStop sleep of {bridge}s to container {:?} (Kubernetes 1.30+)", r.view.name());
     if let Some((g, why)) = raise {
-        operations.push(add(grace_field, Value::from(*g))?);
+        operations.push(add_op(grace_field, Value::from(*g))?);
         description.push_str("; ");
         description.push_str(why);
     }
     Some(Fix { description, operations })
-}
-
-fn add(path: &str, value: Value) -> Option<PatchOperation> {
-    let path = PointerBuf::parse(path).ok()?;
-    Some(PatchOperation::Add(AddOperation { path, value }))
 }
 
 #[cfg(test)]

@@ -1,10 +1,8 @@
 //! `prestop-sleep-only`: the preStop hook only sleeps.
 
-use json_patch::jsonptr::PointerBuf;
-use json_patch::{AddOperation, PatchOperation};
 use serde_json::{Value, json};
 
-use crate::finding::{Finding, Fix, Severity};
+use crate::finding::{Finding, Fix, Severity, add_op};
 use crate::model::{ShutdownNeed, SleepSeconds, Workload, join, required_grace, shutdown_needs};
 use crate::rules::{Ctx, FixAvailability, Rule, with_fix};
 
@@ -122,7 +120,7 @@ fn check(w: &Workload, ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
         let remaining = grace.saturating_sub(s);
         // Native sleep must be positive and within the grace period to pass validation.
         let rewrite = (!p.native && native_ok && s >= 1)
-            .then(|| add(&join(&n.pointer, &["lifecycle", "preStop"]), json!({"sleep": {"seconds": s}})))
+            .then(|| add_op(&join(&n.pointer, &["lifecycle", "preStop"]), json!({"sleep": {"seconds": s}})))
             .flatten();
         if remaining < need {
             let why = match &n.shutdown {
@@ -140,7 +138,7 @@ fn check(w: &Workload, ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
                 "shorten the sleep to the endpoint propagation delay, or raise terminationGracePeriodSeconds; drain in the app on SIGTERM",
             );
             let fix = fixed_grace.and_then(|g| {
-                let mut operations = vec![add(&grace_field, Value::from(g))?];
+                let mut operations = vec![add_op(&grace_field, Value::from(g))?];
                 let mut description =
                     format!(
                     "set terminationGracePeriodSeconds to {g} (container {name:?}: sleep {s}s + drain {}s + {need}s to shut down, or more if another container needs it)",
@@ -177,11 +175,6 @@ fn check(w: &Workload, ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
             out.push(with_fix(finding, fix));
         }
     }
-}
-
-fn add(path: &str, value: Value) -> Option<PatchOperation> {
-    let path = PointerBuf::parse(path).ok()?;
-    Some(PatchOperation::Add(AddOperation { path, value }))
 }
 
 #[cfg(test)]

@@ -1,10 +1,6 @@
 //! `startup-budget-too-short`: the startup probe gives up before a declared cold start ends.
 
-use json_patch::jsonptr::PointerBuf;
-use json_patch::{AddOperation, PatchOperation};
-use serde_json::Value;
-
-use crate::finding::{Finding, Fix, Severity};
+use crate::finding::{Finding, Fix, Severity, add_op};
 use crate::model::{ANNOTATION_COLD_START, ProbeKind, ProbeTiming, Workload};
 use crate::rules::{Ctx, FixAvailability, Rule, with_fix};
 
@@ -157,11 +153,6 @@ pub(super) fn ceil_div(n: i64, d: i64) -> i64 {
 fn covering_failure_threshold(required: i64, initial_delay: i64, period: i64) -> Option<i64> {
     let n = ceil_div(required.saturating_sub(initial_delay), period).max(1);
     i32::try_from(n).ok().map(i64::from)
-}
-
-fn add_op(path: &str, value: Value) -> Option<PatchOperation> {
-    let path = PointerBuf::parse(path).ok()?;
-    Some(PatchOperation::Add(AddOperation { path, value }))
 }
 
 #[cfg(test)]

@@ -1,12 +1,10 @@
 //! `startup-probe-missing`: a slow boot guarded only by liveness.
 
-use json_patch::jsonptr::PointerBuf;
-use json_patch::{AddOperation, PatchOperation};
 use k8s_openapi::api::core::v1::Probe;
 use serde_json::{Map, Value};
 
 use super::startup_budget_too_short::{ceil_div, cold_start_required};
-use crate::finding::{Finding, Fix, Severity};
+use crate::finding::{Finding, Fix, Severity, add_op};
 use crate::model::{ANNOTATION_COLD_START, ContainerView, ProbeKind, ProbeTiming, Workload, handler_count, handler_of};
 use crate::rules::{Ctx, FixAvailability, Rule, with_fix};
 
@@ -240,11 +238,6 @@ fn image_name(image: &str) -> &str {
         Some(i) if !image[i..].contains('/') => &image[..i],
         _ => image,
     }
-}
-
-fn add_op(path: &str, value: Value) -> Option<PatchOperation> {
-    let path = PointerBuf::parse(path).ok()?;
-    Some(PatchOperation::Add(AddOperation { path, value }))
 }
 
 #[cfg(test)]

@@ -172,6 +172,9 @@ fn lint(args: LintArgs) -> Result<u8> {
     for e in &out.errors {
         write!(stderr, "{}", report::text::input_error(e)).context("writing to stderr")?;
     }
+    for w in &out.warnings {
+        write!(stderr, "{}", report::text::input_warning(w)).context("writing to stderr")?;
+    }
     match args.format {
         Format::Text => write_stdout(&report::text::render(&out))?,
         machine => {

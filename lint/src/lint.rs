@@ -126,6 +126,8 @@ pub struct Outcome {
     pub findings: Vec<Located>,
     /// Input errors, in file order.
     pub errors: Vec<InputError>,
+    /// Input warnings (repeated keys): shown, never failing the run.
+    pub warnings: Vec<InputError>,
     /// Files (and stdin) read.
     pub files: usize,
     /// Pod-bearing objects linted.
@@ -240,6 +242,7 @@ pub fn lint_parsed(parsed: &[Parsed], policy: &Policy) -> Outcome {
     for mut part in parts {
         out.findings.append(&mut part.findings);
         out.errors.append(&mut part.errors);
+        out.warnings.append(&mut part.warnings);
         out.objects += part.objects;
         out.linted.append(&mut part.linted);
         out.suppressed.append(&mut part.suppressed);
@@ -256,6 +259,12 @@ pub(crate) fn lint_document(
     out: &mut Outcome,
 ) {
     let shared_file: Arc<str> = file.into();
+    out.warnings.extend(doc.duplicate_keys.iter().map(|d| InputError {
+        file: file.to_owned(),
+        line: Some(d.at.line),
+        column: Some(d.at.col + 1),
+        message: format!("duplicate key {:?}: this value replaces the one at line {}", d.key, d.first.line),
+    }));
     for (prefix, object) in objects_in(&doc.value) {
         if !object.is_object() {
             continue;

@@ -111,6 +111,7 @@ pub fn lint_sources(sources: &[(String, String)], policy: &Policy, limits: &Limi
         }
         out.findings.append(&mut d.outcome.findings);
         out.errors.append(&mut d.outcome.errors);
+        out.warnings.append(&mut d.outcome.warnings);
         out.objects += d.outcome.objects;
         out.linted.append(&mut d.outcome.linted);
         out.suppressed.append(&mut d.outcome.suppressed);

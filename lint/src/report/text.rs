@@ -75,13 +75,22 @@ pub fn fix_note(f: &Finding) -> Result<String, String> {
 
 /// Renders one input error.
 pub fn input_error(e: &InputError) -> String {
-    let sev = severity_style(Severity::Error);
+    diagnostic(e, Severity::Error, "input error")
+}
+
+/// Renders one input warning (it never changes the exit code).
+pub fn input_warning(e: &InputError) -> String {
+    diagnostic(e, Severity::Warning, "input warning")
+}
+
+fn diagnostic(e: &InputError, severity: Severity, label: &str) -> String {
+    let sev = severity_style(severity);
     let at = match (e.line, e.column) {
         (Some(l), Some(c)) => format!("{}:{l}:{c}", e.file),
         (Some(l), None) => format!("{}:{l}", e.file),
         _ => e.file.clone(),
     };
-    format!("{BOLD}{at}{BOLD:#} {sev}input error{sev:#}: {}\n", e.message)
+    format!("{BOLD}{at}{BOLD:#} {sev}{label}{sev:#}: {}\n", e.message)
 }
 
 /// Renders the whole report: findings, blank line, summary.

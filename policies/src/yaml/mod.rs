@@ -14,4 +14,4 @@ pub mod source;
 pub use emit::to_yaml;
 pub use limits::Limits;
 pub use parse::{ParseError, parse_stream, parse_stream_each};
-pub use source::{Document, Location, Mark, Node};
+pub use source::{Document, DuplicateKey, Location, Mark, Node};

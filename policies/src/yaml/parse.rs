@@ -11,7 +11,7 @@ use thiserror::Error;
 use super::guards;
 use super::limits::Limits;
 use super::scalar;
-use super::source::{Document, Mark, Node};
+use super::source::{Document, DuplicateKey, Mark, Node};
 
 /// A YAML error at a position.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
@@ -72,6 +72,7 @@ struct Builder<'l> {
     anchors: HashMap<usize, Anchored>,
     alias_nodes: usize,
     root: Option<(Value, Node)>,
+    duplicates: Vec<DuplicateKey>,
 }
 
 impl Builder<'_> {
@@ -164,7 +165,7 @@ impl Builder<'_> {
             },
             Event::MappingEnd => match self.stack.pop() {
                 Some(Frame::Map { entries, merged, start, anchor, count, .. }) => {
-                    let (value, kids) = finish_map(entries, merged);
+                    let (value, kids) = finish_map(entries, merged, &mut self.duplicates);
                     let node = Node { start, end, key: None, kids };
                     self.complete(value, node, count, anchor)
                 }
@@ -204,12 +205,15 @@ fn merge_into(merged: &mut Vec<Entry>, value: Value, node: Node, at: Mark, key: 
 /// merged ones. A repeated explicit key keeps its first place and takes the
 /// last value, as the Kubernetes YAML decoder does (it is not an input error:
 /// real manifests have them).
-fn finish_map(entries: Vec<Entry>, merged: Vec<Entry>) -> (Value, Vec<Node>) {
+fn finish_map(entries: Vec<Entry>, merged: Vec<Entry>, duplicates: &mut Vec<DuplicateKey>) -> (Value, Vec<Node>) {
     let mut map = Map::with_capacity(entries.len() + merged.len());
     let mut kids: Vec<Node> = Vec::with_capacity(entries.len() + merged.len());
     for e in entries {
         if map.contains_key(&e.key) {
             if let Some(i) = map.keys().position(|k| *k == e.key) {
+                let first = kids[i].key.unwrap_or(kids[i].start);
+                let at = e.node.key.unwrap_or(e.node.start);
+                duplicates.push(DuplicateKey { key: e.key.clone(), at, first });
                 kids[i] = e.node;
             }
             map.insert(e.key, e.value);
@@ -238,7 +242,14 @@ pub fn parse_stream(text: &str, limits: &Limits) -> (Vec<Document>, Option<Parse
 /// Like [`parse_stream`], but hands each document to `on_document` as soon
 /// as it is complete, so a caller can lint while the rest is parsed.
 pub fn parse_stream_each(text: &str, limits: &Limits, mut on_document: impl FnMut(Document)) -> Option<ParseError> {
-    let mut builder = Builder { limits, stack: Vec::new(), anchors: HashMap::new(), alias_nodes: 0, root: None };
+    let mut builder = Builder {
+        limits,
+        stack: Vec::new(),
+        anchors: HashMap::new(),
+        alias_nodes: 0,
+        root: None,
+        duplicates: Vec::new(),
+    };
     let mut doc_start = Mark::default();
     // Only the documents before an oversized one are parsed.
     let oversized = guards::oversized_document(text, limits.max_document_chars);
@@ -261,11 +272,13 @@ pub fn parse_stream_each(text: &str, limits: &Limits, mut on_document: impl FnMu
                 doc_start = start;
                 builder.anchors.clear();
                 builder.alias_nodes = 0;
+                builder.duplicates.clear();
             }
             Event::DocumentEnd => {
                 // Empty documents (bare `---`, comments only) are not errors: Helm emits them.
                 if let Some((value, root)) = builder.root.take().filter(|(v, _)| !v.is_null()) {
-                    on_document(Document { value, root, start: doc_start });
+                    let duplicate_keys = std::mem::take(&mut builder.duplicates);
+                    on_document(Document { value, root, start: doc_start, duplicate_keys });
                 }
             }
             Event::StreamEnd => break,
@@ -328,6 +341,11 @@ mod tests {
         assert_eq!(err, None);
         assert_eq!(docs[0].value, json!({"a": 3, "b": 2}));
         assert_eq!(docs[0].locate("/a").line, 3);
+        let dup = &docs[0].duplicate_keys;
+        assert_eq!(dup.len(), 1);
+        assert_eq!((dup[0].key.as_str(), dup[0].at.line, dup[0].first.line), ("a", 3, 1));
+        let (docs, _) = parse("a: 1\n---\nb: 2\n");
+        assert!(docs.iter().all(|d| d.duplicate_keys.is_empty()), "no carry-over between documents");
     }
 
     #[test]

@@ -53,6 +53,21 @@ pub struct Document {
     pub root: Node,
     /// Where the document starts (its `---`, or its first node).
     pub start: Mark,
+    /// Keys repeated within one mapping (the last value wins).
+    pub duplicate_keys: Vec<DuplicateKey>,
+}
+
+/// A key repeated in one mapping. It is read, not refused (real manifests
+/// have them), but the earlier value is lost, which is worth a warning:
+/// concatenating files without `---` between them looks just like this.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DuplicateKey {
+    /// The key.
+    pub key: String,
+    /// The repeated key, whose value is kept.
+    pub at: Mark,
+    /// The first occurrence, whose value is dropped.
+    pub first: Mark,
 }
 
 impl Document {

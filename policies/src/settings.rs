@@ -15,8 +15,9 @@ pub struct Settings {
     pub cold_start_margin_percent: i64,
     /// `periodSeconds` of startup probes that fixes add.
     pub startup_period_seconds: i64,
-    /// Boot budget assumed for a GPU container or a known slow-boot image
-    /// without a declared cold start.
+    /// Boot budget a startup probe added by a fix covers, at the least, for a
+    /// GPU container or a known slow-boot image (a larger declared cold start
+    /// raises it).
     pub gpu_boot_seconds: i64,
     /// Liveness `failureThreshold x periodSeconds` below this is too aggressive.
     pub min_liveness_budget_seconds: i64,

@@ -229,11 +229,17 @@ fn a_fixed_spec_is_one_the_api_server_accepts() {
 
 #[test]
 fn the_worked_example_gets_the_documented_values() {
-    let (batch, policy) = (Batch::default(), Policy::default());
+    // The default policy assumes a GPU boot takes up to gpuBootSeconds (600 s):
+    // 60 checks of 10 s, even though the declared cold start needs less.
+    let default_fix = plan(&gpu_model_server(), &Batch::default(), &Policy::default()).fixed.expect("fixed");
+    assert_eq!(default_fix["spec"]["template"]["spec"]["containers"][0]["startupProbe"]["failureThreshold"], 60);
+    // A fleet that sizes boots from measurements lowers that default; then
+    // 430 s x 1.1 = 473 s decides: with a 10 s period, 48 checks (480 s).
+    let settings = Settings { gpu_boot_seconds: 300, ..Settings::default() };
+    let (batch, policy) = (Batch::default(), Policy::new(settings).expect("valid policy"));
     let fixed = plan(&gpu_model_server(), &batch, &policy).fixed.expect("fixed");
     let spec = &fixed["spec"]["template"]["spec"];
     let c = &spec["containers"][0];
-    // 430 s x 1.1 = 473 s; with a 10 s period that is 48 checks (480 s).
     assert_eq!(c["startupProbe"]["failureThreshold"], 48);
     assert_eq!(c["startupProbe"]["periodSeconds"], 10);
     assert_eq!(c["startupProbe"]["httpGet"], json!({"path": "/health", "port": "http"}));

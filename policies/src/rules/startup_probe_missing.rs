@@ -84,8 +84,9 @@ the largest of:
 - the liveness boot budget, `initialDelaySeconds + failureThreshold x periodSeconds`
   (the fix never shortens what was already tolerated);
 - the declared cold start plus margin (430 s at 10% gives 473 s: failureThreshold 48);
-- without a declared cold start, `gpuBootSeconds` (600) for a GPU container or
-  a known slow-boot image; a measured cold start replaces that assumption.
+- `gpuBootSeconds` (600) for a GPU container or a known slow-boot image. A
+  declared cold start above it raises the budget; to size GPU boots from
+  measurements instead, lower `gpuBootSeconds` in the policy.
 
 Liveness `initialDelaySeconds` is then set to 0, since the startup probe now
 guards the boot. No fix when the liveness probe has no single valid handler.
@@ -141,11 +142,12 @@ fn check(w: &Workload, ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
             return;
         }
 
-        let assumed = match cold {
-            Some((_, required)) => required,
-            None if gpu.is_some() || slow_image => settings.gpu_boot_seconds,
-            None => 0,
-        };
+        // The larger of every budget that applies: a measured cold start can
+        // raise the GPU default but not lower it (lower `gpuBootSeconds` in
+        // the policy for a fleet that boots faster).
+        let declared = cold.map_or(0, |(_, required)| required);
+        let gpu_default = if gpu.is_some() || slow_image { settings.gpu_boot_seconds } else { 0 };
+        let assumed = declared.max(gpu_default);
         let budget = t.boot_budget().max(assumed);
         let severity = if gpu.is_some() {
             Severity::Error
@@ -338,16 +340,20 @@ mod tests {
     }
 
     #[test]
-    fn measured_cold_start_replaces_the_gpu_assumption() {
-        let mut obj = with_cold(
-            one_container(json!({
-                "resources": {"requests": {"amd.com/gpu": 1}},
-                "livenessProbe": {"exec": {"command": ["/bin/check"]}}
-            })),
-            "2m",
-        );
-        // 120 s + 10% = 132 s: 14 checks, not gpuBootSeconds' 60.
-        assert_eq!(apply(&mut obj)["startupProbe"]["failureThreshold"], json!(14));
+    fn budget_is_the_larger_of_declared_cold_start_and_gpu_default() {
+        let gpu = |cold: &str| {
+            with_cold(
+                one_container(json!({
+                    "resources": {"requests": {"amd.com/gpu": 1}},
+                    "livenessProbe": {"exec": {"command": ["/bin/check"]}}
+                })),
+                cold,
+            )
+        };
+        // 120 s + 10% = 132 s is below gpuBootSeconds (600 s): 60 checks.
+        assert_eq!(apply(&mut gpu("2m"))["startupProbe"]["failureThreshold"], json!(60));
+        // 900 s + 10% = 990 s is above it: 99 checks.
+        assert_eq!(apply(&mut gpu("900"))["startupProbe"]["failureThreshold"], json!(99));
     }
 
     #[test]

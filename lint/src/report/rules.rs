@@ -35,9 +35,22 @@ pub fn json() -> String {
 
 /// A rule's full documentation.
 pub fn explain(r: &Rule) -> String {
+    // The doc's own "## Fix" section says what the fix does, or why there is none.
     let fix = match r.fix {
-        FixAvailability::Fix(what) => format!("Automatic fix (`lifeguard fix`): {what}"),
-        FixAvailability::NoFix(why) => format!("No automatic fix: {why}"),
+        FixAvailability::Fix(_) => "yes (`lifeguard fix`)",
+        FixAvailability::NoFix(_) => "none",
     };
-    format!("# {}\n\nDefault severity: {}. {}\n\n{}\n{fix}\n", r.name, r.severity, r.summary, r.doc.trim_end())
+    format!(
+        "# {}
+
+Finds: {}.
+Default severity: {}. Automatic fix: {fix}.
+
+{}
+",
+        r.name,
+        r.summary,
+        r.severity,
+        r.doc.trim_end()
+    )
 }

@@ -8,9 +8,11 @@
 //! Runs happen in `tests/fixtures/formats` with relative paths, so the
 //! snapshots do not depend on where the repository is checked out.
 
-use std::io::Write;
+mod support;
+
 use std::path::PathBuf;
-use std::process::{Command, Stdio};
+
+use support::Run;
 
 use serde_json::Value;
 
@@ -21,32 +23,8 @@ fn fixtures() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/formats")
 }
 
-struct Run {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
 fn lifeguard(args: &[&str], stdin: Option<&str>, dir: &std::path::Path) -> Run {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_lifeguard"))
-        .args(args)
-        .current_dir(dir)
-        .env("NO_COLOR", "1")
-        .stdin(if stdin.is_some() { Stdio::piped() } else { Stdio::null() })
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("run lifeguard");
-    if let Some(text) = stdin {
-        let mut pipe = child.stdin.take().expect("stdin is piped");
-        pipe.write_all(text.as_bytes()).expect("write stdin");
-    }
-    let out = child.wait_with_output().expect("wait for lifeguard");
-    Run {
-        code: out.status.code().expect("lifeguard exited, not killed"),
-        stdout: String::from_utf8(out.stdout).expect("stdout is UTF-8"),
-        stderr: String::from_utf8(out.stderr).expect("stderr is UTF-8"),
-    }
+    support::lifeguard(dir, args, stdin, &[("NO_COLOR", Some("1"))])
 }
 
 /// The SARIF log with each rule's help (the `lifeguard explain` text, long

@@ -3,9 +3,9 @@
 //! with `format` keywords checked (`uri-reference` for artifact URIs). The
 //! schema is shown to reject what it must, so a pass means something.
 
-use std::io::Write;
+mod support;
+
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 
 use jsonschema::Validator;
 use serde_json::{Value, json};
@@ -34,22 +34,10 @@ fn validator() -> Validator {
 }
 
 fn sarif(args: &[&str], stdin: Option<&str>, dir: &Path) -> (i32, Value) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_lifeguard"))
-        .args(["lint", "--format", "sarif"])
-        .args(args)
-        .current_dir(dir)
-        .stdin(if stdin.is_some() { Stdio::piped() } else { Stdio::null() })
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("run lifeguard");
-    if let Some(text) = stdin {
-        let mut pipe = child.stdin.take().expect("stdin is piped");
-        pipe.write_all(text.as_bytes()).expect("write stdin");
-    }
-    let out = child.wait_with_output().expect("wait for lifeguard");
-    let log = serde_json::from_slice(&out.stdout).expect("stdout is one SARIF log");
-    (out.status.code().expect("exited"), log)
+    let args: Vec<&str> = ["lint", "--format", "sarif"].into_iter().chain(args.iter().copied()).collect();
+    let run = support::lifeguard(dir, &args, stdin, &[]);
+    let log = serde_json::from_str(&run.stdout).expect("stdout is one SARIF log");
+    (run.code, log)
 }
 
 fn errors(validator: &Validator, log: &Value) -> Vec<String> {

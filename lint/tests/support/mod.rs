@@ -1,5 +1,8 @@
 //! Running the real `lifeguard` binary from integration tests.
 
+// Each test binary compiles this module and uses a different part of it.
+#![allow(dead_code)]
+
 use std::io::{Read, Write};
 use std::path::Path;
 use std::process::{Command, Stdio};

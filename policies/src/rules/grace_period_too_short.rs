@@ -152,18 +152,11 @@ fn terms(n: &ShutdownNeed) -> String {
 
 #[cfg(test)]
 mod tests {
-    use serde_json::{Value, json};
+    use serde_json::json;
 
     use super::RULE;
-    use crate::finding::{Finding, Severity};
-    use crate::rules::testing::{check, one_container};
-
-    fn apply(obj: &Value, f: &Finding) -> Value {
-        let mut fixed = obj.clone();
-        let fix = f.fix.as_ref().expect("a fix");
-        json_patch::patch(&mut fixed, &fix.operations).expect("fix applies");
-        fixed
-    }
+    use crate::finding::Severity;
+    use crate::rules::testing::{apply_fix, check, one_container};
 
     #[test]
     fn sum_over_grace_is_an_error_with_every_term() {
@@ -180,7 +173,7 @@ mod tests {
             f[0].message,
             "container \"app\": terminationGracePeriodSeconds 30 < preStop sleep 20s + drain 15s (env AISUITE_DRAIN_SECONDS) + shutdown budget 10s (annotation lifeguard.dev/shutdown-budget-seconds) = 45s"
         );
-        let fixed = apply(&obj, &f[0]);
+        let fixed = apply_fix(&obj, &f[0]);
         assert_eq!(fixed["spec"]["template"]["spec"]["terminationGracePeriodSeconds"], 45);
         assert!(check(&RULE, &fixed).is_empty());
     }
@@ -198,7 +191,7 @@ mod tests {
         assert_eq!(f[0].container.as_deref(), Some("b"));
         assert_eq!(f[0].pointer, "/spec/template/spec/terminationGracePeriodSeconds");
         assert!(f[0].message.ends_with("= 65s"), "{}", f[0].message);
-        let fixed = apply(&obj, &f[0]);
+        let fixed = apply_fix(&obj, &f[0]);
         assert_eq!(fixed["spec"]["template"]["spec"]["terminationGracePeriodSeconds"], 65);
         assert!(check(&RULE, &fixed).is_empty());
     }

@@ -188,7 +188,7 @@ mod tests {
     use crate::engine::Batch;
     use crate::finding::{Finding, Severity};
     use crate::policy::Policy;
-    use crate::rules::testing::{check_with, deployment, one_container};
+    use crate::rules::testing::{apply_fix, check_with, deployment, one_container};
     use crate::settings::Settings;
 
     fn policy(settings: Settings) -> Policy {
@@ -227,12 +227,6 @@ mod tests {
         serde_json::to_value(&f.fix.as_ref().expect("a fix").operations).expect("ops serialize")
     }
 
-    fn apply(obj: &Value, f: &Finding) -> Value {
-        let mut fixed = obj.clone();
-        json_patch::patch(&mut fixed, &f.fix.as_ref().expect("a fix").operations).expect("fix applies");
-        fixed
-    }
-
     /// The grace rules' findings on the fixed object, as `rule severity fixable`.
     fn others(obj: &Value) -> Vec<String> {
         let batch = Batch::from_objects([&web_service()]);
@@ -261,7 +255,7 @@ mod tests {
             json!([{"op": "add", "path": "/spec/template/spec/containers/0/lifecycle",
                     "value": {"preStop": {"sleep": {"seconds": 5}}}}])
         );
-        let fixed = apply(&obj, &f[0]);
+        let fixed = apply_fix(&obj, &f[0]);
         assert!(run(&fixed).is_empty());
         // The bridge is a note for prestop-sleep-only, never an error; nothing else fires.
         assert_eq!(others(&fixed), ["prestop-sleep-only info false"]);
@@ -277,7 +271,7 @@ mod tests {
             json!([{"op": "add", "path": "/spec/template/spec/containers/0/lifecycle/preStop",
                     "value": {"sleep": {"seconds": 8}}}])
         );
-        let fixed = apply(&obj, &f[0]);
+        let fixed = apply_fix(&obj, &f[0]);
         let lifecycle = &fixed["spec"]["template"]["spec"]["containers"][0]["lifecycle"];
         assert_eq!(lifecycle["postStart"], json!({"exec": {"command": ["/warm"]}}));
         assert_eq!(lifecycle["preStop"], json!({"sleep": {"seconds": 8}}));
@@ -305,7 +299,7 @@ mod tests {
             description.contains("to 33 (container \"app\": bridge 5s + drain 0s + 28s to shut down"),
             "{description}"
         );
-        let fixed = apply(&obj, &f[0]);
+        let fixed = apply_fix(&obj, &f[0]);
         assert!(run(&fixed).is_empty());
         assert_eq!(others(&fixed), ["prestop-sleep-only info false"]);
         // An explicit grace period below the bridge gets bridge + prestopMinRemainingSeconds.

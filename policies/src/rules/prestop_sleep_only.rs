@@ -183,17 +183,10 @@ mod tests {
 
     use super::RULE;
     use crate::engine::Batch;
-    use crate::finding::{Finding, Severity};
+    use crate::finding::Severity;
     use crate::policy::Policy;
-    use crate::rules::testing::{check, check_with, one_container};
+    use crate::rules::testing::{apply_fix, check, check_with, one_container};
     use crate::settings::Settings;
-
-    fn apply(obj: &Value, f: &Finding) -> Value {
-        let mut fixed = obj.clone();
-        let fix = f.fix.as_ref().expect("a fix");
-        json_patch::patch(&mut fixed, &fix.operations).expect("fix applies");
-        fixed
-    }
 
     fn exec_sleep(cmd: Value) -> Value {
         one_container(json!({"lifecycle": {"preStop": {"exec": {"command": cmd}}}}))
@@ -212,7 +205,7 @@ mod tests {
             "{}",
             f[0].message
         );
-        let fixed = apply(&obj, &f[0]);
+        let fixed = apply_fix(&obj, &f[0]);
         let spec = &fixed["spec"]["template"]["spec"];
         assert_eq!(spec["terminationGracePeriodSeconds"], 33);
         assert_eq!(spec["containers"][0]["lifecycle"]["preStop"], json!({"sleep": {"seconds": 28}}));
@@ -234,7 +227,7 @@ mod tests {
         assert_eq!(f.len(), 1);
         assert_eq!(f[0].severity, Severity::Error);
         assert!(f[0].message.contains("less than 15s (shutdown budget, annotation"), "{}", f[0].message);
-        let fixed = apply(&obj, &f[0]);
+        let fixed = apply_fix(&obj, &f[0]);
         assert_eq!(fixed["spec"]["template"]["spec"]["terminationGracePeriodSeconds"], 40);
         assert_eq!(f[0].fix.as_ref().map(|x| x.operations.len()), Some(1));
         let other = crate::rules::find("grace-period-too-short").expect("registered");
@@ -268,7 +261,7 @@ mod tests {
         let f = check(&RULE, &obj);
         assert_eq!(f.len(), 1);
         assert_eq!(f[0].severity, Severity::Info);
-        let fixed = apply(&obj, &f[0]);
+        let fixed = apply_fix(&obj, &f[0]);
         assert!(fixed["spec"]["template"]["spec"]["terminationGracePeriodSeconds"].is_null());
         let again = check(&RULE, &fixed);
         assert_eq!(again.len(), 1);

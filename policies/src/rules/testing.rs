@@ -57,3 +57,11 @@ pub(crate) fn one_container(fields: Value) -> Value {
 pub(crate) fn names(findings: &[Finding]) -> Vec<&str> {
     findings.iter().map(|f| f.rule.as_str()).collect()
 }
+
+/// The object with the finding's fix applied (the finding must carry a fix).
+pub(crate) fn apply_fix(obj: &Value, f: &Finding) -> Value {
+    let mut fixed = obj.clone();
+    let fix = f.fix.as_ref().expect("a fix");
+    json_patch::patch(&mut fixed, &fix.operations).expect("fix applies");
+    fixed
+}

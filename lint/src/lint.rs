@@ -4,8 +4,8 @@
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 
+use policies::model::{object_label, object_label_of};
 use policies::{Batch, Finding, Policy, Severity, lint_object, objects_in};
-use serde_json::Value;
 
 use crate::input::Template;
 use crate::input::{Document, InputName, Limits, Location, ParseError, discover, parse_stream_each, read_text};
@@ -38,7 +38,7 @@ pub struct Located {
 impl Located {
     /// `Kind/namespace/name`, with `<unnamed>` for a missing name.
     pub fn object(&self) -> String {
-        object_name(&self.kind, self.namespace.as_deref(), self.name.as_deref())
+        object_label(&self.kind, self.namespace.as_deref(), self.name.as_deref())
     }
 
     /// The file and line to report: the Helm template and the line within its
@@ -71,16 +71,7 @@ pub struct Linted {
 impl Linted {
     /// `Kind/namespace/name`, with `<unnamed>` for a missing name.
     pub fn object(&self) -> String {
-        object_name(&self.kind, self.namespace.as_deref(), self.name.as_deref())
-    }
-}
-
-fn object_name(kind: &str, namespace: Option<&str>, name: Option<&str>) -> String {
-    let kind = if kind.is_empty() { "<no kind>" } else { kind };
-    let name = name.unwrap_or("<unnamed>");
-    match namespace {
-        Some(ns) => format!("{kind}/{ns}/{name}"),
-        None => format!("{kind}/{name}"),
+        object_label(&self.kind, self.namespace.as_deref(), self.name.as_deref())
     }
 }
 
@@ -317,7 +308,7 @@ pub(crate) fn lint_document(
             Ok(Err(e)) => {
                 let pointer = format!("{prefix}{}", e.pointer);
                 let at = doc.locate(&pointer);
-                let what = describe_object(object);
+                let what = object_label_of(object);
                 out.errors.push(InputError {
                     file: file.to_owned(),
                     line: Some(at.line),
@@ -329,18 +320,9 @@ pub(crate) fn lint_document(
                 file: file.to_owned(),
                 line: Some(doc.start.line),
                 column: None,
-                message: format!("{}: internal error in the rule engine (please report)", describe_object(object)),
+                message: format!("{}: internal error in the rule engine (please report)", object_label_of(object)),
             }),
         }
-    }
-}
-
-fn describe_object(object: &Value) -> String {
-    let text = |p: &str| object.pointer(p).and_then(Value::as_str);
-    let kind = text("/kind").unwrap_or("<no kind>");
-    match (text("/metadata/namespace"), text("/metadata/name").unwrap_or("<unnamed>")) {
-        (Some(ns), name) => format!("{kind}/{ns}/{name}"),
-        (None, name) => format!("{kind}/{name}"),
     }
 }
 

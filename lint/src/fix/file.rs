@@ -116,7 +116,7 @@ pub fn fix_text(
             if !object.is_object() {
                 continue;
             }
-            let place = Place { name: describe(object), prefix, object };
+            let place = Place { name: policies::model::object_label_of(object), prefix, object };
             let (from, to) = ranges[doc];
             let ctx = Ctx { file, doc: d, json, batch, policy, only, limits };
             let done =
@@ -227,15 +227,4 @@ pub(super) fn pointer_mut<'v>(value: &'v mut Value, pointer: &str) -> Option<&'v
 pub(super) fn error_at(file: &str, doc: &Document, pointer: &str, message: String) -> InputError {
     let at = doc.locate(pointer);
     InputError { file: file.to_owned(), line: Some(at.line), column: Some(at.column), message }
-}
-
-/// `Kind/namespace/name`, as the lint output names objects.
-fn describe(object: &Value) -> String {
-    let text = |p: &str| object.pointer(p).and_then(Value::as_str);
-    let kind = text("/kind").filter(|k| !k.is_empty()).unwrap_or("<no kind>");
-    let name = text("/metadata/name").unwrap_or("<unnamed>");
-    match text("/metadata/namespace") {
-        Some(ns) => format!("{kind}/{ns}/{name}"),
-        None => format!("{kind}/{name}"),
-    }
 }

@@ -253,13 +253,25 @@ impl Workload {
 
     /// `Kind/namespace/name` for messages.
     pub fn display_name(&self) -> String {
-        let kind = if self.kind.is_empty() { "<no kind>" } else { &self.kind };
-        let name = self.name.as_deref().unwrap_or("<unnamed>");
-        match &self.namespace {
-            Some(ns) => format!("{kind}/{ns}/{name}"),
-            None => format!("{kind}/{name}"),
-        }
+        object_label(&self.kind, self.namespace.as_deref(), self.name.as_deref())
     }
+}
+
+/// `Kind/namespace/name` (or `Kind/name`), the one way every front end names
+/// an object; `<no kind>` and `<unnamed>` stand in for what is missing.
+pub fn object_label(kind: &str, namespace: Option<&str>, name: Option<&str>) -> String {
+    let kind = if kind.is_empty() { "<no kind>" } else { kind };
+    let name = name.unwrap_or("<unnamed>");
+    match namespace {
+        Some(ns) => format!("{kind}/{ns}/{name}"),
+        None => format!("{kind}/{name}"),
+    }
+}
+
+/// [`object_label`] of an object given as JSON.
+pub fn object_label_of(object: &Value) -> String {
+    let text = |p: &str| object.pointer(p).and_then(Value::as_str);
+    object_label(text("/kind").unwrap_or_default(), text("/metadata/namespace"), text("/metadata/name"))
 }
 
 fn string_map(v: Option<&Value>) -> BTreeMap<String, String> {

@@ -158,6 +158,17 @@ impl Outcome {
         }
     }
 
+    /// Appends what a part of the input (a document, a chunk) found; `files`
+    /// stays the caller's count.
+    pub fn absorb(&mut self, mut part: Outcome) {
+        self.findings.append(&mut part.findings);
+        self.errors.append(&mut part.errors);
+        self.warnings.append(&mut part.warnings);
+        self.objects += part.objects;
+        self.linted.append(&mut part.linted);
+        self.suppressed.append(&mut part.suppressed);
+    }
+
     /// Puts every Helm template path under `chart_root` (`--helm-chart-root`).
     pub fn rebase_templates(&mut self, chart_root: &str) {
         let findings = self.findings.iter_mut().map(|f| &mut f.template);
@@ -230,13 +241,8 @@ pub fn lint_parsed(parsed: &[Parsed], policy: &Policy) -> Outcome {
         })
     };
     let mut out = Outcome { files: parsed.len(), ..Outcome::default() };
-    for mut part in parts {
-        out.findings.append(&mut part.findings);
-        out.errors.append(&mut part.errors);
-        out.warnings.append(&mut part.warnings);
-        out.objects += part.objects;
-        out.linted.append(&mut part.linted);
-        out.suppressed.append(&mut part.suppressed);
+    for part in parts {
+        out.absorb(part);
     }
     out
 }

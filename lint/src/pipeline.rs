@@ -109,12 +109,7 @@ pub fn lint_sources(sources: &[(String, String)], policy: &Policy, limits: &Limi
             d.outcome = Outcome::default();
             lint_document(&sources[d.source].0, &d.document, d.template.as_ref(), &batch, policy, &mut d.outcome);
         }
-        out.findings.append(&mut d.outcome.findings);
-        out.errors.append(&mut d.outcome.errors);
-        out.warnings.append(&mut d.outcome.warnings);
-        out.objects += d.outcome.objects;
-        out.linted.append(&mut d.outcome.linted);
-        out.suppressed.append(&mut d.outcome.suppressed);
+        out.absorb(d.outcome);
         if let Some(p) = parsed.get_mut(d.source) {
             p.documents.push(d.document);
             p.templates.push(d.template);

@@ -155,7 +155,7 @@ fn main() {
     for (phase, name) in [
         ("events", "YAML events only (saphyr-parser)"),
         ("parse", "parse: JSON values + positions"),
-        ("rules", "rules + locations (parsed input)"),
+        ("rules", "rules + locations, one thread"),
         ("lint", "lint: parse || rules + locations"),
     ] {
         let out = Command::new(&exe).args(["--phase", phase, &count.to_string()]).output().expect("run phase");

@@ -206,43 +206,19 @@ pub(crate) fn syntax_error(file: &str, parsed: std::thread::Result<Option<ParseE
     }
 }
 
-/// Lints parsed inputs together (Services in any of them inform the rules).
+/// Lints already-parsed inputs together (Services in any of them inform
+/// the rules), on the calling thread. `lint_paths` overlaps this work with
+/// parsing instead (see `pipeline`); this is the engine's cost alone.
 pub fn lint_parsed(parsed: &[Parsed], policy: &Policy) -> Outcome {
     let batch = Batch::from_objects(
         parsed.iter().flat_map(|p| &p.documents).flat_map(|d| objects_in(&d.value)).map(|(_, v)| v),
     );
-    let docs: Vec<(&str, &Document, Option<&Template>)> = parsed
-        .iter()
-        .flat_map(|p| {
-            p.documents
-                .iter()
-                .enumerate()
-                .map(move |(i, d)| (p.file.as_str(), d, p.templates.get(i).and_then(Option::as_ref)))
-        })
-        .collect();
-    // Objects are independent once the batch is known: lint contiguous chunks
-    // on every core and concatenate in input order, so output is deterministic.
-    let threads = std::thread::available_parallelism().map_or(1, usize::from).min(docs.len().div_ceil(64)).max(1);
-    let chunk = docs.len().div_ceil(threads).max(1);
-    let lint_chunk = |part: &[(&str, &Document, Option<&Template>)]| {
-        let mut out = Outcome::default();
-        for (file, doc, template) in part {
-            lint_document(file, doc, *template, &batch, policy, &mut out);
-        }
-        out
-    };
-    let parts: Vec<Outcome> = if threads == 1 {
-        vec![lint_chunk(&docs)]
-    } else {
-        std::thread::scope(|scope| {
-            let handles: Vec<_> = docs.chunks(chunk).map(|part| scope.spawn(move || lint_chunk(part))).collect();
-            // A panicking worker is caught inside lint_document; join only fails if that fails.
-            handles.into_iter().map(|h| h.join().unwrap_or_default()).collect()
-        })
-    };
     let mut out = Outcome { files: parsed.len(), ..Outcome::default() };
-    for part in parts {
-        out.absorb(part);
+    for p in parsed {
+        for (i, doc) in p.documents.iter().enumerate() {
+            let template = p.templates.get(i).and_then(Option::as_ref);
+            lint_document(&p.file, doc, template, &batch, policy, &mut out);
+        }
     }
     out
 }

@@ -77,8 +77,9 @@ pub(super) struct Place<'a> {
     pub(super) name: String,
 }
 
-/// Fixes every pod-bearing object in `text`. A file with a syntax error is
-/// left alone (its error is reported).
+/// Fixes every pod-bearing object in `text`, given its parse
+/// ([`parse_text`]). A file with a syntax error is left alone (its error is
+/// reported).
 ///
 /// Edits work on one document's text at a time (documents do not share
 /// anchors), so a large stream is not re-read whole after every operation;
@@ -86,6 +87,7 @@ pub(super) struct Place<'a> {
 pub fn fix_text(
     file: &str,
     text: &str,
+    parse: (Vec<Document>, Option<InputError>),
     batch: &Batch,
     policy: &Policy,
     only: Option<&[String]>,
@@ -102,7 +104,7 @@ pub fn fix_text(
         skipped: Vec::new(),
         errors: Vec::new(),
     };
-    let (docs, error) = parse_text(file, text, limits);
+    let (docs, error) = parse;
     if let Some(e) = error {
         out.errors.push(e);
         return out;

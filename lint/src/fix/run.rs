@@ -80,11 +80,14 @@ pub fn fix_paths(paths: &[String], policy: &Policy, only: Option<&[String]>, lim
             }),
         }
     }
-    let parsed: Vec<_> =
-        texts.iter().map(|(input, _, text)| parse_text(&input.display_name(), text, limits).0).collect();
-    let batch = Batch::from_objects(parsed.iter().flatten().flat_map(|d| objects_in(&d.value)).map(|(_, v)| v));
-    for (input, bom, text) in texts {
-        let fix = fix_text(&input.display_name(), &text, &batch, policy, only, limits);
+    // Each text is parsed once: all of them first, since Services in any
+    // file inform the rules, then each one is fixed from its parse.
+    let parsed: Vec<_> = texts.iter().map(|(input, _, text)| parse_text(&input.display_name(), text, limits)).collect();
+    let batch = Batch::from_objects(
+        parsed.iter().flat_map(|(docs, _)| docs).flat_map(|d| objects_in(&d.value)).map(|(_, v)| v),
+    );
+    for ((input, bom, text), parse) in texts.into_iter().zip(parsed) {
+        let fix = fix_text(&input.display_name(), &text, parse, &batch, policy, only, limits);
         out.inputs.push(FixedInput { input, bom, fix });
     }
     out

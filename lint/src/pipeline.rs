@@ -105,7 +105,9 @@ pub fn lint_sources(sources: &[(String, String)], policy: &Policy, limits: &Limi
         .map(|(name, _)| Parsed { file: name.clone(), documents: Vec::new(), templates: Vec::new() })
         .collect();
     for mut d in done {
-        if objects_in(&d.document.value).into_iter().any(|(_, o)| batch.differs_for(d.mark, o)) {
+        // Most documents were linted with every Service already seen.
+        let stale = d.mark != batch.mark();
+        if stale && objects_in(&d.document.value).into_iter().any(|(_, o)| batch.differs_for(d.mark, o)) {
             d.outcome = Outcome::default();
             lint_document(&sources[d.source].0, &d.document, d.template.as_ref(), &batch, policy, &mut d.outcome);
         }

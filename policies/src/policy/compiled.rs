@@ -12,7 +12,7 @@ use regex::RegexSet;
 use super::custom::CompiledCustom;
 use super::error::{Invalid, PolicyError};
 use super::exempt::CompiledExemption;
-use super::file::{API_VERSION, KIND, Metadata, PolicyFile, RuleConfig};
+use super::file::{API_VERSION, AdmissionMode, KIND, Metadata, PolicyFile, RuleConfig};
 use crate::finding::Severity;
 use crate::settings::Settings;
 
@@ -24,6 +24,8 @@ pub struct Policy {
     /// Findings at or above this severity deny an object (webhook enforce
     /// mode) and fail `lifeguard lint` by default.
     pub deny_severity: Severity,
+    /// The webhook's mode on its plain `/validate` path.
+    pub mode: AdmissionMode,
     /// Where the policy came from (`pack default`, a file name), for messages.
     pub origin: String,
     pub(crate) metadata: Option<Metadata>,
@@ -54,6 +56,7 @@ pub(crate) fn file_with(settings: Settings) -> PolicyFile {
         metadata: None,
         extends: None,
         deny_severity: None,
+        mode: None,
         parameters: settings,
         rules: BTreeMap::new(),
         exemptions: Vec::new(),
@@ -82,6 +85,7 @@ impl Policy {
         Policy {
             settings,
             deny_severity: Severity::Error,
+            mode: AdmissionMode::default(),
             origin: String::new(),
             metadata: None,
             rules: BTreeMap::new(),
@@ -156,6 +160,7 @@ impl Policy {
         PolicyFile {
             metadata: self.metadata.clone(),
             deny_severity: Some(self.deny_severity),
+            mode: Some(self.mode),
             rules: self.rules.clone(),
             exemptions: self.exemptions.iter().map(|e| e.spec.clone()).collect(),
             custom_rules: self.custom.iter().map(|c| c.spec.clone()).collect(),
@@ -227,6 +232,7 @@ pub(crate) fn compile(file: PolicyFile, more_rules: &[String], origin: &str) -> 
         drain_env: glob_set("/parameters/drainEnvPatterns", &s.drain_env_patterns)?,
         shutdown_env: glob_set("/parameters/shutdownEnvPatterns", &s.shutdown_env_patterns)?,
         deny_severity: file.deny_severity.unwrap_or(Severity::Error),
+        mode: file.mode.unwrap_or_default(),
         origin: origin.to_owned(),
         metadata: file.metadata,
         rules: file.rules,

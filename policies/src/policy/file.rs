@@ -41,6 +41,11 @@ pub struct PolicyFile {
     /// enforce mode and make `lifeguard lint` exit 1 (unless `--fail-on` is given).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub deny_severity: Option<Severity>,
+    /// The admission webhook's mode on its plain `/validate` path (`enforce`
+    /// when unset); `/validate/enforce`, `/validate/warn` and
+    /// `/validate/audit` choose one explicitly. The linter ignores it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mode: Option<AdmissionMode>,
     /// Thresholds and lists the built-in rules read. Several rules share a
     /// parameter (one drain budget serves `grace-period-too-short` and
     /// `prestop-sleep-only`), so parameters are not nested under rules.
@@ -56,6 +61,44 @@ pub struct PolicyFile {
     /// House rules: a JSONPath and a predicate, reported like built-in findings.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub custom_rules: Vec<CustomRule>,
+}
+
+/// What the admission webhook does with an object's findings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum AdmissionMode {
+    /// Deny when a finding is at or above `denySeverity`; warn for the rest.
+    #[default]
+    Enforce,
+    /// Allow; every finding becomes a warning the client prints.
+    Warn,
+    /// Allow; findings go to the audit annotations and the webhook's log only.
+    Audit,
+}
+
+impl AdmissionMode {
+    /// Every mode, in the order of the webhook's paths.
+    pub const ALL: [AdmissionMode; 3] = [AdmissionMode::Enforce, AdmissionMode::Warn, AdmissionMode::Audit];
+
+    /// `enforce`, `warn` or `audit`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AdmissionMode::Enforce => "enforce",
+            AdmissionMode::Warn => "warn",
+            AdmissionMode::Audit => "audit",
+        }
+    }
+
+    /// Parses `enforce`, `warn` or `audit`.
+    pub fn parse(s: &str) -> Option<AdmissionMode> {
+        AdmissionMode::ALL.into_iter().find(|m| m.as_str() == s)
+    }
+}
+
+impl std::fmt::Display for AdmissionMode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
 }
 
 /// Who the policy is for.

@@ -1,0 +1,310 @@
+//! The command line (every flag also an env var `LIFEGUARD_*`) and the plain
+//! [`Config`] it turns into. Tests build a `Config` directly.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::{ArgAction, Parser, ValueEnum};
+use thiserror::Error;
+
+/// What to answer when lifeguard cannot judge a request it should judge
+/// (an object that does not parse as its kind, the engine timing out).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum OnError {
+    /// Allow it, with a warning that says why (fail open).
+    Allow,
+    /// Deny it, saying why. `/mutate` still never denies on its own error.
+    Deny,
+}
+
+/// Log line format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum LogFormat {
+    /// Human-readable lines.
+    Text,
+    /// One JSON object per line, for log pipelines.
+    Json,
+}
+
+/// lifeguard's admission webhook: the probe and lifecycle rules of `lifeguard
+/// lint`, enforced where manifests enter the cluster.
+///
+/// Admission (HTTPS on --listen): POST /validate (the policy's `mode`),
+/// /validate/enforce, /validate/warn, /validate/audit and /mutate, with
+/// admission.k8s.io/v1 AdmissionReview bodies. Health (plain HTTP on
+/// --health-listen): /livez, /readyz, /startupz and /metrics.
+///
+/// On SIGTERM the server drains: /readyz turns 503 at once, admission goes on
+/// for --drain-seconds while endpoints converge, then in-flight requests get
+/// --shutdown-budget-seconds to finish and the process exits 0. Set the pod's
+/// terminationGracePeriodSeconds to at least drain + shutdown budget + a
+/// few seconds.
+#[derive(Debug, Parser)]
+#[command(name = "lifeguard-webhook", version, max_term_width = 100)]
+pub struct Cli {
+    /// PEM certificate chain served on --listen. Reloaded when the file
+    /// changes (a Secret volume's symlink swap included).
+    #[arg(long, env = "LIFEGUARD_TLS_CERT", value_name = "FILE", required_unless_present = "insecure_http")]
+    pub tls_cert: Option<PathBuf>,
+
+    /// PEM private key for --tls-cert (PKCS#8, PKCS#1 or SEC1).
+    #[arg(long, env = "LIFEGUARD_TLS_KEY", value_name = "FILE", required_unless_present = "insecure_http")]
+    pub tls_key: Option<PathBuf>,
+
+    /// Address of the admission server.
+    #[arg(long, env = "LIFEGUARD_LISTEN", value_name = "ADDR", default_value = "0.0.0.0:8443")]
+    pub listen: SocketAddr,
+
+    /// Address of the health and metrics server (plain HTTP: /livez,
+    /// /readyz, /startupz, /metrics).
+    #[arg(long, env = "LIFEGUARD_HEALTH_LISTEN", value_name = "ADDR", default_value = "0.0.0.0:8080")]
+    pub health_listen: SocketAddr,
+
+    /// Policy file or built-in pack (default, strict, gpu-serving), as for
+    /// `lifeguard lint`. A file is reloaded when it changes; a bad edit is
+    /// logged and the previous policy kept.
+    #[arg(long, env = "LIFEGUARD_POLICY", value_name = "FILE|PACK", default_value = "default")]
+    pub policy: String,
+
+    /// PEM CA bundle: require API server client certificates signed by it.
+    #[arg(long, env = "LIFEGUARD_CLIENT_CA", value_name = "FILE")]
+    pub client_ca: Option<PathBuf>,
+
+    /// Seconds to keep admitting after SIGTERM (with /readyz at 503) while
+    /// Service endpoints converge.
+    #[arg(long, env = "LIFEGUARD_DRAIN_SECONDS", value_name = "SECONDS", default_value = "5", value_parser = seconds)]
+    pub drain_seconds: Duration,
+
+    /// Seconds in-flight requests get to finish once the listener closes.
+    #[arg(
+        long,
+        env = "LIFEGUARD_SHUTDOWN_BUDGET_SECONDS",
+        value_name = "SECONDS",
+        default_value = "10",
+        value_parser = seconds
+    )]
+    pub shutdown_budget_seconds: Duration,
+
+    /// What to answer when a request that should be judged cannot be
+    /// (it matches the webhook configuration's failurePolicy in spirit).
+    #[arg(long, env = "LIFEGUARD_ON_ERROR", value_enum, default_value_t = OnError::Allow)]
+    pub on_error: OnError,
+
+    /// Largest request body accepted; larger ones get 413.
+    #[arg(long, env = "LIFEGUARD_MAX_BODY_BYTES", value_name = "BYTES", default_value_t = 8 * 1024 * 1024)]
+    pub max_body_bytes: usize,
+
+    /// Time limit for one request, body included. Keep it below the webhook
+    /// configuration's timeoutSeconds so lifeguard answers before the API
+    /// server gives up.
+    #[arg(
+        long,
+        env = "LIFEGUARD_REQUEST_TIMEOUT_SECONDS",
+        value_name = "SECONDS",
+        default_value = "4",
+        value_parser = seconds
+    )]
+    pub request_timeout_seconds: Duration,
+
+    /// Log line format.
+    #[arg(long, env = "LIFEGUARD_LOG_FORMAT", value_enum, default_value_t = LogFormat::Text)]
+    pub log_format: LogFormat,
+
+    /// On UPDATE, enforce denies only findings the old object did not have
+    /// (same rule, same container); `--ratchet=false` denies them all.
+    #[arg(
+        long,
+        env = "LIFEGUARD_RATCHET",
+        value_name = "BOOL",
+        action = ArgAction::Set,
+        num_args = 0..=1,
+        require_equals = true,
+        default_value_t = true,
+        default_missing_value = "true"
+    )]
+    pub ratchet: bool,
+
+    /// Also judge and mutate objects a controller owns (Pods of a
+    /// ReplicaSet, ReplicaSets of a Deployment, Jobs of a CronJob). Off by
+    /// default: their template was judged where a person wrote it, and a
+    /// deny there stops a rollout half way.
+    #[arg(long, env = "LIFEGUARD_INCLUDE_CONTROLLED")]
+    pub include_controlled: bool,
+
+    /// How often the certificate and policy files are checked for changes.
+    #[arg(
+        long,
+        env = "LIFEGUARD_RELOAD_INTERVAL_SECONDS",
+        value_name = "SECONDS",
+        default_value = "2",
+        value_parser = seconds
+    )]
+    pub reload_interval_seconds: Duration,
+
+    /// How often /readyz's self-test runs a review through the engine; a
+    /// result older than three intervals makes /readyz fail.
+    #[arg(
+        long,
+        env = "LIFEGUARD_SELF_TEST_INTERVAL_SECONDS",
+        value_name = "SECONDS",
+        default_value = "5",
+        value_parser = seconds
+    )]
+    pub self_test_interval_seconds: Duration,
+
+    /// Serve admission over plain HTTP. For local development only: the API
+    /// server calls webhooks over HTTPS.
+    #[arg(long, env = "LIFEGUARD_INSECURE_HTTP", conflicts_with_all = ["tls_cert", "tls_key", "client_ca"])]
+    pub insecure_http: bool,
+}
+
+/// The certificate and key files.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TlsFiles {
+    /// PEM certificate chain.
+    pub cert: PathBuf,
+    /// PEM private key.
+    pub key: PathBuf,
+    /// PEM CA bundle that client certificates must chain to, if any.
+    pub client_ca: Option<PathBuf>,
+}
+
+/// Everything the server needs, parsed once.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// `None`: plain HTTP (`--insecure-http`).
+    pub tls: Option<TlsFiles>,
+    /// Admission server address.
+    pub listen: SocketAddr,
+    /// Health and metrics server address.
+    pub health_listen: SocketAddr,
+    /// Policy file or pack name.
+    pub policy: String,
+    /// Admitting on after SIGTERM.
+    pub drain: Duration,
+    /// For in-flight requests after the listener closes.
+    pub shutdown_budget: Duration,
+    /// Answer when a request cannot be judged.
+    pub on_error: OnError,
+    /// Request body limit.
+    pub max_body_bytes: usize,
+    /// Per-request time limit.
+    pub request_timeout: Duration,
+    /// Log format.
+    pub log_format: LogFormat,
+    /// Ratcheting on UPDATE.
+    pub ratchet: bool,
+    /// Judge controller-owned objects too.
+    pub include_controlled: bool,
+    /// File change polling period.
+    pub reload_interval: Duration,
+    /// Self-test period.
+    pub self_test_interval: Duration,
+}
+
+/// A command line that parses but cannot run.
+#[derive(Debug, Error)]
+pub enum ConfigError {
+    /// `--tls-cert` without `--tls-key` or the reverse (clap covers most cases).
+    #[error("--tls-cert and --tls-key go together (or use --insecure-http for local development)")]
+    TlsPair,
+    /// A limit of zero.
+    #[error("{0} must be greater than zero")]
+    Zero(&'static str),
+}
+
+impl Cli {
+    /// Checks the combination and builds the [`Config`].
+    pub fn into_config(self) -> Result<Config, ConfigError> {
+        let tls = match (self.insecure_http, self.tls_cert, self.tls_key) {
+            (true, _, _) => None,
+            (false, Some(cert), Some(key)) => Some(TlsFiles { cert, key, client_ca: self.client_ca }),
+            _ => return Err(ConfigError::TlsPair),
+        };
+        for (name, zero) in [
+            ("--max-body-bytes", self.max_body_bytes == 0),
+            ("--request-timeout-seconds", self.request_timeout_seconds.is_zero()),
+            ("--reload-interval-seconds", self.reload_interval_seconds.is_zero()),
+            ("--self-test-interval-seconds", self.self_test_interval_seconds.is_zero()),
+        ] {
+            if zero {
+                return Err(ConfigError::Zero(name));
+            }
+        }
+        Ok(Config {
+            tls,
+            listen: self.listen,
+            health_listen: self.health_listen,
+            policy: self.policy,
+            drain: self.drain_seconds,
+            shutdown_budget: self.shutdown_budget_seconds,
+            on_error: self.on_error,
+            max_body_bytes: self.max_body_bytes,
+            request_timeout: self.request_timeout_seconds,
+            log_format: self.log_format,
+            ratchet: self.ratchet,
+            include_controlled: self.include_controlled,
+            reload_interval: self.reload_interval_seconds,
+            self_test_interval: self.self_test_interval_seconds,
+        })
+    }
+}
+
+/// Seconds as a non-negative number (`5`, `0.5`), at most a day.
+fn seconds(text: &str) -> Result<Duration, String> {
+    let value: f64 = text.trim().parse().map_err(|_| format!("expected a number of seconds, got {text:?}"))?;
+    if !value.is_finite() || !(0.0..=86_400.0).contains(&value) {
+        return Err(format!("expected 0 to 86400 seconds, got {text}"));
+    }
+    Ok(Duration::from_secs_f64(value))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(args: &[&str]) -> Result<Config, String> {
+        let cli = Cli::try_parse_from(std::iter::once("lifeguard-webhook").chain(args.iter().copied()))
+            .map_err(|e| e.to_string())?;
+        cli.into_config().map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn defaults_match_the_documented_ones() {
+        let c = parse(&["--tls-cert", "c.pem", "--tls-key", "k.pem"]).expect("config");
+        assert_eq!(c.listen.to_string(), "0.0.0.0:8443");
+        assert_eq!(c.health_listen.to_string(), "0.0.0.0:8080");
+        assert_eq!(c.drain, Duration::from_secs(5));
+        assert_eq!(c.shutdown_budget, Duration::from_secs(10));
+        assert_eq!(c.max_body_bytes, 8 * 1024 * 1024);
+        assert_eq!(c.on_error, OnError::Allow);
+        assert!(c.ratchet);
+        assert!(!c.include_controlled);
+        assert_eq!(c.policy, "default");
+    }
+
+    #[test]
+    fn ratchet_takes_an_explicit_false() {
+        let c = parse(&["--insecure-http", "--ratchet=false"]).expect("config");
+        assert!(!c.ratchet);
+        assert!(c.tls.is_none());
+        assert!(parse(&["--insecure-http", "--ratchet"]).expect("config").ratchet);
+    }
+
+    #[test]
+    fn tls_is_required_unless_insecure() {
+        assert!(parse(&[]).is_err());
+        assert!(parse(&["--tls-cert", "c.pem"]).is_err());
+        assert!(parse(&["--insecure-http", "--tls-cert", "c.pem"]).is_err());
+    }
+
+    #[test]
+    fn seconds_take_fractions_and_refuse_nonsense() {
+        assert_eq!(seconds("0.25"), Ok(Duration::from_millis(250)));
+        assert!(seconds("-1").is_err());
+        assert!(seconds("ten").is_err());
+        assert!(seconds("inf").is_err());
+        assert!(parse(&["--insecure-http", "--request-timeout-seconds", "0"]).is_err());
+    }
+}

@@ -1,0 +1,114 @@
+//! `/mutate`: the JSON Patch of the engine's fixes (the `plan_fixes` that
+//! `lifeguard fix` uses, so the two never disagree) plus an annotation that
+//! lists the rules fixed. Idempotent: a fixed object needs no patch, so
+//! `reinvocationPolicy: IfNeeded` converges.
+
+use kube_core::DynamicObject;
+use kube_core::admission::{AdmissionRequest, AdmissionResponse};
+use policies::fix::AppliedFix;
+use policies::{Batch, Policy, plan_fixes};
+use serde_json::{Value, json};
+
+use super::Endpoint;
+use super::outcome::{Reply, Summary, Verdict, error_reply, reply, skipped};
+use super::request::Parsed;
+use super::text::warning_line;
+use crate::config::OnError;
+
+/// The annotation listing the rules whose fixes lifeguard applied.
+pub const MUTATED_ANNOTATION: &str = "lifeguard.dev/mutated";
+
+/// Plans the fixes for `object` (the request's own JSON).
+pub fn mutate(request: &AdmissionRequest<DynamicObject>, parsed: &Parsed, object: &Value, policy: &Policy) -> Reply {
+    let endpoint = Endpoint::Mutate;
+    let plan = match plan_fixes(object, &Batch::default(), policy, None) {
+        Ok(Some(plan)) => plan,
+        Ok(None) => return skipped(&parsed.head, endpoint, None, "the object carries no pod spec".to_owned()),
+        Err(e) => {
+            let why = format!("the object does not parse as its kind: {}: {}", e.pointer, e.message);
+            return error_reply(&parsed.head, endpoint, None, OnError::Allow, &why);
+        }
+    };
+    let mut response = AdmissionResponse::from(request);
+    if plan.operations.is_empty() {
+        return reply(response, Summary::new(&parsed.head, endpoint, None, Verdict::Allowed));
+    }
+    let mut operations = plan.operations;
+    operations.push(annotation_operation(object, &plan.applied));
+    // kube-core speaks json-patch 4 and the engine json-patch 5: the wire
+    // format is the same RFC 6902, so convert through serde.
+    let converted = serde_json::to_value(&operations)
+        .and_then(serde_json::from_value::<json_patch_v4::Patch>)
+        .map_err(|e| e.to_string())
+        .and_then(|patch| response.clone().with_patch(patch).map_err(|e| e.to_string()));
+    response = match converted {
+        Ok(patched) => patched,
+        Err(why) => return error_reply(&parsed.head, endpoint, None, OnError::Allow, &format!("patch: {why}")),
+    };
+    response.warnings = Some(
+        plan.applied
+            .iter()
+            .map(|a| warning_line(&format!("{} (fixed by lifeguard): {}", a.rule, a.description)))
+            .collect(),
+    );
+    let rules: Vec<String> = plan.applied.iter().map(|a| a.rule.clone()).collect();
+    response.audit_annotations.insert("fixed".to_owned(), rules.join(","));
+    let mut summary = Summary::new(&parsed.head, endpoint, None, Verdict::Patched);
+    summary.rules = rules;
+    reply(response, summary)
+}
+
+/// Adds the fixed rules to `lifeguard.dev/mutated` (keeping rules an earlier
+/// call listed), creating `metadata.annotations` when the object has none.
+fn annotation_operation(object: &Value, applied: &[AppliedFix]) -> json_patch::PatchOperation {
+    let existing = object.pointer("/metadata/annotations");
+    let mut rules: Vec<String> = existing
+        .and_then(|a| a.get(MUTATED_ANNOTATION))
+        .and_then(Value::as_str)
+        .map(|v| v.split(',').map(str::trim).filter(|r| !r.is_empty()).map(str::to_owned).collect())
+        .unwrap_or_default();
+    for fix in applied {
+        if !rules.contains(&fix.rule) {
+            rules.push(fix.rule.clone());
+        }
+    }
+    let value = Value::String(rules.join(","));
+    let (path, value) =
+        match (existing.is_some_and(Value::is_object), object.get("metadata").is_some_and(Value::is_object)) {
+            (true, _) => {
+                (format!("/metadata/annotations/{}", MUTATED_ANNOTATION.replace('~', "~0").replace('/', "~1")), value)
+            }
+            (false, true) => ("/metadata/annotations".to_owned(), json!({ MUTATED_ANNOTATION: value })),
+            (false, false) => ("/metadata".to_owned(), json!({"annotations": { MUTATED_ANNOTATION: value }})),
+        };
+    let path = json_patch::jsonptr::PointerBuf::parse(&path).unwrap_or_default();
+    json_patch::PatchOperation::Add(json_patch::AddOperation { path, value })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn applied(rule: &str) -> AppliedFix {
+        AppliedFix { rule: rule.into(), container: None, description: String::new(), pointer: String::new() }
+    }
+
+    fn apply(object: &Value, rules: &[&str]) -> Value {
+        let op = annotation_operation(object, &rules.iter().map(|r| applied(r)).collect::<Vec<_>>());
+        let mut out = object.clone();
+        json_patch::patch(&mut out, &[op]).expect("applies");
+        out
+    }
+
+    #[test]
+    fn the_annotation_is_created_or_extended() {
+        let bare = apply(&json!({"metadata": {"name": "x"}}), &["a"]);
+        assert_eq!(bare.pointer("/metadata/annotations/lifeguard.dev~1mutated"), Some(&json!("a")));
+        let no_meta = apply(&json!({"kind": "Pod"}), &["a"]);
+        assert_eq!(no_meta.pointer("/metadata/annotations/lifeguard.dev~1mutated"), Some(&json!("a")));
+        let earlier = json!({"metadata": {"annotations": {"lifeguard.dev/mutated": "a", "keep": "me"}}});
+        let both = apply(&earlier, &["b", "a"]);
+        assert_eq!(both.pointer("/metadata/annotations/lifeguard.dev~1mutated"), Some(&json!("a,b")));
+        assert_eq!(both.pointer("/metadata/annotations/keep"), Some(&json!("me")));
+    }
+}

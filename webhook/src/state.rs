@@ -1,0 +1,57 @@
+//! What every request and background task shares.
+
+use std::sync::Arc;
+
+use arc_swap::ArcSwapOption;
+use policies::Policy;
+
+use crate::config::Config;
+use crate::health::Health;
+use crate::metrics::Metrics;
+use crate::review::Options;
+use crate::tls::Resolver;
+
+/// The server's shared state.
+pub struct State {
+    /// The configuration it started with.
+    pub config: Config,
+    /// How requests are judged beyond the policy.
+    pub options: Options,
+    /// The policy in force (`None` until the first successful load).
+    pub policy: ArcSwapOption<Policy>,
+    /// The serving certificate.
+    pub resolver: Arc<Resolver>,
+    /// Probe state.
+    pub health: Health,
+    /// Prometheus metrics.
+    pub metrics: Metrics,
+}
+
+/// [`State`] behind an `Arc`, as handlers and tasks hold it.
+pub type Shared = Arc<State>;
+
+impl State {
+    /// Fresh state: nothing loaded yet, not draining.
+    pub fn new(config: Config) -> Shared {
+        let options = Options {
+            ratchet: config.ratchet,
+            include_controlled: config.include_controlled,
+            on_error: config.on_error,
+        };
+        let health = Health::new(config.self_test_interval * 3, config.tls.is_some());
+        Arc::new(State {
+            config,
+            options,
+            policy: ArcSwapOption::empty(),
+            resolver: Arc::new(Resolver::default()),
+            health,
+            metrics: Metrics::new(),
+        })
+    }
+
+    /// Stores a policy (startup, reload, or a test).
+    pub fn set_policy(&self, policy: Policy) {
+        self.policy.store(Some(Arc::new(policy)));
+        self.health.policy_loaded(Ok(()));
+    }
+}

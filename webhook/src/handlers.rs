@@ -68,7 +68,7 @@ async fn admit(state: Shared, endpoint: Endpoint, request: Request) -> Response 
             let seconds = started.elapsed().as_secs_f64();
             log_review(&summary, seconds);
             state.metrics.reviewed(&summary, seconds);
-            match serde_json::to_vec(&review) {
+            match review::wire_json(&review) {
                 Ok(json) => ([(header::CONTENT_TYPE, "application/json")], json).into_response(),
                 Err(e) => refuse(&state, endpoint, Invalid { status: 500, message: format!("encoding: {e}") }, started),
             }

@@ -14,7 +14,7 @@ mod mutate;
 use policies::Policy;
 use policies::policy::AdmissionMode;
 
-pub use outcome::{Reply, Summary, Verdict, error_reply};
+pub use outcome::{Reply, Summary, Verdict, error_reply, wire_json};
 pub use request::{Invalid, Parsed, RequestHead, parse};
 pub use text::{MAX_WARNING_CHARS, warning_line};
 

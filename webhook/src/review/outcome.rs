@@ -24,6 +24,22 @@ pub enum Reply {
     Invalid(Invalid),
 }
 
+/// The review as the API server reads it. `AdmissionResponse.patch` is a
+/// `Vec<u8>` that serde writes as an array of numbers (kube-rs issue
+/// 1781), while the API is a Go `[]byte`, which JSON carries as standard
+/// base64: the patch is re-encoded here, at the edge.
+pub fn wire_json(review: &AdmissionReview<DynamicObject>) -> Result<Vec<u8>, serde_json::Error> {
+    use base64::Engine;
+    let mut value = serde_json::to_value(review)?;
+    if let Some(patch) = value.pointer_mut("/response/patch")
+        && let Some(bytes) =
+            patch.as_array().map(|a| a.iter().filter_map(|b| b.as_u64()).map(|b| b as u8).collect::<Vec<u8>>())
+    {
+        *patch = serde_json::Value::String(base64::engine::general_purpose::STANDARD.encode(bytes));
+    }
+    serde_json::to_vec(&value)
+}
+
 /// What a review decided.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Verdict {

@@ -1,0 +1,366 @@
+//! The admission API as the API server uses it: the real binary over real
+//! TLS (HTTP/2 and HTTP/1.1), every pod-bearing kind in every mode, patches
+//! that apply and converge, ratcheting, controller-owned objects,
+//! subresources, DELETE and CONNECT, exemptions and the policy's own mode.
+
+mod common;
+
+use common::{Server, Start, apply, clean_container, deployment, patch_of, post, review, shared_endpoint_container};
+use serde_json::{Value, json};
+
+/// One pod spec placed in every pod-bearing kind the engine knows.
+fn every_kind(spec: &Value) -> Vec<Value> {
+    let meta = |kind: &str| json!({"name": format!("{}-x", kind.to_lowercase()), "namespace": "shop"});
+    let template = json!({"metadata": {"labels": {"app": "x"}}, "spec": spec});
+    let with_template = |api: &str, kind: &str| {
+        json!({"apiVersion": api, "kind": kind, "metadata": meta(kind),
+               "spec": {"selector": {"matchLabels": {"app": "x"}}, "template": template}})
+    };
+    vec![
+        json!({"apiVersion": "v1", "kind": "Pod", "metadata": meta("Pod"), "spec": spec}),
+        with_template("apps/v1", "Deployment"),
+        with_template("apps/v1", "StatefulSet"),
+        with_template("apps/v1", "DaemonSet"),
+        with_template("apps/v1", "ReplicaSet"),
+        json!({"apiVersion": "v1", "kind": "ReplicationController", "metadata": meta("ReplicationController"),
+               "spec": {"selector": {"app": "x"}, "template": template}}),
+        json!({"apiVersion": "batch/v1", "kind": "Job", "metadata": meta("Job"), "spec": {"template": template}}),
+        json!({"apiVersion": "batch/v1", "kind": "CronJob", "metadata": meta("CronJob"),
+               "spec": {"schedule": "* * * * *", "jobTemplate": {"spec": {"template": template}}}}),
+        json!({"apiVersion": "v1", "kind": "PodTemplate", "metadata": meta("PodTemplate"), "template": template}),
+        with_template("argoproj.io/v1alpha1", "Rollout"),
+    ]
+}
+
+fn response(review: &Value) -> &Value {
+    &review["response"]
+}
+
+fn warnings(review: &Value) -> Vec<String> {
+    response(review)["warnings"]
+        .as_array()
+        .map(|w| w.iter().filter_map(Value::as_str).map(str::to_owned).collect())
+        .unwrap_or_default()
+}
+
+fn audit_rules(review: &Value) -> Vec<String> {
+    let text = response(review)["auditAnnotations"]["findings"].as_str().unwrap_or("[]");
+    let findings: Vec<Value> = serde_json::from_str(text).expect("findings annotation is JSON");
+    findings.iter().map(|f| f["rule"].as_str().unwrap_or_default().to_owned()).collect()
+}
+
+/// A liveness probe that restarts after one failure: a warning with a fix.
+fn aggressive_container() -> Value {
+    let mut c = clean_container("app");
+    c["livenessProbe"]["failureThreshold"] = json!(1);
+    c
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn every_kind_in_every_mode_over_h2_and_http1() {
+    let server = Server::start(Start::default());
+    let spec = json!({"containers": [shared_endpoint_container("orders")]});
+    for (i, object) in every_kind(&spec).iter().enumerate() {
+        let client = server.client(i % 2 == 0);
+        let kind = object["kind"].as_str().unwrap_or_default();
+        let uid = format!("uid-{kind}");
+        let body = review(&uid, "CREATE", Some(object), None);
+
+        for path in ["/validate/enforce", "/validate"] {
+            let (status, out) = post(&client, &server.url(path), &body).await;
+            assert_eq!(status, 200, "{kind} {path}: {out}");
+            assert_eq!(out["apiVersion"], "admission.k8s.io/v1");
+            assert_eq!(out["kind"], "AdmissionReview");
+            let r = response(&out);
+            assert_eq!(r["uid"], uid.as_str(), "the uid is echoed");
+            assert_eq!(r["allowed"], false, "{kind} {path} is denied: {out}");
+            assert_eq!(r["status"]["code"], 403);
+            let message = r["status"]["message"].as_str().unwrap_or_default();
+            assert!(message.starts_with(&format!("lifeguard denied {kind}/shop/")), "{message}");
+            let lines: Vec<&str> = message.lines().skip(1).collect();
+            assert_eq!(lines.len(), 2, "one line per finding: {message}");
+            assert!(lines[0].starts_with("- probe-endpoint-reused container \"orders\" at /"), "{message}");
+            assert!(lines[1].contains("liveness-checks-dependency") && lines[1].contains("help: "), "{message}");
+        }
+
+        let (_, out) = post(&client, &server.url("/validate/warn"), &body).await;
+        assert_eq!(response(&out)["allowed"], true, "{kind} warn allows");
+        let w = warnings(&out);
+        assert_eq!(w.len(), 2, "{w:?}");
+        assert!(w[0].starts_with("probe-endpoint-reused: container \"orders\": "), "{w:?}");
+        assert!(w.iter().all(|l| l.chars().count() <= 120 && !l.contains('\n')), "{w:?}");
+
+        let (_, out) = post(&client, &server.url("/validate/audit"), &body).await;
+        assert_eq!(response(&out)["allowed"], true);
+        assert!(response(&out).get("warnings").is_none(), "audit does not warn: {out}");
+        assert_eq!(audit_rules(&out), ["probe-endpoint-reused", "liveness-checks-dependency"]);
+        assert_eq!(response(&out)["auditAnnotations"]["would-deny"], "true");
+
+        // Nothing here has a safe fix (a second endpoint must exist in the app).
+        let (_, out) = post(&client, &server.url("/mutate"), &body).await;
+        assert_eq!(response(&out)["allowed"], true);
+        assert!(patch_of(&out).is_none(), "{kind}: no fix, no patch: {out}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn mutate_patches_every_kind_and_converges() {
+    let server = Server::start(Start::default());
+    let client = server.client(true);
+    let spec = json!({"containers": [aggressive_container()]});
+    for object in every_kind(&spec) {
+        let kind = object["kind"].as_str().unwrap_or_default().to_owned();
+        let (_, out) = post(&client, &server.url("/mutate"), &review("m1", "CREATE", Some(&object), None)).await;
+        assert_eq!(response(&out)["allowed"], true);
+        assert!(patch_of(&out).is_some(), "{kind}: {out}");
+        let fixed = apply(&object, &out);
+        assert_eq!(
+            fixed.pointer("/metadata/annotations/lifeguard.dev~1mutated"),
+            Some(&json!("liveness-too-aggressive"))
+        );
+        assert!(warnings(&out)[0].starts_with("liveness-too-aggressive (fixed by lifeguard): "), "{out}");
+        // The fixed object passes enforce and needs no second patch.
+        let again = review("m2", "CREATE", Some(&fixed), None);
+        let (_, second) = post(&client, &server.url("/mutate"), &again).await;
+        assert!(patch_of(&second).is_none(), "{kind}: converges: {second}");
+        let (_, judged) = post(&client, &server.url("/validate/warn"), &again).await;
+        assert!(warnings(&judged).is_empty(), "{kind}: {judged}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_clean_object_is_allowed_without_warnings_or_patch() {
+    let server = Server::start(Start::default());
+    let client = server.client(false);
+    let object = deployment("web", json!([clean_container("web")]));
+    let body = review("clean", "CREATE", Some(&object), None);
+    for path in ["/validate/enforce", "/validate/warn", "/validate/audit", "/mutate"] {
+        let (status, out) = post(&client, &server.url(path), &body).await;
+        assert_eq!(status, 200);
+        assert_eq!(response(&out)["allowed"], true, "{path}: {out}");
+        assert!(response(&out).get("warnings").is_none(), "{path}: {out}");
+        assert!(patch_of(&out).is_none(), "{path}: {out}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_worked_gpu_example_gets_failure_threshold_48() {
+    let policy = "apiVersion: lifeguard.dev/v1alpha1\nkind: Policy\nparameters:\n  gpuBootSeconds: 300\n";
+    let server = Server::start(Start { policy: Some(policy.to_owned()), ..Start::default() });
+    let mut object = deployment(
+        "vllm",
+        json!([{
+            "name": "vllm", "image": "vllm/vllm-openai:v0.6.3",
+            "ports": [{"name": "http", "containerPort": 8000}],
+            "env": [{"name": "VLLM_SHUTDOWN_TIMEOUT_SECONDS", "value": "20"}],
+            "resources": {"limits": {"nvidia.com/gpu": "1"}},
+            "livenessProbe": {"httpGet": {"path": "/health", "port": "http"}, "initialDelaySeconds": 240, "periodSeconds": 10},
+            "readinessProbe": {"tcpSocket": {"port": "http"}},
+            "lifecycle": {"preStop": {"exec": {"command": ["sh", "-c", "sleep 25"]}}}
+        }]),
+    );
+    object["metadata"]["annotations"] = json!({"lifeguard.dev/cold-start-seconds": "430"});
+    object["spec"]["template"]["spec"]["terminationGracePeriodSeconds"] = json!(30);
+    let client = server.client(true);
+    let (_, out) = post(&client, &server.url("/mutate"), &review("gpu", "CREATE", Some(&object), None)).await;
+    let fixed = apply(&object, &out);
+    let spec = &fixed["spec"]["template"]["spec"];
+    assert_eq!(spec["containers"][0]["startupProbe"]["failureThreshold"], 48, "{fixed:#}");
+    assert_eq!(spec["containers"][0]["startupProbe"]["periodSeconds"], 10);
+    assert_eq!(spec["terminationGracePeriodSeconds"], 45);
+    let (_, again) = post(&client, &server.url("/mutate"), &review("gpu2", "CREATE", Some(&fixed), None)).await;
+    assert!(patch_of(&again).is_none(), "converges: {again}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn updates_ratchet_unless_told_not_to() {
+    let server = Server::start(Start::default());
+    let client = server.client(true);
+    let old = deployment("orders", json!([shared_endpoint_container("orders")]));
+    let mut same = old.clone();
+    same["spec"]["replicas"] = json!(5);
+    let (_, out) =
+        post(&client, &server.url("/validate/enforce"), &review("r1", "UPDATE", Some(&same), Some(&old))).await;
+    assert_eq!(response(&out)["allowed"], true, "findings the old object had do not deny: {out}");
+    let w = warnings(&out);
+    assert!(w.iter().all(|l| l.contains("(already there before this update)")), "{w:?}");
+
+    // A new container brings a new finding: only that one denies.
+    let mut worse = same.clone();
+    worse["spec"]["template"]["spec"]["containers"]
+        .as_array_mut()
+        .expect("containers")
+        .push(shared_endpoint_container("payments"));
+    let (_, out) =
+        post(&client, &server.url("/validate/enforce"), &review("r2", "UPDATE", Some(&worse), Some(&old))).await;
+    assert_eq!(response(&out)["allowed"], false);
+    let message = response(&out)["status"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("\"payments\"") && !message.contains("\"orders\""), "{message}");
+    assert_eq!(warnings(&out).len(), 2, "the old findings are warnings: {out}");
+
+    // A CREATE never ratchets.
+    let (_, out) = post(&client, &server.url("/validate/enforce"), &review("r3", "CREATE", Some(&same), None)).await;
+    assert_eq!(response(&out)["allowed"], false);
+
+    let strict = Server::start(Start::args(&["--ratchet=false"]));
+    let (_, out) =
+        post(&strict.client(true), &strict.url("/validate/enforce"), &review("r4", "UPDATE", Some(&same), Some(&old)))
+            .await;
+    assert_eq!(response(&out)["allowed"], false, "--ratchet=false denies them all: {out}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn controller_owned_objects_pass_untouched_unless_included() {
+    let mut pod = json!({"apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": "orders-5d8f-x", "namespace": "shop", "ownerReferences": [
+            {"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "orders-5d8f", "uid": "1", "controller": true}]},
+        "spec": {"containers": [shared_endpoint_container("orders")]}});
+    let body = review("o1", "CREATE", Some(&pod), None);
+    let server = Server::start(Start::default());
+    for path in ["/validate/enforce", "/mutate"] {
+        let (_, out) = post(&server.client(true), &server.url(path), &body).await;
+        assert_eq!(response(&out)["allowed"], true, "{path}: {out}");
+        assert!(response(&out).get("warnings").is_none() && patch_of(&out).is_none(), "{path}: {out}");
+    }
+    let included = Server::start(Start::args(&["--include-controlled"]));
+    let (_, out) = post(&included.client(true), &included.url("/validate/enforce"), &body).await;
+    assert_eq!(response(&out)["allowed"], false, "{out}");
+    // An ownerReference that is not a controller does not exempt.
+    pod["metadata"]["ownerReferences"][0]["controller"] = json!(false);
+    let (_, out) =
+        post(&server.client(true), &server.url("/validate/enforce"), &review("o2", "CREATE", Some(&pod), None)).await;
+    assert_eq!(response(&out)["allowed"], false, "{out}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn subresources_deletes_connects_and_other_kinds_are_allowed_untouched() {
+    let server = Server::start(Start::default());
+    let client = server.client(false);
+    let bad = deployment("orders", json!([shared_endpoint_container("orders")]));
+    let mut scale = review(
+        "s1",
+        "UPDATE",
+        Some(&json!({"apiVersion": "autoscaling/v1", "kind": "Scale",
+        "metadata": {"name": "orders", "namespace": "shop"}, "spec": {"replicas": 3}})),
+        None,
+    );
+    scale["request"]["subResource"] = json!("scale");
+    let mut status = review("s2", "UPDATE", Some(&bad), Some(&bad));
+    status["request"]["subResource"] = json!("status");
+    let delete = review("s3", "DELETE", None, Some(&bad));
+    let mut connect = review(
+        "s4",
+        "CONNECT",
+        Some(&json!({"kind": "PodExecOptions", "apiVersion": "v1",
+        "command": ["sh"], "container": "orders", "stdin": true})),
+        None,
+    );
+    connect["request"]["subResource"] = json!("exec");
+    let mut deleting = bad.clone();
+    deleting["metadata"]["deletionTimestamp"] = json!("2026-12-01T10:00:00Z");
+    deleting["metadata"]["finalizers"] = json!([]);
+    let finalizing = review("s5", "UPDATE", Some(&deleting), Some(&bad));
+    let service = review(
+        "s6",
+        "CREATE",
+        Some(&json!({"apiVersion": "v1", "kind": "Service",
+        "metadata": {"name": "orders", "namespace": "shop"}, "spec": {"selector": {"app": "orders"}, "ports": [{"port": 80}]}})),
+        None,
+    );
+    let config_map = review(
+        "s7",
+        "CREATE",
+        Some(&json!({"apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": "c", "namespace": "shop"}, "data": {"a": "b"}})),
+        None,
+    );
+    for body in [scale, status, delete, connect, finalizing, service, config_map] {
+        let uid = body["request"]["uid"].clone();
+        for path in ["/validate/enforce", "/mutate"] {
+            let (code, out) = post(&client, &server.url(path), &body).await;
+            assert_eq!(code, 200);
+            let r = response(&out);
+            assert_eq!((&r["uid"], &r["allowed"]), (&uid, &json!(true)), "{path}: {out}");
+            assert!(r.get("warnings").is_none() && patch_of(&out).is_none(), "{path}: {out}");
+        }
+    }
+    let skipped =
+        server.metric(r#"lifeguard_webhook_requests_total{endpoint="validate",mode="enforce",verdict="skipped"}"#);
+    assert_eq!(skipped, 7.0);
+}
+
+const EXEMPTING_POLICY: &str = r#"apiVersion: lifeguard.dev/v1alpha1
+kind: Policy
+mode: warn
+exemptions:
+- reason: legacy payments stack, replaced in Q3
+  namespaces: [legacy]
+"#;
+
+#[tokio::test(flavor = "multi_thread")]
+async fn exemptions_ignore_annotations_and_the_policys_mode_apply_as_in_lint() {
+    let server = Server::start(Start { policy: Some(EXEMPTING_POLICY.to_owned()), ..Start::default() });
+    let client = server.client(true);
+    let mut legacy = deployment("orders", json!([shared_endpoint_container("orders")]));
+    legacy["metadata"]["namespace"] = json!("legacy");
+    let (_, out) = post(&client, &server.url("/validate/enforce"), &review("e1", "CREATE", Some(&legacy), None)).await;
+    assert_eq!(response(&out)["allowed"], true, "exempted: {out}");
+    assert!(response(&out).get("warnings").is_none(), "{out}");
+    assert_eq!(response(&out)["auditAnnotations"]["suppressed"], "2");
+
+    let mut ignored = deployment("orders", json!([shared_endpoint_container("orders")]));
+    ignored["metadata"]["annotations"] = json!({"lifeguard.dev/ignore": "probe-endpoint-reused,liveness-checks-dependency",
+        "lifeguard.dev/ignore-reason": "vendor image with one health endpoint"});
+    let (_, out) = post(&client, &server.url("/validate/enforce"), &review("e2", "CREATE", Some(&ignored), None)).await;
+    assert_eq!(response(&out)["allowed"], true, "ignored with a reason: {out}");
+
+    let mut unexplained = ignored.clone();
+    unexplained["metadata"]["annotations"].as_object_mut().expect("annotations").remove("lifeguard.dev/ignore-reason");
+    let (_, out) =
+        post(&client, &server.url("/validate/enforce"), &review("e3", "CREATE", Some(&unexplained), None)).await;
+    assert_eq!(response(&out)["allowed"], false, "an ignore without a reason does not apply: {out}");
+    assert!(warnings(&out).iter().any(|w| w.starts_with("ignore-annotation-invalid: ")), "{out}");
+
+    // The policy's `mode: warn` is what plain /validate does.
+    let plain = deployment("orders", json!([shared_endpoint_container("orders")]));
+    let (_, out) = post(&client, &server.url("/validate"), &review("e4", "CREATE", Some(&plain), None)).await;
+    assert_eq!(response(&out)["allowed"], true, "{out}");
+    assert_eq!(warnings(&out).len(), 2, "{out}");
+    assert_eq!(response(&out)["auditAnnotations"]["mode"], "warn");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn dry_run_requests_get_the_same_answer() {
+    let server = Server::start(Start::default());
+    let client = server.client(true);
+    let object = deployment("web", json!([aggressive_container()]));
+    let wet = review("d1", "CREATE", Some(&object), None);
+    let mut dry = wet.clone();
+    dry["request"]["dryRun"] = json!(true);
+    for path in ["/validate/warn", "/mutate"] {
+        let (_, a) = post(&client, &server.url(path), &wet).await;
+        let (_, b) = post(&client, &server.url(path), &dry).await;
+        assert_eq!(a, b, "{path}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn client_certificates_are_required_with_client_ca() {
+    let client_ca = common::Ca::new("api server client CA");
+    let (client_cert, client_key) = client_ca.issue("kube-apiserver");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let ca_path = dir.path().join("client-ca.pem");
+    std::fs::write(&ca_path, &client_ca.pem).expect("write");
+    let server = Server::start(Start::args(&["--client-ca", ca_path.to_str().expect("utf-8")]));
+    let body = review("c1", "CREATE", Some(&deployment("web", json!([clean_container("web")]))), None);
+    let anonymous = server.client(true);
+    let refused = anonymous.post(server.url("/validate")).body(body.to_string()).send().await;
+    assert!(refused.is_err(), "no client certificate, no admission");
+    let stranger = common::Ca::new("someone else");
+    let (bad_cert, bad_key) = stranger.issue("intruder");
+    let wrong = common::client_trusting(&server.ca.pem, true, Some((&bad_cert, &bad_key)));
+    assert!(wrong.post(server.url("/validate")).body(body.to_string()).send().await.is_err());
+    let trusted = common::client_trusting(&server.ca.pem, true, Some((&client_cert, &client_key)));
+    let (status, out) = post(&trusted, &server.url("/validate"), &body).await;
+    assert_eq!((status, &response(&out)["allowed"]), (200, &json!(true)), "{out}");
+}

@@ -1,0 +1,423 @@
+//! What the end-to-end tests share: certificates generated in the test
+//! (`rcgen`), the real `lifeguard-webhook` binary started on 127.0.0.1 with
+//! port 0 (its addresses read from its JSON log), HTTPS clients that trust
+//! the test CA, and AdmissionReview bodies as the API server sends them.
+#![allow(dead_code)]
+
+use std::io::{BufRead, BufReader};
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use rcgen::{BasicConstraints, CertificateParams, CertifiedIssuer, DnType, IsCa, KeyPair};
+use serde_json::{Value, json};
+
+/// A test CA and the serving pairs it issues.
+pub struct Ca {
+    issuer: CertifiedIssuer<'static, KeyPair>,
+    /// The CA certificate (PEM), what clients trust.
+    pub pem: String,
+}
+
+impl Ca {
+    /// A fresh CA.
+    pub fn new(name: &str) -> Ca {
+        let mut params = CertificateParams::new(Vec::<String>::new()).expect("params");
+        params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+        params.distinguished_name.push(DnType::CommonName, name);
+        let issuer = CertifiedIssuer::self_signed(params, KeyPair::generate().expect("key")).expect("CA");
+        let pem = issuer.pem();
+        Ca { issuer, pem }
+    }
+
+    /// A serving pair for 127.0.0.1 and localhost: (certificate PEM, key PEM).
+    pub fn issue(&self, common_name: &str) -> (String, String) {
+        let mut params = CertificateParams::new(vec!["localhost".to_owned(), "127.0.0.1".to_owned()]).expect("params");
+        params.distinguished_name.push(DnType::CommonName, common_name);
+        let key = KeyPair::generate().expect("key");
+        let cert = params.signed_by(&key, &self.issuer).expect("sign");
+        (cert.pem(), key.serialize_pem())
+    }
+}
+
+/// A running `lifeguard-webhook`.
+pub struct Server {
+    child: Option<Child>,
+    /// Admission address (HTTPS unless started insecure).
+    pub admission: SocketAddr,
+    /// Health address (plain HTTP).
+    pub health: SocketAddr,
+    logs: Arc<Mutex<Vec<Value>>>,
+    /// The directory holding its certificate, key and policy.
+    pub dir: tempfile::TempDir,
+    /// The CA its certificate chains to.
+    pub ca: Ca,
+}
+
+/// How to start a server.
+pub struct Start {
+    /// Extra flags.
+    pub args: Vec<String>,
+    /// A policy file's text (written as `policy.yaml` and passed as `--policy`).
+    pub policy: Option<String>,
+    /// Certificates as a cert-manager Secret volume: files behind a `..data` symlink.
+    pub secret_volume: bool,
+    /// Plain HTTP.
+    pub insecure: bool,
+    /// Wait for /readyz before returning.
+    pub wait_ready: bool,
+}
+
+impl Default for Start {
+    fn default() -> Self {
+        Start { args: Vec::new(), policy: None, secret_volume: false, insecure: false, wait_ready: true }
+    }
+}
+
+impl Start {
+    /// With these flags.
+    pub fn args(args: &[&str]) -> Start {
+        Start { args: args.iter().map(|a| (*a).to_owned()).collect(), ..Start::default() }
+    }
+}
+
+/// Writes a pair into `dir` the way a Secret volume holds it: the data in a
+/// timestamped directory, `..data` a symlink to it, and `tls.crt` /
+/// `tls.key` symlinks through `..data`. Rotation swaps `..data` atomically.
+pub fn write_secret_volume(dir: &Path, generation: u32, cert: &str, key: &str) {
+    let data = dir.join(format!("..2026_12_01_{generation:04}"));
+    std::fs::create_dir_all(&data).expect("mkdir");
+    std::fs::write(data.join("tls.crt"), cert).expect("write cert");
+    std::fs::write(data.join("tls.key"), key).expect("write key");
+    let tmp = dir.join("..data_tmp");
+    let _ = std::fs::remove_file(&tmp);
+    std::os::unix::fs::symlink(data.file_name().expect("name"), &tmp).expect("symlink");
+    std::fs::rename(&tmp, dir.join("..data")).expect("swap ..data");
+    for name in ["tls.crt", "tls.key"] {
+        let link = dir.join(name);
+        if std::fs::symlink_metadata(&link).is_err() {
+            std::os::unix::fs::symlink(format!("..data/{name}"), &link).expect("symlink");
+        }
+    }
+}
+
+impl Server {
+    /// Starts the binary with `start`, fails the test if it does not come up.
+    pub fn start(start: Start) -> Server {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let ca = Ca::new("lifeguard test CA");
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_lifeguard-webhook"));
+        cmd.args(["--listen", "127.0.0.1:0", "--health-listen", "127.0.0.1:0", "--log-format", "json"]);
+        cmd.args(["--drain-seconds", "1", "--shutdown-budget-seconds", "3", "--reload-interval-seconds", "0.2"]);
+        if start.insecure {
+            cmd.arg("--insecure-http");
+        } else {
+            let (cert, key) = ca.issue("lifeguard-webhook generation 1");
+            let (cert_path, key_path) = if start.secret_volume {
+                write_secret_volume(dir.path(), 1, &cert, &key);
+                (dir.path().join("tls.crt"), dir.path().join("tls.key"))
+            } else {
+                std::fs::write(dir.path().join("tls.crt"), cert).expect("write");
+                std::fs::write(dir.path().join("tls.key"), key).expect("write");
+                (dir.path().join("tls.crt"), dir.path().join("tls.key"))
+            };
+            cmd.arg("--tls-cert").arg(cert_path).arg("--tls-key").arg(key_path);
+        }
+        if let Some(policy) = &start.policy {
+            let path = dir.path().join("policy.yaml");
+            std::fs::write(&path, policy).expect("write policy");
+            cmd.arg("--policy").arg(path);
+        }
+        cmd.args(&start.args).env_remove("RUST_LOG").stdout(Stdio::piped()).stderr(Stdio::inherit());
+        let mut child = cmd.spawn().expect("start lifeguard-webhook");
+        let stdout = child.stdout.take().expect("stdout");
+        let logs: Arc<Mutex<Vec<Value>>> = Arc::default();
+        let sink = logs.clone();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                let value = serde_json::from_str(&line).unwrap_or(Value::String(line));
+                sink.lock().expect("logs").push(value);
+            }
+        });
+        let mut server = Server {
+            child: Some(child),
+            admission: "0.0.0.0:0".parse().expect("addr"),
+            health: "0.0.0.0:0".parse().expect("addr"),
+            logs,
+            dir,
+            ca,
+        };
+        let listening = server.wait_log(|l| l["message"] == "listening", Duration::from_secs(20));
+        let addr = |k: &str| listening[k].as_str().and_then(|a| a.parse().ok()).expect("address in the log");
+        server.admission = addr("admission");
+        server.health = addr("health");
+        if start.wait_ready {
+            server.wait_ready(Duration::from_secs(10));
+        }
+        server
+    }
+
+    /// Every log line so far.
+    pub fn logs(&self) -> Vec<Value> {
+        self.logs.lock().expect("logs").clone()
+    }
+
+    /// Waits (bounded) for a log line matching `pred`.
+    pub fn wait_log(&self, pred: impl Fn(&Value) -> bool, limit: Duration) -> Value {
+        let start = Instant::now();
+        loop {
+            if let Some(line) = self.logs().into_iter().find(|l| pred(l)) {
+                return line;
+            }
+            assert!(start.elapsed() < limit, "no such log line within {limit:?}; logs: {:#?}", self.logs());
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    /// `GET` on the health port: (status, body). Blocking, plain HTTP/1.1.
+    pub fn health_get(&self, path: &str) -> (u16, String) {
+        http_get(self.health, path)
+    }
+
+    /// Waits (bounded) until /readyz answers 200.
+    pub fn wait_ready(&self, limit: Duration) {
+        let start = Instant::now();
+        loop {
+            let (status, body) = self.health_get("/readyz");
+            if status == 200 {
+                return;
+            }
+            assert!(start.elapsed() < limit, "not ready within {limit:?}: {status} {body}");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    /// The base URL of the admission server.
+    pub fn url(&self, path: &str) -> String {
+        format!("https://127.0.0.1:{}{path}", self.admission.port())
+    }
+
+    /// An HTTPS client that trusts the test CA (HTTP/2 when `h2`, else
+    /// HTTP/1.1), with keep-alive, as the API server's.
+    pub fn client(&self, h2: bool) -> reqwest::Client {
+        client_trusting(&self.ca.pem, h2, None)
+    }
+
+    /// The process id.
+    pub fn pid(&self) -> u32 {
+        self.child.as_ref().map(Child::id).unwrap_or_default()
+    }
+
+    /// Sends a signal with `kill`.
+    pub fn signal(&self, name: &str) {
+        let status = Command::new("kill").arg(format!("-{name}")).arg(self.pid().to_string()).status().expect("kill");
+        assert!(status.success());
+    }
+
+    /// Waits (bounded) for the process to exit.
+    pub fn wait_exit(&mut self, limit: Duration) -> ExitStatus {
+        let start = Instant::now();
+        let child = self.child.as_mut().expect("running");
+        loop {
+            if let Some(status) = child.try_wait().expect("wait") {
+                self.child = None;
+                return status;
+            }
+            assert!(start.elapsed() < limit, "did not exit within {limit:?}");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    /// A counter or gauge from /metrics (0 when absent).
+    pub fn metric(&self, series: &str) -> f64 {
+        let (_, text) = self.health_get("/metrics");
+        text.lines()
+            .find_map(|l| l.strip_prefix(series).and_then(|rest| rest.strip_prefix(' ')))
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap_or(0.0)
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+/// A blocking HTTP/1.1 GET over plain TCP: (status, body).
+pub fn http_get(addr: SocketAddr, path: &str) -> (u16, String) {
+    use std::io::{Read, Write};
+    let Ok(mut stream) = std::net::TcpStream::connect_timeout(&addr, Duration::from_secs(2)) else {
+        return (0, "connection refused".to_owned());
+    };
+    let _ = stream.set_read_timeout(Some(Duration::from_secs(5)));
+    let request = format!("GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n");
+    if stream.write_all(request.as_bytes()).is_err() {
+        return (0, "write failed".to_owned());
+    }
+    let mut response = String::new();
+    let _ = stream.read_to_string(&mut response);
+    let status = response.split(' ').nth(1).and_then(|s| s.parse().ok()).unwrap_or(0);
+    let body = response.split_once("\r\n\r\n").map(|(_, b)| b.to_owned()).unwrap_or_default();
+    (status, body)
+}
+
+/// rustls client configuration trusting `ca_pem`, with ALPN for h2 or
+/// http/1.1 and an optional client certificate (PEM cert, PEM key).
+pub fn client_tls(ca_pem: &str, h2: bool, identity: Option<(&str, &str)>) -> rustls::ClientConfig {
+    use rustls::pki_types::pem::PemObject;
+    use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+    let mut roots = rustls::RootCertStore::empty();
+    for cert in CertificateDer::pem_slice_iter(ca_pem.as_bytes()) {
+        roots.add(cert.expect("CA PEM")).expect("add root");
+    }
+    let provider = std::sync::Arc::new(rustls::crypto::ring::default_provider());
+    let builder = rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .expect("versions")
+        .with_root_certificates(roots);
+    let mut config = match identity {
+        None => builder.with_no_client_auth(),
+        Some((cert, key)) => {
+            let chain = CertificateDer::pem_slice_iter(cert.as_bytes()).collect::<Result<Vec<_>, _>>().expect("chain");
+            let key = PrivateKeyDer::from_pem_slice(key.as_bytes()).expect("key");
+            builder.with_client_auth_cert(chain, key).expect("client auth")
+        }
+    };
+    config.alpn_protocols = if h2 { vec![b"h2".to_vec()] } else { vec![b"http/1.1".to_vec()] };
+    config
+}
+
+/// A reqwest client over [`client_tls`].
+pub fn client_trusting(ca_pem: &str, h2: bool, identity: Option<(&str, &str)>) -> reqwest::Client {
+    let mut builder = reqwest::Client::builder()
+        .tls_backend_preconfigured(client_tls(ca_pem, h2, identity))
+        .timeout(Duration::from_secs(10));
+    builder = if h2 { builder.http2_prior_knowledge() } else { builder.http1_only() };
+    builder.build().expect("client")
+}
+
+/// The API server's `request.kind` / `request.resource` for a kind.
+pub fn kind_and_resource(kind: &str) -> (Value, Value) {
+    let (group, version, resource) = match kind {
+        "Pod" => ("", "v1", "pods"),
+        "PodTemplate" => ("", "v1", "podtemplates"),
+        "ReplicationController" => ("", "v1", "replicationcontrollers"),
+        "Deployment" => ("apps", "v1", "deployments"),
+        "StatefulSet" => ("apps", "v1", "statefulsets"),
+        "DaemonSet" => ("apps", "v1", "daemonsets"),
+        "ReplicaSet" => ("apps", "v1", "replicasets"),
+        "Job" => ("batch", "v1", "jobs"),
+        "CronJob" => ("batch", "v1", "cronjobs"),
+        "Rollout" => ("argoproj.io", "v1alpha1", "rollouts"),
+        "Service" => ("", "v1", "services"),
+        "ConfigMap" => ("", "v1", "configmaps"),
+        other => ("example.com", "v1", other),
+    };
+    (
+        json!({"group": group, "version": version, "kind": kind}),
+        json!({"group": group, "version": version, "resource": resource}),
+    )
+}
+
+/// An AdmissionReview as the API server sends it.
+pub fn review(uid: &str, operation: &str, object: Option<&Value>, old: Option<&Value>) -> Value {
+    let some = object.or(old).cloned().unwrap_or(Value::Null);
+    let kind = some["kind"].as_str().unwrap_or("Pod");
+    let (kind_v, resource) = kind_and_resource(kind);
+    json!({
+        "apiVersion": "admission.k8s.io/v1",
+        "kind": "AdmissionReview",
+        "request": {
+            "uid": uid,
+            "kind": kind_v,
+            "resource": resource,
+            "requestKind": kind_v,
+            "requestResource": resource,
+            "name": some.pointer("/metadata/name").cloned().unwrap_or(json!("")),
+            "namespace": some.pointer("/metadata/namespace").cloned().unwrap_or(json!("default")),
+            "operation": operation,
+            "userInfo": {"username": "kubernetes-admin", "groups": ["system:masters", "system:authenticated"]},
+            "object": object.cloned().unwrap_or(Value::Null),
+            "oldObject": old.cloned().unwrap_or(Value::Null),
+            "dryRun": false,
+            "options": {"apiVersion": "meta.k8s.io/v1", "kind": if operation == "UPDATE" { "UpdateOptions" } else { "CreateOptions" }}
+        }
+    })
+}
+
+/// POSTs a review: (HTTP status, JSON body or the text as a JSON string).
+pub async fn post(client: &reqwest::Client, url: &str, body: &Value) -> (u16, Value) {
+    let response = client
+        .post(url)
+        .header("content-type", "application/json")
+        .body(serde_json::to_vec(body).expect("json"))
+        .send()
+        .await
+        .expect("request");
+    let status = response.status().as_u16();
+    let text = response.text().await.expect("body");
+    (status, serde_json::from_str(&text).unwrap_or(Value::String(text)))
+}
+
+/// The response's decoded JSON Patch, if any (checking `patchType`).
+pub fn patch_of(review: &Value) -> Option<json_patch::Patch> {
+    let response = &review["response"];
+    let patch = response.get("patch")?.as_str()?;
+    assert_eq!(response["patchType"], "JSONPatch");
+    use base64::Engine;
+    // `[]byte` fields are standard base64 in Go's JSON.
+    let bytes = base64::engine::general_purpose::STANDARD.decode(patch).expect("base64 patch");
+    Some(serde_json::from_slice(&bytes).expect("patch is JSON Patch"))
+}
+
+/// Applies the response's patch (if any) to `object`.
+pub fn apply(object: &Value, review: &Value) -> Value {
+    let mut out = object.clone();
+    if let Some(patch) = patch_of(review) {
+        json_patch::patch(&mut out, &patch).expect("the patch applies");
+    }
+    out
+}
+
+/// A Deployment with the given containers.
+pub fn deployment(name: &str, containers: Value) -> Value {
+    json!({
+        "apiVersion": "apps/v1", "kind": "Deployment",
+        "metadata": {"name": name, "namespace": "shop", "labels": {"app": name}},
+        "spec": {"replicas": 2, "selector": {"matchLabels": {"app": name}}, "template": {
+            "metadata": {"labels": {"app": name}},
+            "spec": {"containers": containers}}}
+    })
+}
+
+/// A container whose liveness and readiness share `/actuator/health`
+/// (probe-endpoint-reused and liveness-checks-dependency, both errors).
+pub fn shared_endpoint_container(name: &str) -> Value {
+    json!({
+        "name": name, "image": "registry.example/orders:1.4",
+        "ports": [{"containerPort": 8080, "name": "http"}],
+        "livenessProbe": {"httpGet": {"path": "/actuator/health", "port": 8080}, "periodSeconds": 10},
+        "readinessProbe": {"httpGet": {"path": "/actuator/health", "port": 8080}, "periodSeconds": 5}
+    })
+}
+
+/// A container with separate, sane probes (no finding under `default`).
+pub fn clean_container(name: &str) -> Value {
+    json!({
+        "name": name, "image": "registry.example/web:2.0",
+        "ports": [{"containerPort": 8080, "name": "http"}],
+        "livenessProbe": {"httpGet": {"path": "/livez", "port": "http"}, "periodSeconds": 10, "failureThreshold": 3, "timeoutSeconds": 2},
+        "readinessProbe": {"httpGet": {"path": "/readyz", "port": "http"}, "periodSeconds": 5}
+    })
+}
+
+/// The repository's root.
+pub fn repo_root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
+}

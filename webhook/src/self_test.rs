@@ -92,7 +92,10 @@ pub async fn watch(state: Shared) {
     let mut tick = tokio::time::interval(state.config.self_test_interval);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
-        tick.tick().await;
+        tokio::select! {
+            _ = tick.tick() => {}
+            () = state.self_test_now.notified() => {}
+        }
         run_once(&state, &body).await;
     }
 }

@@ -77,7 +77,7 @@ async fn connection(
 ) {
     let _ = tcp.set_nodelay(true);
     match tls {
-        None => drive(TokioIo::new(tcp), false, app, phase, header_timeout).await,
+        None => drive(TokioIo::new(tcp), None, app, phase, header_timeout).await,
         Some(acceptor) => {
             let stream = match tokio::time::timeout(HANDSHAKE_TIMEOUT, acceptor.accept(tcp)).await {
                 Ok(Ok(stream)) => stream,
@@ -87,22 +87,44 @@ async fn connection(
                 }
                 Err(_) => return,
             };
-            let h2 = stream.get_ref().1.alpn_protocol() == Some(b"h2");
+            // ALPN decided the protocol: serve it directly, so no connection
+            // sits in hyper's version sniffing, where a graceful shutdown is
+            // an abrupt close.
+            let h2 = match stream.get_ref().1.alpn_protocol() {
+                Some(b"h2") => Some(true),
+                Some(_) => Some(false),
+                None => None,
+            };
             drive(TokioIo::new(stream), h2, app, phase, header_timeout).await;
         }
     }
 }
 
-async fn drive<I>(io: I, h2: bool, app: Router, mut phase: watch::Receiver<Phase>, header_timeout: Duration)
+/// Serves one connection; `h2` is what ALPN chose (`None`: sniff it).
+async fn drive<I>(io: I, h2: Option<bool>, app: Router, mut phase: watch::Receiver<Phase>, header_timeout: Duration)
 where
     I: hyper::rt::Read + hyper::rt::Write + Unpin + Send + 'static,
 {
+    // Only phase changes after this connection was accepted concern it: one
+    // accepted during the drain is served normally until the listener closes
+    // (it is a client that has not seen the endpoint change yet).
+    phase.mark_unchanged();
     let mut builder = auto::Builder::new(TokioExecutor::new());
+    builder = match h2 {
+        Some(true) => builder.http2_only(),
+        Some(false) => builder.http1_only(),
+        None => builder,
+    };
+    let h2 = h2 == Some(true);
     builder.http1().timer(TokioTimer::new()).header_read_timeout(header_timeout);
     builder.http2().timer(TokioTimer::new()).keep_alive_interval(Some(Duration::from_secs(30)));
     let conn = builder.serve_connection(io, TowerToHyperService::new(app));
     tokio::pin!(conn);
     let mut told = false;
+    if *phase.borrow() == Phase::Closing {
+        conn.as_mut().graceful_shutdown();
+        told = true;
+    }
     loop {
         tokio::select! {
             result = conn.as_mut() => {

@@ -25,6 +25,9 @@ pub struct State {
     pub health: Health,
     /// Prometheus metrics.
     pub metrics: Metrics,
+    /// Asks for a self-test now (a new policy must be tested before the
+    /// next tick, or a late first policy would leave the replica unready).
+    pub self_test_now: tokio::sync::Notify,
 }
 
 /// [`State`] behind an `Arc`, as handlers and tasks hold it.
@@ -46,6 +49,7 @@ impl State {
             resolver: Arc::new(Resolver::default()),
             health,
             metrics: Metrics::new(),
+            self_test_now: tokio::sync::Notify::new(),
         })
     }
 
@@ -53,5 +57,6 @@ impl State {
     pub fn set_policy(&self, policy: Policy) {
         self.policy.store(Some(Arc::new(policy)));
         self.health.policy_loaded(Ok(()));
+        self.self_test_now.notify_one();
     }
 }

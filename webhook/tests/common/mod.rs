@@ -68,11 +68,21 @@ pub struct Start {
     pub insecure: bool,
     /// Wait for /readyz before returning.
     pub wait_ready: bool,
+    /// Write the serving pair before starting (else `tls.crt` and `tls.key`
+    /// are named but missing, as before cert-manager has issued them).
+    pub write_certs: bool,
 }
 
 impl Default for Start {
     fn default() -> Self {
-        Start { args: Vec::new(), policy: None, secret_volume: false, insecure: false, wait_ready: true }
+        Start {
+            args: Vec::new(),
+            policy: None,
+            secret_volume: false,
+            insecure: false,
+            wait_ready: true,
+            write_certs: true,
+        }
     }
 }
 
@@ -115,7 +125,9 @@ impl Server {
             cmd.arg("--insecure-http");
         } else {
             let (cert, key) = ca.issue("lifeguard-webhook generation 1");
-            let (cert_path, key_path) = if start.secret_volume {
+            let (cert_path, key_path) = if !start.write_certs {
+                (dir.path().join("tls.crt"), dir.path().join("tls.key"))
+            } else if start.secret_volume {
                 write_secret_volume(dir.path(), 1, &cert, &key);
                 (dir.path().join("tls.crt"), dir.path().join("tls.key"))
             } else {

@@ -2,6 +2,7 @@
 //! comments say.
 
 use lifeguard_e2e::repo_root;
+use policies::policy::AdmissionMode;
 use policies::{Policy, Severity};
 
 fn example() -> String {
@@ -23,4 +24,5 @@ fn readme_example_policy_loads() {
     assert_eq!(policy.severity_override("liveness-too-aggressive"), Some(Severity::Error));
     assert_eq!(policy.custom_rule_names().collect::<Vec<_>>(), ["memory-limit-missing"]);
     assert_eq!(policy.to_file().exemptions.len(), 3);
+    assert_eq!(policy.mode, AdmissionMode::Enforce);
 }

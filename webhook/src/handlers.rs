@@ -51,9 +51,19 @@ async fn admit(state: Shared, endpoint: Endpoint, request: Request) -> Response 
     // Leave a little of the deadline to write the answer.
     let decide_by = deadline - (timeout / 10).min(Duration::from_millis(250));
     let head: Arc<OnceLock<RequestHead>> = Arc::default();
+    let permit = match tokio::time::timeout_at(decide_by, state.decisions.clone().acquire_owned()).await {
+        Ok(Ok(permit)) => permit,
+        _ => {
+            let busy = Invalid { status: 503, message: "busy: no decision slot free before the deadline".to_owned() };
+            return refuse(&state, endpoint, busy, started);
+        }
+    };
     let task = {
         let (state, head) = (state.clone(), head.clone());
-        tokio::task::spawn_blocking(move || decide(&state, endpoint, &body, &head))
+        tokio::task::spawn_blocking(move || {
+            let _permit = permit;
+            decide(&state, endpoint, &body, &head)
+        })
     };
     let reply = match tokio::time::timeout_at(decide_by, task).await {
         Ok(Ok(reply)) => reply,
@@ -78,23 +88,26 @@ async fn admit(state: Shared, endpoint: Endpoint, request: Request) -> Response 
 }
 
 fn decide(state: &Shared, endpoint: Endpoint, body: &[u8], head: &OnceLock<RequestHead>) -> Reply {
-    let parsed = match review::parse(body) {
+    let parsed = match review::parse_with(body, |h| {
+        let _ = head.set(h.clone());
+    }) {
         Ok(parsed) => parsed,
         Err(invalid) => return Reply::Invalid(invalid),
     };
-    let _ = head.set(parsed.head.clone());
     match state.policy.load_full() {
         Some(policy) => review::decide(&parsed, endpoint, &policy, &state.options),
         None => failed(state, endpoint, Some(&parsed.head), "no policy is loaded yet"),
     }
 }
 
-/// The on-error answer when the uid is known, else a 500.
+/// The on-error answer when the uid is known, else a 503.
 fn failed(state: &Shared, endpoint: Endpoint, head: Option<&RequestHead>, why: &str) -> Reply {
     tracing::error!(endpoint = endpoint.name(), uid = head.map(|h| h.uid.as_str()), error = %why, "review failed");
     match head {
         Some(head) => review::error_reply(head, endpoint, None, state.options.on_error, why),
-        None => Reply::Invalid(Invalid { status: 500, message: why.to_owned() }),
+        // Not even the uid could be read in time: the API server applies
+        // the webhook's failurePolicy to a non-200 answer.
+        None => Reply::Invalid(Invalid { status: 503, message: format!("{why} (before its uid could be read)") }),
     }
 }
 

@@ -32,7 +32,19 @@ fn every_kind(spec: &Value) -> Vec<Value> {
     ]
 }
 
+/// The response, after checking what the API server checks of it: audit
+/// annotation keys that stay valid qualified names once prefixed with the
+/// webhook's name (`validate.lifeguard.dev/KEY`).
 fn response(review: &Value) -> &Value {
+    if let Some(keys) = review["response"]["auditAnnotations"].as_object() {
+        for key in keys.keys() {
+            let valid = key.len() <= 63
+                && key.chars().all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
+                && key.starts_with(|c: char| c.is_ascii_alphanumeric())
+                && key.ends_with(|c: char| c.is_ascii_alphanumeric());
+            assert!(valid, "audit annotation key {key:?} is not a valid qualified name part");
+        }
+    }
     &review["response"]
 }
 

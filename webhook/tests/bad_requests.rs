@@ -207,3 +207,28 @@ async fn hostile_bodies_never_take_the_server_down() {
     assert_eq!(server.health_get("/livez").0, 200);
     assert_eq!(server.health_get("/readyz").0, 200);
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_review_past_the_request_timeout_is_answered_in_time_with_its_uid() {
+    // Thousands of containers, each with a fix to plan: the engine needs
+    // far longer than the 1 s the server is given (reading the uid does not).
+    let containers: Vec<Value> = (0..6000)
+        .map(|i| {
+            let mut c = common::clean_container(&format!("c{i}"));
+            c["livenessProbe"]["failureThreshold"] = json!(1);
+            c
+        })
+        .collect();
+    let body = review("slow", "CREATE", Some(&deployment("huge", json!(containers))), None);
+    let server = Server::start(Start::args(&["--request-timeout-seconds", "1"]));
+    let started = Instant::now();
+    let (status, out) = post(&server.client(true), &server.url("/mutate"), &body).await;
+    let took = started.elapsed();
+    assert_eq!(status, 200, "{out}");
+    assert_eq!((&out["response"]["uid"], &out["response"]["allowed"]), (&json!("slow"), &json!(true)), "{out}");
+    assert!(out["response"].get("patch").is_none());
+    let warning = out["response"]["warnings"][0].as_str().unwrap_or_default();
+    assert!(warning.contains("not judged within the 1s request timeout"), "{warning}");
+    assert!(took < Duration::from_millis(1500), "answered after {took:?}");
+    assert_eq!(server.health_get("/livez").0, 200);
+}

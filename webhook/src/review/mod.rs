@@ -15,7 +15,7 @@ use policies::Policy;
 use policies::policy::AdmissionMode;
 
 pub use outcome::{Reply, Summary, Verdict, error_reply, wire_json};
-pub use request::{Invalid, Parsed, RequestHead, parse};
+pub use request::{Invalid, Parsed, RequestHead, parse, parse_with};
 pub use text::{MAX_WARNING_CHARS, warning_line};
 
 use crate::config::OnError;

@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 use super::Endpoint;
 use super::outcome::{Reply, Summary, Verdict, error_reply, reply, skipped};
 use super::request::Parsed;
-use super::text::warning_line;
+use super::text::{capped, warning_line};
 use crate::config::OnError;
 
 /// The annotation listing the rules whose fixes lifeguard applied.
@@ -45,12 +45,12 @@ pub fn mutate(request: &AdmissionRequest<DynamicObject>, parsed: &Parsed, object
         Ok(patched) => patched,
         Err(why) => return error_reply(&parsed.head, endpoint, None, OnError::Allow, &format!("patch: {why}")),
     };
-    response.warnings = Some(
+    response.warnings = Some(capped(
         plan.applied
             .iter()
             .map(|a| warning_line(&format!("{} (fixed by lifeguard): {}", a.rule, a.description)))
             .collect(),
-    );
+    ));
     let rules: Vec<String> = plan.applied.iter().map(|a| a.rule.clone()).collect();
     response.audit_annotations.insert("fixed".to_owned(), rules.join(","));
     let mut summary = Summary::new(&parsed.head, endpoint, None, Verdict::Patched);

@@ -69,6 +69,13 @@ impl Parsed {
 
 /// Parses a body. `Err` only when no AdmissionReview can be answered.
 pub fn parse(body: &[u8]) -> Result<Parsed, Invalid> {
+    parse_with(body, |_| {})
+}
+
+/// [`parse`], telling `on_head` the uid and object as soon as they are
+/// known, before the typed request is built (a caller whose deadline passes
+/// later can still answer that uid).
+pub fn parse_with(body: &[u8], on_head: impl FnOnce(&RequestHead)) -> Result<Parsed, Invalid> {
     let review: Value = serde_json::from_slice(body).map_err(|e| Invalid::bad(format!("body is not JSON: {e}")))?;
     let text = |v: &Value, key: &str| v.get(key).and_then(Value::as_str).map(str::to_owned);
     let (api_version, kind) = (text(&review, "apiVersion"), text(&review, "kind"));
@@ -87,6 +94,7 @@ pub fn parse(body: &[u8]) -> Result<Parsed, Invalid> {
         return Err(Invalid::bad("request.uid is missing or empty"));
     };
     let head = RequestHead { uid, object: describe(raw), operation: text(raw, "operation").unwrap_or_default() };
+    on_head(&head);
     let request = AdmissionReview::<DynamicObject>::deserialize(&review)
         .map_err(|e| e.to_string())
         .and_then(|r| r.try_into().map_err(|_| "the AdmissionReview has no request".to_owned()));

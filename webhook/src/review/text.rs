@@ -9,6 +9,24 @@ use serde_json::json;
 /// The Kubernetes recommendation for one warning.
 pub const MAX_WARNING_CHARS: usize = 120;
 
+/// At most this many findings are listed in a deny message or as warnings
+/// (then one line says how many more): the API server passes both to the
+/// client whole, and caps warnings at a few KiB anyway.
+pub const MAX_LISTED: usize = 20;
+
+/// At most this many findings go into the `findings` audit annotation.
+pub const MAX_AUDITED: usize = 100;
+
+/// Cuts a list of lines at [`MAX_LISTED`], ending with a line naming the rest.
+pub fn capped(mut lines: Vec<String>) -> Vec<String> {
+    if lines.len() > MAX_LISTED {
+        let more = lines.len() - (MAX_LISTED - 1);
+        lines.truncate(MAX_LISTED - 1);
+        lines.push(format!("... and {more} more findings (`lifeguard lint` lists them all)"));
+    }
+    lines
+}
+
 /// One warning line: printable, single line, at most [`MAX_WARNING_CHARS`]
 /// characters (cut with `...`).
 pub fn warning_line(text: &str) -> String {
@@ -36,7 +54,7 @@ pub fn deny_message(object: &str, policy: &str, findings: &[&Finding]) -> String
         "lifeguard denied {object}: {n} finding{} at or above the deny severity of {policy}",
         if n == 1 { "" } else { "s" }
     );
-    for f in findings {
+    for f in findings.iter().take(MAX_LISTED) {
         let container = f.container.as_deref().map(|c| format!(" container {c:?}")).unwrap_or_default();
         let fix = match &f.fix {
             Some(fix) => format!("lifeguard fix (or /mutate) would apply: {}", fix.description),
@@ -51,6 +69,9 @@ pub fn deny_message(object: &str, policy: &str, findings: &[&Finding]) -> String
             f.help
         ));
     }
+    if n > MAX_LISTED {
+        text.push_str(&format!("\n- ... and {} more (`lifeguard lint` lists them all)", n - MAX_LISTED));
+    }
     text
 }
 
@@ -58,6 +79,7 @@ pub fn deny_message(object: &str, policy: &str, findings: &[&Finding]) -> String
 pub fn findings_annotation(findings: &[(&Finding, bool)]) -> String {
     let items: Vec<_> = findings
         .iter()
+        .take(MAX_AUDITED)
         .map(|(f, pre)| {
             json!({
                 "rule": f.rule,
@@ -75,6 +97,15 @@ pub fn findings_annotation(findings: &[(&Finding, bool)]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn long_lists_are_cut_with_a_count() {
+        let lines: Vec<String> = (0..25).map(|i| i.to_string()).collect();
+        let cut = capped(lines);
+        assert_eq!(cut.len(), MAX_LISTED);
+        assert_eq!(cut[MAX_LISTED - 1], "... and 6 more findings (`lifeguard lint` lists them all)");
+        assert_eq!(capped(vec!["a".into()]), ["a"]);
+    }
 
     #[test]
     fn warnings_are_one_short_printable_line() {

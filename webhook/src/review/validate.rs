@@ -11,7 +11,7 @@ use serde_json::Value;
 
 use super::outcome::{Reply, Summary, Verdict, error_reply, reply, skipped};
 use super::request::Parsed;
-use super::text::{deny_message, finding_warning, findings_annotation};
+use super::text::{capped, deny_message, finding_warning, findings_annotation};
 use super::{Endpoint, Options};
 
 /// Judges `object` (the request's own JSON) in `mode`.
@@ -49,13 +49,14 @@ pub fn validate(
     response.audit_annotations.insert("mode".to_owned(), mode.as_str().to_owned());
     response.audit_annotations.insert("would-deny".to_owned(), would_deny.to_string());
     if !judged.is_empty() {
+        response.audit_annotations.insert("finding-count".to_owned(), judged.len().to_string());
         response.audit_annotations.insert("findings".to_owned(), findings_annotation(&judged));
     }
     if !report.suppressed.is_empty() {
         response.audit_annotations.insert("suppressed".to_owned(), report.suppressed.len().to_string());
     }
     let warn = |items: &mut dyn Iterator<Item = &(&Finding, bool)>| -> Vec<String> {
-        items.map(|(f, pre)| finding_warning(f, *pre && policy.denies(f.severity))).collect()
+        capped(items.map(|(f, pre)| finding_warning(f, *pre && policy.denies(f.severity))).collect())
     };
     let mut verdict = if judged.is_empty() { Verdict::Allowed } else { Verdict::Warned };
     match mode {

@@ -312,7 +312,8 @@ pub(crate) fn lint_document(
 /// Errors come in input order (discovery, then each input's read or syntax
 /// error), then the errors found while linting objects.
 pub fn lint_paths(paths: &[String], policy: &Policy, limits: &Limits) -> Outcome {
-    let (inputs, discover_errors) = discover(paths);
+    let found = discover(paths);
+    let (inputs, discover_errors) = (found.inputs, found.errors);
     let mut errors: Vec<InputError> = discover_errors
         .into_iter()
         .map(|(file, e)| InputError { file, line: None, column: None, message: e.to_string() })
@@ -337,5 +338,15 @@ pub fn lint_paths(paths: &[String], policy: &Policy, limits: &Limits) -> Outcome
     errors.extend(by_source.into_iter().map(|(_, e)| e));
     errors.append(&mut out.errors);
     out.errors = errors;
+    let charts = found.skipped_charts.iter().map(|chart| InputError {
+        file: chart.join("templates").display().to_string(),
+        line: None,
+        column: None,
+        message: format!(
+            "Helm chart templates skipped (not YAML until rendered); lint the chart with `helm template RELEASE {} | lifeguard lint -`",
+            chart.display()
+        ),
+    });
+    out.warnings.splice(0..0, charts);
     out
 }

@@ -216,3 +216,30 @@ fn colour_is_there_to_strip() {
     assert!(r.stdout.contains("\x1b["), "{:?}", r.stdout);
     assert!(r.stderr.contains("\x1b["), "{:?}", r.stderr);
 }
+
+#[test]
+fn a_directory_walk_skips_helm_chart_templates_and_says_how_to_lint_them() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let chart = dir.path().join("charts/api");
+    std::fs::create_dir_all(chart.join("templates")).expect("mkdir");
+    std::fs::write(chart.join("Chart.yaml"), "apiVersion: v2\nname: api\nversion: 0.1.0\n").expect("write");
+    std::fs::write(chart.join("values.yaml"), "replicas: 2\n").expect("write");
+    let template =
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: {{ .Release.Name }}\n{{- if .Values.x }}\n";
+    std::fs::write(chart.join("templates/deployment.yaml"), template).expect("write");
+    // A `templates/` directory that is not a chart's is linted as usual.
+    std::fs::create_dir_all(dir.path().join("k8s/templates")).expect("mkdir");
+    std::fs::write(dir.path().join("k8s/templates/cm.yaml"), "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n")
+        .expect("write");
+    let r = support::lifeguard(dir.path(), &["lint", "."], None, &[("NO_COLOR", Some("1"))]);
+    r.assert_no_panic();
+    assert_eq!(r.code, 0, "templates are not input errors: {}", r.stderr);
+    let notes: Vec<&str> = r.stderr.lines().filter(|l| l.contains("Helm chart templates skipped")).collect();
+    assert_eq!(notes.len(), 1, "said once: {}", r.stderr);
+    assert!(notes[0].starts_with("./charts/api/templates input warning: "), "{}", notes[0]);
+    assert!(notes[0].contains("`helm template RELEASE ./charts/api | lifeguard lint -`"), "{}", notes[0]);
+    assert!(r.stdout.contains("across 3 files"), "values.yaml, Chart.yaml and k8s/templates/cm.yaml: {}", r.stdout);
+    // Named explicitly, a template is still read (and is not YAML).
+    let named = support::lifeguard(dir.path(), &["lint", "charts/api/templates/deployment.yaml"], None, &[]);
+    assert_eq!(named.code, 2, "{}", named.stderr);
+}

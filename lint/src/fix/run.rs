@@ -57,7 +57,9 @@ impl FixOutcome {
 
 /// Reads, parses and fixes every input; writes nothing.
 pub fn fix_paths(paths: &[String], policy: &Policy, only: Option<&[String]>, limits: &Limits) -> FixOutcome {
-    let (inputs, discover_errors) = discover(paths);
+    // Skipped chart templates are never edited: they are not YAML.
+    let found = discover(paths);
+    let (inputs, discover_errors) = (found.inputs, found.errors);
     let mut out = FixOutcome::default();
     out.errors.extend(discover_errors.into_iter().map(|(file, e)| InputError {
         file,

@@ -51,11 +51,25 @@ pub fn is_manifest(path: &Path) -> bool {
     matches!(path.extension().and_then(|e| e.to_str()), Some("yaml" | "yml" | "json"))
 }
 
+/// What [`discover`] found.
+#[derive(Debug, Default)]
+pub struct Discovered {
+    /// Inputs to read, in order.
+    pub inputs: Vec<Input>,
+    /// Paths that could not be read.
+    pub errors: Vec<(String, ReadError)>,
+    /// Helm charts whose `templates/` a directory walk skipped.
+    pub skipped_charts: Vec<PathBuf>,
+}
+
 /// Expands paths: files are kept as given (whatever their extension),
-/// directories are walked for manifests, in sorted order.
-pub fn discover(paths: &[String]) -> (Vec<Input>, Vec<(String, ReadError)>) {
-    let mut inputs = Vec::new();
-    let mut errors = Vec::new();
+/// directories are walked for manifests, in sorted order. A walk skips a
+/// Helm chart's `templates/` (beside a `Chart.yaml`): templates are not YAML
+/// until `helm template` renders them.
+pub fn discover(paths: &[String]) -> Discovered {
+    let mut found = Discovered::default();
+    let (inputs, errors) = (&mut found.inputs, &mut found.errors);
+    let skipped = &mut found.skipped_charts;
     for raw in paths {
         if raw == "-" {
             inputs.push(Input::Stdin);
@@ -63,15 +77,15 @@ pub fn discover(paths: &[String]) -> (Vec<Input>, Vec<(String, ReadError)>) {
         }
         let path = PathBuf::from(raw);
         match std::fs::metadata(&path) {
-            Ok(m) if m.is_dir() => walk(&path, &mut inputs, &mut errors),
+            Ok(m) if m.is_dir() => walk(&path, inputs, errors, skipped),
             Ok(_) => inputs.push(Input::File(path)),
             Err(e) => errors.push((raw.clone(), ReadError::Io(e.to_string()))),
         }
     }
-    (inputs, errors)
+    found
 }
 
-fn walk(dir: &Path, inputs: &mut Vec<Input>, errors: &mut Vec<(String, ReadError)>) {
+fn walk(dir: &Path, inputs: &mut Vec<Input>, errors: &mut Vec<(String, ReadError)>, skipped: &mut Vec<PathBuf>) {
     let entries = match std::fs::read_dir(dir) {
         Ok(e) => e,
         Err(e) => {
@@ -91,8 +105,11 @@ fn walk(dir: &Path, inputs: &mut Vec<Input>, errors: &mut Vec<(String, ReadError
     for (path, is_dir) in paths {
         let hidden = path.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with('.'));
         if is_dir {
-            if !hidden {
-                walk(&path, inputs, errors);
+            let templates = path.file_name().is_some_and(|n| n == "templates") && dir.join("Chart.yaml").is_file();
+            if templates {
+                skipped.push(dir.to_path_buf());
+            } else if !hidden {
+                walk(&path, inputs, errors, skipped);
             }
         } else if is_manifest(&path) {
             inputs.push(Input::File(path));

@@ -39,6 +39,12 @@ finished its in-flight work.
 ## Not a finding
 - `sleep 5 && /app/drain`, `sh -c "sleep 5; nginx -s quit"`: the hook drains
   after the bridge (`grace-period-too-short` still counts the sleep).
+- A native `sleep` in front of an application that declares its own drain
+  on SIGTERM (`lifeguard.dev/drain-seconds`, or a `*DRAIN_SECONDS` style env
+  var), when the grace period leaves it that drain and its shutdown budget
+  after the sleep: the bridge plus an application drain is the pattern this
+  rule recommends. (An `exec` sleep there is still reported, as info, for
+  the rewrite into the native action.)
 - `httpGet` to a drain endpoint, a script file, `sleep $DELAY`.
 
 ## Example
@@ -122,6 +128,11 @@ fn check(w: &Workload, ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
         let rewrite = (!p.native && native_ok && s >= 1)
             .then(|| add_op(&join(&n.pointer, &["lifecycle", "preStop"]), json!({"sleep": {"seconds": s}})))
             .flatten();
+        // The app drains on SIGTERM and has the time to: the sleep is only the bridge.
+        let app_drains = n.drain.is_some() && remaining >= n.drain_seconds() + need;
+        if app_drains && rewrite.is_none() {
+            continue;
+        }
         if remaining < need {
             let why = match &n.shutdown {
                 Some(t) if t.seconds >= min_remaining => format!("shutdown budget, {}", t.source),
@@ -157,15 +168,23 @@ fn check(w: &Workload, ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
             });
             out.push(with_fix(finding, fix));
         } else {
-            let finding = RULE.finding(
-                Severity::Info,
-                pointer,
-                Some(name),
-                format!(
-                    "container {name:?}: preStop only sleeps {s}s; the sleep bridges endpoint removal but nothing drains the application"
-                ),
-                "drain in the application: a preStop httpGet to a drain endpoint, or SIGTERM handling that finishes in-flight work",
-            );
+            let (message, help) = if app_drains {
+                (
+                    format!(
+                        "container {name:?}: preStop sleeps {s}s with an exec before the application's declared {}s drain; the native sleep action does the same without a sleep binary",
+                        n.drain_seconds()
+                    ),
+                    "use the native `sleep` preStop action (Kubernetes 1.30+)",
+                )
+            } else {
+                (
+                    format!(
+                        "container {name:?}: preStop only sleeps {s}s; the sleep bridges endpoint removal but nothing drains the application"
+                    ),
+                    "drain in the application: a preStop httpGet to a drain endpoint, or SIGTERM handling that finishes in-flight work",
+                )
+            };
+            let finding = RULE.finding(Severity::Info, pointer, Some(name), message, help);
             let fix = rewrite.map(|op| Fix {
                 description: format!(
                     "rewrite container {name:?}'s preStop `exec: sleep {s}` into the native `sleep: {{seconds: {s}}}` action (same wait, no sleep binary needed, e.g. distroless)"
@@ -232,7 +251,8 @@ mod tests {
         assert_eq!(f[0].fix.as_ref().map(|x| x.operations.len()), Some(1));
         let other = crate::rules::find("grace-period-too-short").expect("registered");
         assert!(check(other, &fixed).is_empty());
-        assert_eq!(check(&RULE, &fixed)[0].severity, Severity::Info);
+        // Now the sleep is a bridge in front of the declared drain, with the time for both.
+        assert!(check(&RULE, &fixed).is_empty());
     }
 
     #[test]
@@ -305,5 +325,31 @@ mod tests {
         }));
         assert!(check(&RULE, &http).is_empty());
         assert!(check(&RULE, &one_container(json!({}))).is_empty());
+    }
+
+    #[test]
+    fn a_bridge_before_a_declared_app_drain_is_the_recommended_pattern() {
+        let with = |prestop: Value, grace: i64| {
+            let mut obj = one_container(json!({
+                "env": [{"name": "APP_DRAIN_SECONDS", "value": "5"}, {"name": "APP_SHUTDOWN_BUDGET_SECONDS", "value": "10"}],
+                "lifecycle": {"preStop": prestop}
+            }));
+            obj["spec"]["template"]["spec"]["terminationGracePeriodSeconds"] = json!(grace);
+            obj
+        };
+        // 2 + 5 + 10 = 17 s fit in 20 s: no finding for a native sleep.
+        assert!(check(&RULE, &with(json!({"sleep": {"seconds": 2}}), 20)).is_empty());
+        // An exec sleep keeps an info finding, for the native rewrite.
+        let exec = check(&RULE, &with(json!({"exec": {"command": ["sleep", "2"]}}), 20));
+        assert_eq!(exec.len(), 1);
+        assert_eq!(exec[0].severity, Severity::Info);
+        assert!(exec[0].message.contains("declared 5s drain"), "{}", exec[0].message);
+        // Without the time for the drain it is reported as before.
+        let short = check(&RULE, &with(json!({"sleep": {"seconds": 2}}), 14));
+        assert_eq!(short.len(), 1, "{short:?}");
+        // No declared drain: the info stays.
+        let mut plain = one_container(json!({"lifecycle": {"preStop": {"sleep": {"seconds": 2}}}}));
+        plain["spec"]["template"]["spec"]["terminationGracePeriodSeconds"] = json!(30);
+        assert_eq!(check(&RULE, &plain)[0].severity, Severity::Info);
     }
 }

@@ -1,0 +1,376 @@
+//! `deploy/`: the Helm chart rendered by the real `helm` with its default
+//! values and every non-default value set, validated against the Kubernetes
+//! JSON schemas in strict mode for the oldest and newest versions the chart
+//! claims (`kubernetes-validate`, installed by `.ci/install-deploy-tools.sh`);
+//! `deploy/manifests/` equal to the default render; lifeguard's strictest
+//! rules finding nothing in its own deployment; the shutdown numbers agreeing;
+//! and the webhook configurations calling what `lifeguard-webhook` serves.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use lifeguard::input::Limits;
+use lifeguard::lint::lint_paths;
+use lifeguard_e2e::repo_root;
+use policies::Policy;
+use policies::yaml::parse_stream;
+use serde_json::{Value, json};
+
+const CHART: &str = "deploy/helm/lifeguard";
+const MANIFESTS: &str = "deploy/manifests/lifeguard.yaml";
+/// The oldest Kubernetes the chart claims (`kubeVersion: >=1.30.0-0`) and
+/// the newest the schemas know.
+const KUBE_VERSIONS: [&str; 2] = ["1.30.0", "1.37.0"];
+
+fn tool(relative: &str, installer: &str) -> PathBuf {
+    let path = repo_root().join(relative);
+    assert!(path.is_file(), "{} is missing: run {installer}", path.display());
+    path
+}
+
+/// `helm template lifeguard CHART -n lifeguard ARGS`.
+fn render(args: &[&str]) -> String {
+    let home = tempfile::tempdir().expect("temp dir");
+    let out = Command::new(tool("target/tools/helm", ".ci/install-helm.sh"))
+        .args(["template", "lifeguard", CHART, "--namespace", "lifeguard"])
+        .args(args)
+        .current_dir(repo_root())
+        .env("HELM_CACHE_HOME", home.path().join("cache"))
+        .env("HELM_CONFIG_HOME", home.path().join("config"))
+        .env("HELM_DATA_HOME", home.path().join("data"))
+        .output()
+        .expect("run helm");
+    assert!(out.status.success(), "helm template {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout).expect("helm output is UTF-8")
+}
+
+/// The value sets CI renders: the defaults and each non-default choice.
+fn value_sets() -> Vec<(&'static str, Vec<&'static str>)> {
+    vec![
+        ("defaults", vec![]),
+        ("no cert-manager", vec!["--set", "certManager.enabled=false"]),
+        ("fail closed", vec!["--set", "webhook.failurePolicy=Fail"]),
+        ("ServiceMonitor", vec!["--set", "metrics.serviceMonitor.enabled=true"]),
+        (
+            "extra CRD kinds",
+            vec![
+                "--set-json",
+                r#"webhook.extraRules=[{"apiGroups":["argoproj.io"],"apiVersions":["*"],"resources":["rollouts"]}]"#,
+            ],
+        ),
+        (
+            "NetworkPolicy, a default mode, no mutation",
+            vec![
+                "--set",
+                "networkPolicy.enabled=true,networkPolicy.apiServerCIDRs={10.0.0.1/32},webhook.defaultMode=audit,webhook.mutate.enabled=false",
+            ],
+        ),
+    ]
+}
+
+fn objects(text: &str) -> Vec<Value> {
+    let (docs, err) = parse_stream(text, &Default::default());
+    assert!(err.is_none(), "rendered chart is YAML: {err:?}");
+    docs.into_iter().map(|d| d.value).filter(|v| v.is_object()).collect()
+}
+
+fn one<'a>(objects: &'a [Value], kind: &str) -> &'a Value {
+    let found: Vec<&Value> = objects.iter().filter(|o| o["kind"] == kind).collect();
+    assert_eq!(found.len(), 1, "one {kind}");
+    found[0]
+}
+
+/// Runs kubernetes-validate --strict on a file: (passed, output).
+fn validate(file: &Path, version: &str) -> (bool, String) {
+    let py = repo_root().join("target/tools/py");
+    let out = Command::new(tool("target/tools/py/bin/kubernetes-validate", ".ci/install-deploy-tools.sh"))
+        .args(["--strict", "--kubernetes-version", version])
+        .arg(file)
+        .env("PYTHONPATH", &py)
+        .output()
+        .expect("run kubernetes-validate");
+    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    (out.status.success(), text)
+}
+
+/// Kinds the Kubernetes schemas do not hold: custom resources of the
+/// operators the chart integrates with.
+const CUSTOM_KINDS: [&str; 3] = ["Issuer", "Certificate", "ServiceMonitor"];
+
+#[test]
+fn every_rendering_validates_strictly_on_the_oldest_and_newest_kubernetes() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut sets = value_sets();
+    sets.push(("committed manifests", vec![]));
+    for (name, args) in sets {
+        let text = if name == "committed manifests" {
+            std::fs::read_to_string(repo_root().join(MANIFESTS)).expect("manifests")
+        } else {
+            render(&args)
+        };
+        let file = dir.path().join("rendered.yaml");
+        std::fs::write(&file, &text).expect("write");
+        for version in KUBE_VERSIONS {
+            let (ok, out) = validate(&file, version);
+            assert!(ok, "{name} on Kubernetes {version}:\n{out}");
+            for line in out.lines().filter(|l| l.starts_with("WARN")) {
+                assert!(
+                    CUSTOM_KINDS.iter().any(|k| line.contains(&format!("kind {k} "))),
+                    "{name}: only custom resources may lack a schema: {line}"
+                );
+            }
+            let passed = out.lines().filter(|l| l.contains(" passed for resource ")).count();
+            let standard = objects(&text).iter().filter(|o| !CUSTOM_KINDS.iter().any(|k| o["kind"] == *k)).count();
+            assert_eq!(passed, standard, "{name}: every standard object was validated:\n{out}");
+        }
+    }
+}
+
+#[test]
+fn strict_validation_is_not_vacuous() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let file = dir.path().join("bad.yaml");
+    let bad = render(&[])
+        .replace("      enableServiceLinks: false", "      enableServiceLinks: false\n      enableServiceLink: false");
+    std::fs::write(&file, bad).expect("write");
+    let (ok, out) = validate(&file, KUBE_VERSIONS[0]);
+    assert!(!ok, "an unknown field fails strict validation: {out}");
+}
+
+#[test]
+fn committed_manifests_are_the_chart_rendered_with_defaults() {
+    let rendered = render(&[]);
+    let path = repo_root().join(MANIFESTS);
+    if std::env::var_os("LIFEGUARD_BLESS").is_some() {
+        std::fs::write(&path, &rendered).expect("write manifests");
+        return;
+    }
+    let committed = std::fs::read_to_string(&path).unwrap_or_default();
+    assert!(
+        committed == rendered,
+        "{MANIFESTS} is stale: regenerate it with `LIFEGUARD_BLESS=1 cargo test -p lifeguard-e2e --test deploy`"
+    );
+}
+
+#[test]
+fn lifeguards_strictest_rules_find_nothing_in_its_own_deployment() {
+    let policy = Policy::pack("strict").expect("strict pack");
+    let out = lint_paths(&[repo_root().join("deploy").display().to_string()], &policy, &Limits::default());
+    assert!(out.errors.is_empty(), "{:?}", out.errors);
+    let findings: Vec<String> =
+        out.findings.iter().map(|f| format!("{}: {}", f.finding.rule, f.finding.message)).collect();
+    assert!(findings.is_empty(), "lint --policy strict --fail-on info deploy/: {findings:#?}");
+    assert!(out.suppressed.is_empty(), "nothing is silenced to get there");
+    // Not vacuous: the Deployment was linted, and the webhook configurations are there.
+    let linted: Vec<String> = out.linted.iter().map(|l| l.object()).collect();
+    assert_eq!(linted, ["Deployment/lifeguard/lifeguard"], "{linted:?}");
+    let manifests = objects(&std::fs::read_to_string(repo_root().join(MANIFESTS)).expect("manifests"));
+    one(&manifests, "ValidatingWebhookConfiguration");
+    one(&manifests, "MutatingWebhookConfiguration");
+    // The chart's templates were skipped (with a note), not read as YAML.
+    assert!(out.warnings.iter().any(|w| w.message.contains("Helm chart templates skipped")), "{:?}", out.warnings);
+    // Every value set holds up too.
+    let dir = tempfile::tempdir().expect("temp dir");
+    for (name, args) in value_sets() {
+        let file = dir.path().join("rendered.yaml");
+        std::fs::write(&file, render(&args)).expect("write");
+        let out = lint_paths(&[file.display().to_string()], &policy, &Limits::default());
+        assert!(out.findings.is_empty() && out.errors.is_empty(), "{name}: {:#?} {:?}", out.findings, out.errors);
+    }
+}
+
+fn env_of(container: &Value, name: &str) -> i64 {
+    let env = container["env"].as_array().expect("env");
+    let value = env.iter().find(|e| e["name"] == name).and_then(|e| e["value"].as_str()).expect(name);
+    value.parse().expect("a number")
+}
+
+#[test]
+fn grace_period_covers_bridge_drain_and_budget_for_any_values() {
+    for (sleep, drain, budget) in [(2, 5, 10), (5, 30, 60), (1, 0, 1)] {
+        let set = format!(
+            "shutdown.preStopSleepSeconds={sleep},shutdown.drainSeconds={drain},shutdown.shutdownBudgetSeconds={budget}"
+        );
+        let objs = objects(&render(&["--set", &set]));
+        let spec = &one(&objs, "Deployment")["spec"]["template"]["spec"];
+        let c = &spec["containers"][0];
+        let grace = spec["terminationGracePeriodSeconds"].as_i64().expect("grace");
+        let bridge = c["lifecycle"]["preStop"]["sleep"]["seconds"].as_i64().expect("native sleep");
+        let (d, b) = (env_of(c, "LIFEGUARD_DRAIN_SECONDS"), env_of(c, "LIFEGUARD_SHUTDOWN_BUDGET_SECONDS"));
+        assert_eq!((bridge, d, b), (sleep, drain, budget), "the binary gets the chart's values");
+        assert!(grace > bridge + d + b, "grace {grace} > sleep {bridge} + drain {d} + budget {b}");
+    }
+}
+
+#[test]
+fn the_workload_practises_what_lifeguard_preaches() {
+    let objs = objects(&render(&[]));
+    let deployment = one(&objs, "Deployment");
+    assert!(deployment["spec"]["replicas"].as_i64() >= Some(2));
+    assert_eq!(deployment["spec"]["strategy"]["rollingUpdate"]["maxUnavailable"], 0);
+    let pod = &deployment["spec"]["template"]["spec"];
+    assert_eq!(pod["automountServiceAccountToken"], false);
+    assert_eq!(pod["securityContext"]["runAsNonRoot"], true);
+    assert_eq!(pod["securityContext"]["seccompProfile"]["type"], "RuntimeDefault");
+    assert_eq!(pod["topologySpreadConstraints"][0]["topologyKey"], "kubernetes.io/hostname");
+    let c = &pod["containers"][0];
+    assert_eq!(c["securityContext"]["readOnlyRootFilesystem"], true);
+    assert_eq!(c["securityContext"]["allowPrivilegeEscalation"], false);
+    assert_eq!(c["securityContext"]["capabilities"]["drop"], json!(["ALL"]));
+    assert!(c["resources"]["requests"]["memory"].is_string() && c["resources"]["limits"]["memory"].is_string());
+    let paths: Vec<&str> = ["startupProbe", "livenessProbe", "readinessProbe"]
+        .iter()
+        .map(|p| c[*p]["httpGet"]["path"].as_str().expect("httpGet probe"))
+        .collect();
+    assert_eq!(paths, ["/startupz", "/livez", "/readyz"]);
+    assert!(["startupProbe", "livenessProbe", "readinessProbe"].iter().all(|p| c[*p]["httpGet"]["port"] == "health"));
+    let pdb = one(&objs, "PodDisruptionBudget");
+    assert_eq!(pdb["spec"]["selector"], deployment["spec"]["selector"]);
+}
+
+fn webhooks(objs: &[Value]) -> Vec<(String, Value)> {
+    ["ValidatingWebhookConfiguration", "MutatingWebhookConfiguration"]
+        .iter()
+        .filter_map(|k| objs.iter().find(|o| o["kind"] == *k))
+        .flat_map(|c| {
+            let kind = c["kind"].as_str().unwrap_or_default().to_owned();
+            c["webhooks"].as_array().cloned().unwrap_or_default().into_iter().map(move |w| (kind.clone(), w))
+        })
+        .collect()
+}
+
+#[test]
+fn webhook_configurations_follow_the_contract() {
+    let objs = objects(&render(&[]));
+    let hooks = webhooks(&objs);
+    let names: Vec<&str> = hooks.iter().map(|(_, w)| w["name"].as_str().unwrap_or_default()).collect();
+    assert_eq!(
+        names,
+        [
+            "enforce.validate.lifeguard.dev",
+            "warn.validate.lifeguard.dev",
+            "audit.validate.lifeguard.dev",
+            "mutate.lifeguard.dev"
+        ]
+    );
+    for (kind, w) in &hooks {
+        let name = w["name"].as_str().unwrap_or_default();
+        assert_eq!(w["admissionReviewVersions"], json!(["v1"]), "{name}");
+        assert_eq!(w["sideEffects"], "None");
+        assert_eq!(w["failurePolicy"], "Ignore", "fail open by default");
+        assert_eq!(w["matchPolicy"], "Equivalent");
+        assert!(w["timeoutSeconds"].as_i64().is_some_and(|t| t <= 10), "a short timeout");
+        let excluded = w["namespaceSelector"]["matchExpressions"]
+            .as_array()
+            .and_then(|m| m.iter().find(|e| e["key"] == "kubernetes.io/metadata.name"))
+            .expect("a namespace exclusion");
+        assert_eq!(excluded["operator"], "NotIn");
+        for ns in ["kube-system", "lifeguard"] {
+            assert!(excluded["values"].as_array().is_some_and(|v| v.contains(&json!(ns))), "{name} never selects {ns}");
+        }
+        let resources: Vec<String> = w["rules"]
+            .as_array()
+            .expect("rules")
+            .iter()
+            .flat_map(|r| r["resources"].as_array().cloned().unwrap_or_default())
+            .filter_map(|r| r.as_str().map(str::to_owned))
+            .collect();
+        for r in [
+            "pods",
+            "deployments",
+            "statefulsets",
+            "daemonsets",
+            "replicasets",
+            "replicationcontrollers",
+            "jobs",
+            "cronjobs",
+            "podtemplates",
+        ] {
+            assert!(resources.iter().any(|x| x == r), "{name} covers {r}");
+        }
+        if kind == "MutatingWebhookConfiguration" {
+            assert_eq!(w["reinvocationPolicy"], "IfNeeded");
+        }
+    }
+    for kind in ["ValidatingWebhookConfiguration", "MutatingWebhookConfiguration"] {
+        let c = one(&objs, kind);
+        assert_eq!(c["metadata"]["annotations"]["cert-manager.io/inject-ca-from"], "lifeguard/lifeguard-serving");
+    }
+    // Without cert-manager: one generated CA in the Secret and in every caBundle.
+    let objs = objects(&render(&["--set", "certManager.enabled=false"]));
+    let secret = one(&objs, "Secret");
+    let hooks = webhooks(&objs);
+    assert_eq!(hooks.len(), 4);
+    assert!(secret["data"]["ca.crt"].is_string());
+    for (_, w) in &hooks {
+        assert_eq!(w["clientConfig"]["caBundle"], secret["data"]["ca.crt"], "caBundle is the Secret's CA");
+    }
+    assert!(objs.iter().all(|o| o["apiVersion"] != "cert-manager.io/v1"));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_configurations_call_what_lifeguard_webhook_serves() {
+    use tower::ServiceExt;
+    let objs = objects(&render(&["--set", "webhook.defaultMode=warn"]));
+    let service = one(&objs, "Service");
+    let deployment = one(&objs, "Deployment");
+    let container = &deployment["spec"]["template"]["spec"]["containers"][0];
+    let listen_port = container["args"]
+        .as_array()
+        .and_then(|a| a.iter().filter_map(Value::as_str).find_map(|a| a.strip_prefix("--listen=0.0.0.0:")))
+        .and_then(|p| p.parse::<i64>().ok())
+        .expect("--listen in the args");
+    let named = |name: &str| {
+        container["ports"]
+            .as_array()
+            .and_then(|ports| ports.iter().find(|p| p["name"] == name))
+            .map(|p| p["containerPort"].clone())
+    };
+    assert_eq!(named("webhook"), Some(json!(listen_port)));
+
+    // The real server, in process, as its binary builds it.
+    let config = webhook::Config {
+        tls: None,
+        listen: "127.0.0.1:0".parse().expect("addr"),
+        health_listen: "127.0.0.1:0".parse().expect("addr"),
+        policy: "default".into(),
+        drain: std::time::Duration::from_secs(1),
+        shutdown_budget: std::time::Duration::from_secs(1),
+        on_error: webhook::config::OnError::Allow,
+        max_body_bytes: 1 << 20,
+        request_timeout: std::time::Duration::from_secs(4),
+        log_format: webhook::config::LogFormat::Text,
+        ratchet: true,
+        include_controlled: false,
+        reload_interval: std::time::Duration::from_secs(2),
+        self_test_interval: std::time::Duration::from_secs(5),
+    };
+    let state = webhook::State::new(config);
+    state.set_policy(Policy::default());
+    let app = webhook::router(state);
+    for (_, w) in webhooks(&objs) {
+        let svc = &w["clientConfig"]["service"];
+        assert_eq!(svc["name"], service["metadata"]["name"]);
+        assert_eq!(svc["namespace"], "lifeguard");
+        let port = service["spec"]["ports"]
+            .as_array()
+            .and_then(|ps| ps.iter().find(|p| p["port"] == svc["port"]))
+            .expect("the Service has the port");
+        assert_eq!(port["targetPort"], "webhook");
+        let path = svc["path"].as_str().expect("path");
+        let review = json!({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
+            "request": {"uid": "u", "kind": {"group": "", "version": "v1", "kind": "Pod"},
+                "resource": {"group": "", "version": "v1", "resource": "pods"}, "operation": "CREATE",
+                "userInfo": {}, "object": {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
+                "spec": {"containers": [{"name": "c", "image": "x"}]}}}});
+        let request = axum::http::Request::post(path)
+            .header("content-type", "application/json")
+            .body(axum::body::Body::from(review.to_string()))
+            .expect("request");
+        let response = app.clone().oneshot(request).await.expect("answer");
+        assert_eq!(response.status().as_u16(), 200, "{path} is served");
+        let body = axum::body::to_bytes(response.into_body(), 1 << 20).await.expect("body");
+        let out: Value = serde_json::from_slice(&body).expect("a review");
+        assert_eq!(out["response"]["uid"], "u", "{path}");
+    }
+}

@@ -376,3 +376,63 @@ async fn client_certificates_are_required_with_client_ca() {
     let (status, out) = post(&trusted, &server.url("/validate"), &body).await;
     assert_eq!((status, &response(&out)["allowed"]), (200, &json!(true)), "{out}");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn tls_1_2_and_1_3_are_both_served() {
+    use rustls::pki_types::ServerName;
+    use rustls::pki_types::pem::PemObject;
+    let server = Server::start(Start::default());
+    for version in [&rustls::version::TLS12, &rustls::version::TLS13] {
+        let mut roots = rustls::RootCertStore::empty();
+        for cert in rustls::pki_types::CertificateDer::pem_slice_iter(server.ca.pem.as_bytes()) {
+            roots.add(cert.expect("pem")).expect("root");
+        }
+        let provider = std::sync::Arc::new(rustls::crypto::ring::default_provider());
+        let config = rustls::ClientConfig::builder_with_provider(provider)
+            .with_protocol_versions(&[version])
+            .expect("version")
+            .with_root_certificates(roots)
+            .with_no_client_auth();
+        let connector = tokio_rustls::TlsConnector::from(std::sync::Arc::new(config));
+        let tcp = tokio::net::TcpStream::connect(server.admission).await.expect("connect");
+        let tls = connector.connect(ServerName::try_from("localhost").expect("name"), tcp).await.expect("handshake");
+        assert_eq!(tls.get_ref().1.protocol_version(), Some(version.version));
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn every_review_is_counted_and_logged() {
+    let server = Server::start(Start::default());
+    let client = server.client(true);
+    let bad = deployment("orders", json!([shared_endpoint_container("orders")]));
+    let _ = post(&client, &server.url("/validate/enforce"), &review("log-1", "CREATE", Some(&bad), None)).await;
+    let _ = post(
+        &client,
+        &server.url("/mutate"),
+        &review("log-2", "CREATE", Some(&deployment("w", json!([aggressive_container()]))), None),
+    )
+    .await;
+    let (_, text) = server.health_get("/metrics");
+    for series in [
+        r#"lifeguard_webhook_requests_total{endpoint="validate",mode="enforce",verdict="denied"} 1"#,
+        r#"lifeguard_webhook_requests_total{endpoint="mutate",mode="none",verdict="patched"} 1"#,
+        r#"lifeguard_webhook_findings_total{rule="probe-endpoint-reused"} 1"#,
+        r#"lifeguard_webhook_request_duration_seconds_count{endpoint="validate"} 1"#,
+        "lifeguard_webhook_in_flight_requests 0",
+        r#"lifeguard_webhook_reloads_total{what="certificate",result="success"} 1"#,
+        "lifeguard_webhook_self_test_ok 1",
+    ] {
+        assert!(text.lines().any(|l| l == series), "{series} in /metrics:\n{text}");
+    }
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).expect("clock").as_secs() as f64;
+    assert!(server.metric("lifeguard_webhook_certificate_expiry_timestamp_seconds") > now);
+    let line = server.wait_log(|l| l["message"] == "review" && l["uid"] == "log-1", std::time::Duration::from_secs(2));
+    assert_eq!(line["object"], "Deployment/shop/orders");
+    assert_eq!(line["operation"], "CREATE");
+    assert_eq!(
+        (line["endpoint"].as_str(), line["mode"].as_str(), line["verdict"].as_str()),
+        (Some("validate"), Some("enforce"), Some("denied"))
+    );
+    assert_eq!(line["rules"], "probe-endpoint-reused,liveness-checks-dependency");
+    assert!(line["duration_ms"].as_f64().is_some(), "{line}");
+}

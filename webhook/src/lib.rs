@@ -152,7 +152,7 @@ pub async fn run(config: Config) -> Result<(), RunError> {
         router(state.clone()),
         phase_rx,
         connections.clone(),
-        config.request_timeout,
+        server::HTTP1_IDLE_TIMEOUT,
     ));
     tracing::info!(
         admission = %addr.map(|a| a.to_string()).unwrap_or_default(),

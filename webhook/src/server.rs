@@ -29,6 +29,13 @@ pub enum Phase {
     Closing,
 }
 
+/// How long an HTTP/1.1 connection may wait for the next request's headers
+/// (hyper's header read timeout also bounds the idle time between requests).
+/// Longer than the API server's idle keep-alive (Go's 90 s), so lifeguard
+/// never closes an idle connection the client may be writing a request to;
+/// request bodies have the per-request deadline.
+pub const HTTP1_IDLE_TIMEOUT: Duration = Duration::from_secs(120);
+
 /// A TLS handshake that takes longer than this is dropped.
 const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
 

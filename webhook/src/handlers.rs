@@ -51,27 +51,13 @@ async fn admit(state: Shared, endpoint: Endpoint, request: Request) -> Response 
     // Leave a little of the deadline to write the answer.
     let decide_by = deadline - (timeout / 10).min(Duration::from_millis(250));
     let head: Arc<OnceLock<RequestHead>> = Arc::default();
-    let permit = match tokio::time::timeout_at(decide_by, state.decisions.clone().acquire_owned()).await {
-        Ok(Ok(permit)) => permit,
-        _ => {
-            let busy = Invalid { status: 503, message: "busy: no decision slot free before the deadline".to_owned() };
-            return refuse(&state, endpoint, busy, started);
-        }
-    };
-    let task = {
-        let (state, head) = (state.clone(), head.clone());
-        tokio::task::spawn_blocking(move || {
-            let _permit = permit;
-            decide(&state, endpoint, &body, &head)
-        })
-    };
-    let reply = match tokio::time::timeout_at(decide_by, task).await {
-        Ok(Ok(reply)) => reply,
-        Ok(Err(join)) => failed(&state, endpoint, head.get(), &format!("internal error, please report it: {join}")),
-        Err(_) => {
-            let why = format!("not judged within the {}s request timeout", timeout.as_secs_f64());
-            failed(&state, endpoint, head.get(), &why)
-        }
+    let reply = if body.len() <= INLINE_BODY_BYTES {
+        // A small object is judged in well under a millisecond: on the
+        // worker, without a thread hop. A panic is still caught and answered.
+        let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| decide(&state, endpoint, &body, &head)));
+        caught.unwrap_or_else(|_| failed(&state, endpoint, head.get(), "internal error (a panic), please report it"))
+    } else {
+        decide_off_thread(&state, endpoint, body, head, decide_by, timeout).await
     };
     match reply {
         Reply::Review { review, summary } => {
@@ -84,6 +70,44 @@ async fn admit(state: Shared, endpoint: Endpoint, request: Request) -> Response 
             }
         }
         Reply::Invalid(invalid) => refuse(&state, endpoint, invalid, started),
+    }
+}
+
+/// Bodies up to this size are judged on the async worker; larger ones (whose
+/// cost grows with their size) on a blocking thread under the deadline.
+const INLINE_BODY_BYTES: usize = 64 * 1024;
+
+/// Judges a large body on a blocking thread, under the deadline and the
+/// bound on decisions in flight.
+async fn decide_off_thread(
+    state: &Shared,
+    endpoint: Endpoint,
+    body: axum::body::Bytes,
+    head: Arc<OnceLock<RequestHead>>,
+    decide_by: tokio::time::Instant,
+    timeout: Duration,
+) -> Reply {
+    let permit = match tokio::time::timeout_at(decide_by, state.decisions.clone().acquire_owned()).await {
+        Ok(Ok(permit)) => permit,
+        _ => {
+            let busy = "busy: no decision slot free before the deadline".to_owned();
+            return Reply::Invalid(Invalid { status: 503, message: busy });
+        }
+    };
+    let task = {
+        let (state, head) = (state.clone(), head.clone());
+        tokio::task::spawn_blocking(move || {
+            let _permit = permit;
+            decide(&state, endpoint, &body, &head)
+        })
+    };
+    match tokio::time::timeout_at(decide_by, task).await {
+        Ok(Ok(reply)) => reply,
+        Ok(Err(join)) => failed(state, endpoint, head.get(), &format!("internal error, please report it: {join}")),
+        Err(_) => {
+            let why = format!("not judged within the {}s request timeout", timeout.as_secs_f64());
+            failed(state, endpoint, head.get(), &why)
+        }
     }
 }
 

@@ -28,15 +28,16 @@ pub struct State {
     /// Asks for a self-test now (a new policy must be tested before the
     /// next tick, or a late first policy would leave the replica unready).
     pub self_test_now: tokio::sync::Notify,
-    /// Bounds the decisions running at once. The engine cannot be stopped
-    /// half way, so a review past its deadline is answered but keeps its
-    /// permit until it ends: a flood of pathological objects queues here
-    /// instead of taking every thread and the memory they hold.
+    /// Bounds the decisions of large bodies running at once on blocking
+    /// threads. The engine cannot be stopped half way, so a review past its
+    /// deadline is answered but keeps its permit until it ends: a flood of
+    /// pathological objects queues here instead of taking every thread and
+    /// the memory they hold.
     pub decisions: Arc<tokio::sync::Semaphore>,
 }
 
 /// Decisions at once: enough to keep every core busy while others wait on I/O.
-fn decision_slots() -> usize {
+pub fn decision_slots() -> usize {
     std::thread::available_parallelism().map_or(4, |n| n.get() * 4).max(4)
 }
 

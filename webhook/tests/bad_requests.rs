@@ -62,9 +62,9 @@ fn unparsable_pod() -> Value {
 #[tokio::test(flavor = "multi_thread")]
 async fn objects_that_do_not_parse_get_the_on_error_answer_with_their_uid() {
     let body = review("broken-1", "CREATE", Some(&unparsable_pod()), None);
-    // metadata.name must be a string: the typed request itself fails.
-    let mut typed = review("broken-2", "CREATE", Some(&deployment("x", json!([]))), None);
-    typed["request"]["object"]["metadata"]["name"] = json!(7);
+    // userInfo must be an object: the typed request itself fails.
+    let mut typed = review("broken-2", "CREATE", Some(&deployment("x", json!([shared_endpoint_container("x")]))), None);
+    typed["request"]["userInfo"] = json!(7);
 
     let open = Server::start(Start::default());
     for b in [&body, &typed] {
@@ -91,7 +91,7 @@ async fn objects_that_do_not_parse_get_the_on_error_answer_with_their_uid() {
     assert_eq!(out["response"]["allowed"], true, "/mutate never denies on its own error: {out}");
     // A broken object lifeguard would not judge anyway is let through.
     let mut delete = review("broken-3", "DELETE", None, Some(&unparsable_pod()));
-    delete["request"]["oldObject"]["metadata"]["name"] = json!(7);
+    delete["request"]["userInfo"] = json!(7);
     let (_, out) = post(&closed.client(true), &closed.url("/validate/enforce"), &delete).await;
     assert_eq!(out["response"]["allowed"], true, "{out}");
     assert!(out["response"].get("warnings").is_none(), "{out}");

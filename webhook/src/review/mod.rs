@@ -75,7 +75,7 @@ pub fn decide(parsed: &Parsed, endpoint: Endpoint, policy: &Policy, options: &Op
         Err(why) => {
             // Only requests lifeguard would judge deserve an error answer;
             // anything else it lets through as it always would.
-            if let Some(skip) = scope::skip_raw(parsed.raw_request(), options) {
+            if let Some(skip) = scope::skip_raw(parsed.raw_request(), parsed.raw_object(), options) {
                 return outcome::skipped(&parsed.head, endpoint, mode, skip);
             }
             return error_reply(&parsed.head, endpoint, mode, options.on_error, &format!("unreadable request: {why}"));

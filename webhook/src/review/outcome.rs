@@ -30,6 +30,9 @@ pub enum Reply {
 /// base64: the patch is re-encoded here, at the edge.
 pub fn wire_json(review: &AdmissionReview<DynamicObject>) -> Result<Vec<u8>, serde_json::Error> {
     use base64::Engine;
+    if review.response.as_ref().is_none_or(|r| r.patch.is_none()) {
+        return serde_json::to_vec(review);
+    }
     let mut value = serde_json::to_value(review)?;
     if let Some(patch) = value.pointer_mut("/response/patch")
         && let Some(bytes) =

@@ -44,26 +44,31 @@ pub struct RequestHead {
 pub struct Parsed {
     /// Lenient fields for answers and logs.
     pub head: RequestHead,
-    /// The whole body as JSON.
+    /// The whole body as JSON, less `request.object` and `request.oldObject`.
     review: Value,
-    /// The typed request, or why it did not deserialize.
+    /// `request.object` as sent.
+    object: Option<Value>,
+    /// `request.oldObject` as sent.
+    old_object: Option<Value>,
+    /// The typed request (without its objects, which are read raw), or why
+    /// it did not deserialize.
     pub request: Result<AdmissionRequest<DynamicObject>, String>,
 }
 
 impl Parsed {
-    /// `request` as sent.
+    /// `request` as sent, less `object` and `oldObject`.
     pub fn raw_request(&self) -> &Value {
         self.review.get("request").unwrap_or(&Value::Null)
     }
 
     /// `request.object` as sent (what a patch applies to).
     pub fn raw_object(&self) -> Option<&Value> {
-        self.raw_request().get("object").filter(|v| !v.is_null())
+        self.object.as_ref().filter(|v| !v.is_null())
     }
 
     /// `request.oldObject` as sent.
     pub fn raw_old_object(&self) -> Option<&Value> {
-        self.raw_request().get("oldObject").filter(|v| !v.is_null())
+        self.old_object.as_ref().filter(|v| !v.is_null())
     }
 }
 
@@ -76,7 +81,7 @@ pub fn parse(body: &[u8]) -> Result<Parsed, Invalid> {
 /// known, before the typed request is built (a caller whose deadline passes
 /// later can still answer that uid).
 pub fn parse_with(body: &[u8], on_head: impl FnOnce(&RequestHead)) -> Result<Parsed, Invalid> {
-    let review: Value = serde_json::from_slice(body).map_err(|e| Invalid::bad(format!("body is not JSON: {e}")))?;
+    let mut review: Value = serde_json::from_slice(body).map_err(|e| Invalid::bad(format!("body is not JSON: {e}")))?;
     let text = |v: &Value, key: &str| v.get(key).and_then(Value::as_str).map(str::to_owned);
     let (api_version, kind) = (text(&review, "apiVersion"), text(&review, "kind"));
     if api_version.as_deref() != Some(REVIEW_API_VERSION) || kind.as_deref() != Some(REVIEW_KIND) {
@@ -95,10 +100,17 @@ pub fn parse_with(body: &[u8], on_head: impl FnOnce(&RequestHead)) -> Result<Par
     };
     let head = RequestHead { uid, object: describe(raw), operation: text(raw, "operation").unwrap_or_default() };
     on_head(&head);
+    // The engine reads the objects as sent; the typed request would only
+    // deep-copy them (managedFields and all) into values nothing reads.
+    let fields = review.get_mut("request").and_then(Value::as_object_mut);
+    let (object, old_object) = match fields {
+        Some(fields) => (fields.remove("object"), fields.remove("oldObject")),
+        None => (None, None),
+    };
     let request = AdmissionReview::<DynamicObject>::deserialize(&review)
         .map_err(|e| e.to_string())
         .and_then(|r| r.try_into().map_err(|_| "the AdmissionReview has no request".to_owned()));
-    Ok(Parsed { head, review, request })
+    Ok(Parsed { head, review, object, old_object, request })
 }
 
 /// `Deployment/shop/orders` from the object, else from the request fields.
@@ -144,10 +156,11 @@ mod tests {
     #[test]
     fn a_broken_typed_request_still_has_its_uid() {
         let broken = body(json!({"apiVersion": REVIEW_API_VERSION, "kind": REVIEW_KIND, "request": {
-            "uid": "u1", "operation": "CREATE", "object": {"kind": "Pod", "metadata": {"name": 7}}}}));
+            "uid": "u1", "operation": "CREATE", "userInfo": 7, "object": {"kind": "Pod", "metadata": {"name": 7}}}}));
         let parsed = parse(&broken).expect("parsed");
         assert_eq!(parsed.head.uid, "u1");
         assert!(parsed.request.is_err());
         assert_eq!(parsed.head.object, "Pod/<unnamed>");
+        assert!(parsed.raw_object().is_some(), "the object is kept raw");
     }
 }

@@ -36,12 +36,13 @@ pub fn judged_object<'a>(
     let Some(object) = parsed.raw_object() else {
         return Err(Skip::Because("the request carries no object".to_owned()));
     };
-    in_scope(object, options).map(|()| object)
+    // Whether it carries a pod spec is left to the engine, which reads it anyway.
+    in_scope(object, options, false).map(|()| object)
 }
 
 /// For a request whose typed form did not deserialize: `Some(why)` when it
 /// would not be judged anyway, `None` when it deserves the on-error answer.
-pub fn skip_raw(raw: &Value, options: &Options) -> Option<String> {
+pub fn skip_raw(raw: &Value, object: Option<&Value>, options: &Options) -> Option<String> {
     let operation = raw.get("operation").and_then(Value::as_str).unwrap_or_default();
     if !matches!(operation, "CREATE" | "UPDATE") {
         return Some(format!("{operation} is not judged"));
@@ -49,16 +50,16 @@ pub fn skip_raw(raw: &Value, options: &Options) -> Option<String> {
     if let Some(sub) = raw.get("subResource").and_then(Value::as_str).filter(|s| !s.is_empty()) {
         return Some(format!("subresource {sub} is not judged"));
     }
-    let Some(object) = raw.get("object").filter(|o| o.is_object()) else {
+    let Some(object) = object.filter(|o| o.is_object()) else {
         return Some("the request carries no object".to_owned());
     };
-    match in_scope(object, options) {
+    match in_scope(object, options, true) {
         Err(Skip::Because(why)) => Some(why),
         Ok(()) | Err(Skip::Broken(_)) => None,
     }
 }
 
-fn in_scope(object: &Value, options: &Options) -> Result<(), Skip> {
+fn in_scope(object: &Value, options: &Options, read_pod_spec: bool) -> Result<(), Skip> {
     if object.pointer("/metadata/deletionTimestamp").is_some_and(|t| !t.is_null()) {
         return Err(Skip::Because("the object is being deleted".to_owned()));
     }
@@ -66,6 +67,9 @@ fn in_scope(object: &Value, options: &Options) -> Result<(), Skip> {
         && let Some(owner) = controller_of(object)
     {
         return Err(Skip::Because(format!("controlled by {owner}, whose template is judged where it is written")));
+    }
+    if !read_pod_spec {
+        return Ok(());
     }
     match Workload::from_object(object) {
         Ok(Some(_)) => Ok(()),
@@ -98,35 +102,34 @@ mod tests {
         let owned = pod(json!({"name": "p", "ownerReferences": [
             {"kind": "ReplicaSet", "name": "rs", "controller": false},
             {"kind": "ReplicaSet", "name": "web-1", "controller": true}]}));
-        let skip = in_scope(&owned, &Options::default());
+        let skip = in_scope(&owned, &Options::default(), true);
         assert!(matches!(skip, Err(Skip::Because(why)) if why.contains("ReplicaSet/web-1")));
-        assert_eq!(in_scope(&owned, &Options { include_controlled: true, ..Options::default() }), Ok(()));
+        assert_eq!(in_scope(&owned, &Options { include_controlled: true, ..Options::default() }, true), Ok(()));
         let not_controller = pod(json!({"name": "p", "ownerReferences": [{"kind": "X", "name": "y"}]}));
-        assert_eq!(in_scope(&not_controller, &Options::default()), Ok(()));
+        assert_eq!(in_scope(&not_controller, &Options::default(), true), Ok(()));
     }
 
     #[test]
     fn deleting_objects_and_objects_without_pods_are_skipped() {
+        let opts = Options::default();
         let deleting = pod(json!({"name": "p", "deletionTimestamp": "2026-01-01T00:00:00Z"}));
-        assert!(matches!(in_scope(&deleting, &Options::default()), Err(Skip::Because(_))));
+        assert!(matches!(in_scope(&deleting, &opts, true), Err(Skip::Because(_))));
         let cm = json!({"kind": "ConfigMap", "metadata": {"name": "c"}});
-        assert!(matches!(in_scope(&cm, &Options::default()), Err(Skip::Because(_))));
+        assert!(matches!(in_scope(&cm, &opts, true), Err(Skip::Because(_))));
         let broken =
             json!({"kind": "Pod", "spec": {"containers": [{"name": "c", "livenessProbe": {"periodSeconds": "ten"}}]}});
-        assert!(
-            matches!(in_scope(&broken, &Options::default()), Err(Skip::Broken(why)) if why.contains("periodSeconds"))
-        );
+        assert!(matches!(in_scope(&broken, &opts, true), Err(Skip::Broken(why)) if why.contains("periodSeconds")));
+        // Without reading the pod spec (the engine reads it next), only the cheap checks run.
+        assert_eq!(in_scope(&broken, &opts, false), Ok(()));
     }
 
     #[test]
     fn unreadable_requests_out_of_scope_are_let_through() {
         let opts = Options::default();
-        assert!(skip_raw(&json!({"operation": "DELETE"}), &opts).is_some());
-        assert!(skip_raw(&json!({"operation": "CONNECT", "object": {"kind": "PodExecOptions"}}), &opts).is_some());
-        assert!(
-            skip_raw(&json!({"operation": "UPDATE", "subResource": "status", "object": pod(json!({}))}), &opts)
-                .is_some()
-        );
-        assert_eq!(skip_raw(&json!({"operation": "CREATE", "object": pod(json!({"name": "p"}))}), &opts), None);
+        let p = pod(json!({"name": "p"}));
+        assert!(skip_raw(&json!({"operation": "DELETE"}), None, &opts).is_some());
+        assert!(skip_raw(&json!({"operation": "CONNECT"}), Some(&json!({"kind": "PodExecOptions"})), &opts).is_some());
+        assert!(skip_raw(&json!({"operation": "UPDATE", "subResource": "status"}), Some(&p), &opts).is_some());
+        assert_eq!(skip_raw(&json!({"operation": "CREATE"}), Some(&p), &opts), None);
     }
 }

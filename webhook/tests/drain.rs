@@ -6,50 +6,20 @@
 mod common;
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use common::{Server, Start, client_tls, deployment, post, review, shared_endpoint_container};
+use common::{Burst, Server, Start, client_tls, deployment, post, review, shared_endpoint_container};
 use serde_json::json;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn sigterm_during_a_burst_fails_no_request_and_exits_zero() {
     let mut server = Server::start(Start::default());
-    let body = Arc::new(review(
-        "burst",
-        "CREATE",
-        Some(&deployment("orders", json!([shared_endpoint_container("orders")]))),
-        None,
-    ));
-    let stop = Arc::new(AtomicBool::new(false));
-    let (ok, failed) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
-    let mut workers = Vec::new();
-    for i in 0..16 {
-        let client = server.client(i % 2 == 0);
-        let (url, body, stop, ok, failed) =
-            (server.url("/validate/warn"), body.clone(), stop.clone(), ok.clone(), failed.clone());
-        workers.push(tokio::spawn(async move {
-            while !stop.load(Ordering::SeqCst) {
-                let sent =
-                    client.post(&url).header("content-type", "application/json").body(body.to_string()).send().await;
-                match sent {
-                    Ok(r) if r.status().as_u16() == 200 => {
-                        let text = r.text().await.unwrap_or_default();
-                        let counter = if text.contains("\"uid\":\"burst\"") { &ok } else { &failed };
-                        counter.fetch_add(1, Ordering::SeqCst);
-                    }
-                    other => {
-                        if failed.fetch_add(1, Ordering::SeqCst) < 3 {
-                            eprintln!("h2={} failed: {:?}", i % 2 == 0, other.map(|r| r.status()));
-                        }
-                    }
-                }
-            }
-        }));
-    }
+    let body =
+        review("burst", "CREATE", Some(&deployment("orders", json!([shared_endpoint_container("orders")]))), None);
+    let burst = Burst::start(&server, "/validate/warn", &body, 16, None);
     tokio::time::sleep(Duration::from_millis(300)).await;
-    let before = ok.load(Ordering::SeqCst);
+    let before = burst.ok();
     assert!(before > 0, "the burst is running");
 
     let signalled = Instant::now();
@@ -74,13 +44,10 @@ async fn sigterm_during_a_burst_fails_no_request_and_exits_zero() {
 
     // Endpoints converge well within the 1 s drain: the clients stop here.
     tokio::time::sleep(Duration::from_millis(500)).await;
-    let during_drain = ok.load(Ordering::SeqCst) - before;
-    stop.store(true, Ordering::SeqCst);
-    for w in workers {
-        w.await.expect("worker");
-    }
+    let during_drain = burst.ok() - before;
+    let (ok, failed) = burst.stop().await;
     assert!(during_drain > 0, "admission went on during the drain");
-    assert_eq!(failed.load(Ordering::SeqCst), 0, "no request failed ({} succeeded)", ok.load(Ordering::SeqCst));
+    assert_eq!(failed, 0, "no request failed ({ok} succeeded)");
 
     let status = server.wait_exit(Duration::from_secs(6));
     let took = signalled.elapsed();

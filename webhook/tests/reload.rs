@@ -7,10 +7,11 @@
 mod common;
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use common::{Server, Start, client_tls, deployment, post, review, shared_endpoint_container, write_secret_volume};
+use common::{
+    Burst, Server, Start, client_tls, deployment, post, review, shared_endpoint_container, write_secret_volume,
+};
 use serde_json::json;
 
 /// The subject CN a new TLS connection is served.
@@ -39,52 +40,18 @@ async fn wait_cn(server: &Server, want: &str) -> Duration {
 async fn a_symlink_swap_rotates_the_certificate_during_a_burst_without_a_failed_request() {
     let server = Server::start(Start { secret_volume: true, ..Start::default() });
     assert_eq!(served_cn(&server).await, "lifeguard-webhook generation 1");
-    let body = Arc::new(review(
-        "rot",
-        "CREATE",
-        Some(&deployment("orders", json!([shared_endpoint_container("orders")]))),
-        None,
-    ));
-    let stop = Arc::new(AtomicBool::new(false));
-    let (ok, failed) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
-    let mut workers = Vec::new();
-    for i in 0..12 {
-        // Some clients keep their connection, some open a new one each time.
-        let fresh = i % 3 == 0;
-        let (ca, url, body, stop, ok, failed) = (
-            server.ca.pem.clone(),
-            server.url("/validate/warn"),
-            body.clone(),
-            stop.clone(),
-            ok.clone(),
-            failed.clone(),
-        );
-        let kept = server.client(i % 2 == 0);
-        workers.push(tokio::spawn(async move {
-            while !stop.load(Ordering::SeqCst) {
-                let client = if fresh { common::client_trusting(&ca, i % 2 == 0, None) } else { kept.clone() };
-                match client.post(&url).body(body.to_string()).send().await {
-                    Ok(r) if r.status().as_u16() == 200 => ok.fetch_add(1, Ordering::SeqCst),
-                    other => {
-                        eprintln!("failed: {other:?}");
-                        failed.fetch_add(1, Ordering::SeqCst)
-                    }
-                };
-            }
-        }));
-    }
+    let body = review("rot", "CREATE", Some(&deployment("orders", json!([shared_endpoint_container("orders")]))), None);
+    // A third of the clients open a new connection (and handshake) each time.
+    let burst = Burst::start(&server, "/validate/warn", &body, 12, Some(3));
     tokio::time::sleep(Duration::from_millis(300)).await;
     let (cert, key) = server.ca.issue("lifeguard-webhook generation 2");
     write_secret_volume(server.dir.path(), 2, &cert, &key);
     let took = wait_cn(&server, "lifeguard-webhook generation 2").await;
     assert!(took < Duration::from_secs(2), "picked up in {took:?} (reload interval 0.2 s)");
     tokio::time::sleep(Duration::from_millis(300)).await;
-    stop.store(true, Ordering::SeqCst);
-    for w in workers {
-        w.await.expect("worker");
-    }
-    assert!(ok.load(Ordering::SeqCst) > 50);
-    assert_eq!(failed.load(Ordering::SeqCst), 0, "no request failed during the rotation");
+    let (ok, failed) = burst.stop().await;
+    assert!(ok > 50, "{ok} requests");
+    assert_eq!(failed, 0, "no request failed during the rotation");
     assert_eq!(server.metric(r#"lifeguard_webhook_reloads_total{what="certificate",result="success"}"#), 2.0);
 
     // A key that does not belong to the certificate is refused; generation 2 stays.

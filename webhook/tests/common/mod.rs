@@ -433,3 +433,69 @@ pub fn clean_container(name: &str) -> Value {
 pub fn repo_root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
 }
+
+/// Concurrent clients posting one review to one path until stopped, as an
+/// API server's burst: half over HTTP/2, half over HTTP/1.1, with keep-alive;
+/// every `fresh_every`-th client opens a new connection for each request.
+pub struct Burst {
+    stop: Arc<std::sync::atomic::AtomicBool>,
+    ok: Arc<std::sync::atomic::AtomicUsize>,
+    failed: Arc<std::sync::atomic::AtomicUsize>,
+    workers: Vec<tokio::task::JoinHandle<()>>,
+}
+
+impl Burst {
+    /// Starts `clients` clients. A request counts as ok when it gets 200 and
+    /// an AdmissionReview for the body's uid.
+    pub fn start(server: &Server, path: &str, body: &Value, clients: usize, fresh_every: Option<usize>) -> Burst {
+        use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+        let stop = Arc::new(AtomicBool::new(false));
+        let (ok, failed) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+        let uid = format!("\"uid\":{}", body["request"]["uid"]);
+        let body = Arc::new(body.to_string());
+        let workers = (0..clients)
+            .map(|i| {
+                let h2 = i % 2 == 0;
+                let fresh = fresh_every.is_some_and(|n| i % n == 0);
+                let kept = server.client(h2);
+                let (ca, url, uid, body) = (server.ca.pem.clone(), server.url(path), uid.clone(), body.clone());
+                let (stop, ok, failed) = (stop.clone(), ok.clone(), failed.clone());
+                tokio::spawn(async move {
+                    while !stop.load(Ordering::SeqCst) {
+                        let client = if fresh { client_trusting(&ca, h2, None) } else { kept.clone() };
+                        let sent = client.post(&url).header("content-type", "application/json").body(body.to_string());
+                        let answer = match sent.send().await {
+                            Ok(r) if r.status().as_u16() == 200 => r.text().await.map_err(|e| e.to_string()),
+                            Ok(r) => Err(format!("status {}", r.status())),
+                            Err(e) => Err(e.to_string()),
+                        };
+                        match answer {
+                            Ok(text) if text.contains(&uid) => ok.fetch_add(1, Ordering::SeqCst),
+                            other => {
+                                if failed.load(Ordering::SeqCst) < 3 {
+                                    eprintln!("burst request failed (h2={h2}, fresh={fresh}): {other:?}");
+                                }
+                                failed.fetch_add(1, Ordering::SeqCst)
+                            }
+                        };
+                    }
+                })
+            })
+            .collect();
+        Burst { stop, ok, failed, workers }
+    }
+
+    /// Requests answered so far.
+    pub fn ok(&self) -> usize {
+        self.ok.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    /// Stops the clients, waits for their last requests: (ok, failed).
+    pub async fn stop(mut self) -> (usize, usize) {
+        self.stop.store(true, std::sync::atomic::Ordering::SeqCst);
+        for w in std::mem::take(&mut self.workers) {
+            w.await.expect("burst client");
+        }
+        (self.ok(), self.failed.load(std::sync::atomic::Ordering::SeqCst))
+    }
+}

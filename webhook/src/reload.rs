@@ -61,11 +61,7 @@ pub fn check_certificate(state: &Shared, tls: &TlsFiles, seen: &mut Seen) {
             if first {
                 state.health.cert_loaded(Err(format!("the serving certificate cannot be read: {why}")));
             }
-            if seen.cert_error.as_ref() != Some(&why) {
-                tracing::error!(error = %why, "certificate files cannot be read; keeping the current pair");
-                state.metrics.reload(Reloaded::Certificate, false);
-                seen.cert_error = Some(why);
-            }
+            unreadable(state, Reloaded::Certificate, &mut seen.cert_error, why);
             seen.cert = None;
             return;
         }
@@ -122,11 +118,7 @@ pub fn check_policy(state: &Shared, source: &PolicySource, seen: &mut Seen) {
                     if first {
                         state.health.policy_loaded(Err(format!("policy: {why}")));
                     }
-                    if seen.policy_error.as_ref() != Some(&why) {
-                        tracing::error!(error = %why, "policy file cannot be read; keeping the current policy");
-                        state.metrics.reload(Reloaded::Policy, false);
-                        seen.policy_error = Some(why);
-                    }
+                    unreadable(state, Reloaded::Policy, &mut seen.policy_error, why);
                     seen.policy = None;
                     return;
                 }
@@ -158,6 +150,22 @@ pub fn check_policy(state: &Shared, source: &PolicySource, seen: &mut Seen) {
             seen.policy = Some(text);
         }
     }
+}
+
+/// Logs and counts a file that cannot be read, once per distinct error (a
+/// missing file would otherwise be reported on every tick).
+fn unreadable(state: &Shared, what: Reloaded, last: &mut Option<String>, why: String) {
+    if last.as_ref() == Some(&why) {
+        return;
+    }
+    match what {
+        Reloaded::Certificate => {
+            tracing::error!(error = %why, "certificate files cannot be read; keeping the current pair");
+        }
+        Reloaded::Policy => tracing::error!(error = %why, "policy file cannot be read; keeping the current policy"),
+    }
+    state.metrics.reload(what, false);
+    *last = Some(why);
 }
 
 /// Checks both every interval, forever (the task is dropped at exit).

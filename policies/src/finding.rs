@@ -55,7 +55,7 @@ pub struct Fix {
 /// An RFC 6902 `add` of `value` at `path` (an `add` also replaces an
 /// existing member, so it applies whether or not the field is there).
 /// `None` when the path is not a valid JSON pointer.
-pub(crate) fn add_op(path: &str, value: serde_json::Value) -> Option<json_patch::PatchOperation> {
+pub fn add_op(path: &str, value: serde_json::Value) -> Option<json_patch::PatchOperation> {
     let path = json_patch::jsonptr::PointerBuf::parse(path).ok()?;
     Some(json_patch::PatchOperation::Add(json_patch::AddOperation { path, value }))
 }

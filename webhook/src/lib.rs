@@ -146,14 +146,7 @@ pub async fn run(config: Config) -> Result<(), RunError> {
     let (phase_tx, phase_rx) = watch::channel(Phase::Serving);
     let connections = TaskTracker::new();
     let addr = listener.local_addr().ok();
-    let accept = tokio::spawn(server::serve(
-        listener,
-        acceptor,
-        router(state.clone()),
-        phase_rx,
-        connections.clone(),
-        server::HTTP1_IDLE_TIMEOUT,
-    ));
+    let accept = tokio::spawn(server::serve(listener, acceptor, router(state.clone()), phase_rx, connections.clone()));
     tracing::info!(
         admission = %addr.map(|a| a.to_string()).unwrap_or_default(),
         health = %health_addr.map(|a| a.to_string()).unwrap_or_default(),

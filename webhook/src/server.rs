@@ -34,7 +34,7 @@ pub enum Phase {
 /// Longer than the API server's idle keep-alive (Go's 90 s), so lifeguard
 /// never closes an idle connection the client may be writing a request to;
 /// request bodies have the per-request deadline.
-pub const HTTP1_IDLE_TIMEOUT: Duration = Duration::from_secs(120);
+const HTTP1_IDLE_TIMEOUT: Duration = Duration::from_secs(120);
 
 /// A TLS handshake that takes longer than this is dropped.
 const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
@@ -47,7 +47,6 @@ pub async fn serve(
     app: Router,
     phase: watch::Receiver<Phase>,
     tracker: TaskTracker,
-    header_timeout: Duration,
 ) {
     let closing = until_closing(phase.clone());
     tokio::pin!(closing);
@@ -56,7 +55,7 @@ pub async fn serve(
             accepted = listener.accept() => match accepted {
                 Ok((tcp, _peer)) => {
                     let (tls, app, phase) = (tls.clone(), app.clone(), phase.clone());
-                    tracker.spawn(connection(tcp, tls, app, phase, header_timeout));
+                    tracker.spawn(connection(tcp, tls, app, phase));
                 }
                 // Out of descriptors and the like: back off instead of spinning.
                 Err(e) => {
@@ -75,16 +74,10 @@ async fn until_closing(mut phase: watch::Receiver<Phase>) {
     let _ = phase.wait_for(|p| *p == Phase::Closing).await.map(|_| ());
 }
 
-async fn connection(
-    tcp: TcpStream,
-    tls: Option<TlsAcceptor>,
-    app: Router,
-    phase: watch::Receiver<Phase>,
-    header_timeout: Duration,
-) {
+async fn connection(tcp: TcpStream, tls: Option<TlsAcceptor>, app: Router, phase: watch::Receiver<Phase>) {
     let _ = tcp.set_nodelay(true);
     match tls {
-        None => drive(TokioIo::new(tcp), None, app, phase, header_timeout).await,
+        None => drive(TokioIo::new(tcp), None, app, phase).await,
         Some(acceptor) => {
             let stream = match tokio::time::timeout(HANDSHAKE_TIMEOUT, acceptor.accept(tcp)).await {
                 Ok(Ok(stream)) => stream,
@@ -102,13 +95,13 @@ async fn connection(
                 Some(_) => Some(false),
                 None => None,
             };
-            drive(TokioIo::new(stream), h2, app, phase, header_timeout).await;
+            drive(TokioIo::new(stream), h2, app, phase).await;
         }
     }
 }
 
 /// Serves one connection; `h2` is what ALPN chose (`None`: sniff it).
-async fn drive<I>(io: I, h2: Option<bool>, app: Router, mut phase: watch::Receiver<Phase>, header_timeout: Duration)
+async fn drive<I>(io: I, h2: Option<bool>, app: Router, mut phase: watch::Receiver<Phase>)
 where
     I: hyper::rt::Read + hyper::rt::Write + Unpin + Send + 'static,
 {
@@ -123,7 +116,7 @@ where
         None => builder,
     };
     let h2 = h2 == Some(true);
-    builder.http1().timer(TokioTimer::new()).header_read_timeout(header_timeout);
+    builder.http1().timer(TokioTimer::new()).header_read_timeout(HTTP1_IDLE_TIMEOUT);
     builder.http2().timer(TokioTimer::new()).keep_alive_interval(Some(Duration::from_secs(30)));
     let conn = builder.serve_connection(io, TowerToHyperService::new(app));
     tokio::pin!(conn);

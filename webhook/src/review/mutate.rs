@@ -5,13 +5,16 @@
 
 use kube_core::DynamicObject;
 use kube_core::admission::{AdmissionRequest, AdmissionResponse};
+use policies::finding::add_op;
 use policies::fix::AppliedFix;
+use policies::model::join;
 use policies::{Batch, Policy, plan_fixes};
 use serde_json::{Value, json};
 
 use super::Endpoint;
 use super::outcome::{Reply, Summary, Verdict, error_reply, reply, skipped};
 use super::request::Parsed;
+use super::scope::unparsable;
 use super::text::{capped, warning_line};
 use crate::config::OnError;
 
@@ -24,17 +27,17 @@ pub fn mutate(request: &AdmissionRequest<DynamicObject>, parsed: &Parsed, object
     let plan = match plan_fixes(object, &Batch::default(), policy, None) {
         Ok(Some(plan)) => plan,
         Ok(None) => return skipped(&parsed.head, endpoint, None, "the object carries no pod spec".to_owned()),
-        Err(e) => {
-            let why = format!("the object does not parse as its kind: {}: {}", e.pointer, e.message);
-            return error_reply(&parsed.head, endpoint, None, OnError::Allow, &why);
-        }
+        Err(e) => return error_reply(&parsed.head, endpoint, None, OnError::Allow, &unparsable(&e)),
     };
     let mut response = AdmissionResponse::from(request);
     if plan.operations.is_empty() {
         return reply(response, Summary::new(&parsed.head, endpoint, None, Verdict::Allowed));
     }
     let mut operations = plan.operations;
-    operations.push(annotation_operation(object, &plan.applied));
+    let Some(annotation) = annotation_operation(object, &plan.applied) else {
+        return error_reply(&parsed.head, endpoint, None, OnError::Allow, "patch: no pointer for the annotation");
+    };
+    operations.push(annotation);
     // kube-core speaks json-patch 4 and the engine json-patch 5: the wire
     // format is the same RFC 6902, so convert through serde.
     let converted = serde_json::to_value(&operations)
@@ -60,7 +63,7 @@ pub fn mutate(request: &AdmissionRequest<DynamicObject>, parsed: &Parsed, object
 
 /// Adds the fixed rules to `lifeguard.dev/mutated` (keeping rules an earlier
 /// call listed), creating `metadata.annotations` when the object has none.
-fn annotation_operation(object: &Value, applied: &[AppliedFix]) -> json_patch::PatchOperation {
+fn annotation_operation(object: &Value, applied: &[AppliedFix]) -> Option<json_patch::PatchOperation> {
     let existing = object.pointer("/metadata/annotations");
     let mut rules: Vec<String> = existing
         .and_then(|a| a.get(MUTATED_ANNOTATION))
@@ -75,14 +78,11 @@ fn annotation_operation(object: &Value, applied: &[AppliedFix]) -> json_patch::P
     let value = Value::String(rules.join(","));
     let (path, value) =
         match (existing.is_some_and(Value::is_object), object.get("metadata").is_some_and(Value::is_object)) {
-            (true, _) => {
-                (format!("/metadata/annotations/{}", MUTATED_ANNOTATION.replace('~', "~0").replace('/', "~1")), value)
-            }
+            (true, _) => (join("/metadata/annotations", &[MUTATED_ANNOTATION]), value),
             (false, true) => ("/metadata/annotations".to_owned(), json!({ MUTATED_ANNOTATION: value })),
             (false, false) => ("/metadata".to_owned(), json!({"annotations": { MUTATED_ANNOTATION: value }})),
         };
-    let path = json_patch::jsonptr::PointerBuf::parse(&path).unwrap_or_default();
-    json_patch::PatchOperation::Add(json_patch::AddOperation { path, value })
+    add_op(&path, value)
 }
 
 #[cfg(test)]
@@ -94,7 +94,7 @@ mod tests {
     }
 
     fn apply(object: &Value, rules: &[&str]) -> Value {
-        let op = annotation_operation(object, &rules.iter().map(|r| applied(r)).collect::<Vec<_>>());
+        let op = annotation_operation(object, &rules.iter().map(|r| applied(r)).collect::<Vec<_>>()).expect("an op");
         let mut out = object.clone();
         json_patch::patch(&mut out, &[op]).expect("applies");
         out

@@ -6,6 +6,7 @@
 
 use kube_core::DynamicObject;
 use kube_core::admission::{AdmissionRequest, Operation};
+use policies::ModelError;
 use policies::model::Workload;
 use serde_json::Value;
 
@@ -74,8 +75,13 @@ fn in_scope(object: &Value, options: &Options, read_pod_spec: bool) -> Result<()
     match Workload::from_object(object) {
         Ok(Some(_)) => Ok(()),
         Ok(None) => Err(Skip::Because("the object carries no pod spec".to_owned())),
-        Err(e) => Err(Skip::Broken(format!("the object does not parse as its kind: {}: {}", e.pointer, e.message))),
+        Err(e) => Err(Skip::Broken(unparsable(&e))),
     }
+}
+
+/// Why an object that does not parse as its kind cannot be judged.
+pub fn unparsable(e: &ModelError) -> String {
+    format!("the object does not parse as its kind: {}: {}", e.pointer, e.message)
 }
 
 /// `ReplicaSet/web-5d8f` for an object with a controller ownerReference.

@@ -11,6 +11,7 @@ use serde_json::Value;
 
 use super::outcome::{Reply, Summary, Verdict, error_reply, reply, skipped};
 use super::request::Parsed;
+use super::scope::unparsable;
 use super::text::{capped, deny_message, finding_warning, findings_annotation};
 use super::{Endpoint, Options};
 
@@ -30,18 +31,18 @@ pub fn validate(
     let report = match lint_object(object, &batch, policy) {
         Ok(Some(report)) => report,
         Ok(None) => return skipped(&parsed.head, endpoint, Some(mode), "the object carries no pod spec".to_owned()),
-        Err(e) => {
-            let why = format!("the object does not parse as its kind: {}: {}", e.pointer, e.message);
-            return error_reply(&parsed.head, endpoint, Some(mode), options.on_error, &why);
-        }
+        Err(e) => return error_reply(&parsed.head, endpoint, Some(mode), options.on_error, &unparsable(&e)),
     };
     let before = if options.ratchet && request.operation == Operation::Update {
         old_findings(parsed.raw_old_object(), &batch, policy)
     } else {
         HashSet::new()
     };
-    let judged: Vec<(&Finding, bool)> =
-        report.findings.iter().map(|f| (f, before.contains(&(f.rule.clone(), f.container.clone())))).collect();
+    let judged: Vec<(&Finding, bool)> = report
+        .findings
+        .iter()
+        .map(|f| (f, !before.is_empty() && before.contains(&(f.rule.clone(), f.container.clone()))))
+        .collect();
     let denies = |(f, pre): &(&Finding, bool)| !pre && policy.denies(f.severity);
 
     let mut response = AdmissionResponse::from(request);

@@ -27,7 +27,9 @@ Flags a container whose preStop hook does nothing but sleep: an `exec` of
   `prestopMinRemainingSeconds` (5 s), of `terminationGracePeriodSeconds`
   (30 when unset). A sleep that never ends (`sleep infinity`, or a day or
   more) is an error too.
-- Info otherwise: the sleep is a fine bridge, but it is not a drain.
+- Info otherwise: the sleep is a fine bridge, but it is not a drain. The
+  message says how many seconds of the grace period the sleep leaves the
+  application after SIGTERM, the time its own drain must fit in.
 
 ## Why is this bad?
 The sleep only bridges endpoint removal: kube-proxy, the mesh and the load
@@ -174,14 +176,18 @@ fn check(w: &Workload, ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
                         "container {name:?}: preStop sleeps {s}s with an exec before the application's declared {}s drain; the native sleep action does the same without a sleep binary",
                         n.drain_seconds()
                     ),
-                    "use the native `sleep` preStop action (Kubernetes 1.30+)",
+                    "use the native `sleep` preStop action (Kubernetes 1.30+)".to_owned(),
                 )
             } else {
+                // The sleep is a fine bridge; what is unknown is whether the
+                // app uses the time it leaves, so say how much that is.
                 (
                     format!(
-                        "container {name:?}: preStop only sleeps {s}s; the sleep bridges endpoint removal but nothing drains the application"
+                        "container {name:?}: preStop only sleeps {s}s, a bridge for endpoint removal; SIGTERM then leaves the application {remaining}s of terminationGracePeriodSeconds {grace} to finish in-flight work"
                     ),
-                    "drain in the application: a preStop httpGet to a drain endpoint, or SIGTERM handling that finishes in-flight work",
+                    format!(
+                        "make the application finish in-flight work within {remaining}s of SIGTERM, and declare that drain (annotation lifeguard.dev/drain-seconds) so lifeguard checks it fits"
+                    ),
                 )
             };
             let finding = RULE.finding(Severity::Info, pointer, Some(name), message, help);
@@ -288,6 +294,21 @@ mod tests {
         assert_eq!(again[0].severity, Severity::Info);
         assert_eq!(again[0].pointer, "/spec/template/spec/containers/0/lifecycle/preStop/sleep/seconds");
         assert!(again[0].fix.is_none());
+    }
+
+    #[test]
+    fn info_says_how_long_the_application_has_after_the_sleep() {
+        let mut obj = exec_sleep(json!(["sleep", "10"]));
+        obj["spec"]["template"]["spec"]["terminationGracePeriodSeconds"] = json!(45);
+        let f = check(&RULE, &obj);
+        assert_eq!(f.len(), 1);
+        assert_eq!(f[0].severity, Severity::Info);
+        assert_eq!(
+            f[0].message,
+            "container \"app\": preStop only sleeps 10s, a bridge for endpoint removal; SIGTERM then leaves the application 35s of terminationGracePeriodSeconds 45 to finish in-flight work"
+        );
+        assert!(f[0].help.contains("within 35s of SIGTERM"), "{}", f[0].help);
+        assert!(!f[0].message.contains("nothing drains"), "{}", f[0].message);
     }
 
     #[test]

@@ -159,6 +159,7 @@ rule_tests! {
     exec_probe => "exec-probe",
     grace_period_too_short => "grace-period-too-short",
     prestop_sleep_only => "prestop-sleep-only",
+    prestop_loop_unbounded => "prestop-loop-unbounded",
     prestop_bridge_missing => "prestop-bridge-missing",
     ignore_annotation_invalid => "ignore-annotation-invalid",
 }

@@ -10,6 +10,7 @@ mod prestop;
 mod probe;
 pub mod reach;
 mod service;
+pub mod shell_flow;
 mod typed;
 mod workload;
 

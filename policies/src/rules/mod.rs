@@ -12,6 +12,7 @@ mod ignore_annotation_invalid;
 mod liveness_checks_dependency;
 mod liveness_too_aggressive;
 mod prestop_bridge_missing;
+mod prestop_loop_unbounded;
 mod prestop_sleep_only;
 mod probe_endpoint_reused;
 mod probe_invalid;
@@ -99,6 +100,7 @@ pub static RULES: &[&Rule] = &[
     &exec_probe::RULE,
     &grace_period_too_short::RULE,
     &prestop_sleep_only::RULE,
+    &prestop_loop_unbounded::RULE,
     &prestop_bridge_missing::RULE,
     &ignore_annotation_invalid::RULE,
 ];

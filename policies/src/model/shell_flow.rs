@@ -1,0 +1,377 @@
+//! How the commands of a `sh -c` script are joined (`;`, `&&`, `||`, `|`,
+//! `&`), for the rules that need control flow rather than the flat list of
+//! programs [`super::command`] gives: a preStop loop that never ends, a
+//! probe whose exit status is decided by one command.
+//!
+//! Like `command`, this is not a shell: it reads the common shapes and gives
+//! up (`None`) on what it cannot follow (here-documents), so that a rule
+//! never reports what it did not understand.
+
+/// What joins a command to the next one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Sep {
+    /// `;`, a newline, or the end of the script.
+    Seq,
+    /// `&&`.
+    And,
+    /// `||`.
+    Or,
+    /// `|`.
+    Pipe,
+    /// `&`: the command runs in the background.
+    Background,
+}
+
+/// One simple command of a script, its words unquoted, and what follows it.
+/// A subshell's `(` and `)` are commands of their own.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ScriptCommand {
+    /// The words, unquoted; redirections stay words (`>/dev/null`, `2>&1`).
+    pub words: Vec<String>,
+    /// What joins it to the next command.
+    pub sep: Sep,
+}
+
+/// A shell run with a script: `sh -c SCRIPT`, `busybox sh -ec SCRIPT`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ShellScript<'a> {
+    /// The script.
+    pub script: &'a str,
+    /// Whether the shell exits on the first failing command (`-e`, `-o
+    /// errexit`, or `set -e` in the script).
+    pub errexit: bool,
+}
+
+const SHELLS: &[&str] = &["sh", "bash", "ash", "dash", "zsh", "ksh", "mksh"];
+
+fn basename(s: &str) -> &str {
+    s.rsplit('/').next().unwrap_or(s)
+}
+
+/// The script of an exec command that is a shell given `-c`; `None` for
+/// anything else (a program, a script file, a wrapper such as `timeout`).
+pub fn shell_script(argv: &[String]) -> Option<ShellScript<'_>> {
+    let mut args = argv.iter().map(String::as_str);
+    let mut program = basename(args.next()?);
+    if program == "busybox" {
+        program = basename(args.next()?);
+    }
+    if !SHELLS.contains(&program) {
+        return None;
+    }
+    let (mut saw_c, mut errexit) = (false, false);
+    let script = loop {
+        let arg = args.next()?;
+        match arg {
+            "--" if saw_c => break args.next()?,
+            "-o" | "+o" => {
+                let option = args.next()?;
+                errexit |= arg == "-o" && option == "errexit";
+            }
+            _ if arg.starts_with("--") => {}
+            _ => match arg.strip_prefix('-') {
+                Some(flags) => {
+                    saw_c |= flags.contains('c');
+                    errexit |= flags.contains('e');
+                }
+                None if saw_c => break arg,
+                None => return None,
+            },
+        }
+    };
+    let set_e = |c: &ScriptCommand| {
+        c.words.first().is_some_and(|w| w == "set")
+            && c.words[1..]
+                .iter()
+                .any(|w| (w.starts_with('-') && !w.starts_with("--") && w.contains('e')) || w == "errexit")
+    };
+    errexit |= script_commands(script).is_some_and(|cmds| cmds.iter().any(set_e));
+    Some(ShellScript { script, errexit })
+}
+
+/// Splits a script into simple commands and what joins them; `None` when it
+/// holds a here-document.
+pub fn script_commands(script: &str) -> Option<Vec<ScriptCommand>> {
+    let chars: Vec<char> = script.chars().collect();
+    let mut out = Vec::new();
+    let mut words: Vec<String> = Vec::new();
+    let mut word: Option<String> = None;
+    let mut i = 0;
+    let end = |words: &mut Vec<String>, word: &mut Option<String>, out: &mut Vec<ScriptCommand>, sep: Sep| {
+        words.extend(word.take());
+        if !words.is_empty() {
+            out.push(ScriptCommand { words: std::mem::take(words), sep });
+        } else if sep != Sep::Seq
+            && let Some(last) = out.last_mut()
+        {
+            // `done &`, `) || x`: the operator belongs to what came before.
+            last.sep = sep;
+        }
+    };
+    while let Some(&c) = chars.get(i) {
+        i += 1;
+        let next = chars.get(i).copied();
+        match c {
+            ' ' | '\t' | '\r' => words.extend(word.take()),
+            '\\' => {
+                if let Some(n) = next.filter(|&n| n != '\n') {
+                    word.get_or_insert_default().push(n);
+                }
+                i += 1;
+            }
+            '\'' => {
+                let w = word.get_or_insert_default();
+                while let Some(&n) = chars.get(i) {
+                    i += 1;
+                    if n == '\'' {
+                        break;
+                    }
+                    w.push(n);
+                }
+            }
+            '"' => {
+                let w = word.get_or_insert_default();
+                while let Some(&n) = chars.get(i) {
+                    i += 1;
+                    match n {
+                        '"' => break,
+                        '\\' if matches!(chars.get(i), Some('"' | '\\' | '$' | '`')) => {
+                            w.extend(chars.get(i));
+                            i += 1;
+                        }
+                        _ => w.push(n),
+                    }
+                }
+            }
+            '#' if word.is_none() => {
+                while chars.get(i).is_some_and(|&n| n != '\n') {
+                    i += 1;
+                }
+            }
+            '$' if next == Some('(') || next == Some('{') => {
+                i = copy_balanced(&chars, i - 1, word.get_or_insert_default())
+            }
+            '`' => i = copy_balanced(&chars, i - 1, word.get_or_insert_default()),
+            '<' if next == Some('<') => return None,
+            // `2>&1`, `>&2`, `&>`: redirections, not background jobs.
+            '&' if next == Some('>') || word.as_deref().is_some_and(|w| w.ends_with(['>', '<'])) => {
+                word.get_or_insert_default().push(c);
+            }
+            '&' if next == Some('&') => {
+                i += 1;
+                end(&mut words, &mut word, &mut out, Sep::And);
+            }
+            '|' if next == Some('|') => {
+                i += 1;
+                end(&mut words, &mut word, &mut out, Sep::Or);
+            }
+            '&' => end(&mut words, &mut word, &mut out, Sep::Background),
+            '|' => end(&mut words, &mut word, &mut out, Sep::Pipe),
+            ';' | '\n' => end(&mut words, &mut word, &mut out, Sep::Seq),
+            '(' | ')' if word.is_none() => {
+                end(&mut words, &mut word, &mut out, Sep::Seq);
+                out.push(ScriptCommand { words: vec![c.to_string()], sep: Sep::Seq });
+            }
+            _ => word.get_or_insert_default().push(c),
+        }
+    }
+    end(&mut words, &mut word, &mut out, Sep::Seq);
+    Some(out)
+}
+
+/// Copies `$(...)`, `${...}` or `` `...` `` starting at `start` into `word`
+/// as written; returns the index after it.
+fn copy_balanced(chars: &[char], start: usize, word: &mut String) -> usize {
+    let (open, close, body) = match (chars.get(start), chars.get(start + 1)) {
+        (Some('`'), _) => ('`', '`', start + 1),
+        (Some('$'), Some('{')) => ('{', '}', start + 2),
+        _ => ('(', ')', start + 2),
+    };
+    let mut depth = 1;
+    let mut i = body;
+    while let Some(&c) = chars.get(i) {
+        i += 1;
+        if c == close && (open == '`' || depth == 1) {
+            break;
+        }
+        if open != '`' && c == open {
+            depth += 1;
+        } else if open != '`' && c == close {
+            depth -= 1;
+        }
+    }
+    word.extend(&chars[start..i.min(chars.len())]);
+    i
+}
+
+/// A loop that nothing ends, read from a shell script.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EndlessLoop {
+    /// The loop's head as written, `while true` or `until false`.
+    pub head: String,
+}
+
+/// Words that leave a loop or end the script or the container.
+const ENDS: &[&str] = &["break", "exit", "return", "exec", "kill", "pkill", "killall", "logout"];
+/// Programs that do not fail, so `set -e` does not end a loop that runs them.
+const CANNOT_FAIL: &[&str] = &["sleep", "echo", "printf", "true", ":", "date"];
+
+/// The first top-level loop of a script whose condition never changes
+/// (`while true`, `while :`, `while sleep 5`, `until false`) and whose body
+/// never leaves it: no `break`, `exit`, `return`, `exec` or `kill`, nor,
+/// under `set -e`, a command that may fail. A backgrounded loop, a loop
+/// inside `if`, `case`, a function or a subshell, or after `&&` / `||` is not
+/// followed: it may never run, or not hold the script.
+pub fn endless_loop(sh: &ShellScript<'_>) -> Option<EndlessLoop> {
+    let cmds = script_commands(sh.script)?;
+    let mut depth = 0usize;
+    let mut prev = Sep::Seq;
+    let mut i = 0;
+    while let Some(cmd) = cmds.get(i) {
+        let first = cmd.words.first().map(String::as_str).unwrap_or_default();
+        match first {
+            "if" | "case" | "{" | "(" => depth += 1,
+            "fi" | "esac" | "}" | ")" => depth = depth.saturating_sub(1),
+            "while" | "until" if depth == 0 && prev == Sep::Seq && cmd.sep == Sep::Seq => {
+                let (body, done) = loop_body(&cmds, i + 1)?;
+                let after = cmds.get(done).map_or(Sep::Seq, |c| c.sep);
+                let cond: Vec<&str> = cmd.words[1..].iter().map(String::as_str).collect();
+                let endless =
+                    if first == "while" { always_true(&cond) } else { matches!(cond[..], ["false" | "/bin/false"]) };
+                if endless && after != Sep::Background && !can_end(body, sh.errexit) {
+                    return Some(EndlessLoop { head: cmd.words.join(" ") });
+                }
+                i = done;
+            }
+            _ => {}
+        }
+        prev = cmds.get(i).map_or(Sep::Seq, |c| c.sep);
+        i += 1;
+    }
+    None
+}
+
+/// The commands between `do` (at `start`) and its `done`, and the index of
+/// the `done`; `None` when the loop is not closed.
+fn loop_body(cmds: &[ScriptCommand], start: usize) -> Option<(&[ScriptCommand], usize)> {
+    if cmds.get(start)?.words.first()? != "do" {
+        return None;
+    }
+    let mut depth = 0usize;
+    for (k, c) in cmds.iter().enumerate().skip(start) {
+        match c.words.first().map(String::as_str) {
+            Some("do") => depth += 1,
+            Some("done") => {
+                depth -= 1;
+                if depth == 0 {
+                    return Some((&cmds[start..k], k));
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+fn always_true(cond: &[&str]) -> bool {
+    match cond {
+        ["true" | "/bin/true" | ":"] | ["[", "1" | "true", "]"] => true,
+        ["sleep", n] => n.trim_end_matches('s').parse::<f64>().is_ok(),
+        _ => false,
+    }
+}
+
+fn can_end(body: &[ScriptCommand], errexit: bool) -> bool {
+    body.iter().any(|c| {
+        let words: Vec<&str> = c.words.iter().map(String::as_str).collect();
+        // `do` and flow keywords head a command; the program is the next word.
+        let program = words.iter().copied().find(|w| !matches!(*w, "do" | "then" | "else" | "if" | "!" | "{"));
+        words.iter().any(|w| ENDS.contains(&basename(w)))
+            || (errexit && program.is_some_and(|p| !CANNOT_FAIL.contains(&basename(p)) && !p.starts_with(['>', '<'])))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn argv(words: &[&str]) -> Vec<String> {
+        words.iter().map(|w| (*w).to_owned()).collect()
+    }
+
+    fn endless(words: &[&str]) -> Option<String> {
+        let argv = argv(words);
+        endless_loop(&shell_script(&argv)?).map(|l| l.head)
+    }
+
+    #[test]
+    fn splits_with_separators() {
+        let cmds = script_commands("a 'b c' && d 2>&1 || e | f & g; h\n# x; y\ni >/dev/null").expect("reads");
+        let got: Vec<(Vec<&str>, Sep)> =
+            cmds.iter().map(|c| (c.words.iter().map(String::as_str).collect(), c.sep)).collect();
+        assert_eq!(
+            got,
+            [
+                (vec!["a", "b c"], Sep::And),
+                (vec!["d", "2>&1"], Sep::Or),
+                (vec!["e"], Sep::Pipe),
+                (vec!["f"], Sep::Background),
+                (vec!["g"], Sep::Seq),
+                (vec!["h"], Sep::Seq),
+                (vec!["i", ">/dev/null"], Sep::Seq),
+            ]
+        );
+        assert_eq!(script_commands("cat <<EOF\nx\nEOF"), None);
+        assert_eq!(script_commands("echo \"$(date +%s)\"").expect("reads")[0].words, ["echo", "$(date +%s)"]);
+    }
+
+    #[test]
+    fn reads_shells_and_errexit() {
+        let a = argv(&["/bin/sh", "-ec", "true"]);
+        assert_eq!(shell_script(&a), Some(ShellScript { script: "true", errexit: true }));
+        let a = argv(&["busybox", "sh", "-c", "set -eu; true"]);
+        assert!(shell_script(&a).is_some_and(|s| s.errexit));
+        let a = argv(&["bash", "-o", "errexit", "-c", "true"]);
+        assert!(shell_script(&a).is_some_and(|s| s.errexit));
+        assert_eq!(shell_script(&argv(&["timeout", "20", "sh", "-c", "true"])), None);
+        assert_eq!(shell_script(&argv(&["sh", "/drain.sh"])), None);
+    }
+
+    #[test]
+    fn endless_loops() {
+        for script in [
+            "while true; do echo waiting; sleep 5; done",
+            "while :\ndo\n  curl -s localhost:8080/drain\n  sleep 5\ndone",
+            "nginx -s quit; while sleep 5; do echo draining; done",
+            "until false; do sleep 1; done > /dev/null",
+            "while [ 1 ]; do for i in 1 2; do sleep 1; done; done | logger",
+        ] {
+            assert!(endless(&["sh", "-c", script]).is_some(), "{script}");
+        }
+        assert_eq!(endless(&["sh", "-c", "while true; do sleep 5; done"]).as_deref(), Some("while true"));
+        // Under -e the only commands are ones that do not fail.
+        assert!(endless(&["sh", "-ec", "while true; do echo x; sleep 5; done"]).is_some());
+    }
+
+    #[test]
+    fn loops_that_end_or_do_not_hold_the_hook() {
+        for words in [
+            &["sh", "-c", "while true; do [ -f /tmp/drained ] && break; sleep 5; done"][..],
+            &["sh", "-c", "while true; do if curl -sf localhost/idle; then exit 0; fi; sleep 1; done"],
+            &["sh", "-c", "i=0; while [ $i -lt 30 ]; do i=$((i+1)); sleep 1; done"],
+            &["sh", "-c", "for i in $(seq 1 30); do sleep 1; done"],
+            &["sh", "-c", "nginx -s quit; while pgrep -x nginx; do sleep 1; done"],
+            &["sh", "-c", "until curl -sf localhost/idle; do sleep 1; done"],
+            &["timeout", "25", "sh", "-c", "while true; do sleep 5; done"],
+            &["sh", "-c", "while true; do sleep 5; done &"],
+            &["sh", "-c", "if [ -f /x ]; then while true; do sleep 1; done; fi"],
+            &["sh", "-c", "test -f /x && while true; do sleep 1; done"],
+            // Under -e, a failing curl ends the script.
+            &["sh", "-ec", "while true; do curl -sf localhost/busy; sleep 5; done"],
+            &["sh", "-c", "while true; do sleep 5"],
+            &["/drain.sh"],
+        ] {
+            assert_eq!(endless(words), None, "{words:?}");
+        }
+    }
+}

@@ -4,6 +4,7 @@
 pub mod command;
 mod duration;
 pub mod host;
+mod pgrep;
 mod pointer;
 mod port_name;
 mod prestop;
@@ -15,6 +16,7 @@ mod typed;
 mod workload;
 
 pub use duration::parse_seconds;
+pub use pgrep::{COMM_MAX, NameTooLong, pgrep_name_too_long};
 pub use pointer::{escape_token, join};
 pub use port_name::is_valid_port_name;
 pub use prestop::{

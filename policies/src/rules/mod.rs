@@ -17,6 +17,7 @@ mod prestop_sleep_only;
 mod probe_endpoint_reused;
 mod probe_invalid;
 mod probe_port_unknown;
+mod probe_runs_inference;
 mod readiness_port_only;
 mod readiness_probe_missing;
 mod startup_budget_too_short;
@@ -98,6 +99,7 @@ pub static RULES: &[&Rule] = &[
     &readiness_port_only::RULE,
     &readiness_probe_missing::RULE,
     &exec_probe::RULE,
+    &probe_runs_inference::RULE,
     &grace_period_too_short::RULE,
     &prestop_sleep_only::RULE,
     &prestop_loop_unbounded::RULE,

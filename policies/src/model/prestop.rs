@@ -176,15 +176,18 @@ pub struct Term {
     pub seconds: i64,
     /// `annotation lifeguard.dev/drain-seconds` or `env AISUITE_DRAIN_SECONDS`.
     pub source: String,
+    /// Whether the manifest declares nothing and the policy assumes it
+    /// (`modelServerDrainSeconds`): messages must say so.
+    pub assumed: bool,
 }
 
 /// A budget from the annotation (pod-wide, wins when valid) or else from
 /// the first env var of the container whose name matches.
 fn declared(w: &Workload, c: &ContainerView<'_>, annotation: &str, env: impl Fn(&str) -> bool) -> Option<Term> {
     if let Some(Ok(seconds)) = w.annotation_seconds(annotation) {
-        return Some(Term { seconds, source: format!("annotation {annotation}") });
+        return Some(Term { seconds, source: format!("annotation {annotation}"), assumed: false });
     }
-    c.env_seconds(env).map(|(name, seconds)| Term { seconds, source: format!("env {name}") })
+    c.env_seconds(env).map(|(name, seconds)| Term { seconds, source: format!("env {name}"), assumed: false })
 }
 
 /// What one container needs between deletion and SIGKILL.
@@ -262,8 +265,11 @@ pub fn shutdown_needs(w: &Workload, policy: &Policy) -> Vec<ShutdownNeed> {
 fn model_server_drain(w: &Workload, c: &ContainerView<'_>, policy: &Policy) -> Option<Term> {
     let seconds = policy.settings.model_server_drain_seconds;
     let model_server = c.gpu_resource().is_some() || policy.is_slow_boot_image(c.image());
-    (seconds > 0 && w.long_running && !c.sidecar && model_server)
-        .then(|| Term { seconds, source: "policy modelServerDrainSeconds for a model server".to_owned() })
+    (seconds > 0 && w.long_running && !c.sidecar && model_server).then(|| Term {
+        seconds,
+        source: "the policy's modelServerDrainSeconds for a model server that declares no drain".to_owned(),
+        assumed: true,
+    })
 }
 
 /// The grace period the declared needs add up to: the largest finite total

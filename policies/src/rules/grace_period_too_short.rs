@@ -33,6 +33,9 @@ the pod when `terminationGracePeriodSeconds` (30 when unset) is shorter.
   request or a slow-boot image) of a long-running workload that declares no
   drain is assumed to need the policy's `modelServerDrainSeconds`, its
   longest admitted request (0, nothing, by default; 120 in `gpu-serving`).
+  The message then calls it the assumed drain and names the policy setting,
+  and the help says how to declare the server's own drain instead: the
+  number is the policy's guess, not something the manifest says.
 
 The grace period is pod-wide, so the pod is reported once, naming the
 container that needs the most. A lifeguard annotation that is not a duration
@@ -119,14 +122,27 @@ fn check(w: &Workload, ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
                     "container {name:?}: terminationGracePeriodSeconds {grace} < {} = {required}s",
                     terms(worst)
                 ),
-                format!(
-                    "raise terminationGracePeriodSeconds to at least {required}, or shorten the preStop sleep or budgets"
-                ),
+                match worst.drain.as_ref().filter(|t| t.assumed) {
+                    // The manifest may know better than the policy's guess.
+                    Some(t) => format!(
+                        "raise terminationGracePeriodSeconds to at least {required}, or declare the server's own drain (annotation {ANNOTATION_DRAIN}, or a *DRAIN_SECONDS env var): the {}s drain is the policy's assumption, not this manifest's",
+                        t.seconds
+                    ),
+                    None => format!(
+                        "raise terminationGracePeriodSeconds to at least {required}, or shorten the preStop sleep or budgets"
+                    ),
+                },
             );
             let fix = add_op(&field, Value::from(required)).map(|op| Fix {
-                description: format!(
-                    "set terminationGracePeriodSeconds to {required} (preStop sleep + drain + shutdown budget of container {name:?})"
-                ),
+                description: if worst.drain.as_ref().is_some_and(|t| t.assumed) {
+                    format!(
+                        "set terminationGracePeriodSeconds to {required} (preStop sleep + the policy's assumed drain + shutdown budget of container {name:?})"
+                    )
+                } else {
+                    format!(
+                        "set terminationGracePeriodSeconds to {required} (preStop sleep + drain + shutdown budget of container {name:?})"
+                    )
+                },
                 operations: vec![op],
             });
             out.push(with_fix(finding, fix));
@@ -142,7 +158,8 @@ fn terms(n: &ShutdownNeed) -> String {
         parts.push(format!("preStop sleep {}", p.seconds));
     }
     if let Some(t) = &n.drain {
-        parts.push(format!("drain {}s ({})", t.seconds, t.source));
+        let word = if t.assumed { "assumed drain" } else { "drain" };
+        parts.push(format!("{word} {}s ({})", t.seconds, t.source));
     }
     if let Some(t) = &n.shutdown {
         parts.push(format!("shutdown budget {}s ({})", t.seconds, t.source));
@@ -238,6 +255,35 @@ mod tests {
         }));
         assert!(check(&RULE, &obj).is_empty());
         assert!(check(&RULE, &one_container(json!({}))).is_empty());
+    }
+
+    #[test]
+    fn a_model_servers_assumed_drain_is_called_the_policys_assumption() {
+        let policy = crate::policy::Policy::new(crate::settings::Settings {
+            model_server_drain_seconds: 120,
+            ..crate::settings::Settings::default()
+        })
+        .expect("valid");
+        let obj =
+            one_container(json!({"image": "example/vllm-openai:0.6", "resources": {"limits": {"nvidia.com/gpu": 1}}}));
+        let f = crate::rules::testing::check_with(&RULE, &obj, &policy, &crate::engine::Batch::default());
+        assert_eq!(f.len(), 1);
+        assert_eq!(
+            f[0].message,
+            "container \"app\": terminationGracePeriodSeconds 30 < assumed drain 120s (the policy's modelServerDrainSeconds for a model server that declares no drain) = 120s"
+        );
+        assert!(f[0].help.contains("the 120s drain is the policy's assumption, not this manifest's"), "{}", f[0].help);
+        // A drain the manifest declares replaces the assumption, and is named as declared.
+        let mut own = obj.clone();
+        own["spec"]["template"]["metadata"]["annotations"] = json!({"lifeguard.dev/drain-seconds": "45"});
+        let f = crate::rules::testing::check_with(&RULE, &own, &policy, &crate::engine::Batch::default());
+        assert_eq!(f.len(), 1);
+        assert!(
+            f[0].message.contains("< drain 45s (annotation lifeguard.dev/drain-seconds) = 45s"),
+            "{}",
+            f[0].message
+        );
+        assert!(!f[0].help.contains("assumption"), "{}", f[0].help);
     }
 
     #[test]

@@ -154,7 +154,8 @@ fn check(w: &Workload, ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
                 let mut operations = vec![add_op(&grace_field, Value::from(g))?];
                 let mut description =
                     format!(
-                    "set terminationGracePeriodSeconds to {g} (container {name:?}: sleep {s}s + drain {}s + {need}s to shut down, or more if another container needs it)",
+                    "set terminationGracePeriodSeconds to {g} (container {name:?}: sleep {s}s + {}drain {}s + {need}s to shut down, or more if another container needs it)",
+                    if n.drain.as_ref().is_some_and(|t| t.assumed) { "the policy's assumed " } else { "" },
                     n.drain_seconds()
                 );
                 if let Some(op) = rewrite {
@@ -171,9 +172,14 @@ fn check(w: &Workload, ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
             out.push(with_fix(finding, fix));
         } else {
             let (message, help) = if app_drains {
+                let whose = if n.drain.as_ref().is_some_and(|t| t.assumed) {
+                    "the policy's assumed"
+                } else {
+                    "the application's declared"
+                };
                 (
                     format!(
-                        "container {name:?}: preStop sleeps {s}s with an exec before the application's declared {}s drain; the native sleep action does the same without a sleep binary",
+                        "container {name:?}: preStop sleeps {s}s with an exec before {whose} {}s drain; the native sleep action does the same without a sleep binary",
                         n.drain_seconds()
                     ),
                     "use the native `sleep` preStop action (Kubernetes 1.30+)".to_owned(),
@@ -309,6 +315,24 @@ mod tests {
         );
         assert!(f[0].help.contains("within 35s of SIGTERM"), "{}", f[0].help);
         assert!(!f[0].message.contains("nothing drains"), "{}", f[0].message);
+    }
+
+    #[test]
+    fn a_model_servers_drain_is_named_the_policys_assumption() {
+        let policy = Policy::new(Settings { model_server_drain_seconds: 20, ..Settings::default() }).expect("valid");
+        let mut obj = one_container(json!({
+            "image": "example/vllm-openai:0.6",
+            "resources": {"limits": {"nvidia.com/gpu": 1}},
+            "lifecycle": {"preStop": {"exec": {"command": ["sleep", "5"]}}}
+        }));
+        obj["spec"]["template"]["spec"]["terminationGracePeriodSeconds"] = json!(60);
+        let f = check_with(&RULE, &obj, &policy, &Batch::default());
+        assert_eq!(f.len(), 1);
+        assert!(f[0].message.contains("before the policy's assumed 20s drain"), "{}", f[0].message);
+        obj["spec"]["template"]["spec"]["terminationGracePeriodSeconds"] = json!(8);
+        let f = check_with(&RULE, &obj, &policy, &Batch::default());
+        let fix = f[0].fix.as_ref().expect("a fix");
+        assert!(fix.description.contains("the policy's assumed drain 20s"), "{}", fix.description);
     }
 
     #[test]

@@ -114,7 +114,7 @@ fn fix(text: &str, policy: &Policy) -> String {
 }
 
 static POLICIES: std::sync::LazyLock<[Policy; 2]> = std::sync::LazyLock::new(|| {
-    let all = Settings { add_prestop_bridge: true, ..Settings::default() };
+    let all = Settings { add_prestop_bridge: true, fix_info_findings: true, ..Settings::default() };
     [Policy::default(), Policy::new(all).expect("valid policy")]
 });
 

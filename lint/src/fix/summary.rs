@@ -26,7 +26,11 @@ pub fn render(out: &FixOutcome, mode: Output, fail_on: Option<Severity>) -> Stri
         }
         for l in &i.fix.remaining {
             if fail_on.is_some_and(|min| l.finding.severity >= min) {
-                let what = if l.finding.fix.is_some() { "not fixed" } else { "no automatic fix" };
+                let what = match (&l.finding.fix, &l.finding.opt_in_fix) {
+                    (Some(_), _) => "not fixed",
+                    (None, Some(_)) => "opt-in fix (fixInfoFindings: true)",
+                    (None, None) => "no automatic fix",
+                };
                 let _ = writeln!(
                     s,
                     "{}:{}:{} {}[{}] {}: {what}: {}",
@@ -60,7 +64,8 @@ pub fn line(out: &FixOutcome, mode: Output) -> String {
     let objects: usize = out.inputs.iter().map(|i| i.fix.objects.len()).sum();
     let files = out.inputs.iter().filter(|i| i.fix.changed()).count();
     let remaining = out.inputs.iter().flat_map(|i| &i.fix.remaining);
-    let without = remaining.clone().filter(|l| l.finding.fix.is_none()).count();
+    let without = remaining.clone().filter(|l| l.finding.fix.is_none() && l.finding.opt_in_fix.is_none()).count();
+    let opt_in = remaining.clone().filter(|l| l.finding.fix.is_none() && l.finding.opt_in_fix.is_some()).count();
     let unfixed = remaining.filter(|l| l.finding.fix.is_some()).count();
     let mut s = if fixes == 0 {
         format!("nothing to fix in {}", plural(out.inputs.len(), "file", "files"))
@@ -80,6 +85,14 @@ pub fn line(out: &FixOutcome, mode: Output) -> String {
     if unfixed > 0 {
         let _ =
             write!(s, "; {} not fixed (--rule, or see above)", plural(unfixed, "fixable finding", "fixable findings"));
+    }
+    if opt_in > 0 {
+        let have = if opt_in == 1 { "has" } else { "have" };
+        let _ = write!(
+            s,
+            "; {} {have} an opt-in fix (a policy with `fixInfoFindings: true` applies it)",
+            plural(opt_in, "info finding", "info findings")
+        );
     }
     let errors = out.all_errors().count();
     if errors > 0 {

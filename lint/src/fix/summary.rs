@@ -1,5 +1,6 @@
-//! What `lifeguard fix` tells a person on stderr: each fix, each fix left
-//! out and why, the findings that need a hand, and one summary line.
+//! What `lifeguard fix` tells a person on stderr: each fix, each comment it
+//! may have made stale, each fix left out and why, the findings that need a
+//! hand, and one summary line.
 
 use std::fmt::Write as _;
 
@@ -20,6 +21,19 @@ pub fn render(out: &FixOutcome, mode: Output, fail_on: Option<Severity>) -> Stri
             for a in &o.applied {
                 let _ = writeln!(s, "{}: {} {}: [{}] {}", i.fix.file, verb, o.object, a.rule, a.description);
             }
+        }
+        for c in &i.fix.stale_comments {
+            let _ = writeln!(
+                s,
+                "{}:{}: comment may now be stale: {:?} is next to {}, which the fix {} from {} to {}",
+                c.file,
+                c.line,
+                c.comment,
+                c.field,
+                if mode == Output::Diff { "would change" } else { "changed" },
+                c.old,
+                c.new
+            );
         }
         for k in &i.fix.skipped {
             let _ = writeln!(s, "{}:{}: not fixed {}: [{}] {}", k.file, k.line, k.object, k.rule, k.reason);
@@ -85,6 +99,10 @@ pub fn line(out: &FixOutcome, mode: Output) -> String {
     if unfixed > 0 {
         let _ =
             write!(s, "; {} not fixed (--rule, or see above)", plural(unfixed, "fixable finding", "fixable findings"));
+    }
+    let stale: usize = out.inputs.iter().map(|i| i.fix.stale_comments.len()).sum();
+    if stale > 0 {
+        let _ = write!(s, "; {} may now be stale (see above)", plural(stale, "comment", "comments"));
     }
     if opt_in > 0 {
         let have = if opt_in == 1 { "has" } else { "have" };

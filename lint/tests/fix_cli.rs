@@ -241,3 +241,29 @@ fn byte_order_mark_and_untouched_files_are_kept() {
     assert!(bytes.starts_with(b"\xEF\xBB\xBF"));
     assert!(String::from_utf8_lossy(&bytes).contains("failureThreshold: 48"));
 }
+
+#[test]
+fn comments_next_to_changed_values_are_named_as_maybe_stale() {
+    let dir = copies(&["stale-comment.yaml"]);
+    let before = read(dir.path(), "stale-comment.yaml");
+    let fixed = lifeguard(dir.path(), &["fix", "stale-comment.yaml"]);
+    assert_eq!(fixed.status.code(), Some(1), "{}", stderr(&fixed));
+    let err = stderr(&fixed);
+    let after = read(dir.path(), "stale-comment.yaml");
+    // The comment stays, and the summary names its line in the fixed file.
+    let line = after.lines().position(|l| l.trim() == "# 60 s covers the model load").expect("comment kept") + 1;
+    assert!(
+        err.contains(&format!(
+            "stale-comment.yaml:{line}: comment may now be stale: \"# 60 s covers the model load\" is next to failureThreshold, which the fix changed from 6 to "
+        )),
+        "{err}"
+    );
+    // A comment that names no number and not the field is not about the value.
+    assert!(!err.contains("restarts are expensive"), "{err}");
+    assert!(err.contains("; 1 comment may now be stale (see above)"), "{err}");
+    assert_eq!(before.lines().filter(|l| l.trim_start().starts_with('#')).count(), 3);
+    assert_eq!(after.lines().filter(|l| l.trim_start().starts_with('#')).count(), 3);
+    // Nothing changes on a second run, so nothing is stale then.
+    let again = lifeguard(dir.path(), &["fix", "stale-comment.yaml"]);
+    assert!(!stderr(&again).contains("may now be stale"), "{}", stderr(&again));
+}

@@ -113,7 +113,8 @@ pub fn lint_object(object: &Value, batch: &Batch, policy: &Policy) -> Result<Opt
         (rule.check)(&workload, &ctx, &mut findings);
     }
     policy.check_custom(object, &workload, &mut findings);
-    let (findings, suppressed) = policy.judge(&workload, findings);
+    let (mut findings, suppressed) = policy.judge(&workload, findings);
+    crate::fix::hold_back_info_fixes(&mut findings, policy);
     Ok(Some(ObjectReport {
         kind: workload.kind,
         namespace: workload.namespace,

@@ -77,4 +77,8 @@ pub struct Finding {
     pub container: Option<String>,
     /// The automatic fix, where one is safe.
     pub fix: Option<Fix>,
+    /// The fix of an info-tier finding that the policy leaves out
+    /// (`fixInfoFindings: false`, the default): shown, never applied. The
+    /// finding's `fix` is then `None`, so every front end agrees.
+    pub opt_in_fix: Option<Fix>,
 }

@@ -57,6 +57,11 @@ pub struct Settings {
     pub slow_boot_images: Vec<String>,
     /// Regexes of images of databases that may check themselves.
     pub database_images: Vec<String>,
+    /// Whether info-tier findings are fixed too (`lifeguard fix`, `/mutate`).
+    /// Off by default: an info finding is not wrong, and rewriting a working
+    /// spec (an `exec` sleep into the native action) is not a minimal change.
+    /// On in `gpu-serving`, whose `addPrestopBridge` bridges are info fixes.
+    pub fix_info_findings: bool,
 }
 
 impl Default for Settings {
@@ -195,6 +200,7 @@ impl Default for Settings {
                 r"mssql",
                 r"consul",
             ]),
+            fix_info_findings: false,
         }
     }
 }

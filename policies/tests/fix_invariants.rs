@@ -85,6 +85,21 @@ fn api_problems(object: &Value) -> Vec<String> {
 fn check_invariants(object: &Value, batch: &Batch, policy: &Policy) -> Result<(), String> {
     let before = fixable(object, batch, policy);
     let p = plan(object, batch, policy);
+    if !policy.settings.fix_info_findings {
+        // Info-tier findings are opt-in: none of the spec as given is fixed.
+        let findings = lint_object(object, batch, policy).expect("the spec reads").map(|r| r.findings);
+        let info: Vec<_> = findings
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|f| f.severity == policies::Severity::Info)
+            .map(|f| (f.rule, f.container, f.pointer))
+            .collect();
+        if let Some(a) =
+            p.applied.iter().find(|a| info.contains(&(a.rule.clone(), a.container.clone(), a.pointer.clone())))
+        {
+            return Err(format!("an info finding was fixed without fixInfoFindings: {a:?}"));
+        }
+    }
     if before.is_empty() && !p.operations.is_empty() {
         return Err(format!("no fixable finding, yet operations: {:?}", p.operations));
     }
@@ -250,11 +265,13 @@ fn the_worked_example_gets_the_documented_values() {
 }
 
 /// The default policy, one for a cluster without the native sleep action,
-/// and both with `addPrestopBridge` (compiled once: a policy holds compiled
-/// patterns).
+/// and both with `addPrestopBridge` and `fixInfoFindings` (compiled once: a
+/// policy holds compiled patterns).
 static POLICIES: std::sync::LazyLock<[Policy; 4]> = std::sync::LazyLock::new(|| {
     let old = Settings { kubernetes_version: "1.29".into(), ..Settings::default() };
-    let bridge = |s: &Settings| Policy::new(Settings { add_prestop_bridge: true, ..s.clone() }).expect("valid policy");
+    let bridge = |s: &Settings| {
+        Policy::new(Settings { add_prestop_bridge: true, fix_info_findings: true, ..s.clone() }).expect("valid policy")
+    };
     [Policy::default(), Policy::new(old.clone()).expect("valid policy"), bridge(&Settings::default()), bridge(&old)]
 });
 

@@ -151,3 +151,33 @@ fn fixing_the_corpus_touches_only_fixed_objects_and_converges() {
     assert!(changed.is_empty(), "changed again: {changed:?}");
     assert_eq!(again.all_errors().count(), 0);
 }
+
+/// Trimmed comment lines of a text, counted (a text's comments say why its
+/// values are what they are).
+fn comment_lines(text: &str) -> BTreeMap<&str, usize> {
+    let mut out = BTreeMap::new();
+    for line in text.lines().map(str::trim).filter(|l| l.starts_with('#')) {
+        *out.entry(line).or_default() += 1;
+    }
+    out
+}
+
+#[test]
+fn fixing_the_corpus_keeps_every_comment_line() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    copy_corpus(dir.path());
+    let out = fix_dir(dir.path());
+    let mut lost = Vec::new();
+    let mut checked = 0;
+    for f in out.inputs.iter().map(|i| &i.fix).filter(|f| f.changed()) {
+        let kept = comment_lines(&f.fixed);
+        for (line, n) in comment_lines(&f.original) {
+            checked += n;
+            if kept.get(line).copied().unwrap_or(0) < n {
+                lost.push(format!("{}: {line}", f.file));
+            }
+        }
+    }
+    assert!(lost.is_empty(), "comment lines lost:\n{}", lost.join("\n"));
+    eprintln!("corpus: {checked} comment lines of fixed files kept");
+}

@@ -12,7 +12,7 @@ use super::layout::detect;
 use super::path::{PathError, Step, genuine_kids, resolve};
 use super::render::{self, Layout, Quoting};
 use super::text::{
-    Offsets, after_block_indicator, anchor_at, flow_end, indent_of, line_at, line_start, next_line_start,
+    Offsets, after_block_indicator, anchor_at, comments_in, flow_end, indent_of, line_at, line_start, next_line_start,
     skip_properties,
 };
 use crate::input::{Document, Limits, parse_stream};
@@ -108,6 +108,32 @@ impl Editor<'_> {
         out.push_str(with);
         out.push_str(&self.text[to..]);
         out
+    }
+
+    /// Replaces the collection at `from..to` with `with`, keeping every
+    /// comment of the old text: they say why a value was chosen, and the new
+    /// value usually keeps it (`exec: sleep 60` becomes `sleep: {seconds: 60}`).
+    /// They go above the new value when it starts its line, else on the
+    /// lines after it, at its column.
+    fn splice_keeping_comments(&self, from: usize, to: usize, with: &str) -> String {
+        let comments = if self.layout.json { Vec::new() } else { comments_in(self.text, from, to) };
+        if comments.is_empty() {
+            return self.splice(from, to, with);
+        }
+        let nl = self.layout.newline;
+        let lead = &self.text[line_start(self.text, from)..from];
+        if lead.trim().is_empty() {
+            let above: String = comments.iter().map(|c| format!("{c}{nl}{lead}")).collect();
+            return self.splice(from, to, &format!("{above}{with}"));
+        }
+        let pad = " ".repeat(self.column(from));
+        let spliced = self.splice(from, to, with);
+        let after = from + with.len();
+        let below: String = comments.iter().map(|c| format!("{pad}{c}{nl}")).collect();
+        match next_line_start(&spliced, after) {
+            Some(at) => format!("{}{below}{}", &spliced[..at], &spliced[at..]),
+            None => format!("{spliced}{nl}{}", below.trim_end_matches(['\n', '\r'])),
+        }
     }
 
     fn byte(&self, index: u32) -> usize {
@@ -210,12 +236,12 @@ impl Editor<'_> {
                 } else {
                     render::flow(value, self.layout.json)
                 };
-                return Ok(self.splice(cs, end, &new));
+                return Ok(self.splice_keeping_comments(cs, end, &new));
             }
             let stop =
                 self.content_end(target.node, target.value).ok_or_else(|| EditError::Aliased(pointer.to_owned()))?;
             let lines = render::block_value_at(value, self.column(cs), &self.layout);
-            return Ok(self.splice(cs, stop, &lines.join(self.layout.newline)));
+            return Ok(self.splice_keeping_comments(cs, stop, &lines.join(self.layout.newline)));
         }
         if start < end && after_block_indicator(self.text, start) {
             return Err(EditError::BlockScalar(pointer.to_owned()));

@@ -9,6 +9,7 @@ use policies::{AppliedFix, Batch, Finding, Policy, objects_in};
 use serde_json::Value;
 
 use super::object::{Ctx, Fixed, fix_object};
+use super::stale::{Changed, StaleComment, stale_comments};
 use super::text::{Offsets, line_start};
 use crate::input::{Document, Limits};
 use crate::lint::{InputError, Located, parse_text};
@@ -56,6 +57,9 @@ pub struct FileFix {
     pub skipped: Vec<Skipped>,
     /// Input errors and fixes that failed verification.
     pub errors: Vec<InputError>,
+    /// Comments on or right above a value a fix changed that mention a
+    /// number or the field: they may no longer be true.
+    pub stale_comments: Vec<StaleComment>,
 }
 
 impl FileFix {
@@ -103,6 +107,7 @@ pub fn fix_text(
         remaining: Vec::new(),
         skipped: Vec::new(),
         errors: Vec::new(),
+        stale_comments: Vec::new(),
     };
     let (docs, error) = parse;
     if let Some(e) = error {
@@ -113,6 +118,8 @@ pub fn fix_text(
     let mut expected: Vec<Value> = docs.iter().map(|d| d.value.clone()).collect();
     // (document, prefix, finding) left after fixing, located at the end.
     let mut left: Vec<(usize, String, Finding)> = Vec::new();
+    // (document, changed scalars) of the objects whose edits were kept.
+    let mut changed: Vec<(usize, Vec<Changed>)> = Vec::new();
     for (doc, d) in docs.iter().enumerate() {
         for (prefix, object) in objects_in(&d.value) {
             if !object.is_object() {
@@ -124,7 +131,7 @@ pub fn fix_text(
             let done =
                 catch_unwind(AssertUnwindSafe(|| fix_object(&ctx, &place, &out.fixed[from..to], &mut expected[doc])));
             match done {
-                Ok(Fixed { findings, edited, applied, skipped, errors }) => {
+                Ok(Fixed { findings, edited, applied, skipped, errors, changed: scalars }) => {
                     left.extend(findings.into_iter().map(|f| (doc, place.prefix.clone(), f)));
                     out.skipped.extend(skipped);
                     out.errors.extend(errors);
@@ -137,6 +144,7 @@ pub fn fix_text(
                             *r = (r.0 - to + new_to, r.1 - to + new_to);
                         }
                         out.objects.push(ObjectFixes { object: place.name.clone(), applied });
+                        changed.push((doc, scalars));
                     }
                 }
                 Err(_) => out.errors.push(error_at(
@@ -162,12 +170,18 @@ pub fn fix_text(
                 });
                 out.fixed = out.original.clone();
                 out.objects.clear();
+                changed.clear();
                 docs
             }
         }
     } else {
         docs
     };
+    for (doc, scalars) in &changed {
+        if let Some(d) = fixed_docs.get(*doc) {
+            out.stale_comments.extend(stale_comments(file, &out.fixed, d, scalars));
+        }
+    }
     for (doc, prefix, finding) in left {
         let pointer = format!("{prefix}{}", finding.pointer);
         let at = fixed_docs.get(doc).map(|d| d.locate(&pointer)).unwrap_or_default();

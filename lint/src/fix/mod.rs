@@ -10,11 +10,13 @@ mod object;
 mod path;
 mod render;
 pub mod run;
+pub mod stale;
 pub mod summary;
 mod text;
 
 pub use edit::EditError;
 pub use file::{FileFix, ObjectFixes, Skipped, fix_text};
 pub use run::{FixOutcome, FixedInput, Output, fix_paths, write};
+pub use stale::StaleComment;
 #[cfg(test)]
 mod tests;

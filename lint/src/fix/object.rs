@@ -8,6 +8,7 @@ use serde_json::Value;
 
 use super::edit::{self, EditError};
 use super::file::{Place, Skipped, error_at, pointer_mut, verify};
+use super::stale::Changed;
 use crate::input::{Document, Limits};
 use crate::lint::InputError;
 
@@ -35,6 +36,8 @@ pub(super) struct Fixed {
     pub(super) skipped: Vec<Skipped>,
     /// Unreadable specs and fixes that failed their check.
     pub(super) errors: Vec<InputError>,
+    /// Scalars the fixes changed: pointer from the document root, old and new value.
+    pub(super) changed: Vec<Changed>,
 }
 
 /// Fixes one object in its document's text `doc_text`; on success the
@@ -84,6 +87,7 @@ pub(super) fn fix_object(ctx: &Ctx<'_>, place: &Place<'_>, doc_text: &str, expec
                     break;
                 }
                 *expected = want;
+                done.changed = changed_scalars(place, &plan.operations, fixed_object);
                 done.edited = Some(text);
                 done.applied = plan.applied;
                 done.findings = plan.remaining;
@@ -118,6 +122,23 @@ pub(super) fn fix_object(ctx: &Ctx<'_>, place: &Place<'_>, doc_text: &str, expec
     }
     done.findings = first;
     done
+}
+
+/// The existing scalars the operations gave another value, once each.
+fn changed_scalars(place: &Place<'_>, operations: &[json_patch::PatchOperation], fixed: &Value) -> Vec<Changed> {
+    let mut out: Vec<Changed> = Vec::new();
+    for op in operations {
+        let path = op.path().to_string();
+        let old = place.object.pointer(&path).filter(|v| !v.is_object() && !v.is_array());
+        let new = fixed.pointer(&path);
+        if let (Some(old), Some(new)) = (old, new) {
+            let pointer = format!("{}{path}", place.prefix);
+            if old != new && !out.iter().any(|(p, _, _)| *p == pointer) {
+                out.push((pointer, old.clone(), new.clone()));
+            }
+        }
+    }
+    out
 }
 
 /// Applies a plan's operations to the text, re-parsing after each; on

@@ -1,5 +1,6 @@
-//! What `lifeguard fix` tells a person on stderr: each fix, each fix left
-//! out and why, the findings that need a hand, and one summary line.
+//! What `lifeguard fix` tells a person on stderr: each fix, each comment it
+//! may have made stale, each fix left out and why, the findings that need a
+//! hand, and one summary line.
 
 use std::fmt::Write as _;
 
@@ -21,12 +22,29 @@ pub fn render(out: &FixOutcome, mode: Output, fail_on: Option<Severity>) -> Stri
                 let _ = writeln!(s, "{}: {} {}: [{}] {}", i.fix.file, verb, o.object, a.rule, a.description);
             }
         }
+        for c in &i.fix.stale_comments {
+            let _ = writeln!(
+                s,
+                "{}:{}: comment may now be stale: {:?} is next to {}, which the fix {} from {} to {}",
+                c.file,
+                c.line,
+                c.comment,
+                c.field,
+                if mode == Output::Diff { "would change" } else { "changed" },
+                c.old,
+                c.new
+            );
+        }
         for k in &i.fix.skipped {
             let _ = writeln!(s, "{}:{}: not fixed {}: [{}] {}", k.file, k.line, k.object, k.rule, k.reason);
         }
         for l in &i.fix.remaining {
             if fail_on.is_some_and(|min| l.finding.severity >= min) {
-                let what = if l.finding.fix.is_some() { "not fixed" } else { "no automatic fix" };
+                let what = match (&l.finding.fix, &l.finding.opt_in_fix) {
+                    (Some(_), _) => "not fixed",
+                    (None, Some(_)) => "opt-in fix (fixInfoFindings: true)",
+                    (None, None) => "no automatic fix",
+                };
                 let _ = writeln!(
                     s,
                     "{}:{}:{} {}[{}] {}: {what}: {}",
@@ -60,7 +78,8 @@ pub fn line(out: &FixOutcome, mode: Output) -> String {
     let objects: usize = out.inputs.iter().map(|i| i.fix.objects.len()).sum();
     let files = out.inputs.iter().filter(|i| i.fix.changed()).count();
     let remaining = out.inputs.iter().flat_map(|i| &i.fix.remaining);
-    let without = remaining.clone().filter(|l| l.finding.fix.is_none()).count();
+    let without = remaining.clone().filter(|l| l.finding.fix.is_none() && l.finding.opt_in_fix.is_none()).count();
+    let opt_in = remaining.clone().filter(|l| l.finding.fix.is_none() && l.finding.opt_in_fix.is_some()).count();
     let unfixed = remaining.filter(|l| l.finding.fix.is_some()).count();
     let mut s = if fixes == 0 {
         format!("nothing to fix in {}", plural(out.inputs.len(), "file", "files"))
@@ -80,6 +99,18 @@ pub fn line(out: &FixOutcome, mode: Output) -> String {
     if unfixed > 0 {
         let _ =
             write!(s, "; {} not fixed (--rule, or see above)", plural(unfixed, "fixable finding", "fixable findings"));
+    }
+    let stale: usize = out.inputs.iter().map(|i| i.fix.stale_comments.len()).sum();
+    if stale > 0 {
+        let _ = write!(s, "; {} may now be stale (see above)", plural(stale, "comment", "comments"));
+    }
+    if opt_in > 0 {
+        let have = if opt_in == 1 { "has" } else { "have" };
+        let _ = write!(
+            s,
+            "; {} {have} an opt-in fix (a policy with `fixInfoFindings: true` applies it)",
+            plural(opt_in, "info finding", "info findings")
+        );
     }
     let errors = out.all_errors().count();
     if errors > 0 {

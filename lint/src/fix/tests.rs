@@ -193,3 +193,29 @@ fn json_with_tabs_keeps_tabs() {
         Some("{\n\t\"spec\": {\n\t\t\"grace\": 30,\n\t\t\"probe\": {\n\t\t\t\"port\": 80\n\t\t}\n\t}\n}")
     );
 }
+
+#[test]
+fn comments_inside_a_replaced_mapping_survive_above_it() {
+    let text = "lifecycle:\n  preStop:\n    exec:\n      # 60 s: the load balancer deregisters in 45\n      command: [sleep, \"60\"]  # not less\n  postStart: {}\n";
+    assert_eq!(
+        set(text, "/lifecycle/preStop", json!({"sleep": {"seconds": 60}})).ok().as_deref(),
+        Some(
+            "lifecycle:\n  preStop:\n    # 60 s: the load balancer deregisters in 45\n    sleep:\n      seconds: 60  # not less\n  postStart: {}\n"
+        )
+    );
+}
+
+#[test]
+fn comments_inside_a_replaced_flow_or_item_go_below_it() {
+    let text = "lifecycle:\n  preStop: {exec: {\n    # why 60\n    command: [sleep, \"60\"]}}\nnext: 1\n";
+    assert_eq!(
+        set(text, "/lifecycle/preStop", json!({"sleep": {"seconds": 60}})).ok().as_deref(),
+        Some("lifecycle:\n  preStop: {sleep: {seconds: 60}}\n           # why 60\nnext: 1\n")
+    );
+    // A JSON Patch `add` at an index inserts; the text edit replaces the item.
+    let item = "hooks:\n- exec:\n    # why\n    command: [x]";
+    let out = apply(item, 0, "/hooks/0", &json!({"sleep": {"seconds": 5}}), false, &Limits::default());
+    assert_eq!(out.as_deref(), Ok("hooks:\n- sleep:\n    seconds: 5\n  # why"));
+    let (docs, err) = parse_stream("hooks:\n- sleep:\n    seconds: 5\n  # why", &Limits::default());
+    assert_eq!((err, &docs[0].value), (None, &json!({"hooks": [{"sleep": {"seconds": 5}}]})));
+}

@@ -148,18 +148,60 @@ pub(crate) fn flow_end(text: &str, open: usize) -> Option<usize> {
 
 /// A line without its trailing comment (a `#` after whitespace, outside quotes).
 fn strip_comment(line: &str) -> &str {
+    &line[..comment_start(line).unwrap_or(line.len())]
+}
+
+/// Byte offset of the `#` that starts a line's comment, if it has one.
+pub(crate) fn comment_start(line: &str) -> Option<usize> {
     let (mut single, mut double) = (false, false);
     let mut prev = ' ';
-    for (i, c) in line.char_indices() {
+    // The last character outside whitespace: a quote opens a scalar only
+    // where a token starts (`don't` is plain text).
+    let mut last = None;
+    let mut chars = line.char_indices().peekable();
+    while let Some((i, c)) = chars.next() {
+        let token_start = last.is_none_or(|l| matches!(l, ':' | '-' | '[' | '{' | ',' | '?'));
         match c {
-            '\'' if !double => single = !single,
-            '"' if !single && prev != '\\' => double = !double,
-            '#' if !single && !double && (prev == ' ' || prev == '\t' || i == 0) => return &line[..i],
+            '\'' if single => {
+                // `''` is a quote inside a single-quoted scalar.
+                if chars.peek().is_some_and(|(_, n)| *n == '\'') {
+                    chars.next();
+                } else {
+                    single = false;
+                }
+            }
+            '\\' if double => {
+                chars.next();
+            }
+            '"' if double => double = false,
+            '\'' if !double && token_start => single = true,
+            '"' if !single && !double && token_start => double = true,
+            '#' if !single && !double && (prev == ' ' || prev == '\t' || i == 0) => return Some(i),
             _ => {}
+        }
+        if !c.is_whitespace() {
+            last = Some(c);
         }
         prev = c;
     }
-    line
+    None
+}
+
+/// The comments in `text[from..to]`, in order, trimmed: whole comment lines
+/// and the comments that end lines. A `#` line inside a block scalar counts
+/// too: keeping it as a comment costs nothing, losing a real one costs the
+/// reason a value was chosen.
+pub(crate) fn comments_in(text: &str, from: usize, to: usize) -> Vec<&str> {
+    let to = to.min(text.len());
+    let from = from.min(to);
+    text[from..to]
+        .split('\n')
+        .filter_map(|line| {
+            let line = line.trim_end_matches('\r');
+            let at = comment_start(line)?;
+            Some(line[at..].trim())
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -192,6 +234,13 @@ mod tests {
         assert_eq!(flow_end(text, 3), Some(text.find("   #").unwrap_or(0)));
         assert_eq!(flow_end("{a: # }\n 1}", 0), Some(11));
         assert_eq!(flow_end("[1, 2", 0), None);
+    }
+
+    #[test]
+    fn comments_in_a_span() {
+        let text = "a:\n  # why\n  b: [x, \"#no\"]  # because\n  c: 'it''s # not'\n  d: don't  # plain\n  e: \"a\\\\\"  # after\n";
+        assert_eq!(comments_in(text, 3, text.len()), vec!["# why", "# because", "# plain", "# after"]);
+        assert_eq!(comments_in(text, 0, 2), Vec::<&str>::new());
     }
 
     #[test]

@@ -64,6 +64,12 @@ pub fn fix_note(f: &Finding) -> Result<String, String> {
     if let Some(fix) = &f.fix {
         return Ok(fix.description.clone());
     }
+    if let Some(fix) = &f.opt_in_fix {
+        return Ok(format!(
+            "{} (opt-in: info findings are fixed only when the policy sets `fixInfoFindings: true`)",
+            fix.description
+        ));
+    }
     Err(match policies::rules::find(&f.rule).map(|r| r.fix) {
         Some(FixAvailability::NoFix(why)) => why.to_owned(),
         Some(FixAvailability::Fix(_)) => {

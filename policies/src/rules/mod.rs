@@ -77,6 +77,7 @@ impl Rule {
             pointer,
             container: container.map(str::to_owned),
             fix: None,
+            opt_in_fix: None,
         }
     }
 }

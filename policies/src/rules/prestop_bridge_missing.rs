@@ -192,7 +192,8 @@ mod tests {
     use crate::settings::Settings;
 
     fn policy(settings: Settings) -> Policy {
-        Policy::new(Settings { add_prestop_bridge: true, ..settings }).expect("valid policy")
+        // The bridge is an info finding: its fix applies only with fixInfoFindings.
+        Policy::new(Settings { add_prestop_bridge: true, fix_info_findings: true, ..settings }).expect("valid policy")
     }
 
     fn service(selector: Value, ports: Value) -> Value {

@@ -28,19 +28,27 @@ Flags a liveness probe that checks something other than its own process:
   Shell scripts (`sh -c "..."`) are read, and host variables are resolved
   from the container's `env`;
 - `httpGet.host` or `tcpSocket.host` set to another host;
-- an HTTP path known to aggregate dependencies or readiness
-  (`/actuator/health`, `/readyz`, `/v2/health/ready`, paths naming a
-  database or cache), on `httpGet` or on a local `curl`/`wget` URL.
+- an HTTP path, on `httpGet` or on a local `curl`/`wget` URL, that
+  aggregates dependencies (`/actuator/health`, `/q/health`,
+  `/v2/health/ready`, paths naming a database or cache): an error;
+- an HTTP path known only by its name to be a readiness endpoint (`/ready`,
+  `/readyz`, `/health/ready`): a warning. Lifeguard cannot see what the
+  endpoint checks, but readiness endpoints are meant to fail on drain and
+  may fail on a slow dependency, and on liveness either restarts the container.
 
 The clients, tools and paths are the policy's `dependencyClients`,
-`networkTools` and `dependencyPaths`.
+`networkTools`, `dependencyPaths` and `readinessPaths`.
 
 ## Why is this bad?
 A liveness failure restarts the container. When the check depends on a
 database, a cache or another service, that dependency's slowness fails the
 probe in every replica at once: the whole fleet restarts together, drops its
-in-flight work, and reconnects to the dependency that was already struggling.
-Failing readiness instead would have shed traffic while the process stayed up.
+in-flight work, and reconnects to the dependency that was already struggling
+("Liveness hits a shared database" is the probes guide's first restart-storm
+anti-pattern). Failing readiness instead would have shed traffic while the
+process stayed up. A readiness endpoint also fails while the pod drains
+(the drain guide has `/readyz` answer 503 from the start of shutdown while
+`/livez` stays 200): on liveness that kills the process mid-drain.
 
 ## Not a finding
 - A client with no host, or a local one (`localhost`, `127.0.0.1`, `::1`, a
@@ -50,6 +58,9 @@ Failing readiness instead would have shed traffic while the process stayed up.
 - A host held in a variable lifeguard cannot resolve (a secret, a
   ConfigMap): it might be local.
 - Readiness and startup probes: readiness is where dependency checks belong.
+- A liveness probe whose handler readiness shares: `probe-endpoint-reused`
+  reports that probe once, names what the handler reaches, and is at least
+  as severe as this rule would be.
 
 ## Example
 ```yaml

@@ -154,7 +154,7 @@ fn check(w: &Workload, ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
         {
             let what = match check {
                 ProcessCheck::Pid1 => "only checks that PID 1 exists, so it cannot fail while the container runs".to_owned(),
-                ProcessCheck::Named(name) => format!("only checks that a process named {name:?} exists"),
+                ProcessCheck::Named(name) => format!("only checks that a process matching {name:?} exists"),
             };
             out.push(RULE.finding(
                 Severity::Warning,
@@ -388,7 +388,7 @@ mod tests {
         let named = json!({"exec": {"command": ["sh", "-c", "pgrep -x nginx > /dev/null"]}});
         let f = check(&RULE, &one_container(json!({"livenessProbe": named, "readinessProbe": named})));
         assert_eq!(f[0].severity, Severity::Warning);
-        assert!(f[0].message.contains("a process named \"nginx\" exists"), "{}", f[0].message);
+        assert!(f[0].message.contains("a process matching \"nginx\" exists"), "{}", f[0].message);
         // A command that also asks the app is not only a process check.
         let more = json!({"exec": {"command": ["sh", "-c", "pgrep nginx && curl -f localhost/ok"]}});
         let f = check(&RULE, &one_container(json!({"livenessProbe": more, "readinessProbe": more})));

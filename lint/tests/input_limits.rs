@@ -24,9 +24,9 @@ spec:
       containers:
         - name: web
           livenessProbe:
-            tcpSocket: {port: 8080}
+            httpGet: {path: /healthz, port: 8080}
           readinessProbe:
-            tcpSocket: {port: 8080}
+            httpGet: {path: /healthz, port: 8080}
 ";
 const GOOD_FINDING: &str = "good.yaml:10:11 error[probe-endpoint-reused] Deployment/web";
 

@@ -51,7 +51,9 @@ pub struct Settings {
     pub dependency_clients: Vec<String>,
     /// Network tools that are dependency checks when aimed at another host.
     pub network_tools: Vec<String>,
-    /// Regexes of HTTP paths that aggregate dependencies or readiness.
+    /// Regexes of HTTP paths that aggregate dependency checks (a framework's
+    /// overall health, a model server's readiness) or name a dependency; a
+    /// liveness probe on one is an error (`liveness-checks-dependency`).
     pub dependency_paths: Vec<String>,
     /// Regexes of images known to boot slowly (model servers).
     pub slow_boot_images: Vec<String>,
@@ -62,6 +64,11 @@ pub struct Settings {
     /// spec (an `exec` sleep into the native action) is not a minimal change.
     /// On in `gpu-serving`, whose `addPrestopBridge` bridges are info fixes.
     pub fix_info_findings: bool,
+    /// Regexes of HTTP paths known only by their name to be readiness
+    /// endpoints (`/ready`, `/readyz`); a liveness probe on one is a warning
+    /// (`liveness-checks-dependency`). Paths that really aggregate
+    /// dependencies belong in `dependencyPaths`.
+    pub readiness_paths: Vec<String>,
 }
 
 impl Default for Settings {
@@ -132,16 +139,8 @@ impl Default for Settings {
             ]),
             dependency_paths: strings(&[
                 r"^/actuator/health/?$",
-                r"^/actuator/health/readiness/?$",
-                r"^/health/ready/?$",
                 r"^/v2/health/ready/?$",
                 r"^/v1/models/[^/]+/ready/?$",
-                r"^/readyz/?$",
-                r"^/ready/?$",
-                r"^/readiness/?$",
-                r"^/health/readiness/?$",
-                r"^/healthz/ready/?$",
-                r"^/-/ready/?$",
                 r"^/q/health(/ready)?/?$",
                 r"^/v2/models/[^/]+(/versions/[^/]+)?/ready/?$",
                 r"(?i)(^|/)(db|database|redis|postgres|postgresql|mysql|mongo|mongodb|kafka|rabbitmq|cache|deps|dependencies|upstream|downstream)(/|$)",
@@ -201,6 +200,18 @@ impl Default for Settings {
                 r"consul",
             ]),
             fix_info_findings: false,
+            readiness_paths: strings(&[
+                r"^/readyz/?$",
+                r"^/ready/?$",
+                r"^/readiness/?$",
+                r"^/health/ready/?$",
+                r"^/health/readiness/?$",
+                r"^/healthz/ready/?$",
+                r"^/-/ready/?$",
+                // Spring Boot's readiness group holds only the readiness state
+                // unless configured to include more.
+                r"^/actuator/health/readiness/?$",
+            ]),
         }
     }
 }

@@ -22,7 +22,10 @@ pub use port_name::is_valid_port_name;
 pub use prestop::{
     FOREVER_SECONDS, PreStopSleep, ShutdownNeed, SleepSeconds, Term, prestop_sleep, required_grace, shutdown_needs,
 };
-pub use probe::{Handler, Port, ProbeKind, ProbeTiming, handler_count, handler_of, resolve_port};
+pub use probe::{
+    Handler, Port, ProbeKind, ProbeTiming, ProcessCheck, handler_count, handler_of, process_existence, request_path,
+    resolve_port, shared_liveness_readiness,
+};
 pub use service::{Receiver, ServiceView, port_label, receivers, services_send};
 pub use workload::{
     ANNOTATION_COLD_START, ANNOTATION_DRAIN, ANNOTATION_SHUTDOWN, ContainerView, Workload, object_label,

@@ -3,6 +3,8 @@
 use k8s_openapi::api::core::v1::{Container, Probe};
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 
+use super::command::{SimpleCommand, simple_commands};
+
 /// Which of the three probes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ProbeKind {
@@ -143,6 +145,68 @@ pub fn handler_of(c: &Container, p: &Probe) -> Option<Handler> {
     p.grpc.as_ref().map(|g| Handler::Grpc { port: g.port, service: g.service.clone().unwrap_or_default() })
 }
 
+/// The handler liveness and readiness share, when they check the same thing.
+/// Shared by the rules that decide which of them reports such a container.
+pub fn shared_liveness_readiness(c: &Container) -> Option<Handler> {
+    let of = |k: ProbeKind| k.of(c).and_then(|p| handler_of(c, p));
+    let live = of(ProbeKind::Liveness)?;
+    (of(ProbeKind::Readiness)? == live).then_some(live)
+}
+
+/// The path an `httpGet` probe requests, as the kubelet sends it and as
+/// path lists match it: no query or fragment, a leading slash, `/` when empty.
+pub fn request_path(raw: Option<&str>) -> String {
+    let raw = raw.unwrap_or("/");
+    let path = raw.split(['?', '#']).next().unwrap_or(raw);
+    if path.starts_with('/') { path.to_owned() } else { format!("/{path}") }
+}
+
+/// What a command that only checks that a process exists looks at.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ProcessCheck {
+    /// PID 1's `/proc` entry or `kill -0 1`: true for as long as the container runs.
+    Pid1,
+    /// A process found by name (`pgrep nginx`, `pidof nginx`, `ps | grep nginx`).
+    Named(String),
+}
+
+/// Whether an exec command does nothing but check that a process exists:
+/// such a check passes while the process is wedged, draining or not yet
+/// serving. `None` when any part of it does more (or cannot be read).
+pub fn process_existence(command: &[String]) -> Option<ProcessCheck> {
+    let cmds = simple_commands(command);
+    let has_ps = cmds.iter().any(|c| c.program == "ps");
+    let mut found = None;
+    for cmd in &cmds {
+        let this = match cmd.program.as_str() {
+            "pgrep" | "pidof" => ProcessCheck::Named(last_operand(cmd)?),
+            // `ps | grep -q nginx`: the grep is part of the process lookup.
+            "grep" | "egrep" if has_ps => ProcessCheck::Named(last_operand(cmd)?),
+            "ps" | "wc" | "head" if has_ps => continue,
+            "kill" if cmd.args == ["-0", "1"] => ProcessCheck::Pid1,
+            "cat" | "test" | "[" | "ls" | "stat" | "head" if cmd.args.iter().any(|a| is_pid1_entry(a)) => {
+                ProcessCheck::Pid1
+            }
+            _ => return None,
+        };
+        // A lookup by name is the weaker claim, and the last grep of a
+        // pipeline (`grep -v grep | grep nginx`) names the process.
+        if found.is_none() || matches!(this, ProcessCheck::Named(_)) {
+            found = Some(this);
+        }
+    }
+    found
+}
+
+fn last_operand(cmd: &SimpleCommand) -> Option<String> {
+    cmd.args.iter().rev().find(|a| !a.starts_with('-')).cloned()
+}
+
+/// `/proc/1`, `/proc/1/status`, ...: present for as long as PID 1 lives.
+fn is_pid1_entry(arg: &str) -> bool {
+    arg.strip_prefix("/proc/1").is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
+}
+
 /// A probe's timing with the Kubernetes defaults filled in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ProbeTiming {
@@ -179,5 +243,47 @@ impl ProbeTiming {
     /// time a probe lets a container boot before it restarts it.
     pub fn boot_budget(&self) -> i64 {
         self.initial_delay.saturating_add(self.failure_window())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{ProcessCheck, process_existence, request_path};
+
+    fn check_of(words: &[&str]) -> Option<ProcessCheck> {
+        process_existence(&words.iter().map(|w| (*w).to_owned()).collect::<Vec<_>>())
+    }
+
+    #[test]
+    fn process_existence_checks() {
+        assert_eq!(check_of(&["cat", "/proc/1/status"]), Some(ProcessCheck::Pid1));
+        assert_eq!(check_of(&["sh", "-c", "test -d /proc/1"]), Some(ProcessCheck::Pid1));
+        assert_eq!(check_of(&["kill", "-0", "1"]), Some(ProcessCheck::Pid1));
+        assert_eq!(check_of(&["pgrep", "-f", "gunicorn"]), Some(ProcessCheck::Named("gunicorn".into())));
+        assert_eq!(check_of(&["pidof", "nginx"]), Some(ProcessCheck::Named("nginx".into())));
+        assert_eq!(
+            check_of(&["sh", "-c", "ps aux | grep -v grep | grep -q celery"]),
+            Some(ProcessCheck::Named("celery".into()))
+        );
+    }
+
+    #[test]
+    fn anything_more_is_not_a_process_check() {
+        assert_eq!(check_of(&["cat", "/proc/12/status"]), None);
+        assert_eq!(check_of(&["cat", "/proc/1stuff"]), None);
+        assert_eq!(check_of(&["cat", "/tmp/healthy"]), None);
+        assert_eq!(check_of(&["grep", "-q", "ok", "/tmp/status"]), None);
+        assert_eq!(check_of(&["sh", "-c", "pgrep nginx && curl -f localhost/ok"]), None);
+        assert_eq!(check_of(&["sh", "/probe.sh"]), None);
+        assert_eq!(check_of(&["pgrep"]), None);
+        assert_eq!(check_of(&[]), None);
+    }
+
+    #[test]
+    fn request_paths() {
+        assert_eq!(request_path(None), "/");
+        assert_eq!(request_path(Some("")), "/");
+        assert_eq!(request_path(Some("ready?x=1")), "/ready");
+        assert_eq!(request_path(Some("/a#b")), "/a");
     }
 }

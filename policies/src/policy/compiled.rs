@@ -35,6 +35,7 @@ pub struct Policy {
     pub(crate) dependency_paths: RegexSet,
     pub(crate) slow_boot_images: RegexSet,
     pub(crate) database_images: RegexSet,
+    pub(crate) readiness_paths: RegexSet,
     pub(crate) drain_env: GlobSet,
     pub(crate) shutdown_env: GlobSet,
 }
@@ -94,6 +95,7 @@ impl Policy {
             dependency_paths: RegexSet::empty(),
             slow_boot_images: RegexSet::empty(),
             database_images: RegexSet::empty(),
+            readiness_paths: RegexSet::empty(),
             drain_env: GlobSet::empty(),
             shutdown_env: GlobSet::empty(),
         }
@@ -129,9 +131,14 @@ impl Policy {
         severity >= self.deny_severity
     }
 
-    /// Whether an HTTP path is known to aggregate dependencies or readiness.
+    /// Whether an HTTP path is known to aggregate dependency checks.
     pub fn is_dependency_path(&self, path: &str) -> bool {
         self.dependency_paths.is_match(path)
+    }
+
+    /// Whether an HTTP path is a readiness endpoint by its name.
+    pub fn is_readiness_path(&self, path: &str) -> bool {
+        self.readiness_paths.is_match(path)
     }
 
     /// Whether an image is a known slow booter.
@@ -229,6 +236,7 @@ pub(crate) fn compile(file: PolicyFile, more_rules: &[String], origin: &str) -> 
         dependency_paths: regex_set("dependencyPaths", &s.dependency_paths)?,
         slow_boot_images: regex_set("slowBootImages", &s.slow_boot_images)?,
         database_images: regex_set("databaseImages", &s.database_images)?,
+        readiness_paths: regex_set("readinessPaths", &s.readiness_paths)?,
         drain_env: glob_set("/parameters/drainEnvPatterns", &s.drain_env_patterns)?,
         shutdown_env: glob_set("/parameters/shutdownEnvPatterns", &s.shutdown_env_patterns)?,
         deny_severity: file.deny_severity.unwrap_or(Severity::Error),

@@ -6,9 +6,9 @@ use crate::finding::{Finding, Severity};
 use crate::model::command::{SimpleCommand, simple_commands};
 use crate::model::host::{Locality, describe_host, host_locality};
 use crate::model::reach::targets;
-use crate::model::{ContainerView, ProbeKind, Workload};
+use crate::model::{ContainerView, ProbeKind, Workload, request_path};
 use crate::policy::Policy;
-use crate::rules::{Ctx, FixAvailability, Rule};
+use crate::rules::{Ctx, FixAvailability, Rule, probe_endpoint_reused};
 
 pub(crate) static RULE: Rule = Rule {
     name: "liveness-checks-dependency",
@@ -28,19 +28,27 @@ Flags a liveness probe that checks something other than its own process:
   Shell scripts (`sh -c "..."`) are read, and host variables are resolved
   from the container's `env`;
 - `httpGet.host` or `tcpSocket.host` set to another host;
-- an HTTP path known to aggregate dependencies or readiness
-  (`/actuator/health`, `/readyz`, `/v2/health/ready`, paths naming a
-  database or cache), on `httpGet` or on a local `curl`/`wget` URL.
+- an HTTP path, on `httpGet` or on a local `curl`/`wget` URL, that
+  aggregates dependencies (`/actuator/health`, `/q/health`,
+  `/v2/health/ready`, paths naming a database or cache): an error;
+- an HTTP path known only by its name to be a readiness endpoint (`/ready`,
+  `/readyz`, `/health/ready`): a warning. Lifeguard cannot see what the
+  endpoint checks, but readiness endpoints are meant to fail on drain and
+  may fail on a slow dependency, and on liveness either restarts the container.
 
 The clients, tools and paths are the policy's `dependencyClients`,
-`networkTools` and `dependencyPaths`.
+`networkTools`, `dependencyPaths` and `readinessPaths`.
 
 ## Why is this bad?
 A liveness failure restarts the container. When the check depends on a
 database, a cache or another service, that dependency's slowness fails the
 probe in every replica at once: the whole fleet restarts together, drops its
-in-flight work, and reconnects to the dependency that was already struggling.
-Failing readiness instead would have shed traffic while the process stayed up.
+in-flight work, and reconnects to the dependency that was already struggling
+("Liveness hits a shared database" is the probes guide's first restart-storm
+anti-pattern). Failing readiness instead would have shed traffic while the
+process stayed up. A readiness endpoint also fails while the pod drains
+(the drain guide has `/readyz` answer 503 from the start of shutdown while
+`/livez` stays 200): on liveness that kills the process mid-drain.
 
 ## Not a finding
 - A client with no host, or a local one (`localhost`, `127.0.0.1`, `::1`, a
@@ -50,6 +58,9 @@ Failing readiness instead would have shed traffic while the process stayed up.
 - A host held in a variable lifeguard cannot resolve (a secret, a
   ConfigMap): it might be local.
 - Readiness and startup probes: readiness is where dependency checks belong.
+- A liveness probe whose handler readiness shares: `probe-endpoint-reused`
+  reports that probe once, names what the handler reaches, and is at least
+  as severe as this rule would be.
 
 ## Example
 ```yaml
@@ -71,19 +82,55 @@ No automatic fix: a local liveness check must exist in the application, and
 lifeguard cannot invent one.
 "#;
 
+/// What a liveness probe reaches beyond its own process, as this rule reports
+/// it; `probe-endpoint-reused` also reads it when it reports the probe instead.
+pub(crate) struct Dependency {
+    /// The finding this rule makes.
+    pub(crate) finding: Finding,
+    /// A phrase for another rule's message (`a readiness path`).
+    pub(crate) note: String,
+}
+
+/// How a path a liveness probe requests is known to behave.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum PathClass {
+    /// It aggregates dependency checks or names a dependency (`dependencyPaths`).
+    Aggregate,
+    /// It is a readiness endpoint by its name only (`readinessPaths`).
+    Readiness,
+}
+
+impl PathClass {
+    fn of(path: &str, policy: &Policy) -> Option<PathClass> {
+        if policy.is_dependency_path(path) {
+            Some(PathClass::Aggregate)
+        } else if policy.is_readiness_path(path) {
+            Some(PathClass::Readiness)
+        } else {
+            None
+        }
+    }
+}
+
 /// What one command of a liveness exec reaches beyond the container.
-fn command_targets(cmd: &SimpleCommand, c: &Container, policy: &Policy) -> Vec<String> {
+fn command_targets(cmd: &SimpleCommand, c: &Container, policy: &Policy) -> Vec<(Severity, String)> {
     let s = &policy.settings;
     let tool = if cmd.program.is_empty() { "a /dev/tcp connection" } else { cmd.program.as_str() };
     let mut out = Vec::new();
     for t in targets(cmd, &s.dependency_clients, &s.network_tools) {
         match host_locality(&t.host, c, &cmd.assignments) {
-            Locality::Remote => out.push(format!("{tool} against {:?}", describe_host(&t.host, c, &cmd.assignments))),
-            Locality::Local => {
-                if let Some(path) = t.path.filter(|p| policy.is_dependency_path(p)) {
-                    out.push(format!("{tool} on dependency path {path:?}"));
-                }
+            Locality::Remote => {
+                out.push((Severity::Error, format!("{tool} against {:?}", describe_host(&t.host, c, &cmd.assignments))))
             }
+            Locality::Local => match t.path.as_deref().map(|p| (p, PathClass::of(p, policy))) {
+                Some((path, Some(PathClass::Aggregate))) => {
+                    out.push((Severity::Error, format!("{tool} on {path:?}, which aggregates dependencies")));
+                }
+                Some((path, Some(PathClass::Readiness))) => {
+                    out.push((Severity::Warning, format!("{tool} on readiness path {path:?}")));
+                }
+                _ => {}
+            },
             Locality::Unknown => {}
         }
     }
@@ -92,79 +139,109 @@ fn command_targets(cmd: &SimpleCommand, c: &Container, policy: &Policy) -> Vec<S
 
 fn check(w: &Workload, ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
     w.for_each_container(|c| {
-        let Some(probe) = ProbeKind::Liveness.of(c.container) else {
-            return;
-        };
-        let live = ProbeKind::Liveness.field();
-        let remote_host = |h: &Option<String>| {
-            h.as_deref()
-                .filter(|h| host_locality(h, c.container, &[]) == Locality::Remote)
-                .map(str::to_owned)
-        };
-        if let Some(h) = &probe.http_get {
-            if let Some(host) = remote_host(&h.host) {
-                push_host(out, c, "httpGet", &host);
-            }
-            let raw = h.path.as_deref().unwrap_or("/");
-            let path = raw.split(['?', '#']).next().unwrap_or(raw);
-            // The kubelet adds a missing leading slash.
-            let path = if path.starts_with('/') { path.to_owned() } else { format!("/{path}") };
-            if ctx.policy.is_dependency_path(&path) {
-                out.push(RULE.finding(
-                    RULE.severity,
-                    c.at(&[live, "httpGet", "path"]),
-                    Some(c.name()),
-                    format!(
-                        "container {:?}: liveness httpGet path {path:?} is known to aggregate dependencies or readiness, so their failures restart the container",
-                        c.name()
-                    ),
-                    "point liveness at a liveness-only endpoint (e.g. /actuator/health/liveness, /livez) and keep this path for readiness",
-                ));
-            }
-        }
-        if let Some(host) = probe.tcp_socket.as_ref().and_then(|t| remote_host(&t.host)) {
-            push_host(out, c, "tcpSocket", &host);
-        }
-        let Some(command) = probe.exec.as_ref().and_then(|e| e.command.as_ref()) else {
-            return;
-        };
-        let targets: Vec<String> = simple_commands(command)
-            .iter()
-            .flat_map(|cmd| command_targets(cmd, c.container, ctx.policy))
-            .collect();
-        if targets.is_empty() {
+        // One finding per probe: the reuse finding carries this rule's
+        // severity and names what the shared handler reaches.
+        if probe_endpoint_reused::reports_liveness(c.container, ctx.policy) {
             return;
         }
-        let help = if ctx.policy.is_database_image(c.image()) {
-            "a database's liveness should check only its own server; leave peers and primaries to readiness"
-        } else {
-            "check only this process in liveness (a local endpoint or command); move dependency checks to readiness"
-        };
-        out.push(RULE.finding(
-            RULE.severity,
-            c.at(&[live, "exec", "command"]),
-            Some(c.name()),
-            format!(
-                "container {:?}: liveness runs {}, so a slow or failing dependency restarts the container",
-                c.name(),
-                targets.join(" and ")
-            ),
-            help,
-        ));
+        out.extend(dependencies(c, ctx.policy).into_iter().map(|d| d.finding));
     });
 }
 
-fn push_host(out: &mut Vec<Finding>, c: ContainerView<'_>, handler: &str, host: &str) {
-    out.push(RULE.finding(
-        RULE.severity,
-        c.at(&[ProbeKind::Liveness.field(), handler, "host"]),
-        Some(c.name()),
-        format!(
-            "container {:?}: liveness {handler} goes to host {host:?} instead of this pod, so that host's failures restart the container",
-            c.name()
+/// Everything this rule finds in a container's liveness probe.
+pub(crate) fn dependencies(c: ContainerView<'_>, policy: &Policy) -> Vec<Dependency> {
+    let mut out = Vec::new();
+    let Some(probe) = ProbeKind::Liveness.of(c.container) else {
+        return out;
+    };
+    let live = ProbeKind::Liveness.field();
+    let remote_host = |h: &Option<String>| {
+        h.as_deref().filter(|h| host_locality(h, c.container, &[]) == Locality::Remote).map(str::to_owned)
+    };
+    if let Some(h) = &probe.http_get {
+        if let Some(host) = remote_host(&h.host) {
+            out.push(host_dependency(c, "httpGet", &host));
+        }
+        let path = request_path(h.path.as_deref());
+        let pointer = c.at(&[live, "httpGet", "path"]);
+        match PathClass::of(&path, policy) {
+            Some(PathClass::Aggregate) => out.push(Dependency {
+                finding: RULE.finding(
+                    Severity::Error,
+                    pointer,
+                    Some(c.name()),
+                    format!(
+                        "container {:?}: liveness httpGet path {path:?} aggregates dependencies, so their failures restart the container",
+                        c.name()
+                    ),
+                    "point liveness at a liveness-only endpoint (e.g. /actuator/health/liveness, /q/health/live, /v2/health/live, /livez) and keep this path for readiness",
+                ),
+                note: "which aggregates dependencies".to_owned(),
+            }),
+            Some(PathClass::Readiness) => out.push(Dependency {
+                finding: RULE.finding(
+                    Severity::Warning,
+                    pointer,
+                    Some(c.name()),
+                    format!(
+                        "container {:?}: liveness uses a readiness path ({path:?}); if it fails on drain or on a slow dependency, as readiness may, the container restarts",
+                        c.name()
+                    ),
+                    "point liveness at a liveness endpoint (e.g. /livez, /healthz) that fails only when the process is wedged, and keep this path for readiness",
+                ),
+                note: "a readiness path".to_owned(),
+            }),
+            None => {}
+        }
+    }
+    if let Some(host) = probe.tcp_socket.as_ref().and_then(|t| remote_host(&t.host)) {
+        out.push(host_dependency(c, "tcpSocket", &host));
+    }
+    let Some(command) = probe.exec.as_ref().and_then(|e| e.command.as_ref()) else {
+        return out;
+    };
+    let targets: Vec<(Severity, String)> =
+        simple_commands(command).iter().flat_map(|cmd| command_targets(cmd, c.container, policy)).collect();
+    let Some(severity) = targets.iter().map(|(s, _)| *s).max() else {
+        return out;
+    };
+    let reached = targets.into_iter().map(|(_, t)| t).collect::<Vec<_>>().join(" and ");
+    let help = if policy.is_database_image(c.image()) {
+        "a database's liveness should check only its own server; leave peers and primaries to readiness"
+    } else {
+        "check only this process in liveness (a local endpoint or command); move dependency checks to readiness"
+    };
+    let consequence = match severity {
+        Severity::Error => "so a slow or failing dependency restarts the container",
+        _ => "so whatever fails readiness (drain, a slow dependency) also restarts the container",
+    };
+    out.push(Dependency {
+        finding: RULE.finding(
+            severity,
+            c.at(&[live, "exec", "command"]),
+            Some(c.name()),
+            format!("container {:?}: liveness runs {reached}, {consequence}", c.name()),
+            help,
         ),
-        "remove `host` so the kubelet probes the pod itself; check other services from readiness if at all",
-    ));
+        note: format!("which runs {reached}"),
+    });
+    out
+}
+
+fn host_dependency(c: ContainerView<'_>, handler: &str, host: &str) -> Dependency {
+    Dependency {
+        finding: RULE.finding(
+            Severity::Error,
+            c.at(&[ProbeKind::Liveness.field(), handler, "host"]),
+            Some(c.name()),
+            format!(
+                "container {:?}: liveness {handler} goes to host {host:?} instead of this pod, so that host's failures restart the container",
+                c.name()
+            ),
+            "remove `host` so the kubelet probes the pod itself; check other services from readiness if at all",
+        ),
+        note: format!("which goes to host {host:?}"),
+    }
 }
 
 #[cfg(test)]
@@ -172,8 +249,10 @@ mod tests {
     use serde_json::{Value, json};
 
     use super::RULE;
+    use crate::engine::Batch;
     use crate::finding::Severity;
-    use crate::rules::testing::{check, one_container};
+    use crate::policy::Policy;
+    use crate::rules::testing::{check, check_with, one_container};
 
     const LIVE: &str = "/spec/template/spec/containers/0/livenessProbe";
 
@@ -257,10 +336,48 @@ mod tests {
     }
 
     #[test]
-    fn local_curl_on_a_dependency_path_is_a_finding() {
+    fn local_curl_on_a_dependency_or_readiness_path_is_a_finding() {
         let f = flagged("example/app:1", json!(["curl", "-f", "http://localhost:8080/actuator/health"]));
         assert_eq!(f.len(), 1);
-        assert!(f[0].contains("dependency path \"/actuator/health\""), "{}", f[0]);
+        assert!(f[0].contains("curl on \"/actuator/health\", which aggregates dependencies"), "{}", f[0]);
+        let f = check(&RULE, &live_exec("example/app:1", json!(["wget", "-qO-", "localhost:8080/readyz"]), json!([])));
+        assert_eq!(f.len(), 1);
+        assert_eq!(f[0].severity, Severity::Warning);
+        assert!(f[0].message.contains("wget on readiness path \"/readyz\""), "{}", f[0].message);
+    }
+
+    #[test]
+    fn readiness_paths_are_warnings_aggregates_errors() {
+        let probe = |path: &str| one_container(json!({"livenessProbe": {"httpGet": {"path": path, "port": 80}}}));
+        for path in ["/ready", "/readyz/", "/health/ready", "/-/ready", "/actuator/health/readiness"] {
+            let f = check(&RULE, &probe(path));
+            assert_eq!(f.len(), 1, "{path}");
+            assert_eq!(f[0].severity, Severity::Warning, "{path}");
+            assert!(f[0].message.contains("liveness uses a readiness path"), "{}", f[0].message);
+        }
+        for path in ["/actuator/health", "/q/health", "/q/health/ready", "/v2/health/ready", "/health/db"] {
+            let f = check(&RULE, &probe(path));
+            assert_eq!(f.len(), 1, "{path}");
+            assert_eq!(f[0].severity, Severity::Error, "{path}");
+            assert!(f[0].message.contains("aggregates dependencies"), "{}", f[0].message);
+        }
+    }
+
+    #[test]
+    fn a_probe_shared_with_readiness_is_left_to_probe_endpoint_reused() {
+        let p = json!({"httpGet": {"path": "/ready", "port": 8080}});
+        assert!(check(&RULE, &one_container(json!({"livenessProbe": p, "readinessProbe": p}))).is_empty());
+        let redis = json!({"exec": {"command": ["redis-cli", "-h", "redis-master", "ping"]}});
+        assert!(check(&RULE, &one_container(json!({"livenessProbe": redis, "readinessProbe": redis}))).is_empty());
+        // Unless that rule is off.
+        let text =
+            "apiVersion: lifeguard.dev/v1alpha1\nkind: Policy\nrules:\n  probe-endpoint-reused: {enabled: false}\n";
+        let off = Policy::load(text, "test.yaml").expect("test policy loads");
+        let obj = one_container(json!({"livenessProbe": p, "readinessProbe": p}));
+        assert_eq!(check_with(&RULE, &obj, &off, &Batch::default()).len(), 1);
+        // A shared tcpSocket's host is still this rule's: the reuse finding is about readiness.
+        let tcp = json!({"tcpSocket": {"host": "db", "port": 5432}});
+        assert_eq!(check(&RULE, &one_container(json!({"livenessProbe": tcp, "readinessProbe": tcp}))).len(), 1);
     }
 
     #[test]

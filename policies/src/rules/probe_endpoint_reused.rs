@@ -1,7 +1,14 @@
 //! `probe-endpoint-reused`: liveness and readiness check the same handler.
 
+use k8s_openapi::api::core::v1::Container;
+
 use crate::finding::{Finding, Severity};
-use crate::model::{ProbeKind, ProbeTiming, Workload, handler_of};
+use crate::model::command::simple_commands;
+use crate::model::{
+    Handler, ProbeKind, ProbeTiming, ProcessCheck, Workload, process_existence, shared_liveness_readiness,
+};
+use crate::policy::Policy;
+use crate::rules::liveness_checks_dependency as dependency;
 use crate::rules::{Ctx, FixAvailability, Rule};
 
 pub(crate) static RULE: Rule = Rule {
@@ -17,13 +24,29 @@ pub(crate) static RULE: Rule = Rule {
 
 const DOC: &str = r#"## What it does
 Flags a container whose liveness and readiness probes use the same handler:
-the same `httpGet` scheme, host, port and path; the same `tcpSocket` port; the
-same `exec` command; or the same `grpc` port and service. Ports given by name
-are resolved against the container's `ports`, so `port: http` and
-`port: 8080` are the same port when `http` is 8080.
+the same `httpGet` scheme, host, port and path; the same `exec` command; or
+the same `grpc` port and service. Ports given by name are resolved against
+the container's `ports`, so `port: http` and `port: 8080` are the same port
+when `http` is 8080.
 
-It also flags (warning) a container whose startup, liveness and readiness
-probes are copies of one another, thresholds included.
+The severity follows the harm:
+- error: the shared handler can fail on what readiness is for (a slow
+  dependency, draining on shutdown), and liveness is no more tolerant than
+  readiness, so that failure restarts the container;
+- warning: liveness tolerates at least three times readiness's
+  `failureThreshold x periodSeconds`, so a short blip only unreadies the pod;
+  or the startup, liveness and readiness probes are copies of one another,
+  thresholds included; or the shared command only checks that a process
+  exists (`cat /proc/1/status`, `pgrep nginx`): it cannot fail while the
+  process lives, so readiness never takes the pod out of the Service (not
+  while it boots, not while it drains) and liveness never sees it wedged;
+- info: a shared `tcpSocket` on a serving workload with
+  `readiness-port-only` off, or on a workload that runs to completion.
+
+When liveness-checks-dependency would also report the shared liveness probe
+(a path that aggregates dependencies, a readiness path, a database client
+aimed at another host), this rule reports it alone: the message names what
+the handler reaches and the severity is at least that rule's.
 
 ## Why is this bad?
 Readiness and liveness have different jobs. Readiness decides Service
@@ -32,17 +55,18 @@ liveness restarts the container and must only fail when the process is
 wedged. One handler for both means a readiness condition (a slow database,
 a full queue, draining on shutdown) also restarts the container, and every
 replica fails together: a restart storm that adds load to what was already
-slow.
-
-When liveness is clearly more tolerant than readiness (its
-`failureThreshold x periodSeconds` is at least three times readiness's), the
-shared endpoint still couples the two, but a short blip only unreadies the pod:
-the finding is a warning.
+slow ("Liveness and readiness share one heavy endpoint" is the probes
+guide's second restart-storm anti-pattern; its drain sequence has `/readyz`
+fail while `/livez` stays up).
 
 ## Not a finding
 - Startup and liveness sharing a handler: that is the documented pattern (the
   startup probe guards boot with the liveness check and a longer budget).
 - The same path on two different ports (`:8080/healthz` and `:9090/healthz`).
+- One `grpc` port with two health `service` names.
+- A shared `tcpSocket` on a serving workload: the kernel accepts the
+  connection, so neither probe can fail on a dependency or on drain. What is
+  wrong is that readiness proves nothing, which `readiness-port-only` reports.
 
 ## Example
 ```yaml
@@ -59,62 +83,183 @@ livenessProbe:
 readinessProbe:
   httpGet: {path: /readyz, port: http}    # may check dependencies, fails on drain
 ```
+For `grpc`, give each probe its own health service (the server reports
+`liveness` SERVING unless wedged, `readiness` NOT_SERVING while draining):
+```yaml
+livenessProbe:
+  grpc: {port: 9000, service: liveness}
+readinessProbe:
+  grpc: {port: 9000, service: readiness}
+```
+For a third-party image that has only one health endpoint, keep it for both
+and make liveness at least three times as tolerant as readiness:
+```yaml
+livenessProbe:
+  httpGet: {path: /health, port: 8080}
+  periodSeconds: 10
+  failureThreshold: 9                     # 90 s
+readinessProbe:
+  httpGet: {path: /health, port: 8080}
+  periodSeconds: 10
+  failureThreshold: 3                     # 30 s
+```
 
 ## Fix
 No automatic fix: a separate liveness endpoint must exist in the application,
 and lifeguard cannot invent one (a made-up endpoint would restart-loop the pod).
 "#;
 
-fn check(w: &Workload, _ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
+/// Whether this rule reports a container's liveness probe as shared with
+/// readiness, so `liveness-checks-dependency` leaves that probe to it.
+/// A shared `tcpSocket` is not: that finding (if any) is about readiness.
+pub(crate) fn reports_liveness(c: &Container, policy: &Policy) -> bool {
+    policy.is_enabled(RULE.name) && shared_liveness_readiness(c).is_some_and(|h| !matches!(h, Handler::Tcp { .. }))
+}
+
+/// `readiness-port-only` reports every bare `tcpSocket` readiness probe of a
+/// long-running workload; the reuse adds nothing to that finding.
+fn port_only_reports(w: &Workload, policy: &Policy) -> bool {
+    w.long_running && policy.is_enabled("readiness-port-only")
+}
+
+fn check(w: &Workload, ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
     w.for_each_container(|c| {
         let container = c.container;
-        let probe = |k: ProbeKind| k.of(container).and_then(|p| handler_of(container, p).map(|h| (p, h)));
-        let (Some((live, live_h)), Some((ready, ready_h))) = (probe(ProbeKind::Liveness), probe(ProbeKind::Readiness))
+        let Some(h) = shared_liveness_readiness(container) else {
+            return;
+        };
+        let (Some(live), Some(ready)) = (ProbeKind::Liveness.of(container), ProbeKind::Readiness.of(container))
         else {
             return;
         };
-        if live_h != ready_h {
+        let pointer = c.at(&[ProbeKind::Liveness.field()]);
+        if let Handler::Tcp { .. } = h {
+            if !port_only_reports(w, ctx.policy) {
+                out.push(RULE.finding(
+                    Severity::Info,
+                    pointer,
+                    Some(c.name()),
+                    format!(
+                        "container {:?}: liveness and readiness share {}; the kernel accepts the connection, so neither can fail on a dependency or on drain",
+                        c.name(),
+                        h.describe()
+                    ),
+                    "nothing to separate; for a readiness that tracks whether the app can serve, use httpGet, grpc or exec",
+                ));
+            }
             return;
         }
+        if let Handler::Exec { command } = &h
+            && let Some(check) = process_existence(command)
+        {
+            let what = match check {
+                ProcessCheck::Pid1 => "only checks that PID 1 exists, so it cannot fail while the container runs".to_owned(),
+                ProcessCheck::Named(name) => format!("only checks that a process matching {name:?} exists"),
+            };
+            out.push(RULE.finding(
+                Severity::Warning,
+                pointer,
+                Some(c.name()),
+                format!(
+                    "container {:?}: liveness and readiness both run {}, which {what}: readiness stays true while the app boots or drains, and liveness never sees it wedged",
+                    c.name(),
+                    h.describe()
+                ),
+                "give readiness a check that the app can serve (httpGet or grpc) and liveness a cheap local endpoint; the kubelet already restarts a container whose process exits",
+            ));
+            return;
+        }
+        let deps = if ctx.policy.is_enabled(dependency::RULE.name) {
+            dependency::dependencies(c, ctx.policy)
+        } else {
+            Vec::new()
+        };
+        let dep_severity = |d: &dependency::Dependency| {
+            ctx.policy.severity_override(dependency::RULE.name).unwrap_or(d.finding.severity)
+        };
+        let worst = deps.iter().max_by_key(|d| dep_severity(d));
+        let worst_severity = worst.map_or(Severity::Info, dep_severity);
+        // An error-level dependency check is not cured by tolerance; its own help says what is.
+        let dep_help = worst.filter(|_| worst_severity == Severity::Error).map(|d| d.finding.help.clone());
+        let mut described = h.describe();
+        for d in &deps {
+            described.push_str(", ");
+            described.push_str(&d.note);
+        }
         let (lt, rt) = (ProbeTiming::of(live), ProbeTiming::of(ready));
-        let all_copies = probe(ProbeKind::Startup).is_some_and(|(s, sh)| sh == live_h && s == live) && live == ready;
+        let all_copies = ProbeKind::Startup.of(container).is_some_and(|s| s == live) && live == ready;
         let tolerant = lt.failure_window() >= rt.failure_window().saturating_mul(3);
-        let pointer = c.at(&[ProbeKind::Liveness.field()]);
-        let (severity, message, help) = if all_copies {
+        let grpc_help = grpc_services_help(&h);
+        let (tier, message, help) = if all_copies {
             (
                 Severity::Warning,
-                format!(
-                    "container {:?}: startup, liveness and readiness probes are copies of one another ({})",
-                    c.name(),
-                    live_h.describe()
-                ),
-                "give each probe its job: startup with a boot budget, liveness a cheap local check, readiness the serving state",
+                format!("container {:?}: startup, liveness and readiness probes are copies of one another ({described})", c.name()),
+                "give each probe its job: startup with a boot budget, liveness a cheap local check, readiness the serving state"
+                    .to_owned(),
             )
         } else if tolerant {
+            let outage = if worst_severity == Severity::Error {
+                format!(", but a dependency outage longer than {}s still restarts the container", lt.failure_window())
+            } else {
+                String::new()
+            };
             (
                 Severity::Warning,
                 format!(
-                    "container {:?}: liveness and readiness use the same handler ({}); liveness tolerates {}s of failures vs readiness {}s",
+                    "container {:?}: liveness and readiness use the same handler ({described}); liveness tolerates {}s of failures vs readiness {}s{outage}",
                     c.name(),
-                    live_h.describe(),
                     lt.failure_window(),
                     rt.failure_window()
                 ),
-                "point liveness at a local endpoint that does not fail on drain or slow dependencies",
+                dep_help.clone().or(grpc_help.clone()).unwrap_or_else(|| {
+                    "point liveness at a local endpoint that does not fail on drain or slow dependencies".to_owned()
+                }),
             )
         } else {
             (
                 Severity::Error,
                 format!(
-                    "container {:?}: liveness and readiness use the same handler ({}), so a readiness failure also restarts the container",
-                    c.name(),
-                    live_h.describe()
+                    "container {:?}: liveness and readiness use the same handler ({described}), so a readiness failure also restarts the container",
+                    c.name()
                 ),
-                "point liveness at a cheap local endpoint (e.g. /livez) and keep dependency checks in readiness",
+                dep_help.clone().or(grpc_help.clone()).unwrap_or_else(|| separate_or_tolerate_help(lt, rt)),
             )
         };
-        out.push(RULE.finding(severity, pointer, Some(c.name()), message, help));
+        out.push(RULE.finding(tier.max(worst_severity), pointer, Some(c.name()), message, help));
     });
+}
+
+/// For a shared gRPC health check: distinct service names, not an HTTP path.
+fn grpc_services_help(h: &Handler) -> Option<String> {
+    let wraps_probe = |command: &[String]| simple_commands(command).iter().any(|c| c.program == "grpc_health_probe");
+    match h {
+        Handler::Grpc { .. } => Some(
+            "give liveness and readiness distinct gRPC health `service` names (e.g. `service: liveness` and `service: readiness`), the liveness one SERVING unless the process is wedged"
+                .to_owned(),
+        ),
+        Handler::Exec { command } if wraps_probe(command) => Some(
+            "give liveness and readiness distinct gRPC health service names (`-service=liveness`, `-service=readiness`), the liveness one SERVING unless the process is wedged"
+                .to_owned(),
+        ),
+        _ => None,
+    }
+}
+
+/// A separate endpoint, or (for an image with only this one) the warning
+/// tier's tolerance: liveness's failure window at least 3x readiness's.
+fn separate_or_tolerate_help(lt: ProbeTiming, rt: ProbeTiming) -> String {
+    let separate = "point liveness at a cheap local endpoint (e.g. /livez) and keep dependency checks in readiness";
+    let period = lt.period.max(1);
+    let needed = rt.failure_window().saturating_mul(3);
+    let threshold = needed.saturating_add(period - 1) / period;
+    if needed <= 0 || threshold <= lt.failure {
+        return separate.to_owned();
+    }
+    format!(
+        "{separate}; if the image has only this endpoint, keep it and make liveness 3x as tolerant as readiness: failureThreshold: {threshold} ({}s vs readiness's {}s)",
+        threshold.saturating_mul(period),
+        rt.failure_window()
+    )
 }
 
 #[cfg(test)]
@@ -122,8 +267,10 @@ mod tests {
     use serde_json::json;
 
     use super::RULE;
+    use crate::engine::Batch;
     use crate::finding::Severity;
-    use crate::rules::testing::{check, one_container};
+    use crate::policy::Policy;
+    use crate::rules::testing::{check, check_with, one_container};
 
     #[test]
     fn same_http_handler_is_an_error() {
@@ -151,20 +298,138 @@ mod tests {
     #[test]
     fn tolerant_liveness_is_a_warning() {
         let obj = one_container(json!({
-            "livenessProbe": {"tcpSocket": {"port": 5432}, "periodSeconds": 10, "failureThreshold": 6},
-            "readinessProbe": {"tcpSocket": {"port": 5432}, "periodSeconds": 5, "failureThreshold": 3}
+            "livenessProbe": {"httpGet": {"path": "/health", "port": 8080}, "periodSeconds": 10, "failureThreshold": 6},
+            "readinessProbe": {"httpGet": {"path": "/health", "port": 8080}, "periodSeconds": 5, "failureThreshold": 3}
         }));
         let f = check(&RULE, &obj);
         assert_eq!(f.len(), 1);
         assert_eq!(f[0].severity, Severity::Warning);
+        assert!(f[0].message.contains("tolerates 60s of failures vs readiness 15s"), "{}", f[0].message);
     }
 
     #[test]
     fn same_exec_and_grpc_are_findings() {
         for probe in [json!({"exec": {"command": ["pg_isready"]}}), json!({"grpc": {"port": 9000}})] {
             let obj = one_container(json!({"livenessProbe": probe, "readinessProbe": probe}));
-            assert_eq!(check(&RULE, &obj).len(), 1, "{probe}");
+            let f = check(&RULE, &obj);
+            assert_eq!(f.len(), 1, "{probe}");
+            assert_eq!(f[0].severity, Severity::Error, "{probe}");
         }
+    }
+
+    fn policy(text: &str) -> Policy {
+        let head = "apiVersion: lifeguard.dev/v1alpha1\nkind: Policy\n";
+        Policy::load(&format!("{head}{text}"), "test.yaml").expect("test policy loads")
+    }
+
+    #[test]
+    fn shared_tcp_is_left_to_readiness_port_only() {
+        let tcp = json!({"tcpSocket": {"port": 6379}});
+        let obj = one_container(json!({"livenessProbe": tcp, "readinessProbe": tcp}));
+        assert!(check(&RULE, &obj).is_empty());
+        // With readiness-port-only off, the reuse is worth knowing, no more.
+        let off = policy("rules:\n  readiness-port-only: {enabled: false}\n");
+        let f = check_with(&RULE, &obj, &off, &Batch::default());
+        assert_eq!(f.len(), 1);
+        assert_eq!(f[0].severity, Severity::Info);
+        assert!(f[0].message.contains("share tcpSocket :6379; the kernel accepts"), "{}", f[0].message);
+        // Three tcpSocket copies are the same case.
+        let obj = one_container(json!({"startupProbe": tcp, "livenessProbe": tcp, "readinessProbe": tcp}));
+        assert!(check(&RULE, &obj).is_empty());
+    }
+
+    #[test]
+    fn shared_tcp_in_a_job_is_info() {
+        let tcp = json!({"tcpSocket": {"port": 8080}});
+        let mut obj = one_container(json!({"livenessProbe": tcp, "readinessProbe": tcp}));
+        obj["kind"] = json!("Job");
+        obj["apiVersion"] = json!("batch/v1");
+        obj["spec"]["template"]["spec"]["restartPolicy"] = json!("Never");
+        let f = check(&RULE, &obj);
+        assert_eq!(f.len(), 1);
+        assert_eq!(f[0].severity, Severity::Info);
+    }
+
+    #[test]
+    fn shared_grpc_help_names_health_services() {
+        let grpc = json!({"grpc": {"port": 9000}});
+        let f = check(&RULE, &one_container(json!({"livenessProbe": grpc, "readinessProbe": grpc})));
+        assert!(f[0].help.contains("`service: liveness`"), "{}", f[0].help);
+        assert!(!f[0].help.contains("/livez"), "{}", f[0].help);
+        let wrapped = json!({"exec": {"command": ["/bin/grpc_health_probe", "-addr=:9000"]}});
+        let f = check(&RULE, &one_container(json!({"livenessProbe": wrapped, "readinessProbe": wrapped})));
+        assert_eq!(f[0].severity, Severity::Error);
+        assert!(f[0].help.contains("-service=liveness"), "{}", f[0].help);
+    }
+
+    #[test]
+    fn error_help_gives_the_tolerance_a_single_endpoint_needs() {
+        // Defaults: liveness and readiness both 3 x 10s = 30s; 3x is 90s.
+        let p = json!({"httpGet": {"path": "/health", "port": 8080}});
+        let f = check(&RULE, &one_container(json!({"livenessProbe": p, "readinessProbe": p})));
+        assert!(f[0].help.contains("/livez"), "{}", f[0].help);
+        assert!(f[0].help.contains("failureThreshold: 9 (90s vs readiness's 30s)"), "{}", f[0].help);
+        // A liveness period that does not divide the window rounds up.
+        let obj = one_container(json!({
+            "livenessProbe": {"httpGet": {"path": "/health", "port": 8080}, "periodSeconds": 20},
+            "readinessProbe": {"httpGet": {"path": "/health", "port": 8080}, "periodSeconds": 5, "failureThreshold": 5}
+        }));
+        let f = check(&RULE, &obj);
+        assert!(f[0].help.contains("failureThreshold: 4 (80s vs readiness's 25s)"), "{}", f[0].help);
+    }
+
+    #[test]
+    fn process_existence_checks_are_named_as_such() {
+        let pid1 = json!({"exec": {"command": ["cat", "/proc/1/status"]}});
+        let f = check(&RULE, &one_container(json!({"livenessProbe": pid1, "readinessProbe": pid1})));
+        assert_eq!(f.len(), 1);
+        assert_eq!(f[0].severity, Severity::Warning);
+        assert!(f[0].message.contains("only checks that PID 1 exists, so it cannot fail"), "{}", f[0].message);
+        let named = json!({"exec": {"command": ["sh", "-c", "pgrep -x nginx > /dev/null"]}});
+        let f = check(&RULE, &one_container(json!({"livenessProbe": named, "readinessProbe": named})));
+        assert_eq!(f[0].severity, Severity::Warning);
+        assert!(f[0].message.contains("a process matching \"nginx\" exists"), "{}", f[0].message);
+        // A command that also asks the app is not only a process check.
+        let more = json!({"exec": {"command": ["sh", "-c", "pgrep nginx && curl -f localhost/ok"]}});
+        let f = check(&RULE, &one_container(json!({"livenessProbe": more, "readinessProbe": more})));
+        assert_eq!(f[0].severity, Severity::Error);
+    }
+
+    #[test]
+    fn shared_readiness_path_is_one_finding_at_the_reuse_tier() {
+        let p = json!({"httpGet": {"path": "/ready", "port": 8080}});
+        let f = check(&RULE, &one_container(json!({"livenessProbe": p, "readinessProbe": p})));
+        assert_eq!(f.len(), 1);
+        assert_eq!(f[0].severity, Severity::Error);
+        assert!(f[0].message.contains("(httpGet :8080/ready, a readiness path)"), "{}", f[0].message);
+        let obj = one_container(json!({
+            "livenessProbe": {"httpGet": {"path": "/ready", "port": 8080}, "failureThreshold": 9},
+            "readinessProbe": p
+        }));
+        let f = check(&RULE, &obj);
+        assert_eq!(f[0].severity, Severity::Warning);
+    }
+
+    #[test]
+    fn shared_dependency_check_keeps_its_error() {
+        let obj = one_container(json!({
+            "livenessProbe": {"httpGet": {"path": "/actuator/health", "port": 8080}, "failureThreshold": 9},
+            "readinessProbe": {"httpGet": {"path": "/actuator/health", "port": 8080}}
+        }));
+        let f = check(&RULE, &obj);
+        assert_eq!(f.len(), 1);
+        assert_eq!(f[0].severity, Severity::Error);
+        assert!(f[0].message.contains("which aggregates dependencies"), "{}", f[0].message);
+        assert!(f[0].message.contains("outage longer than 90s still restarts"), "{}", f[0].message);
+        assert!(f[0].help.contains("/actuator/health/liveness"), "{}", f[0].help);
+        let redis = json!({"exec": {"command": ["redis-cli", "-h", "redis-master", "ping"]}});
+        let f = check(&RULE, &one_container(json!({"livenessProbe": redis, "readinessProbe": redis})));
+        assert!(f[0].message.contains("which runs redis-cli against \"redis-master\""), "{}", f[0].message);
+        // With liveness-checks-dependency off, the reuse tier alone decides.
+        let off = policy("rules:\n  liveness-checks-dependency: {enabled: false}\n");
+        let f = check_with(&RULE, &obj, &off, &Batch::default());
+        assert_eq!(f[0].severity, Severity::Warning);
+        assert!(!f[0].message.contains("aggregates"), "{}", f[0].message);
     }
 
     #[test]

@@ -22,6 +22,6 @@ pub use prestop::{
 pub use probe::{Handler, Port, ProbeKind, ProbeTiming, handler_count, handler_of, resolve_port};
 pub use service::{Receiver, ServiceView, port_label, receivers, services_send};
 pub use workload::{
-    ANNOTATION_COLD_START, ANNOTATION_DRAIN, ANNOTATION_SHUTDOWN, ContainerView, Workload, object_label,
-    object_label_of,
+    ANNOTATION_COLD_START, ANNOTATION_DRAIN, ANNOTATION_SHUTDOWN, ContainerView, Workload, image_repository,
+    object_label, object_label_of,
 };

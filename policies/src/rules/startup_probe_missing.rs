@@ -148,11 +148,13 @@ fn check(w: &Workload, ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
             }
         }
         let mut stretched = Vec::new();
+        let mut costs = Vec::new();
         if t.initial_delay > settings.slow_boot_initial_delay_seconds {
             stretched.push(format!(
                 "initialDelaySeconds {} (more than {})",
                 t.initial_delay, settings.slow_boot_initial_delay_seconds
             ));
+            costs.push(format!("liveness checks nothing for the first {}s of every start", t.initial_delay));
         }
         let long_window = too_long(ProbeKind::Liveness, &t, settings);
         if long_window {
@@ -162,6 +164,10 @@ fn check(w: &Workload, ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
                 t.period,
                 t.failure_window(),
                 settings.max_liveness_window_seconds
+            ));
+            costs.push(format!(
+                "a process that wedges after the boot runs for up to {}s before a restart",
+                t.failure_window()
             ));
         }
         if slow.is_empty() && stretched.is_empty() {
@@ -182,10 +188,11 @@ fn check(w: &Workload, ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
         };
         let message = if slow.is_empty() {
             format!(
-                "container {:?}: liveness {} stands in for a startup probe: the kubelet restarts a boot that has not answered by {}s, and after the boot the same delay and thresholds hold liveness back",
+                "container {:?}: liveness {} stands in for a startup probe: a boot still running at {}s is restarted, and {}",
                 c.name(),
                 stretched.join(" and "),
-                t.earliest_restart()
+                t.earliest_restart(),
+                costs.join(", and ")
             )
         } else {
             slow.extend(stretched.into_iter().map(|s| format!("liveness {s}")));
@@ -330,7 +337,8 @@ mod tests {
             }
         }));
         let f = one(&obj, "liveness initialDelaySeconds 120 (more than 30) stands in for a startup probe");
-        assert!(f.message.contains("has not answered by 140s"), "{}", f.message);
+        assert!(f.message.contains("a boot still running at 140s is restarted"), "{}", f.message);
+        assert!(f.message.contains("nothing for the first 120s of every start"), "{}", f.message);
         assert!(!f.message.contains("slow"), "a delay alone is not a slow boot: {}", f.message);
         assert_eq!(f.severity, Severity::Warning);
         assert_eq!(f.pointer, "/spec/template/spec/containers/0/livenessProbe");

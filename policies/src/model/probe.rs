@@ -189,6 +189,8 @@ impl ProbeTiming {
     /// adds up to `timeoutSeconds`). This, not the nominal
     /// [`ProbeTiming::boot_budget`], is what a replacement probe must not undercut.
     pub fn earliest_restart(&self) -> i64 {
-        self.initial_delay.max(0).saturating_add(self.failure.saturating_sub(1).max(0).saturating_mul(self.period.max(0)))
+        self.initial_delay
+            .max(0)
+            .saturating_add(self.failure.saturating_sub(1).max(0).saturating_mul(self.period.max(0)))
     }
 }

@@ -281,7 +281,8 @@ mod tests {
     fn strict_does_not_escalate_a_plain_exec() {
         let strict = Policy::pack("strict").expect("strict pack");
         assert_eq!(strict.severity_override("exec-probe"), None);
-        let obj = one_container(json!({"image": "postgres:16", "livenessProbe": {"exec": {"command": ["pg_isready"]}}}));
+        let obj =
+            one_container(json!({"image": "postgres:16", "livenessProbe": {"exec": {"command": ["pg_isready"]}}}));
         let f = check_with(&RULE, &obj, &strict, &Default::default());
         assert!(!strict.denies(f[0].severity));
     }

@@ -513,7 +513,8 @@ mod tests {
     #[test]
     fn an_organisation_or_a_sleeping_toolbox_is_not_a_model_server() {
         let live = json!({"httpGet": {"path": "/healthz", "port": 8080}});
-        let router = one_container(json!({"image": "ghcr.io/vllm-project/semantic-router/extproc:v0.1", "livenessProbe": live}));
+        let router =
+            one_container(json!({"image": "ghcr.io/vllm-project/semantic-router/extproc:v0.1", "livenessProbe": live}));
         assert!(check(&RULE, &router).is_empty());
         let toolbox = one_container(json!({
             "image": "vllm/vllm-openai:v0.6.3", "command": ["sleep", "infinity"], "livenessProbe": live

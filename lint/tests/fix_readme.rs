@@ -21,7 +21,7 @@ fn readme_fix_example_matches_the_binary() {
     assert_eq!(block, printed, "README's fix example is stale");
     // The values the README explains.
     for line in [
-        "+            failureThreshold: 60",
+        "+            failureThreshold: 48",
         "+      terminationGracePeriodSeconds: 45",
         "+            initialDelaySeconds: 0",
         "+                seconds: 25",

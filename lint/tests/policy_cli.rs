@@ -150,7 +150,7 @@ fn policy_check_summarises_a_valid_policy() {
     assert_eq!(out.status.code(), Some(0));
     assert_eq!(
         text(&out.stdout),
-        "policy.yaml: valid (policy \"web-fleet\", deny at warning, 1 rule off, 6 severity overrides, 1 exemption, 0 custom rules)\n"
+        "policy.yaml: valid (policy \"web-fleet\", deny at warning, 1 rule off, 5 severity overrides, 1 exemption, 0 custom rules)\n"
     );
 }
 

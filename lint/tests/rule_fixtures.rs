@@ -154,6 +154,7 @@ rule_tests! {
     startup_probe_missing => "startup-probe-missing",
     startup_budget_too_short => "startup-budget-too-short",
     liveness_too_aggressive => "liveness-too-aggressive",
+    probe_window_too_long => "probe-window-too-long",
     readiness_port_only => "readiness-port-only",
     readiness_probe_missing => "readiness-probe-missing",
     exec_probe => "exec-probe",

@@ -9,7 +9,9 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", default, deny_unknown_fields)]
 pub struct Settings {
-    /// Liveness `initialDelaySeconds` at or above this marks a slow boot.
+    /// Liveness `initialDelaySeconds` above this stands in for a startup probe
+    /// (`startup-probe-missing`); 30 s itself is the tutorial default, not a
+    /// sign of a slow boot.
     pub slow_boot_initial_delay_seconds: i64,
     /// Margin over a declared cold start that a startup probe must cover, in percent.
     pub cold_start_margin_percent: i64,
@@ -55,7 +57,10 @@ pub struct Settings {
     /// overall health, a model server's readiness) or name a dependency; a
     /// liveness probe on one is an error (`liveness-checks-dependency`).
     pub dependency_paths: Vec<String>,
-    /// Regexes of images known to boot slowly (model servers).
+    /// Regexes of images known to boot slowly (model servers). A pattern
+    /// without `/` matches the repository name (`vllm-openai` of
+    /// `vllm/vllm-openai:v0.6.3`), one with `/` the repository path without
+    /// registry host and tag (`tensorflow/serving`).
     pub slow_boot_images: Vec<String>,
     /// Regexes of images of databases that may check themselves.
     pub database_images: Vec<String>,
@@ -69,6 +74,13 @@ pub struct Settings {
     /// (`liveness-checks-dependency`). Paths that really aggregate
     /// dependencies belong in `dependencyPaths`.
     pub readiness_paths: Vec<String>,
+    /// Readiness `failureThreshold x periodSeconds` above this keeps a broken
+    /// replica in its Services too long (`probe-window-too-long`); 0 turns
+    /// the check off.
+    pub max_readiness_window_seconds: i64,
+    /// Liveness `failureThreshold x periodSeconds` above this leaves a wedged
+    /// process running too long (`probe-window-too-long`); 0 turns the check off.
+    pub max_liveness_window_seconds: i64,
 }
 
 impl Default for Settings {
@@ -145,32 +157,31 @@ impl Default for Settings {
                 r"^/v2/models/[^/]+(/versions/[^/]+)?/ready/?$",
                 r"(?i)(^|/)(db|database|redis|postgres|postgresql|mysql|mongo|mongodb|kafka|rabbitmq|cache|deps|dependencies|upstream|downstream)(/|$)",
             ]),
+            // Patterns without `/` match the repository name, with `/` the
+            // repository path (see `Policy::is_slow_boot_image`).
             slow_boot_images: strings(&[
-                r"tritonserver",
-                r"(^|/)vllm",
-                r"vllm-openai",
+                r"triton",
+                r"^vllm",
                 r"text-generation-inference",
-                r"(^|/)tgi",
+                r"^tgi",
                 r"torchserve",
-                r"tensorflow/serving",
+                r"tensorflow/serving$",
                 r"tensorflow-serving",
                 // KServe and Seldon runtimes, not their controllers or web apps.
-                r"kserve/[a-z-]*server",
-                r"(^|/)ollama",
+                r"(^|/)kserve/[a-z-]*server$",
+                r"(^|/)seldonio/[a-z-]*server$",
+                r"^ollama",
                 r"llama\.cpp",
                 r"sglang",
                 r"lmdeploy",
                 r"tensorrt-llm",
-                r"tritonserver",
                 r"(^|/)nim/",
                 r"huggingface-text-generation",
                 r"saxml",
                 r"jetstream",
                 r"mlserver",
-                r"seldonio/[a-z-]*server",
-                r"ray-ml",
-                r"(^|/)ray:",
-                r"triton",
+                r"^ray-ml",
+                r"^ray$",
                 r"text-embeddings-inference",
                 r"infinity-emb",
             ]),
@@ -212,6 +223,8 @@ impl Default for Settings {
                 // unless configured to include more.
                 r"^/actuator/health/readiness/?$",
             ]),
+            max_readiness_window_seconds: 300,
+            max_liveness_window_seconds: 600,
         }
     }
 }

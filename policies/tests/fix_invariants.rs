@@ -4,7 +4,8 @@
 //! mutating webhook is reinvoked); and the fixed spec is one the API server
 //! accepts (one handler per probe, liveness/startup successThreshold 1,
 //! positive periods and thresholds, grace period >= 0, a native preStop
-//! sleep within the grace period).
+//! sleep within the grace period); and no boot is restarted earlier than
+//! before, by the kubelet's timing.
 
 mod fix_gen;
 
@@ -81,6 +82,41 @@ fn api_problems(object: &Value) -> Vec<String> {
     problems
 }
 
+/// For each probed container (name), when the kubelet restarts a boot that
+/// never answers, at the earliest: the startup probe decides when there is
+/// one (it holds liveness back), else liveness; the `failureThreshold`-th
+/// failure restarts, at `initialDelaySeconds + (failureThreshold - 1) x
+/// periodSeconds`. `None`: nothing restarts it (readiness never does).
+fn earliest_restarts(object: &Value) -> Vec<(String, Option<i64>)> {
+    let spec = &object["spec"]["template"]["spec"];
+    let containers =
+        ["containers", "initContainers"].iter().filter_map(|k| spec.get(*k).and_then(Value::as_array)).flatten();
+    containers
+        .map(|c| {
+            let probe = c.get("startupProbe").or_else(|| c.get("livenessProbe"));
+            let restart = probe.map(|p| {
+                let field = |k: &str, default: i64| p.get(k).and_then(Value::as_i64).unwrap_or(default);
+                field("initialDelaySeconds", 0) + (field("failureThreshold", 3) - 1) * field("periodSeconds", 10)
+            });
+            (c["name"].as_str().unwrap_or("?").to_owned(), restart)
+        })
+        .collect()
+}
+
+/// The containers whose boot the fixed object restarts earlier than the original did.
+fn boots_restarted_earlier(original: &Value, fixed: &Value) -> Vec<String> {
+    earliest_restarts(original)
+        .into_iter()
+        .zip(earliest_restarts(fixed))
+        .filter(|((_, before), (_, after))| match (before, after) {
+            (_, None) => false,
+            (None, Some(_)) => true,
+            (Some(b), Some(a)) => a < b,
+        })
+        .map(|((name, before), (_, after))| format!("{name}: restart at {after:?}s, was {before:?}s"))
+        .collect()
+}
+
 /// Checks all invariants on one object; `Err` says which failed.
 fn check_invariants(object: &Value, batch: &Batch, policy: &Policy) -> Result<(), String> {
     let before = fixable(object, batch, policy);
@@ -125,6 +161,10 @@ fn check_invariants(object: &Value, batch: &Batch, policy: &Policy) -> Result<()
     let problems = api_problems(fixed);
     if !problems.is_empty() {
         return Err(format!("the fixed spec would be rejected: {problems:?}"));
+    }
+    let earlier = boots_restarted_earlier(object, fixed);
+    if !earlier.is_empty() {
+        return Err(format!("a boot is restarted earlier than before: {earlier:?}"));
     }
     Ok(())
 }
@@ -243,13 +283,35 @@ fn a_fixed_spec_is_one_the_api_server_accepts() {
 }
 
 #[test]
+fn no_boot_is_restarted_earlier_than_before() {
+    // The case: liveness 30 + 3 x 3 restarts at 36 s; a startup probe
+    // of 4 x 10 would restart at 30 s and loop a boot of 31-36 s.
+    let spec = deployment(
+        json!([{
+            "name": "api", "image": "example/api:1",
+            "livenessProbe": {"tcpSocket": {"port": 8080}, "initialDelaySeconds": 30, "periodSeconds": 3}
+        }]),
+        json!({}),
+        json!({"lifeguard.dev/cold-start-seconds": "30"}),
+    );
+    let (batch, policy) = (Batch::default(), Policy::default());
+    let fixed = plan(&spec, &batch, &policy).fixed.expect("fixed");
+    assert_eq!(earliest_restarts(&spec), vec![("api".to_owned(), Some(36))]);
+    assert_eq!(earliest_restarts(&fixed), vec![("api".to_owned(), Some(40))]);
+    check_invariants(&spec, &batch, &policy).expect("invariants hold");
+    // The checker itself catches an earlier restart.
+    let mut shorter = fixed.clone();
+    shorter["spec"]["template"]["spec"]["containers"][0]["startupProbe"]["failureThreshold"] = json!(4);
+    assert_eq!(boots_restarted_earlier(&spec, &shorter).len(), 1);
+}
+
+#[test]
 fn the_worked_example_gets_the_documented_values() {
-    // The default policy assumes a GPU boot takes up to gpuBootSeconds (600 s):
-    // 60 checks of 10 s, even though the declared cold start needs less.
+    // A declared cold start sizes the startup probe, whatever gpuBootSeconds
+    // says: 430 s x 1.1 = 473 s, with a 10 s period 48 checks (480 s), with
+    // the default policy (gpuBootSeconds 600) as with one that lowers it.
     let default_fix = plan(&gpu_model_server(), &Batch::default(), &Policy::default()).fixed.expect("fixed");
-    assert_eq!(default_fix["spec"]["template"]["spec"]["containers"][0]["startupProbe"]["failureThreshold"], 60);
-    // A fleet that sizes boots from measurements lowers that default; then
-    // 430 s x 1.1 = 473 s decides: with a 10 s period, 48 checks (480 s).
+    assert_eq!(default_fix["spec"]["template"]["spec"]["containers"][0]["startupProbe"]["failureThreshold"], 48);
     let settings = Settings { gpu_boot_seconds: 300, ..Settings::default() };
     let (batch, policy) = (Batch::default(), Policy::new(settings).expect("valid policy"));
     let fixed = plan(&gpu_model_server(), &batch, &policy).fixed.expect("fixed");

@@ -1,6 +1,7 @@
 //! `lifeguard fix` on every real manifest of the shared corpus, in a temporary
 //! copy: only lines inside fixed objects change, and few of them; the result
-//! lints without a fixable finding; a second run changes nothing.
+//! lints without a fixable finding; a second run changes nothing; and no
+//! fix makes the kubelet restart a boot earlier than before.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -74,6 +75,59 @@ fn object_lines(text: &str) -> BTreeMap<String, Vec<(usize, usize)>> {
     out
 }
 
+/// The pod spec of an object, wherever its kind keeps it.
+fn pod_spec(object: &serde_json::Value) -> Option<&serde_json::Value> {
+    ["/spec/template/spec", "/spec/jobTemplate/spec/template/spec", "/template/spec", "/spec"]
+        .iter()
+        .filter_map(|p| object.pointer(p))
+        .find(|spec| spec.get("containers").is_some())
+}
+
+/// Per container, when the kubelet restarts a boot that never answers, at
+/// the earliest: the startup probe decides when there is one, else liveness;
+/// the `failureThreshold`-th failure restarts, at `initialDelaySeconds +
+/// (failureThreshold - 1) x periodSeconds`. `None`: nothing restarts it.
+fn earliest_restarts(object: &serde_json::Value) -> Vec<(String, Option<i64>)> {
+    let Some(spec) = pod_spec(object) else {
+        return Vec::new();
+    };
+    ["containers", "initContainers"]
+        .iter()
+        .filter_map(|k| spec.get(*k).and_then(serde_json::Value::as_array))
+        .flatten()
+        .map(|c| {
+            let probe = c.get("startupProbe").or_else(|| c.get("livenessProbe"));
+            let restart = probe.map(|p| {
+                let field = |k: &str, d: i64| p.get(k).and_then(serde_json::Value::as_i64).unwrap_or(d);
+                field("initialDelaySeconds", 0) + (field("failureThreshold", 3) - 1) * field("periodSeconds", 10)
+            });
+            (c.get("name").and_then(serde_json::Value::as_str).unwrap_or("?").to_owned(), restart)
+        })
+        .collect()
+}
+
+/// Containers of the fixed text whose boot is restarted earlier than in the original.
+fn boots_restarted_earlier(file: &str, original: &str, fixed: &str) -> Vec<String> {
+    let (before, _) = parse_stream(original, &Limits::default());
+    let (after, _) = parse_stream(fixed, &Limits::default());
+    let mut out = Vec::new();
+    for (b, a) in before.iter().zip(&after) {
+        for ((prefix, ob), (_, oa)) in objects_in(&b.value).into_iter().zip(objects_in(&a.value)) {
+            for ((name, was), (_, now)) in earliest_restarts(ob).into_iter().zip(earliest_restarts(oa)) {
+                let earlier = match (was, now) {
+                    (_, None) => false,
+                    (None, Some(_)) => true,
+                    (Some(w), Some(n)) => n < w,
+                };
+                if earlier {
+                    out.push(format!("{file} {prefix} {name}: restart at {now:?}s, was {was:?}s"));
+                }
+            }
+        }
+    }
+    out
+}
+
 #[test]
 fn fixing_the_corpus_touches_only_fixed_objects_and_converges() {
     let dir = tempfile::tempdir().expect("temp dir");
@@ -96,6 +150,7 @@ fn fixing_the_corpus_touches_only_fixed_objects_and_converges() {
         }
         changed_files += 1;
         fixes += f.fix_count();
+        problems.extend(boots_restarted_earlier(&f.file, &f.original, &f.fixed));
         let ranges = object_lines(&f.original);
         let fixed_ranges: Vec<(usize, usize)> =
             f.objects.iter().flat_map(|o| ranges.get(&o.object).cloned().unwrap_or_default()).collect();
@@ -132,7 +187,8 @@ fn fixing_the_corpus_touches_only_fixed_objects_and_converges() {
     }
     assert!(problems.is_empty(), "{}", problems.join("\n"));
     eprintln!("corpus: {fixes} fixes in {changed_files} of {files} files, {changed_lines} changed lines");
-    assert!(changed_files >= 20 && fixes >= 30, "{changed_files} files, {fixes} fixes");
+    // A 30 s liveness delay alone is no longer fixed (the tutorial default, not a slow boot).
+    assert!(changed_files >= 15 && fixes >= 25, "{changed_files} files, {fixes} fixes");
 
     // What is left has no automatic fix.
     let linted = lint_paths(&[dir.path().display().to_string()], &Policy::default(), &Limits::default());

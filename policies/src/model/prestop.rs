@@ -264,7 +264,7 @@ pub fn shutdown_needs(w: &Workload, policy: &Policy) -> Vec<ShutdownNeed> {
 /// its longest admitted request (`modelServerDrainSeconds`; 0 assumes nothing).
 fn model_server_drain(w: &Workload, c: &ContainerView<'_>, policy: &Policy) -> Option<Term> {
     let seconds = policy.settings.model_server_drain_seconds;
-    let model_server = c.gpu_resource().is_some() || policy.is_slow_boot_image(c.image());
+    let model_server = c.is_model_server(policy);
     (seconds > 0 && w.long_running && !c.sidecar && model_server).then(|| Term {
         seconds,
         source: "the policy's modelServerDrainSeconds for a model server that declares no drain".to_owned(),

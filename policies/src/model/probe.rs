@@ -244,6 +244,19 @@ impl ProbeTiming {
     pub fn boot_budget(&self) -> i64 {
         self.initial_delay.saturating_add(self.failure_window())
     }
+
+    /// When the kubelet restarts a boot that never answers, at the
+    /// earliest: the first check runs at `initialDelaySeconds`, one more every
+    /// `periodSeconds`, and the `failureThreshold`-th failure restarts the
+    /// container, so `initialDelaySeconds + (failureThreshold - 1) x
+    /// periodSeconds` (a refused connection fails at once; a check that hangs
+    /// adds up to `timeoutSeconds`). This, not the nominal
+    /// [`ProbeTiming::boot_budget`], is what a replacement probe must not undercut.
+    pub fn earliest_restart(&self) -> i64 {
+        self.initial_delay
+            .max(0)
+            .saturating_add(self.failure.saturating_sub(1).max(0).saturating_mul(self.period.max(0)))
+    }
 }
 
 #[cfg(test)]

@@ -33,7 +33,10 @@ pub struct Policy {
     pub(crate) exemptions: Vec<CompiledExemption>,
     pub(crate) custom: Vec<CompiledCustom>,
     pub(crate) dependency_paths: RegexSet,
-    pub(crate) slow_boot_images: RegexSet,
+    /// `slowBootImages` without a `/`, matched against the repository name.
+    pub(crate) slow_boot_names: RegexSet,
+    /// `slowBootImages` with a `/`, matched against the repository path.
+    pub(crate) slow_boot_paths: RegexSet,
     pub(crate) database_images: RegexSet,
     pub(crate) readiness_paths: RegexSet,
     pub(crate) drain_env: GlobSet,
@@ -93,7 +96,8 @@ impl Policy {
             exemptions: Vec::new(),
             custom: Vec::new(),
             dependency_paths: RegexSet::empty(),
-            slow_boot_images: RegexSet::empty(),
+            slow_boot_names: RegexSet::empty(),
+            slow_boot_paths: RegexSet::empty(),
             database_images: RegexSet::empty(),
             readiness_paths: RegexSet::empty(),
             drain_env: GlobSet::empty(),
@@ -141,9 +145,15 @@ impl Policy {
         self.readiness_paths.is_match(path)
     }
 
-    /// Whether an image is a known slow booter.
+    /// Whether an image is a known slow booter. A pattern without `/` is
+    /// matched against the repository name only (`vllm-openai` of
+    /// `vllm/vllm-openai:v0.6.3`), so an organisation such as `vllm-project`
+    /// does not make each of its images a model server; a pattern with `/`
+    /// against the repository path without registry host and tag
+    /// (`tensorflow/serving`).
     pub fn is_slow_boot_image(&self, image: &str) -> bool {
-        self.slow_boot_images.is_match(image)
+        let (path, name) = crate::model::image_repository(image);
+        self.slow_boot_names.is_match(name) || self.slow_boot_paths.is_match(path)
     }
 
     /// Whether an image is a database, cache or queue server.
@@ -198,6 +208,8 @@ pub(crate) fn compile(file: PolicyFile, more_rules: &[String], origin: &str) -> 
         ("prestopMinRemainingSeconds", s.prestop_min_remaining_seconds, true),
         ("prestopBridgeSeconds", s.prestop_bridge_seconds, false),
         ("modelServerDrainSeconds", s.model_server_drain_seconds, true),
+        ("maxReadinessWindowSeconds", s.max_readiness_window_seconds, true),
+        ("maxLivenessWindowSeconds", s.max_liveness_window_seconds, true),
     ] {
         positive(key, value, zero_ok)?;
     }
@@ -234,7 +246,8 @@ pub(crate) fn compile(file: PolicyFile, more_rules: &[String], origin: &str) -> 
         .collect::<Result<Vec<_>, _>>()?;
     Ok(Policy {
         dependency_paths: regex_set("dependencyPaths", &s.dependency_paths)?,
-        slow_boot_images: regex_set("slowBootImages", &s.slow_boot_images)?,
+        slow_boot_names: slow_boot_set(&s.slow_boot_images, false)?,
+        slow_boot_paths: slow_boot_set(&s.slow_boot_images, true)?,
         database_images: regex_set("databaseImages", &s.database_images)?,
         readiness_paths: regex_set("readinessPaths", &s.readiness_paths)?,
         drain_env: glob_set("/parameters/drainEnvPatterns", &s.drain_env_patterns)?,
@@ -267,6 +280,14 @@ fn positive(key: &'static str, value: i64, zero_ok: bool) -> Result<(), Invalid>
         return Err(Invalid::at(format!("/parameters/{key}"), format!("must be {want}, got {value}")));
     }
     Ok(())
+}
+
+/// The `slowBootImages` patterns with (`paths`) or without a `/`; errors
+/// name the pattern's place in the whole list.
+fn slow_boot_set(patterns: &[String], paths: bool) -> Result<RegexSet, Invalid> {
+    regex_set("slowBootImages", patterns)?;
+    RegexSet::new(patterns.iter().filter(|p| p.contains('/') == paths))
+        .map_err(|e| Invalid::at("/parameters/slowBootImages", regex_reason(&e)))
 }
 
 fn regex_set(key: &'static str, patterns: &[String]) -> Result<RegexSet, Invalid> {
@@ -314,6 +335,32 @@ mod tests {
         let settings = Settings { dependency_paths: vec!["^/ok$".into(), "(".into()], ..Settings::default() };
         let err = Policy::new(settings).err().map(|e| e.to_string()).unwrap_or_default();
         assert!(err.starts_with("parameters.dependencyPaths[1]: invalid regex \"(\""), "{err}");
+    }
+
+    #[test]
+    fn slow_boot_images_match_the_repository_name_not_the_organisation() {
+        let p = Policy::default();
+        for image in [
+            "vllm/vllm-openai:v0.6.3",
+            "nvcr.io/nvidia/tritonserver:24.05-py3",
+            "ghcr.io/huggingface/text-generation-inference:2.0",
+            "tensorflow/serving:2.14.0",
+            "kserve/huggingfaceserver:v0.15.0",
+            "nvcr.io/nim/meta/llama-3.1-8b-instruct:1.0",
+            "rayproject/ray:2.9.0",
+            "ollama/ollama",
+        ] {
+            assert!(p.is_slow_boot_image(image), "{image}");
+        }
+        for image in [
+            "ghcr.io/vllm-project/semantic-router/extproc:v0.1",
+            "vllm-project/router:latest",
+            "kserve/kserve-controller:v0.15.0",
+            "tensorflow/tensorflow:2.14.0",
+            "rayproject/kuberay-operator:v1.1.0",
+        ] {
+            assert!(!p.is_slow_boot_image(image), "{image}");
+        }
     }
 
     #[test]

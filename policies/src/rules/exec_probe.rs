@@ -36,7 +36,11 @@ application is fine. An `httpGet`, `tcpSocket` or `grpc` probe is made by the
 kubelet itself and costs the container only the request.
 
 Exec is still the right tool where the only check is a command (many
-databases): that is why a plain exec probe is only informational.
+databases): that is why a plain exec probe is only informational, in every
+pack (`strict` does not raise it, so a database's own `pg_isready` never
+denies). A startup probe's exec runs only while the container boots and
+stops once it succeeds: the message says so, its cost is a few forks per
+start.
 
 ## Not a finding
 - A `grpc_health_probe` that uses TLS or extra headers (`-tls`,
@@ -146,18 +150,32 @@ fn check(w: &Workload, ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
                         format!("replace the exec with `grpc: {{{grpc}}}`"),
                     )
                 }
-                None => RULE.finding(
-                    Severity::Info,
-                    c.at(&[kind.field(), "exec"]),
-                    Some(c.name()),
-                    format!(
-                        "container {:?}: {} probe runs a command ({:?}), forking a process every {period}s in every pod",
-                        c.name(),
-                        kind.word(),
-                        short(command)
-                    ),
-                    "if the app serves a health endpoint, an httpGet or grpc probe is cheaper; a command is fine where it is the only check",
-                ),
+                None => {
+                    let when = if kind == ProbeKind::Startup {
+                        "while the container boots (a startup probe stops once it succeeds)"
+                    } else {
+                        "in every pod"
+                    };
+                    let help = if ctx.policy.is_database_image(c.image()) {
+                        "exec is the usual check for a database server; nothing to change unless it serves a health endpoint"
+                    } else if kind == ProbeKind::Startup {
+                        "it runs only during the boot, so this costs little; an httpGet or grpc probe is still cheaper if the app serves one"
+                    } else {
+                        "if the app serves a health endpoint, an httpGet or grpc probe is cheaper; a command is fine where it is the only check"
+                    };
+                    RULE.finding(
+                        Severity::Info,
+                        c.at(&[kind.field(), "exec"]),
+                        Some(c.name()),
+                        format!(
+                            "container {:?}: {} probe runs a command ({:?}), forking a process every {period}s {when}",
+                            c.name(),
+                            kind.word(),
+                            short(command)
+                        ),
+                        help,
+                    )
+                }
             };
             out.push(finding);
         }
@@ -241,6 +259,32 @@ mod tests {
             "startupProbe": {"exec": {"command": []}}
         }));
         assert!(check(&RULE, &obj).is_empty());
+    }
+
+    #[test]
+    fn a_startup_exec_runs_only_during_the_boot_and_a_database_exec_is_its_usual_check() {
+        let obj = one_container(json!({
+            "image": "postgres:16",
+            "startupProbe": {"exec": {"command": ["pg_isready"]}, "periodSeconds": 5},
+            "livenessProbe": {"exec": {"command": ["pg_isready"]}}
+        }));
+        let f = check(&RULE, &obj);
+        assert_eq!(f.len(), 2);
+        assert!(f[0].message.contains("every 5s while the container boots"), "{}", f[0].message);
+        assert!(f[1].message.contains("every 10s in every pod"), "{}", f[1].message);
+        assert!(f.iter().all(|f| f.help.starts_with("exec is the usual check for a database")), "{f:?}");
+        let app = one_container(json!({"startupProbe": {"exec": {"command": ["/bin/ready"]}}}));
+        assert!(check(&RULE, &app)[0].help.starts_with("it runs only during the boot"));
+    }
+
+    #[test]
+    fn strict_does_not_escalate_a_plain_exec() {
+        let strict = Policy::pack("strict").expect("strict pack");
+        assert_eq!(strict.severity_override("exec-probe"), None);
+        let obj =
+            one_container(json!({"image": "postgres:16", "livenessProbe": {"exec": {"command": ["pg_isready"]}}}));
+        let f = check_with(&RULE, &obj, &strict, &Default::default());
+        assert!(!strict.denies(f[0].severity));
     }
 
     #[test]

@@ -18,6 +18,7 @@ mod probe_endpoint_reused;
 mod probe_invalid;
 mod probe_port_unknown;
 mod probe_runs_inference;
+mod probe_window_too_long;
 mod readiness_port_only;
 mod readiness_probe_missing;
 mod startup_budget_too_short;
@@ -97,6 +98,7 @@ pub static RULES: &[&Rule] = &[
     &startup_probe_missing::RULE,
     &startup_budget_too_short::RULE,
     &liveness_too_aggressive::RULE,
+    &probe_window_too_long::RULE,
     &readiness_port_only::RULE,
     &readiness_probe_missing::RULE,
     &exec_probe::RULE,

@@ -1,7 +1,7 @@
 //! `startup-budget-too-short`: the startup probe gives up before a declared cold start ends.
 
 use crate::finding::{Finding, Fix, Severity, add_op};
-use crate::model::{ANNOTATION_COLD_START, ProbeKind, ProbeTiming, Workload};
+use crate::model::{ANNOTATION_COLD_START, ContainerView, ProbeKind, ProbeTiming, Workload};
 use crate::rules::{Ctx, FixAvailability, Rule, with_fix};
 
 pub(crate) static RULE: Rule = Rule {
@@ -26,6 +26,16 @@ up to a whole second.
 An annotation that is not a number of seconds is reported once, at the
 annotation.
 
+Without the annotation, warns about a model server (a GPU request or a
+known model-server image, as `startup-probe-missing` reads them) whose
+startup window is shorter than the policy's `gpuBootSeconds` (600): 150 s
+for a server that downloads 16 GB of weights at boot may or may not be
+enough, and only a measurement can say. The warning asks for the measured
+cold start (the GPU design source's worked example sizes the window from
+40 measured cold starts); once it is declared, the error above applies, or
+nothing. No automatic fix: lifeguard does not guess a boot time to raise
+the window to.
+
 ## Why is this bad?
 While the startup probe fails, liveness and readiness are held back; once it
 has failed `failureThreshold` times, the kubelet restarts the container. A
@@ -34,7 +44,10 @@ weights to the GPU) restarts a healthy container in the middle of its boot,
 every time: the pod never becomes ready.
 
 ## Not a finding
-- No annotation: lifeguard does not guess how long a boot takes here.
+- No annotation on a container that is not a model server: lifeguard does
+  not guess how long a boot takes.
+- No annotation on a model server whose startup window already covers
+  `gpuBootSeconds`.
 - A container with no startup probe (`startup-probe-missing` covers slow
   boots guarded only by liveness).
 - Sidecar init containers: the declared cold start is the application's, not
@@ -68,7 +81,10 @@ the cold start plus margin, given the probe's own `initialDelaySeconds` and
 
 fn check(w: &Workload, ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
     let cold = match w.annotation_seconds(ANNOTATION_COLD_START) {
-        None => return,
+        None => {
+            w.for_each_container(|c| out.extend(undeclared_model_server(c, ctx)));
+            return;
+        }
         Some(Ok(cold)) => cold,
         Some(Err(raw)) => {
             out.push(RULE.finding(
@@ -131,6 +147,41 @@ fn check(w: &Workload, ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
         );
         out.push(with_fix(finding, fix));
     });
+}
+
+/// A model server's startup window shorter than the policy's GPU boot
+/// default, with no measured cold start to tell whether it is enough.
+fn undeclared_model_server(c: ContainerView<'_>, ctx: &Ctx<'_>) -> Option<Finding> {
+    let gpu_boot = ctx.policy.settings.gpu_boot_seconds;
+    let startup = ProbeKind::Startup.of(c.container)?;
+    let t = ProbeTiming::of(startup);
+    if c.sidecar || !c.is_model_server(ctx.policy) || t.period < 1 || t.failure < 1 || t.initial_delay < 0 {
+        return None;
+    }
+    if t.boot_budget() >= gpu_boot {
+        return None;
+    }
+    let pointer = if startup.failure_threshold.is_some() {
+        c.at(&[ProbeKind::Startup.field(), "failureThreshold"])
+    } else {
+        c.at(&[ProbeKind::Startup.field()])
+    };
+    Some(RULE.finding(
+        Severity::Warning,
+        pointer,
+        Some(c.name()),
+        format!(
+            "container {:?}: model server's startup probe allows {}s (initialDelaySeconds {} + failureThreshold {} x periodSeconds {}), less than the {gpu_boot}s the policy assumes for a model server's boot (gpuBootSeconds), and no measured cold start is declared",
+            c.name(),
+            t.boot_budget(),
+            t.initial_delay,
+            t.failure,
+            t.period,
+        ),
+        format!(
+            "measure the slowest valid cold start (weights download, load, warm-up) and declare it in the pod template annotation {ANNOTATION_COLD_START}; then the window is checked against it"
+        ),
+    ))
 }
 
 /// Seconds a startup probe must allow for a cold start: `cold x (100 + margin) / 100`,
@@ -260,13 +311,39 @@ mod tests {
 
     #[test]
     fn not_findings() {
-        // No annotation.
+        // No annotation, not a model server.
         assert!(check(&RULE, &one_container(startup(10, 1))).is_empty());
         // No startup probe, only liveness: startup-probe-missing's job.
         let live = json!({"livenessProbe": {"httpGet": {"path": "/livez", "port": 8080}}});
         assert!(check(&RULE, &annotated("430", live)).is_empty());
         // Zero cold start.
         assert!(check(&RULE, &annotated("0", startup(1, 1))).is_empty());
+    }
+
+    #[test]
+    fn a_model_server_without_a_measured_cold_start_is_asked_for_one() {
+        // A 150 s window on a GPU server that downloads its weights at boot.
+        let server = |startup: Value| {
+            let mut c = json!({"image": "vllm/vllm-openai:v0.6.3", "resources": {"limits": {"nvidia.com/gpu": 1}}});
+            c["startupProbe"] = startup;
+            one_container(c)
+        };
+        let obj = server(json!({"httpGet": {"path": "/health", "port": 8000}, "failureThreshold": 15}));
+        let f = check(&RULE, &obj);
+        assert_eq!(f.len(), 1);
+        assert_eq!(f[0].severity, Severity::Warning);
+        assert!(f[0].fix.is_none());
+        for part in ["allows 150s", "600s", "gpuBootSeconds", "no measured cold start"] {
+            assert!(f[0].message.contains(part), "{part}: {}", f[0].message);
+        }
+        assert!(f[0].help.contains("lifeguard.dev/cold-start-seconds"), "{}", f[0].help);
+        // Covering gpuBootSeconds, or declaring the measurement, ends it.
+        assert!(check(&RULE, &server(json!({"tcpSocket": {"port": 8000}, "failureThreshold": 60}))).is_empty());
+        let mut declared = obj.clone();
+        declared["spec"]["template"]["metadata"]["annotations"] = json!({"lifeguard.dev/cold-start-seconds": "120"});
+        assert!(check(&RULE, &declared).is_empty());
+        // Not a model server: no guess.
+        assert!(check(&RULE, &one_container(startup(10, 3))).is_empty());
     }
 
     #[test]

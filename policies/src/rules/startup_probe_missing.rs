@@ -3,6 +3,7 @@
 use k8s_openapi::api::core::v1::Probe;
 use serde_json::{Map, Value};
 
+use super::probe_window_too_long::{too_long, window_threshold};
 use super::startup_budget_too_short::{ceil_div, cold_start_required};
 use crate::finding::{Finding, Fix, Severity, add_op};
 use crate::model::{ANNOTATION_COLD_START, ContainerView, ProbeKind, ProbeTiming, Workload, handler_count, handler_of};
@@ -20,28 +21,36 @@ pub(crate) static RULE: Rule = Rule {
 };
 
 const DOC: &str = r#"## What it does
-Flags a container that has a liveness probe, no startup probe, and evidence of
-a slow boot:
-- liveness `initialDelaySeconds` at or above `slowBootInitialDelaySeconds` (30);
+Flags a container that has a liveness probe, no startup probe, and a sign
+that liveness is standing in for one:
 - a GPU request or limit (`nvidia.com/gpu`, `amd.com/gpu`, any `*/gpu`);
-- a known slow-boot image (`slowBootImages`: Triton, vLLM, TGI, TorchServe,
-  TensorFlow Serving, KServe, ...);
+- a known model-server image (`slowBootImages`: Triton, vLLM, TGI,
+  TorchServe, TensorFlow Serving, KServe runtimes, ...), matched on the
+  repository name, not the organisation (`ghcr.io/vllm-project/router` is
+  not vLLM), and not when the container only runs `sleep` with no GPU and no
+  port (a toolbox started from the image);
 - a declared cold start (pod template annotation
   `lifeguard.dev/cold-start-seconds`) that is at least
   `slowBootInitialDelaySeconds`, or that the liveness probe's own
   `initialDelaySeconds + failureThreshold x periodSeconds` does not cover
-  with the margin (`coldStartMarginPercent`).
+  with the margin (`coldStartMarginPercent`);
+- liveness `initialDelaySeconds` above `slowBootInitialDelaySeconds` (30 s:
+  the tutorial default is not a sign of a slow boot);
+- liveness `failureThreshold x periodSeconds` above `maxLivenessWindowSeconds`
+  (600 s): thresholds stretched to survive the boot.
 
 The finding is an error for GPU containers, a warning otherwise. The message
-names the evidence.
+names the evidence; when the only sign is the liveness probe's own delay or
+window, it says so rather than calling the boot slow.
 
 ## Why is this bad?
-Liveness has one budget for two jobs. Either `initialDelaySeconds` is long
-enough for the slowest boot, and then a process that wedges right after a
-restart goes unnoticed for that long; or it is short, and the kubelet kills a
-healthy container that is still loading its model, every time, so the pod
+Liveness has one budget for two jobs. Either its delay or its thresholds are
+long enough for the slowest boot, and then a process that wedges after the
+boot goes unnoticed for that long; or they are short, and the kubelet kills
+a healthy container that is still loading its model, every time, so the pod
 never becomes ready. A startup probe holds liveness back only until the boot
-has finished, however long it took.
+has finished, however long it took (probes design source: "Startup covers a
+long boot so liveness does not fire early").
 
 With the policy's `requireStartupProbeForGpu` (on in the `gpu-serving`
 pack), a GPU container of a long-running workload without any startup probe
@@ -53,7 +62,7 @@ handler to copy).
   `requireStartupProbeForGpu` is on and it requests a GPU.
 - A container that already has a startup probe (`startup-budget-too-short`
   checks its budget).
-- A fast boot: a small `initialDelaySeconds`, an ordinary image, no GPU.
+- A fast boot: `initialDelaySeconds` of 30 s or less, an ordinary image, no GPU.
 - A declared cold start on a sidecar init container: it is the application's.
 
 ## Example
@@ -79,17 +88,24 @@ livenessProbe:
 ## Fix
 Adds a `startupProbe` with the liveness handler copied verbatim,
 `periodSeconds` = `startupPeriodSeconds` (10), the liveness `timeoutSeconds`
-if set, and `failureThreshold = ceil(budget / periodSeconds)`. The budget is
-the largest of:
-- the liveness boot budget, `initialDelaySeconds + failureThreshold x periodSeconds`
-  (the fix never shortens what was already tolerated);
-- the declared cold start plus margin (430 s at 10% gives 473 s: failureThreshold 48);
-- `gpuBootSeconds` (600) for a GPU container or a known slow-boot image. A
-  declared cold start above it raises the budget; to size GPU boots from
-  measurements instead, lower `gpuBootSeconds` in the policy.
+if set, and the smallest `failureThreshold` that meets both:
+- the boot budget, nominally (`failureThreshold x periodSeconds`, the design
+  source's "nominal failure budget"): the declared cold start plus margin
+  when one is declared (430 s at 10% gives 473 s: 48 checks, 480 s, with any
+  `gpuBootSeconds`); else `gpuBootSeconds` (600) for a model server; else
+  nothing;
+- never an earlier restart than before, by the kubelet's timing: the
+  kubelet restarts at the `failureThreshold`-th failure, at
+  `initialDelaySeconds + (failureThreshold - 1) x periodSeconds`, so the
+  startup probe's `(failureThreshold - 1) x periodSeconds` must be at least
+  the liveness probe's. A liveness `30 + 3 x 3` restarts at 36 s; the fix
+  gives 5 checks of 10 s (restart at 40 s), not 4 (30 s, which would loop a
+  boot of 31-36 s that used to pass).
 
-Liveness `initialDelaySeconds` is then set to 0, since the startup probe now
-guards the boot. No fix when the liveness probe has no single valid handler.
+Liveness `initialDelaySeconds` is then set to 0, and a liveness window above
+`maxLivenessWindowSeconds` is brought back to 3 checks (or what
+`liveness-too-aggressive` requires), since the startup probe now guards the
+boot. No fix when the liveness probe has no single valid handler.
 "#;
 
 fn check(w: &Workload, ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
@@ -112,53 +128,80 @@ fn check(w: &Workload, ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
         };
         let t = ProbeTiming::of(live);
         let gpu = c.gpu_resource();
-        let slow_image = ctx.policy.is_slow_boot_image(c.image());
+        let model_image = c.serves_model_image(ctx.policy);
         let cold = cold
             .filter(|_| !c.sidecar)
             .map(|s| (s, cold_start_required(s, settings.cold_start_margin_percent)));
 
-        let mut evidence = Vec::new();
-        if t.initial_delay >= settings.slow_boot_initial_delay_seconds {
-            evidence.push(format!(
-                "initialDelaySeconds {} >= {}",
-                t.initial_delay, settings.slow_boot_initial_delay_seconds
-            ));
-        }
+        // Signs that the boot is slow, and signs only that liveness is
+        // stretched to survive one: those are worded as what they are.
+        let mut slow = Vec::new();
         if let Some(gpu) = gpu {
-            evidence.push(format!("requests {gpu}"));
+            slow.push(format!("requests {gpu}"));
         }
-        if slow_image {
-            evidence.push(format!(
-                "image {} looks like a model server",
-                image_name(c.image())
-            ));
+        if model_image {
+            slow.push(format!("image {} looks like a model server", image_name(c.image())));
         }
         if let Some((s, required)) = cold {
             if s >= settings.slow_boot_initial_delay_seconds || required > t.boot_budget() {
-                evidence.push(format!("declared cold start {s}s"));
+                slow.push(format!("declared cold start {s}s"));
             }
         }
-        if evidence.is_empty() {
+        let mut stretched = Vec::new();
+        let mut costs = Vec::new();
+        if t.initial_delay > settings.slow_boot_initial_delay_seconds {
+            stretched.push(format!(
+                "initialDelaySeconds {} (more than {})",
+                t.initial_delay, settings.slow_boot_initial_delay_seconds
+            ));
+            costs.push(format!("liveness checks nothing for the first {}s of every start", t.initial_delay));
+        }
+        let long_window = too_long(ProbeKind::Liveness, &t, settings);
+        if long_window {
+            stretched.push(format!(
+                "failureThreshold {} x periodSeconds {} = {}s (more than {})",
+                t.failure,
+                t.period,
+                t.failure_window(),
+                settings.max_liveness_window_seconds
+            ));
+            costs.push(format!(
+                "a process that wedges after the boot runs for up to {}s before a restart",
+                t.failure_window()
+            ));
+        }
+        if slow.is_empty() && stretched.is_empty() {
             return;
         }
 
-        // The larger of every budget that applies: a measured cold start can
-        // raise the GPU default but not lower it (lower `gpuBootSeconds` in
-        // the policy for a fleet that boots faster).
-        let declared = cold.map_or(0, |(_, required)| required);
-        let gpu_default = if gpu.is_some() || slow_image { settings.gpu_boot_seconds } else { 0 };
-        let assumed = declared.max(gpu_default);
-        let budget = t.boot_budget().max(assumed);
+        // A declared cold start sizes the boot (nominally, as the design
+        // source does); the generic GPU default only stands in for a missing one.
+        let target = match cold {
+            Some((_, required)) => required,
+            None if gpu.is_some() || model_image => settings.gpu_boot_seconds,
+            None => 0,
+        };
         let severity = if gpu.is_some() {
             Severity::Error
         } else {
             Severity::Warning
         };
-        let message = format!(
-            "container {:?}: no startup probe although the boot is slow ({}); liveness alone must either wait out the boot or restart it",
-            c.name(),
-            evidence.join(", ")
-        );
+        let message = if slow.is_empty() {
+            format!(
+                "container {:?}: liveness {} stands in for a startup probe: a boot still running at {}s is restarted, and {}",
+                c.name(),
+                stretched.join(" and "),
+                t.earliest_restart(),
+                costs.join(", and ")
+            )
+        } else {
+            slow.extend(stretched.into_iter().map(|s| format!("liveness {s}")));
+            format!(
+                "container {:?}: no startup probe although the boot is slow ({}); liveness alone must either wait out the boot or restart it",
+                c.name(),
+                slow.join(", ")
+            )
+        };
         let finding = RULE.finding(
             severity,
             c.at(&[ProbeKind::Liveness.field()]),
@@ -166,10 +209,8 @@ fn check(w: &Workload, ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
             message,
             "add a startupProbe with the liveness handler whose failureThreshold x periodSeconds covers the boot",
         );
-        out.push(with_fix(
-            finding,
-            fix(c, live, budget, settings.startup_period_seconds),
-        ));
+        let lowered = if long_window { window_threshold(ProbeKind::Liveness, &t, settings) } else { None };
+        out.push(with_fix(finding, fix(c, live, target, settings.startup_period_seconds, lowered)));
     });
 }
 
@@ -189,12 +230,22 @@ fn gpu_without_startup(c: ContainerView<'_>) -> Option<Finding> {
     ))
 }
 
+/// The smallest startup `failureThreshold` whose nominal budget covers
+/// `target` seconds and whose kubelet restart comes no earlier than the
+/// liveness probe's (see the doc's Fix section).
+pub(super) fn startup_failure_threshold(live: &ProbeTiming, target: i64, period: i64) -> i64 {
+    let nominal = ceil_div(target, period);
+    let not_earlier = ceil_div(live.earliest_restart(), period).saturating_add(1);
+    nominal.max(not_earlier).max(1)
+}
+
 /// The startup probe and liveness change; `None` when the liveness handler
 /// cannot be copied or the budget does not fit the API's int32.
-fn fix(c: ContainerView<'_>, live: &Probe, budget: i64, period: i64) -> Option<Fix> {
+fn fix(c: ContainerView<'_>, live: &Probe, target: i64, period: i64, lowered: Option<i64>) -> Option<Fix> {
     let handler = handler_of(c.container, live)?;
     let (key, value) = copied_handler(live)?;
-    let failure = i32::try_from(ceil_div(budget, period).max(1)).ok()?;
+    let t = ProbeTiming::of(live);
+    let failure = i32::try_from(startup_failure_threshold(&t, target, period)).ok()?;
     let mut probe = Map::new();
     probe.insert(key.to_owned(), value);
     if let Some(timeout) = live.timeout_seconds {
@@ -212,6 +263,10 @@ fn fix(c: ContainerView<'_>, live: &Probe, budget: i64, period: i64) -> Option<F
     if live.initial_delay_seconds.is_some_and(|d| d != 0) {
         operations.push(add_op(&c.at(&[ProbeKind::Liveness.field(), "initialDelaySeconds"]), 0.into())?);
         description.push_str(" and set liveness initialDelaySeconds to 0");
+    }
+    if let Some(n) = lowered {
+        operations.push(add_op(&c.at(&[ProbeKind::Liveness.field(), "failureThreshold"]), n.into())?);
+        description.push_str(&format!(" and liveness failureThreshold {} -> {n}", t.failure));
     }
     Some(Fix { description, operations })
 }
@@ -281,11 +336,14 @@ mod tests {
                 "initialDelaySeconds": 120, "timeoutSeconds": 3, "failureThreshold": 3
             }
         }));
-        let f = one(&obj, "initialDelaySeconds 120 >= 30");
+        let f = one(&obj, "liveness initialDelaySeconds 120 (more than 30) stands in for a startup probe");
+        assert!(f.message.contains("a boot still running at 140s is restarted"), "{}", f.message);
+        assert!(f.message.contains("nothing for the first 120s of every start"), "{}", f.message);
+        assert!(!f.message.contains("slow"), "a delay alone is not a slow boot: {}", f.message);
         assert_eq!(f.severity, Severity::Warning);
         assert_eq!(f.pointer, "/spec/template/spec/containers/0/livenessProbe");
         let c = apply(&mut obj);
-        // 120 + 3 x 10 = 150 s: 15 checks of 10 s.
+        // Liveness restarts at 120 + 2 x 10 = 140 s; 15 checks of 10 s restart at 140 s too.
         assert_eq!(
             c["startupProbe"],
             json!({
@@ -340,7 +398,7 @@ mod tests {
     }
 
     #[test]
-    fn budget_is_the_larger_of_declared_cold_start_and_gpu_default() {
+    fn a_declared_cold_start_sizes_the_budget_not_the_gpu_default() {
         let gpu = |cold: &str| {
             with_cold(
                 one_container(json!({
@@ -350,8 +408,8 @@ mod tests {
                 cold,
             )
         };
-        // 120 s + 10% = 132 s is below gpuBootSeconds (600 s): 60 checks.
-        assert_eq!(apply(&mut gpu("2m"))["startupProbe"]["failureThreshold"], json!(60));
+        // 120 s + 10% = 132 s: 14 checks, although gpuBootSeconds is 600 s.
+        assert_eq!(apply(&mut gpu("2m"))["startupProbe"]["failureThreshold"], json!(14));
         // 900 s + 10% = 990 s is above it: 99 checks.
         assert_eq!(apply(&mut gpu("900"))["startupProbe"]["failureThreshold"], json!(99));
     }
@@ -412,6 +470,56 @@ mod tests {
         }
         let obj = one_container(json!({"image": "kserve/huggingfaceserver:v0.15.0", "livenessProbe": live}));
         one(&obj, "kserve/huggingfaceserver looks like a model server");
+    }
+
+    #[test]
+    fn the_tutorial_delay_of_30s_is_not_a_finding() {
+        let live = json!({"httpGet": {"path": "/livez", "port": 8080}, "initialDelaySeconds": 30});
+        assert!(check(&RULE, &one_container(json!({"livenessProbe": live}))).is_empty());
+    }
+
+    #[test]
+    fn the_fix_never_restarts_a_boot_earlier_than_liveness_did() {
+        // Liveness 30 + 3 x 3 restarts at 36 s. 4 checks of 10 s would cover
+        // the nominal 39 s (and the declared 30 s + 10%) but restart at 30 s,
+        // looping a boot of 31-36 s that used to pass; 5 restart at 40 s.
+        let live = json!({"tcpSocket": {"port": 8080}, "initialDelaySeconds": 30, "periodSeconds": 3});
+        let mut obj = with_cold(one_container(json!({"livenessProbe": live})), "30");
+        assert_eq!(apply(&mut obj)["startupProbe"]["failureThreshold"], json!(5));
+        // A liveness period longer than the startup period: 0 + 3 x 60 restarts
+        // at 120 s, and so do 13 checks of 10 s.
+        let mut obj = one_container(json!({
+            "resources": {"limits": {"nvidia.com/gpu": 1}},
+            "livenessProbe": {"tcpSocket": {"port": 8080}, "periodSeconds": 60}
+        }));
+        let live = with_cold(obj.clone(), "60");
+        assert_eq!(apply(&mut live.clone())["startupProbe"]["failureThreshold"], json!(13));
+        assert_eq!(apply(&mut obj)["startupProbe"]["failureThreshold"], json!(60));
+    }
+
+    #[test]
+    fn liveness_thresholds_stretched_into_a_boot_budget_move_into_the_startup_probe() {
+        let mut obj = one_container(json!({"livenessProbe": {
+            "httpGet": {"path": "/livez", "port": 8080}, "periodSeconds": 5, "failureThreshold": 240
+        }}));
+        one(&obj, "liveness failureThreshold 240 x periodSeconds 5 = 1200s (more than 600) stands in");
+        let c = apply(&mut obj);
+        // Liveness restarted at 239 x 5 = 1195 s: 121 checks of 10 s restart at 1200 s.
+        assert_eq!(c["startupProbe"]["failureThreshold"], json!(121));
+        assert_eq!(c["livenessProbe"]["failureThreshold"], json!(3));
+        assert!(check(&crate::rules::probe_window_too_long::RULE, &obj).is_empty());
+    }
+
+    #[test]
+    fn an_organisation_or_a_sleeping_toolbox_is_not_a_model_server() {
+        let live = json!({"httpGet": {"path": "/healthz", "port": 8080}});
+        let router =
+            one_container(json!({"image": "ghcr.io/vllm-project/semantic-router/extproc:v0.1", "livenessProbe": live}));
+        assert!(check(&RULE, &router).is_empty());
+        let toolbox = one_container(json!({
+            "image": "vllm/vllm-openai:v0.6.3", "command": ["sleep", "infinity"], "livenessProbe": live
+        }));
+        assert!(check(&RULE, &toolbox).is_empty());
     }
 
     #[test]

@@ -107,30 +107,76 @@ fn siblings(dir: &Path) -> Vec<PathBuf> {
     files
 }
 
-/// Whether a text could hold a Service: it spells the word `Service` (not
-/// as the start of a longer word such as `ServiceAccount`), or holds an
-/// escape that could spell it. Only a text this rules out is left unparsed.
+/// Whether a document's text could hold a Service: the word `Service` (not
+/// the start of a longer word such as `ServiceAccount`) stands as the value
+/// of a `kind` key, or where a YAML form this textual check cannot follow
+/// puts it (an anchor, a tag, a block scalar, a flow collection, a comment),
+/// or a line naming `kind` holds an escape that could spell it. Only a text this rules
+/// out is left unparsed: `Service` in prose (descriptions of CRDs) is not a
+/// reason to parse a large document.
 pub fn may_hold_a_service(text: &str) -> bool {
-    if text.contains('\\') {
+    // `kind: "Serv\u0069ce"`: an escape on a line that names `kind`.
+    if text.contains('\\') && text.lines().any(|l| l.contains("kind") && l.contains('\\')) {
         return true;
     }
     text.match_indices("Service").any(|(at, word)| {
-        !text[at + word.len()..].chars().next().is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '-')
+        let longer =
+            text[at + word.len()..].chars().next().is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '-');
+        if longer {
+            return false;
+        }
+        let before = text[..at].trim_end_matches([' ', '\t', '\n', '\r', '"', '\'']);
+        let last_line = before.rsplit('\n').next().unwrap_or_default();
+        let last_token = last_line.rsplit([' ', '\t']).next().unwrap_or_default();
+        if last_token.starts_with(['&', '!']) || last_line.contains('#') {
+            return true;
+        }
+        if before.ends_with(['|', '>', '-', '+', '[', ',', '{', '?']) || before.is_empty() {
+            return true;
+        }
+        before
+            .strip_suffix(':')
+            .is_some_and(|key| key.trim_end_matches([' ', '\t', '\n', '\r', '"', '\'']).ends_with("kind"))
     })
 }
 
-/// Adds the Services of a text's documents (those before a syntax error,
-/// as a named file's are) to `batch`.
+/// Adds the Services of a text's documents to `batch`. Only the documents
+/// whose text may hold a Service are parsed: a line `---` (or `--- ...`, or
+/// `...`) at column 0 always ends a YAML document, so the text splits there
+/// without a parse. Parsing stops at the first syntax error, as for a named
+/// file (a syntax error in a document passed over is not seen).
 fn add_services(text: &str, limits: &Limits, batch: &mut Batch) {
-    // A parser panic (never expected) in a context file must not cost the
-    // named files their output.
-    let _ = catch_unwind(AssertUnwindSafe(|| {
-        parse_stream_each(text, limits, |document| {
-            for (_, object) in objects_in(&document.value) {
-                batch.add(object);
-            }
-        })
-    }));
+    for document in documents(text).filter(|d| may_hold_a_service(d)) {
+        // A parser panic (never expected) in a context file must not cost the
+        // named files their output.
+        let parsed = catch_unwind(AssertUnwindSafe(|| {
+            parse_stream_each(document, limits, |document| {
+                for (_, object) in objects_in(&document.value) {
+                    batch.add(object);
+                }
+            })
+        }));
+        if !matches!(parsed, Ok(None)) {
+            return;
+        }
+    }
+}
+
+/// The text of each document, split at document markers.
+fn documents(text: &str) -> impl Iterator<Item = &str> {
+    let mut starts = vec![0];
+    let mut at = 0;
+    for line in text.split_inclusive('\n') {
+        let marker = |m: &str| {
+            line.strip_prefix(m).is_some_and(|rest| rest.trim_end().is_empty() || rest.starts_with([' ', '\t']))
+        };
+        if at > 0 && (marker("---") || marker("...")) {
+            starts.push(at);
+        }
+        at += line.len();
+    }
+    starts.push(text.len());
+    (0..starts.len() - 1).filter_map(move |i| text.get(starts[i]..starts[i + 1]))
 }
 
 #[cfg(test)]
@@ -139,7 +185,7 @@ mod tests {
 
     use policies::Policy;
 
-    use super::may_hold_a_service;
+    use super::{documents, may_hold_a_service};
     use crate::input::Limits;
     use crate::lint::{Outcome, lint_paths};
 
@@ -223,6 +269,13 @@ mod tests {
     }
 
     #[test]
+    fn documents_split_at_markers_in_column_zero_only() {
+        let text = "a: 1\n---\nb: |\n  ---\n--- # c\nc: 3\n...\n---x: 4\n";
+        let docs: Vec<&str> = documents(text).collect();
+        assert_eq!(docs, ["a: 1\n", "---\nb: |\n  ---\n", "--- # c\nc: 3\n", "...\n---x: 4\n"]);
+    }
+
+    #[test]
     fn the_pre_filter_skips_only_texts_that_cannot_hold_a_service() {
         assert!(may_hold_a_service("kind: Service\n"));
         assert!(may_hold_a_service("{\"kind\":\"Service\"}"));
@@ -231,5 +284,14 @@ mod tests {
         assert!(!may_hold_a_service("kind: ServiceAccount\n"));
         assert!(!may_hold_a_service("kind: Deployment\nspec: {template: {spec: {enableServiceLinks: false}}}\n"));
         assert!(!may_hold_a_service("kind: ServiceMonitor\n"));
+        assert!(!may_hold_a_service("description: the Service that fronts the pods.\n"));
+        assert!(!may_hold_a_service("description: >\n  names a\n  Service to use\n"));
+        assert!(may_hold_a_service("kind:\n  Service\n"));
+        assert!(may_hold_a_service("x: &k Service\nkind: *k\n"));
+        assert!(may_hold_a_service("kind: !!str Service\n"));
+        assert!(may_hold_a_service("kind: # the type\n  Service\n"));
+        assert!(may_hold_a_service("kind: >-\n  Service\n"));
+        assert!(may_hold_a_service("? kind\n: Service\n"));
+        assert!(may_hold_a_service("{\"kind\" : \"Service\"}"));
     }
 }

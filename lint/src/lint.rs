@@ -8,7 +8,9 @@ use policies::model::{object_label, object_label_of};
 use policies::{Batch, Finding, Policy, Severity, lint_object, objects_in};
 
 use crate::input::Template;
-use crate::input::{Document, InputName, Limits, Location, ParseError, discover, parse_stream_each, read_text};
+use crate::input::{
+    Contexts, Document, InputName, Limits, Location, ParseError, contexts, discover, parse_stream_each, read_text,
+};
 
 /// A finding placed in its file.
 #[derive(Debug, Clone)]
@@ -311,25 +313,34 @@ pub(crate) fn lint_document(
 /// Reads, parses and lints paths: the whole `lifeguard lint` minus output.
 /// Errors come in input order (discovery, then each input's read or syntax
 /// error), then the errors found while linting objects.
+///
+/// A file's findings do not depend on which other files are named: the
+/// Services that inform them are its own and those of the other manifest
+/// files of its directory, read for context (see [`crate::input::context`]).
 pub fn lint_paths(paths: &[String], policy: &Policy, limits: &Limits) -> Outcome {
     let found = discover(paths);
     let (inputs, discover_errors) = (found.inputs, found.errors);
+    let Contexts { of_input, seeds, .. } = contexts(&inputs, limits);
+    let mut context_of = Vec::with_capacity(inputs.len());
     let mut errors: Vec<InputError> = discover_errors
         .into_iter()
         .map(|(file, e)| InputError { file, line: None, column: None, message: e.to_string() })
         .collect();
     let mut sources = Vec::with_capacity(inputs.len());
     let mut read_errors: Vec<(usize, InputError)> = Vec::new();
-    for input in &inputs {
+    for (input, context) in inputs.iter().zip(of_input) {
         let file = input.display_name();
         match read_text(input, limits) {
-            Ok(text) => sources.push((file, text)),
+            Ok(text) => {
+                sources.push((file, text));
+                context_of.push(context);
+            }
             Err(e) => {
                 read_errors.push((sources.len(), InputError { file, line: None, column: None, message: e.to_string() }))
             }
         }
     }
-    let linted = crate::pipeline::lint_sources(&sources, policy, limits);
+    let linted = crate::pipeline::lint_sources_in(&sources, &context_of, seeds, policy, limits);
     let (mut out, parse_errors) = (linted.outcome, linted.syntax_errors);
     // Read errors sit before the source that followed them, as in input order.
     let mut by_source: Vec<(usize, InputError)> = read_errors;

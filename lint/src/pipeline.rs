@@ -4,9 +4,12 @@
 //! more than the parse.
 //!
 //! Services inform the rules, and a Service can come after the workload it
-//! selects. Each document is linted with the Services seen so far, and once
-//! the input is read, the engine says which objects a later Service could
-//! change ([`Batch::differs_for`]); only those are linted again.
+//! selects. Each source belongs to a context (its directory, see
+//! [`crate::input::context`]) whose batch starts with the Services of the
+//! files that were not named; each document is linted with its context's
+//! Services seen so far, and once the input is read, the engine says which
+//! objects a later Service could change ([`Batch::differs_for`]); only those
+//! are linted again.
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::mpsc::sync_channel;
@@ -31,6 +34,7 @@ enum Piece {
 
 struct Done {
     source: usize,
+    context: usize,
     document: Document,
     template: Option<Template>,
     mark: BatchMark,
@@ -48,31 +52,57 @@ pub struct Linted {
     pub parsed: Vec<Parsed>,
 }
 
-/// Parses and lints `(name, text)` sources read together.
+/// Parses and lints `(name, text)` sources that share one context (the
+/// Services of any of them inform all).
 pub fn lint_sources(sources: &[(String, String)], policy: &Policy, limits: &Limits) -> Linted {
+    lint_sources_in(sources, &vec![0; sources.len()], vec![Batch::default()], policy, limits)
+}
+
+/// Parses and lints `(name, text)` sources, each in its context:
+/// `context_of[i]` indexes `seeds`, the batch its context starts from. A
+/// source whose context is out of range gets one of its own.
+pub fn lint_sources_in(
+    sources: &[(String, String)],
+    context_of: &[usize],
+    seeds: Vec<Batch>,
+    policy: &Policy,
+    limits: &Limits,
+) -> Linted {
+    let mut batches = seeds;
+    let context_of: Vec<usize> = (0..sources.len())
+        .map(|i| match context_of.get(i) {
+            Some(&c) if c < batches.len() => c,
+            _ => {
+                batches.push(Batch::default());
+                batches.len() - 1
+            }
+        })
+        .collect();
+    let context_of = &context_of;
     let (tx, rx) = sync_channel::<Vec<Piece>>(IN_FLIGHT);
     // The calling thread parses (its allocator arena is the warm one that a
     // plain parse would use); a helper thread lints what has been parsed.
-    let (done, syntax, batch) = std::thread::scope(|scope| {
+    let (done, syntax, batches) = std::thread::scope(|scope| {
         let linter = scope.spawn(move || {
             let mut done: Vec<Done> = Vec::new();
             let mut syntax: Vec<(usize, InputError)> = Vec::new();
-            let mut batch = Batch::default();
             for piece in rx.into_iter().flatten() {
                 match piece {
                     Piece::Document { source, document, template } => {
+                        let context = context_of[source];
+                        let Some(batch) = batches.get_mut(context) else { continue };
                         for (_, object) in objects_in(&document.value) {
                             batch.add(object);
                         }
                         let mark = batch.mark();
                         let mut outcome = Outcome::default();
-                        lint_document(&sources[source].0, &document, template.as_ref(), &batch, policy, &mut outcome);
-                        done.push(Done { source, document, template, mark, outcome });
+                        lint_document(&sources[source].0, &document, template.as_ref(), batch, policy, &mut outcome);
+                        done.push(Done { source, context, document, template, mark, outcome });
                     }
                     Piece::Failed { source, error } => syntax.push((source, error)),
                 }
             }
-            (done, syntax, batch)
+            (done, syntax, batches)
         });
         let mut pending: Vec<Piece> = Vec::with_capacity(BATCH);
         // A closed channel means the linter is gone; its join below says why.
@@ -105,11 +135,13 @@ pub fn lint_sources(sources: &[(String, String)], policy: &Policy, limits: &Limi
         .map(|(name, _)| Parsed { file: name.clone(), documents: Vec::new(), templates: Vec::new() })
         .collect();
     for mut d in done {
-        // Most documents were linted with every Service already seen.
-        let stale = d.mark != batch.mark();
-        if stale && objects_in(&d.document.value).into_iter().any(|(_, o)| batch.differs_for(d.mark, o)) {
-            d.outcome = Outcome::default();
-            lint_document(&sources[d.source].0, &d.document, d.template.as_ref(), &batch, policy, &mut d.outcome);
+        // Most documents were linted with every Service of their context already seen.
+        if let Some(batch) = batches.get(d.context) {
+            let stale = d.mark != batch.mark();
+            if stale && objects_in(&d.document.value).into_iter().any(|(_, o)| batch.differs_for(d.mark, o)) {
+                d.outcome = Outcome::default();
+                lint_document(&sources[d.source].0, &d.document, d.template.as_ref(), batch, policy, &mut d.outcome);
+            }
         }
         out.absorb(d.outcome);
         if let Some(p) = parsed.get_mut(d.source) {

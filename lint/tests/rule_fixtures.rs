@@ -1,7 +1,8 @@
 //! Per-rule fixtures: `tests/fixtures/rules/<rule>/bad*.yaml` hold the
 //! anti-pattern in the variants the rule's doc lists, `good*.yaml` the tricky
-//! non-findings its doc names. Each file is linted on its own (Services in a
-//! file inform only that file), through the library as `lifeguard lint` does.
+//! non-findings its doc names. Each file is linted on its own, copied alone
+//! into an empty directory (so Services in a file inform only that file, not
+//! its sibling fixtures), through the library as `lifeguard lint` does.
 //!
 //! In a bad file, every line that ends in `# <- finding` must carry exactly
 //! one finding of the rule (`# <- finding x2`: two), and no other line may
@@ -68,9 +69,13 @@ fn fixture_policy(dir: &Path) -> Policy {
     }
 }
 
-/// Lints one fixture file; a fixture must never hold an input error.
+/// Lints one fixture file alone in its directory; a fixture must never hold
+/// an input error.
 fn findings(rule: &str, path: &Path, policy: &Policy) -> Vec<Located> {
-    let out = lint_paths(&[path.display().to_string()], policy, &Limits::default());
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let alone = dir.path().join(path.file_name().expect("a fixture file name"));
+    std::fs::copy(path, &alone).expect("copy the fixture");
+    let out = lint_paths(&[alone.display().to_string()], policy, &Limits::default());
     assert!(out.errors.is_empty(), "{}: input errors: {:?}", path.display(), out.errors);
     out.findings.into_iter().filter(|l| l.finding.rule == rule).collect()
 }

@@ -9,14 +9,23 @@ use crate::model::{ServiceView, Workload};
 use crate::policy::{Policy, Suppressed};
 use crate::rules::{Ctx, RULES};
 
-/// What the engine knows about the other objects of one input: today, the
-/// Services (for `readiness-probe-missing` and `prestop-bridge-missing`).
+/// What the engine knows about the objects an object is read with: today,
+/// the Services (for `readiness-probe-missing` and `prestop-bridge-missing`).
+///
+/// A front end builds one batch per *context*, so that an object's findings
+/// do not depend on which other inputs happen to be named in the same run:
+/// `lifeguard lint` uses the object's own file (or stdin stream) and the
+/// other manifest files of its directory; the webhook, one object alone.
 #[derive(Debug, Clone, Default)]
 pub struct Batch {
-    /// Services found in the input.
+    /// Services of the context, in a canonical order (namespace, name, then
+    /// the rest) whatever order they were read in, so messages that list
+    /// them read the same however the context was read.
     pub services: Vec<ServiceView>,
-    /// Whether the input held any Service at all.
+    /// Whether the context held any Service at all.
     pub has_services: bool,
+    /// The Services in the order they were added, for [`Batch::differs_for`].
+    arrived: Vec<ServiceView>,
 }
 
 impl Batch {
@@ -29,32 +38,35 @@ impl Batch {
         batch
     }
 
-    /// Takes in one more object of the input (in input order).
+    /// Takes in one more object of the context.
     pub fn add(&mut self, object: &Value) {
         if let Some(service) = ServiceView::from_object(object) {
-            self.services.push(service);
+            let key = service.order_key();
+            let at = self.services.partition_point(|s| s.order_key() <= key);
+            self.services.insert(at, service.clone());
+            self.arrived.push(service);
             self.has_services = true;
         }
     }
 
-    /// A mark of how much of the input this batch has seen, for
+    /// A mark of how much of the context this batch has seen, for
     /// [`Batch::differs_for`].
     pub fn mark(&self) -> BatchMark {
-        BatchMark { services: self.services.len() }
+        BatchMark { services: self.arrived.len() }
     }
 
     /// Whether linting `object` with this batch could give another result
     /// than linting it with the batch as it was at `earlier` (built from a
-    /// prefix of the same input). Lets a caller lint objects while the input
-    /// is still being read and re-lint only the few that a later object
-    /// (a Service after the Deployment it selects) could change. Conservative:
-    /// `true` whenever in doubt.
+    /// prefix of the same additions). Lets a caller lint objects while the
+    /// input is still being read and re-lint only the few that a later
+    /// object (a Service after the Deployment it selects) could change.
+    /// Conservative: `true` whenever in doubt.
     pub fn differs_for(&self, earlier: BatchMark, object: &Value) -> bool {
-        let new = self.services.get(earlier.services..).unwrap_or_default();
+        let new = self.arrived.get(earlier.services..).unwrap_or_default();
         if new.is_empty() {
             return false;
         }
-        // The first Service turns "no Service in the input" into "some".
+        // The first Service turns "no Service in the context" into "some".
         if earlier.services == 0 {
             return true;
         }
@@ -179,5 +191,19 @@ mod batch_tests {
         assert!(!batch.differs_for(after_a, &deployment("c")));
         batch.add(&json!({"kind": "ConfigMap"}));
         assert_eq!(batch.services.len(), 2);
+    }
+
+    #[test]
+    fn services_are_kept_in_one_order_whatever_order_they_arrive_in() {
+        let names = |b: &Batch| b.services.iter().map(|s| s.display_name()).collect::<Vec<_>>();
+        let forward = Batch::from_objects([&service("a", "x"), &service("b", "x"), &service("c", "x")]);
+        let backward = Batch::from_objects([&service("c", "x"), &service("b", "x"), &service("a", "x")]);
+        assert_eq!(names(&forward), ["Service/a", "Service/b", "Service/c"]);
+        assert_eq!(names(&backward), names(&forward));
+        // The marks still count arrivals: a Service added later is "new".
+        let mut batch = Batch::from_objects([&service("z", "z")]);
+        let mark = batch.mark();
+        batch.add(&service("a", "a"));
+        assert!(batch.differs_for(mark, &deployment("a")));
     }
 }

@@ -164,7 +164,12 @@ fn lint_and_engine_agree_on_every_corpus_file() {
             .flat_map(|d| objects_in(&d.value).into_iter().map(|(_, v)| v.clone()))
             .filter(Value::is_object)
             .collect();
-        let (out, policy) = lint_file(&path, &policy_file);
+        // Alone in a directory: lint reads a file's directory for Services,
+        // and the engine here has only the file's own objects.
+        let alone_dir = tempfile::tempdir().expect("tempdir");
+        let alone = alone_dir.path().join(entry.file_name());
+        std::fs::write(&alone, &text).expect("copy corpus file");
+        let (out, policy) = lint_file(&alone, &policy_file);
         assert_eq!(
             verdict_of_outcome(&out, &policy),
             verdict_of_engine(&objects, &engine_policy),

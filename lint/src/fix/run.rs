@@ -1,14 +1,15 @@
 //! `lifeguard fix` minus the command line: read every input, fix each file
-//! against the same batch (Services in any input inform the rules, as in
-//! `lint`), and write the results in place, as diffs, or to stdout.
+//! against its context's batch (its own Services and those of the other
+//! manifests of its directory, as in `lint`), and write the results in
+//! place, as diffs, or to stdout.
 
 use std::io::Read;
 
-use policies::{Batch, Policy, Severity, objects_in};
+use policies::{Policy, Severity, objects_in};
 
 use super::diff;
 use super::file::{FileFix, fix_text};
-use crate::input::{Input, InputName, Limits, discover, read_text};
+use crate::input::{Contexts, Input, InputName, Limits, contexts, discover, read_text};
 use crate::lint::{InputError, parse_text};
 
 /// One input and its fixes.
@@ -67,12 +68,13 @@ pub fn fix_paths(paths: &[String], policy: &Policy, only: Option<&[String]>, lim
         column: None,
         message: e.to_string(),
     }));
+    let Contexts { of_input, mut seeds, .. } = contexts(&inputs, limits);
     let mut texts = Vec::with_capacity(inputs.len());
-    for input in inputs {
+    for (input, context) in inputs.into_iter().zip(of_input) {
         match read_text(&input, limits) {
             Ok(text) => {
                 let bom = starts_with_bom(&input);
-                texts.push((input, bom, text));
+                texts.push((input, bom, text, context));
             }
             Err(e) => out.errors.push(InputError {
                 file: input.display_name(),
@@ -83,13 +85,20 @@ pub fn fix_paths(paths: &[String], policy: &Policy, only: Option<&[String]>, lim
         }
     }
     // Each text is parsed once: all of them first, since Services in any
-    // file inform the rules, then each one is fixed from its parse.
-    let parsed: Vec<_> = texts.iter().map(|(input, _, text)| parse_text(&input.display_name(), text, limits)).collect();
-    let batch = Batch::from_objects(
-        parsed.iter().flat_map(|(docs, _)| docs).flat_map(|d| objects_in(&d.value)).map(|(_, v)| v),
-    );
-    for ((input, bom, text), parse) in texts.into_iter().zip(parsed) {
-        let fix = fix_text(&input.display_name(), &text, parse, &batch, policy, only, limits);
+    // file of a context inform the rules, then each one is fixed from its parse.
+    let parsed: Vec<_> =
+        texts.iter().map(|(input, _, text, _)| parse_text(&input.display_name(), text, limits)).collect();
+    for ((_, _, _, context), (docs, _)) in texts.iter().zip(&parsed) {
+        if let Some(batch) = seeds.get_mut(*context) {
+            for (_, object) in docs.iter().flat_map(|d| objects_in(&d.value)) {
+                batch.add(object);
+            }
+        }
+    }
+    let alone = policies::Batch::default();
+    for ((input, bom, text, context), parse) in texts.into_iter().zip(parsed) {
+        let batch = seeds.get(context).unwrap_or(&alone);
+        let fix = fix_text(&input.display_name(), &text, parse, batch, policy, only, limits);
         out.inputs.push(FixedInput { input, bom, fix });
     }
     out

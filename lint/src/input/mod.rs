@@ -1,6 +1,7 @@
 //! Reading manifests: finding files, parsing YAML/JSON with positions, and
 //! mapping JSON pointers back to `line:column`.
 
+pub mod context;
 pub mod discover;
 pub mod helm;
 pub mod limits;
@@ -8,6 +9,7 @@ pub mod scalar;
 pub mod source;
 pub mod yaml;
 
+pub use context::{Contexts, contexts, may_hold_a_service};
 pub use discover::{Input, InputName, ReadError, discover, is_manifest, read_text};
 pub use helm::{Template, TemplateScanner};
 pub use limits::Limits;

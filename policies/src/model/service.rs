@@ -63,6 +63,14 @@ impl ServiceView {
         same_ns && !self.selector.is_empty() && self.selector.iter().all(|(k, v)| labels.get(k) == Some(v))
     }
 
+    /// The order a [`crate::Batch`] keeps Services in: namespace, name,
+    /// then the rest, so that equal names read in another order still sort
+    /// the same.
+    pub fn order_key(&self) -> (Option<&str>, Option<&str>, String) {
+        let rest = format!("{:?} {:?} {}", self.selector, self.target_ports, self.headless);
+        (self.namespace.as_deref(), self.name.as_deref(), rest)
+    }
+
     /// `Service/name` for messages.
     pub fn display_name(&self) -> String {
         format!("Service/{}", self.name.as_deref().unwrap_or("<unnamed>"))

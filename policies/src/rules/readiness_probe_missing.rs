@@ -1,8 +1,10 @@
 //! `readiness-probe-missing`: traffic can reach a container that has no
 //! readiness probe.
 
+use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
+
 use crate::finding::{Finding, Severity};
-use crate::model::{ContainerView, Workload, port_label, services_send};
+use crate::model::{ContainerView, ServiceView, Workload, port_label, services_send};
 use crate::rules::{Ctx, FixAvailability, Rule};
 
 pub(crate) static RULE: Rule = Rule {
@@ -15,30 +17,60 @@ pub(crate) static RULE: Rule = Rule {
 };
 
 const DOC: &str = r#"## What it does
-Flags a long-running pod that receives traffic without a readiness probe:
+Flags a long-running pod that receives traffic while no container of the
+pod has a readiness probe. Which Services count is fixed per file (see
+*Which Services count*), and the pod is never reported when any of its
+containers has a readiness probe: the pod is ready only when all its
+containers are, so one probe gates it.
 
-- when the input holds a Service that selects the pod (same namespace, the
-  selector matches the pod template's labels) and no container of the pod
-  has a readiness probe, each container that declares ports (or the first
-  container, if none does) is reported, naming the Service;
-- when the input holds no Service at all, each container that declares
-  ports and has no readiness probe is reported.
+- When a Service selects the pod (same namespace, the selector matches the
+  pod template's labels), each container that declares a port the Service
+  targets (by number or name) is reported, naming the Service and the
+  ports. A port no container declares (a number: a named `targetPort` that
+  no container declares gets no endpoints) is attributed to the model-server
+  containers (a GPU request or a `slowBootImages` image), else to every
+  container that declares no ports, else to the first container; the
+  message lists every such port. A Service that lists no ports goes to the
+  model-server containers, else to the containers that declare ports, else
+  to the first container.
+- When no Service at all counts for the file, each container that declares
+  ports is reported.
 
 Sidecar init containers (`restartPolicy: Always`) count like containers.
+The finding is an error for a container that requests a GPU (as
+`readiness-port-only` is), a warning otherwise.
+
+## Which Services count
+A manifest's Services are those in its own file (or stdin stream) and in
+the other manifest files (`.yaml`, `.yml`, `.json`) of its own directory,
+read for their Services even when they are not named on the command line,
+so `lifeguard lint dir/`, `lifeguard lint dir/a.yaml` and a pre-commit
+hook that passes only the staged files reach the same findings for a file.
+Sibling files are only read for Services: a sibling that cannot be read or
+parsed is passed over silently (and a file whose text cannot hold a
+`Service` is not parsed at all). A chart's `templates/` are not manifests:
+a file there has only its own Services. Stdin has only its own stream, and
+the webhook, which sees one object, has none.
 
 ## Why is this bad?
 Without a readiness probe a container is ready as soon as it runs. The pod
 joins the Service's endpoints before the application listens or has loaded
 what it serves, so the first requests of every rollout and every restart
 fail. Nothing takes it out of rotation while it is overloaded or wedged
-either.
+either. Readiness is Service membership: "Not Ready means the Pod leaves
+the Endpoints or EndpointSlice" (Probes & Pod Lifecycle). For a GPU
+model server the gap is longest: it "can open its HTTP port while model
+weights are still downloading, deserializing, compiling, moving to device
+memory, or warming kernels" ("A running process is not necessarily a
+serving replica").
 
 ## Not a finding
 - Jobs, CronJobs and pods with `restartPolicy` Never or OnFailure.
-- The input holds Services but none selects the pod (a worker that only
+- Services count for the file but none selects the pod (a worker that only
   calls out).
-- With a selecting Service, any container of the pod has a readiness probe:
-  the pod is ready only when all its containers are.
+- Any container of the pod has a readiness probe, with or without a Service.
+- A container that declares ports no selecting Service targets (a metrics
+  exporter beside the app) when the Service's ports land elsewhere.
 
 ## Example
 ```yaml
@@ -63,72 +95,172 @@ lifeguard cannot invent one (a probe on a missing path keeps the pod out of
 the Service for good).
 "#;
 
-/// What the rule needs of one container.
-struct Target {
-    pointer: String,
-    name: String,
-    ports: String,
-    ready: bool,
+const HELP: &str = "add a readinessProbe that fails until the app can serve and while it drains";
+
+/// What one container receives from the selecting Services.
+#[derive(Default)]
+struct Reached {
+    services: Vec<String>,
+    /// Declared ports a Service targets (`8080/http`).
+    declared: Vec<String>,
+    /// Service ports no container declares, attributed here (`8000`).
+    undeclared: Vec<String>,
+}
+
+impl Reached {
+    fn note(&mut self, service: &ServiceView) {
+        push_once(&mut self.services, service.display_name());
+    }
+}
+
+fn push_once(list: &mut Vec<String>, item: String) {
+    if !list.contains(&item) {
+        list.push(item);
+    }
 }
 
 fn check(w: &Workload, ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
-    if !w.long_running {
+    // The pod is ready only when every container is: one readiness probe gates it.
+    if !w.long_running || w.containers().any(|c| c.container.readiness_probe.is_some()) {
         return;
     }
-    let mut containers = Vec::new();
-    w.for_each_container(|c| {
-        containers.push(Target {
-            pointer: c.pointer.to_owned(),
-            name: c.name().to_owned(),
-            ports: ports(&c),
-            ready: c.container.readiness_probe.is_some(),
-        });
-    });
-    let help = "add a readinessProbe that fails until the app can serve and while it drains";
+    let containers: Vec<ContainerView<'_>> = w.containers().collect();
     if !ctx.batch.has_services {
-        for t in containers.iter().filter(|t| !t.ports.is_empty() && !t.ready) {
-            let (name, ports) = (&t.name, &t.ports);
+        for c in containers.iter().filter(|c| c.declares_ports()) {
+            let (name, ports) = (c.name(), ports(c));
+            let (severity, gpu) = severity(c);
             out.push(RULE.finding(
-                Severity::Warning,
-                t.pointer.clone(),
+                severity,
+                c.pointer.to_owned(),
                 Some(name),
                 format!(
-                    "container {name:?}: declares ports {ports} but has no readiness probe, so it takes traffic as soon as it starts"
+                    "container {name:?}{gpu}: declares ports {ports} but no container of the pod has a readiness probe, so it takes traffic as soon as it starts"
                 ),
-                help,
+                HELP,
             ));
         }
         return;
     }
-    let services: Vec<String> = ctx
-        .batch
-        .services
-        .iter()
-        .filter(|s| s.selects(w.namespace.as_deref(), &w.labels))
-        .map(|s| s.display_name())
-        .collect();
-    // The pod is ready only when every container is: one readiness probe gates it.
-    if services.is_empty() || containers.iter().any(|t| t.ready) {
+    let selecting: Vec<&ServiceView> =
+        ctx.batch.services.iter().filter(|s| s.selects(w.namespace.as_deref(), &w.labels)).collect();
+    if selecting.is_empty() {
         return;
     }
-    // Several files of one input may define the same Service: name each once,
-    // and keep the message one line.
-    let mut services = services;
-    services.sort();
-    services.dedup();
-    let services = services_send(&services);
-    let ported: Vec<&Target> = containers.iter().filter(|t| !t.ports.is_empty()).collect();
-    let targets = if ported.is_empty() { containers.iter().take(1).collect() } else { ported };
-    for t in targets {
-        let name = &t.name;
-        let via = if t.ports.is_empty() { String::new() } else { format!(" on ports {}", t.ports) };
+    let mut reached: Vec<Reached> = containers.iter().map(|_| Reached::default()).collect();
+    for s in &selecting {
+        if s.target_ports.is_empty() {
+            for i in portless_service_targets(&containers, ctx) {
+                reached[i].note(s);
+            }
+            continue;
+        }
+        for target in &s.target_ports {
+            let mut hit = false;
+            for (i, c) in containers.iter().enumerate() {
+                let declared = c.container.ports.iter().flatten().find(|p| match target {
+                    IntOrString::Int(n) => p.container_port == *n,
+                    IntOrString::String(name) => p.name.as_deref() == Some(name.as_str()),
+                });
+                if let Some(p) = declared {
+                    reached[i].note(s);
+                    push_once(&mut reached[i].declared, port_label(p));
+                    hit = true;
+                }
+            }
+            // A named port no container declares gets no endpoints: no traffic.
+            if let (false, IntOrString::Int(n)) = (hit, target) {
+                for i in undeclared_port_targets(&containers, ctx) {
+                    reached[i].note(s);
+                    push_once(&mut reached[i].undeclared, n.to_string());
+                }
+            }
+        }
+    }
+    for (c, r) in containers.iter().zip(reached) {
+        if r.services.is_empty() {
+            continue;
+        }
+        let name = c.name();
+        let (severity, gpu) = severity(c);
+        let mut services = r.services;
+        services.sort();
+        let services = services_send(&services);
+        let to = match (r.declared.is_empty(), r.undeclared.is_empty()) {
+            (false, true) => port_list(&r.declared),
+            (true, false) => format!("{}, which no container declares", port_list(&r.undeclared)),
+            (false, false) => {
+                format!("{} and {}, which no container declares", port_list(&r.declared), port_list(&r.undeclared))
+            }
+            (true, true) => "the pod".to_owned(),
+        };
         out.push(RULE.finding(
-            Severity::Warning,
-            t.pointer.clone(),
+            severity,
+            c.pointer.to_owned(),
             Some(name),
-            format!("container {name:?}: {services} traffic to the pod{via}, but no container has a readiness probe"),
-            help,
+            format!(
+                "container {name:?}{gpu}: {services} traffic to {to}, but no container of the pod has a readiness probe"
+            ),
+            HELP,
         ));
+    }
+}
+
+/// Error for a GPU container (its port opens long before the model is
+/// loaded), with the resource for the message; warning otherwise.
+fn severity(c: &ContainerView<'_>) -> (Severity, String) {
+    match c.gpu_resource() {
+        Some(gpu) => (Severity::Error, format!(" (requests {gpu})")),
+        None => (Severity::Warning, String::new()),
+    }
+}
+
+/// Regular containers that serve a model: a GPU or a slow-boot image.
+fn model_servers(containers: &[ContainerView<'_>], ctx: &Ctx<'_>) -> Vec<usize> {
+    regular(containers)
+        .filter(|(_, c)| c.gpu_resource().is_some() || ctx.policy.is_slow_boot_image(c.image()))
+        .map(|(i, _)| i)
+        .collect()
+}
+
+fn regular<'a, 'w>(containers: &'a [ContainerView<'w>]) -> impl Iterator<Item = (usize, &'a ContainerView<'w>)> {
+    containers.iter().enumerate().filter(|(_, c)| !c.sidecar)
+}
+
+/// Who listens on a Service port no container declares: the model server,
+/// else the containers that declare nothing (the port is theirs to leave
+/// undeclared), else the first container.
+fn undeclared_port_targets(containers: &[ContainerView<'_>], ctx: &Ctx<'_>) -> Vec<usize> {
+    let models = model_servers(containers, ctx);
+    if !models.is_empty() {
+        return models;
+    }
+    let portless: Vec<usize> = regular(containers).filter(|(_, c)| !c.declares_ports()).map(|(i, _)| i).collect();
+    if !portless.is_empty() {
+        return portless;
+    }
+    regular(containers).map(|(i, _)| i).take(1).collect()
+}
+
+/// Who a Service that lists no ports reaches: the model server, else the
+/// containers that declare ports, else the first container.
+fn portless_service_targets(containers: &[ContainerView<'_>], ctx: &Ctx<'_>) -> Vec<usize> {
+    let models = model_servers(containers, ctx);
+    if !models.is_empty() {
+        return models;
+    }
+    let ported: Vec<usize> =
+        containers.iter().enumerate().filter(|(_, c)| c.declares_ports()).map(|(i, _)| i).collect();
+    if !ported.is_empty() {
+        return ported;
+    }
+    regular(containers).map(|(i, _)| i).take(1).collect()
+}
+
+/// `port 8080` or `ports 8080/http, 9090`.
+fn port_list(ports: &[String]) -> String {
+    match ports {
+        [one] => format!("port {one}"),
+        many => format!("ports {}", many.join(", ")),
     }
 }
 
@@ -151,7 +283,15 @@ mod tests {
         json!({
             "apiVersion": "v1", "kind": "Service",
             "metadata": {"name": "x", "namespace": namespace},
-            "spec": {"selector": selector, "ports": [{"port": 80}]}
+            "spec": {"selector": selector, "ports": [{"port": 80, "targetPort": 8080}]}
+        })
+    }
+
+    fn web_service(ports: Value) -> Value {
+        json!({
+            "apiVersion": "v1", "kind": "Service",
+            "metadata": {"name": "x", "namespace": "prod"},
+            "spec": {"selector": {"app": "web"}, "ports": ports}
         })
     }
 
@@ -163,14 +303,20 @@ mod tests {
         one_container(json!({"ports": [{"name": "http", "containerPort": 8080}]}))
     }
 
+    fn who(f: &[Finding]) -> Vec<&str> {
+        f.iter().filter_map(|f| f.container.as_deref()).collect()
+    }
+
     #[test]
-    fn selecting_service_names_the_service() {
+    fn selecting_service_names_the_service_and_the_port() {
         let f = with_services(&ported(), &[service("prod", json!({"app": "web"}))]);
         assert_eq!(f.len(), 1);
         assert_eq!(f[0].severity, Severity::Warning);
         assert_eq!(f[0].pointer, "/spec/template/spec/containers/0");
-        assert!(f[0].message.contains("Service/x"), "{}", f[0].message);
-        assert!(f[0].message.contains("8080/http"), "{}", f[0].message);
+        assert_eq!(
+            f[0].message,
+            "container \"app\": Service/x sends traffic to port 8080/http, but no container of the pod has a readiness probe"
+        );
         assert!(f[0].fix.is_none());
     }
 
@@ -178,7 +324,7 @@ mod tests {
     fn two_selecting_services_are_both_named() {
         let mut other = service("prod", json!({"app": "web"}));
         other["metadata"]["name"] = json!("y");
-        let f = with_services(&ported(), &[service("prod", json!({"app": "web"})), other]);
+        let f = with_services(&ported(), &[other, service("prod", json!({"app": "web"}))]);
         assert_eq!(f.len(), 1);
         assert!(f[0].message.contains("Service/x, Service/y send traffic"), "{}", f[0].message);
     }
@@ -192,46 +338,116 @@ mod tests {
         };
         let f = with_services(&ported(), &[named("x"), named("x"), named("x")]);
         assert!(f[0].message.contains("Service/x sends traffic"), "{}", f[0].message);
-        let f = with_services(&ported(), &[named("a"), named("b"), named("c"), named("d"), named("e")]);
+        let f = with_services(&ported(), &[named("e"), named("b"), named("c"), named("d"), named("a")]);
         assert!(f[0].message.contains("Service/a, Service/b, Service/c and 2 more send traffic"), "{}", f[0].message);
     }
 
     #[test]
-    fn selecting_service_without_ports_reports_the_first_container() {
-        let obj = deployment(json!([{"name": "a"}, {"name": "b"}]));
-        let f = with_services(&obj, &[service("prod", json!({"app": "web"}))]);
-        assert_eq!(f.len(), 1);
-        assert_eq!(f[0].container.as_deref(), Some("a"));
-    }
-
-    #[test]
-    fn selecting_service_reports_each_ported_container_and_sidecars() {
+    fn only_the_containers_the_service_targets_are_reported() {
         let mut obj = deployment(json!([
-            {"name": "a"},
-            {"name": "b", "ports": [{"containerPort": 9000}]}
+            {"name": "app", "ports": [{"name": "http", "containerPort": 8080}]},
+            {"name": "metrics", "ports": [{"containerPort": 9100}]}
         ]));
         obj["spec"]["template"]["spec"]["initContainers"] = json!([
             {"name": "proxy", "restartPolicy": "Always", "ports": [{"containerPort": 15001}]},
             {"name": "init", "ports": [{"containerPort": 1}]}
         ]);
-        let f = with_services(&obj, &[service("prod", json!({"app": "web"}))]);
-        let who: Vec<_> = f.iter().filter_map(|f| f.container.as_deref()).collect();
-        assert_eq!(who, ["b", "proxy"]);
+        let f = with_services(&obj, &[web_service(json!([{"port": 80, "targetPort": "http"}]))]);
+        assert_eq!(who(&f), ["app"]);
+        let f = with_services(&obj, &[web_service(json!([{"port": 80, "targetPort": 15001}, {"port": 9100}]))]);
+        assert_eq!(who(&f), ["metrics", "proxy"]);
         assert_eq!(f[1].pointer, "/spec/template/spec/initContainers/0");
+        assert!(f[1].message.contains("to port 15001,"), "{}", f[1].message);
     }
 
     #[test]
-    fn no_service_reports_each_ported_container_without_readiness() {
+    fn an_undeclared_port_goes_to_the_gpu_container_and_is_an_error() {
         let obj = deployment(json!([
-            {"name": "a", "ports": [{"containerPort": 8080}],
-             "readinessProbe": {"httpGet": {"path": "/readyz", "port": 8080}}},
+            {"name": "metrics", "ports": [{"containerPort": 9100}]},
+            {"name": "vllm", "image": "vllm/vllm-openai:v0.6.0",
+             "resources": {"limits": {"nvidia.com/gpu": "1"}}}
+        ]));
+        let f = with_services(&obj, &[web_service(json!([{"port": 80, "targetPort": 8000}, {"port": 8001}]))]);
+        assert_eq!(who(&f), ["vllm"]);
+        assert_eq!(f[0].severity, Severity::Error);
+        assert_eq!(
+            f[0].message,
+            "container \"vllm\" (requests nvidia.com/gpu): Service/x sends traffic to ports 8000, 8001, which no container declares, but no container of the pod has a readiness probe"
+        );
+    }
+
+    #[test]
+    fn an_undeclared_port_goes_to_a_slow_boot_image_without_a_gpu() {
+        let obj = deployment(json!([
+            {"name": "sidecar"},
+            {"name": "tgi", "image": "ghcr.io/huggingface/text-generation-inference:2.0"}
+        ]));
+        let f = with_services(&obj, &[web_service(json!([{"port": 80}]))]);
+        assert_eq!(who(&f), ["tgi"]);
+        assert_eq!(f[0].severity, Severity::Warning);
+    }
+
+    #[test]
+    fn an_undeclared_port_goes_to_every_container_without_ports_else_the_first() {
+        let obj = deployment(json!([
+            {"name": "metrics", "ports": [{"containerPort": 9100}]},
+            {"name": "a"},
+            {"name": "b"}
+        ]));
+        let f = with_services(&obj, &[web_service(json!([{"port": 80, "targetPort": 3000}]))]);
+        assert_eq!(who(&f), ["a", "b"]);
+        assert!(f[0].message.contains("to port 3000, which no container declares"), "{}", f[0].message);
+        let obj = deployment(json!([
+            {"name": "a", "ports": [{"containerPort": 8080}]},
+            {"name": "b", "ports": [{"containerPort": 9100}]}
+        ]));
+        let f = with_services(&obj, &[web_service(json!([{"port": 80, "targetPort": 3000}, {"port": 8080}]))]);
+        assert_eq!(who(&f), ["a"]);
+        assert!(f[0].message.contains("to port 8080 and port 3000, which no container declares"), "{}", f[0].message);
+    }
+
+    #[test]
+    fn a_named_port_no_container_declares_sends_nothing() {
+        let f = with_services(&ported(), &[web_service(json!([{"port": 80, "targetPort": "grpc"}]))]);
+        assert!(f.is_empty(), "{f:?}");
+    }
+
+    #[test]
+    fn a_service_without_ports_reaches_the_ported_containers_else_the_first() {
+        let obj = deployment(json!([{"name": "a"}, {"name": "b", "ports": [{"containerPort": 9000}]}]));
+        let f = with_services(&obj, &[web_service(json!([]))]);
+        assert_eq!(who(&f), ["b"]);
+        assert!(f[0].message.contains("Service/x sends traffic to the pod, but"), "{}", f[0].message);
+        let obj = deployment(json!([{"name": "a"}, {"name": "b"}]));
+        assert_eq!(who(&with_services(&obj, &[web_service(json!([]))])), ["a"]);
+    }
+
+    #[test]
+    fn no_service_reports_each_ported_container_of_a_pod_without_readiness() {
+        let obj = deployment(json!([
+            {"name": "a", "ports": [{"containerPort": 8080}]},
             {"name": "metrics", "ports": [{"containerPort": 9100}]},
             {"name": "worker"}
         ]));
         let f = check(&RULE, &obj);
-        assert_eq!(f.len(), 1);
-        assert_eq!(f[0].container.as_deref(), Some("metrics"));
-        assert_eq!(f[0].pointer, "/spec/template/spec/containers/1");
+        assert_eq!(who(&f), ["a", "metrics"]);
+        assert_eq!(f[1].pointer, "/spec/template/spec/containers/1");
+        let gpu = one_container(json!({"ports": [{"containerPort": 8000}],
+                                       "resources": {"limits": {"nvidia.com/gpu": "1"}}}));
+        assert_eq!(check(&RULE, &gpu)[0].severity, Severity::Error);
+    }
+
+    #[test]
+    fn a_container_with_readiness_gates_the_pod_in_every_mode() {
+        // The metrics exporter beside a container that has readiness.
+        let obj = deployment(json!([
+            {"name": "a", "ports": [{"containerPort": 8080}],
+             "readinessProbe": {"tcpSocket": {"port": 8080}}},
+            {"name": "metrics", "ports": [{"containerPort": 9100}]}
+        ]));
+        assert!(check(&RULE, &obj).is_empty());
+        assert!(with_services(&obj, &[web_service(json!([{"port": 9100}]))]).is_empty());
+        assert!(with_services(&obj, &[service("prod", json!({"app": "other"}))]).is_empty());
     }
 
     #[test]
@@ -240,13 +456,6 @@ mod tests {
         // Services present, none selecting; or one in another namespace.
         assert!(with_services(&ported(), &[service("prod", json!({"app": "api"}))]).is_empty());
         assert!(with_services(&ported(), &[service("dev", json!({"app": "web"}))]).is_empty());
-        // One container has readiness and a Service selects the pod.
-        let obj = deployment(json!([
-            {"name": "a", "ports": [{"containerPort": 8080}],
-             "readinessProbe": {"tcpSocket": {"port": 8080}}},
-            {"name": "metrics", "ports": [{"containerPort": 9100}]}
-        ]));
-        assert!(with_services(&obj, std::slice::from_ref(&svc)).is_empty());
         // A container with ports and readiness.
         let ready = one_container(json!({
             "ports": [{"containerPort": 8080}],

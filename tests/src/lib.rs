@@ -1,13 +1,63 @@
 //! Helpers shared by the end-to-end tests.
+//!
+//! Some tests need what a fresh clone does not have: the shared corpus of
+//! real manifests beside the repository, or tools `.ci/run` installs into
+//! `target/tools/` (helm, kubernetes-validate). Without them those tests
+//! skip with a printed reason, so `cargo test --workspace` passes on a fresh
+//! clone; CI sets `LIFEGUARD_NO_SKIP=1`, which turns every skip into a
+//! failure, so CI still runs them all.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+
+/// Set (to anything but `0`) to make a skipped test fail instead.
+pub const NO_SKIP_ENV: &str = "LIFEGUARD_NO_SKIP";
 
 /// The repository root.
 pub fn repo_root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
 }
 
-/// The shared corpus of real manifests (beside the repository, read-only).
-pub fn corpus_dir() -> PathBuf {
-    repo_root().join("../shared/corpus")
+/// The shared corpus of real manifests (beside the repository, read-only),
+/// or `None` after printing why the test skips.
+pub fn corpus_dir() -> Option<PathBuf> {
+    let dir = repo_root().join("../shared/corpus");
+    if dir.join("SOURCES.tsv").is_file() {
+        return Some(dir);
+    }
+    skip("the shared corpus of real manifests (shared/corpus beside the repository) is not there");
+    None
+}
+
+/// A tool `.ci/run` installs under the repository (`target/tools/helm`),
+/// or `None` after printing why the test skips.
+pub fn installed_tool(relative: &str, installer: &str) -> Option<PathBuf> {
+    let path = repo_root().join(relative);
+    if path.is_file() {
+        return Some(path);
+    }
+    skip(&format!("{relative} is not installed (run {installer}, as .ci/run does)"));
+    None
+}
+
+/// Prints why a test skips, or fails it when skips are not allowed.
+pub fn skip(reason: &str) {
+    let strict = std::env::var_os(NO_SKIP_ENV).is_some_and(|v| v != "0");
+    assert!(!strict, "{reason}, and {NO_SKIP_ENV} forbids skipping");
+    eprintln!("skipped: {reason}");
+}
+
+/// A copy of one file alone in a fresh directory: lint reads a file's
+/// directory for Services, so this lints the file with only its own.
+pub struct Alone {
+    /// The copy.
+    pub path: PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+/// Copies `file` into a directory of its own.
+pub fn alone(file: &Path) -> Alone {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join(file.file_name().expect("a file name"));
+    std::fs::copy(file, &path).unwrap_or_else(|e| panic!("copy {}: {e}", file.display()));
+    Alone { path, _dir: dir }
 }

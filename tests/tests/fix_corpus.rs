@@ -14,16 +14,18 @@ use lifeguard_e2e::corpus_dir;
 use policies::{Policy, objects_in};
 use similar::{ChangeTag, TextDiff};
 
-fn copy_corpus(to: &Path) -> usize {
+/// Copies the corpus's files into `to`; `None` (the test skips) without the corpus.
+fn copy_corpus(to: &Path) -> Option<usize> {
+    let corpus = corpus_dir()?;
     let mut n = 0;
-    for entry in std::fs::read_dir(corpus_dir().join("files")).expect("the shared corpus beside the repository") {
+    for entry in std::fs::read_dir(corpus.join("files")).expect("the corpus's files") {
         let path = entry.expect("dir entry").path();
         if path.is_file() {
             std::fs::copy(&path, to.join(path.file_name().expect("file name"))).expect("copy");
             n += 1;
         }
     }
-    n
+    Some(n)
 }
 
 fn fix_dir(dir: &Path) -> FixOutcome {
@@ -131,7 +133,7 @@ fn boots_restarted_earlier(file: &str, original: &str, fixed: &str) -> Vec<Strin
 #[test]
 fn fixing_the_corpus_touches_only_fixed_objects_and_converges() {
     let dir = tempfile::tempdir().expect("temp dir");
-    let files = copy_corpus(dir.path());
+    let Some(files) = copy_corpus(dir.path()) else { return };
     assert!(files >= 190, "corpus has {files} files");
     let out = fix_dir(dir.path());
     let errors: Vec<String> = out.all_errors().map(ToString::to_string).collect();
@@ -221,7 +223,9 @@ fn comment_lines(text: &str) -> BTreeMap<&str, usize> {
 #[test]
 fn fixing_the_corpus_keeps_every_comment_line() {
     let dir = tempfile::tempdir().expect("temp dir");
-    copy_corpus(dir.path());
+    if copy_corpus(dir.path()).is_none() {
+        return;
+    }
     let out = fix_dir(dir.path());
     let mut lost = Vec::new();
     let mut checked = 0;

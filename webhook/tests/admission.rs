@@ -90,22 +90,24 @@ async fn every_kind_in_every_mode_over_h2_and_http1() {
             let message = r["status"]["message"].as_str().unwrap_or_default();
             assert!(message.starts_with(&format!("lifeguard denied {kind}/shop/")), "{message}");
             let lines: Vec<&str> = message.lines().skip(1).collect();
-            assert_eq!(lines.len(), 2, "one line per finding: {message}");
+            // One finding per mistake: the shared aggregate endpoint is one
+            // probe-endpoint-reused finding that names the dependencies.
+            assert_eq!(lines.len(), 1, "one line per finding: {message}");
             assert!(lines[0].starts_with("- probe-endpoint-reused container \"orders\" at /"), "{message}");
-            assert!(lines[1].contains("liveness-checks-dependency") && lines[1].contains("help: "), "{message}");
+            assert!(lines[0].contains("aggregates dependencies") && lines[0].contains("help: "), "{message}");
         }
 
         let (_, out) = post(&client, &server.url("/validate/warn"), &body).await;
         assert_eq!(response(&out)["allowed"], true, "{kind} warn allows");
         let w = warnings(&out);
-        assert_eq!(w.len(), 2, "{w:?}");
+        assert_eq!(w.len(), 1, "{w:?}");
         assert!(w[0].starts_with("probe-endpoint-reused: container \"orders\": "), "{w:?}");
         assert!(w.iter().all(|l| l.chars().count() <= 120 && !l.contains('\n')), "{w:?}");
 
         let (_, out) = post(&client, &server.url("/validate/audit"), &body).await;
         assert_eq!(response(&out)["allowed"], true);
         assert!(response(&out).get("warnings").is_none(), "audit does not warn: {out}");
-        assert_eq!(audit_rules(&out), ["probe-endpoint-reused", "liveness-checks-dependency"]);
+        assert_eq!(audit_rules(&out), ["probe-endpoint-reused"]);
         assert_eq!(response(&out)["auditAnnotations"]["would-deny"], "true");
 
         // Nothing here has a safe fix (a second endpoint must exist in the app).
@@ -208,7 +210,7 @@ async fn updates_ratchet_unless_told_not_to() {
     assert_eq!(response(&out)["allowed"], false);
     let message = response(&out)["status"]["message"].as_str().unwrap_or_default();
     assert!(message.contains("\"payments\"") && !message.contains("\"orders\""), "{message}");
-    assert_eq!(warnings(&out).len(), 2, "the old findings are warnings: {out}");
+    assert_eq!(warnings(&out).len(), 1, "the old finding is a warning: {out}");
 
     // A CREATE never ratchets.
     let (_, out) = post(&client, &server.url("/validate/enforce"), &review("r3", "CREATE", Some(&same), None)).await;
@@ -318,7 +320,7 @@ async fn exemptions_ignore_annotations_and_the_policys_mode_apply_as_in_lint() {
     let (_, out) = post(&client, &server.url("/validate/enforce"), &review("e1", "CREATE", Some(&legacy), None)).await;
     assert_eq!(response(&out)["allowed"], true, "exempted: {out}");
     assert!(response(&out).get("warnings").is_none(), "{out}");
-    assert_eq!(response(&out)["auditAnnotations"]["suppressed"], "2");
+    assert_eq!(response(&out)["auditAnnotations"]["suppressed"], "1");
 
     let mut ignored = deployment("orders", json!([shared_endpoint_container("orders")]));
     ignored["metadata"]["annotations"] = json!({"lifeguard.dev/ignore": "probe-endpoint-reused,liveness-checks-dependency",
@@ -337,7 +339,7 @@ async fn exemptions_ignore_annotations_and_the_policys_mode_apply_as_in_lint() {
     let plain = deployment("orders", json!([shared_endpoint_container("orders")]));
     let (_, out) = post(&client, &server.url("/validate"), &review("e4", "CREATE", Some(&plain), None)).await;
     assert_eq!(response(&out)["allowed"], true, "{out}");
-    assert_eq!(warnings(&out).len(), 2, "{out}");
+    assert_eq!(warnings(&out).len(), 1, "{out}");
     assert_eq!(response(&out)["auditAnnotations"]["mode"], "warn");
 }
 
@@ -433,6 +435,6 @@ async fn every_review_is_counted_and_logged() {
         (line["endpoint"].as_str(), line["mode"].as_str(), line["verdict"].as_str()),
         (Some("validate"), Some("enforce"), Some("denied"))
     );
-    assert_eq!(line["rules"], "probe-endpoint-reused,liveness-checks-dependency");
+    assert_eq!(line["rules"], "probe-endpoint-reused");
     assert!(line["duration_ms"].as_f64().is_some(), "{line}");
 }

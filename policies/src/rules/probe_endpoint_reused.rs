@@ -222,7 +222,9 @@ fn check(w: &Workload, ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
                     "container {:?}: liveness and readiness use the same handler ({described}), so a readiness failure also restarts the container",
                     c.name()
                 ),
-                dep_help.clone().or(grpc_help.clone()).unwrap_or_else(|| separate_or_tolerate_help(lt, rt)),
+                dep_help.clone().or(grpc_help.clone()).unwrap_or_else(|| {
+                    separate_or_tolerate_help(lt, rt, ctx.policy.settings.max_liveness_window_seconds)
+                }),
             )
         };
         out.push(RULE.finding(tier.max(worst_severity), pointer, Some(c.name()), message, help));
@@ -246,20 +248,32 @@ fn grpc_services_help(h: &Handler) -> Option<String> {
 }
 
 /// A separate endpoint, or (for an image with only this one) the warning
-/// tier's tolerance: liveness's failure window at least 3x readiness's.
-fn separate_or_tolerate_help(lt: ProbeTiming, rt: ProbeTiming) -> String {
+/// tier's tolerance: liveness's failure window at least 3x readiness's. The
+/// advice never asks for a liveness window beyond the policy's limit
+/// (`probe-window-too-long` would report it): readiness that already fails
+/// slowly is told to fail fast first (3 periods, the Kubernetes default).
+fn separate_or_tolerate_help(lt: ProbeTiming, rt: ProbeTiming, max_liveness_window: i64) -> String {
     let separate = "point liveness at a cheap local endpoint (e.g. /livez) and keep dependency checks in readiness";
     let period = lt.period.max(1);
-    let needed = rt.failure_window().saturating_mul(3);
-    let threshold = needed.saturating_add(period - 1) / period;
-    if needed <= 0 || threshold <= lt.failure {
-        return separate.to_owned();
+    let within = |window: i64| max_liveness_window <= 0 || window <= max_liveness_window;
+    let threshold_for = |readiness_window: i64| readiness_window.saturating_mul(3).saturating_add(period - 1) / period;
+    let threshold = threshold_for(rt.failure_window());
+    if rt.failure_window() > 0 && threshold > lt.failure && within(threshold.saturating_mul(period)) {
+        return format!(
+            "{separate}; if the image has only this endpoint, keep it and make liveness 3x as tolerant as readiness: failureThreshold: {threshold} ({}s vs readiness's {}s)",
+            threshold.saturating_mul(period),
+            rt.failure_window()
+        );
     }
-    format!(
-        "{separate}; if the image has only this endpoint, keep it and make liveness 3x as tolerant as readiness: failureThreshold: {threshold} ({}s vs readiness's {}s)",
-        threshold.saturating_mul(period),
-        rt.failure_window()
-    )
+    let fast = rt.period.max(1).saturating_mul(3);
+    let threshold = threshold_for(fast);
+    if rt.failure > 3 && within(threshold.saturating_mul(period)) {
+        return format!(
+            "{separate}; if the image has only this endpoint, keep it, let readiness fail fast (failureThreshold: 3, {fast}s) and make liveness 3x as tolerant: failureThreshold: {threshold} ({}s)",
+            threshold.saturating_mul(period)
+        );
+    }
+    separate.to_owned()
 }
 
 #[cfg(test)]
@@ -482,5 +496,23 @@ mod tests {
         assert_eq!(f.len(), 1);
         assert_eq!(f[0].container.as_deref(), Some("proxy"));
         assert_eq!(f[0].pointer, "/spec/template/spec/initContainers/1/livenessProbe");
+    }
+
+    #[test]
+    fn tolerance_advice_stays_within_the_liveness_window_limit() {
+        use super::separate_or_tolerate_help;
+        use crate::model::ProbeTiming;
+        let timing = |failure, period| ProbeTiming { initial_delay: 0, period, timeout: 1, success: 1, failure };
+        // Readiness 3 x 10: liveness 9 x 10 = 90 s is 3x and within 600 s.
+        let help = separate_or_tolerate_help(timing(3, 10), timing(3, 10), 600);
+        assert!(help.contains("failureThreshold: 9 (90s vs readiness's 30s)"), "{help}");
+        // Readiness 30 x 60 = 1800 s: 3x would be 5400 s, past the limit, so
+        // readiness is told to fail fast first (180 s) and liveness gets 540 s.
+        let help = separate_or_tolerate_help(timing(30, 60), timing(30, 60), 600);
+        assert!(!help.contains("5400"), "{help}");
+        assert!(help.contains("failureThreshold: 3, 180s") && help.contains("failureThreshold: 9 (540s)"), "{help}");
+        // No limit: the plain 3x advice.
+        let help = separate_or_tolerate_help(timing(30, 60), timing(30, 60), 0);
+        assert!(help.contains("failureThreshold: 90 (5400s"), "{help}");
     }
 }

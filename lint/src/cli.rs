@@ -2,13 +2,16 @@
 //! subcommands. Exit codes: 0 clean, 1 findings, 2 usage or input errors.
 
 use std::io::Write;
+use std::path::PathBuf;
 
 use anyhow::{Context, Result};
 use clap::{Parser, Subcommand, ValueEnum};
 use policies::Severity;
 
 use crate::input::Limits;
-use crate::lint::lint_paths;
+use crate::input::{Discovered, Walk, discover_with};
+use crate::lint::lint_found;
+use crate::options::{PolicyName, RuleName, RunArgs, select_rules, unknown_rule};
 use crate::report::{self, Format, ListFormat};
 
 /// lifeguard: finds (and fixes) Kubernetes probe and pod-lifecycle anti-patterns.
@@ -32,6 +35,7 @@ pub enum Command {
     /// Print a rule's documentation: why, a bad and a good example, the fix.
     Explain {
         /// Rule name, e.g. `probe-endpoint-reused`.
+        #[arg(value_parser = RuleName, hide_possible_values = true)]
         rule: String,
     },
     /// Validate, show or describe policies (`check FILE`, `show`, `schema`).
@@ -85,8 +89,14 @@ pub struct LintArgs {
     pub fail_on: Option<FailOn>,
     /// Policy file or built-in pack (`default`, `strict`, `gpu-serving`).
     /// Default: `.lifeguard.yaml` from the current directory upward, else `default`.
-    #[arg(long, env = "LIFEGUARD_POLICY", value_name = "FILE|PACK")]
+    #[arg(long, env = "LIFEGUARD_POLICY", value_name = "FILE|PACK", value_parser = PolicyName, hide_possible_values = true)]
     pub policy: Option<String>,
+    /// Write the report to this file instead of stdout (colour only with `--color always`).
+    #[arg(long, value_name = "FILE")]
+    pub output_file: Option<PathBuf>,
+    /// The flags `lint` and `fix` share.
+    #[command(flatten)]
+    pub run: RunArgs,
     /// For `helm template` output: the chart's directory, relative to the
     /// repository root, so findings name `DIR/templates/x.yaml` instead of
     /// the `chart/templates/x.yaml` of Helm's `# Source:` comments.
@@ -104,7 +114,7 @@ pub struct FixArgs {
     #[arg(long)]
     pub diff: bool,
     /// Apply only this rule's fixes (repeatable).
-    #[arg(long = "rule", value_name = "RULE")]
+    #[arg(long = "rule", value_name = "RULE", value_parser = RuleName, hide_possible_values = true)]
     pub rules: Vec<String>,
     /// Exit 1 when a finding at least this severe remains unfixed. Default:
     /// the policy's `denySeverity` (`error` in the default policy).
@@ -112,8 +122,11 @@ pub struct FixArgs {
     pub fail_on: Option<FailOn>,
     /// Policy file or built-in pack, as for `lint`: its parameters shape the
     /// fixes, and suppressed findings are not fixed.
-    #[arg(long, env = "LIFEGUARD_POLICY", value_name = "FILE|PACK")]
+    #[arg(long, env = "LIFEGUARD_POLICY", value_name = "FILE|PACK", value_parser = PolicyName, hide_possible_values = true)]
     pub policy: Option<String>,
+    /// The flags `lint` and `fix` share.
+    #[command(flatten)]
+    pub run: RunArgs,
 }
 
 /// `lifeguard rules` flags.
@@ -143,7 +156,8 @@ pub fn run(cli: Cli) -> Result<u8> {
                 Ok(0)
             }
             None => {
-                eprintln!("lifeguard: unknown rule {rule:?}; `lifeguard rules` lists them");
+                let known: Vec<&str> = policies::rules::RULES.iter().map(|r| r.name).collect();
+                eprintln!("lifeguard: {}", unknown_rule(&rule, &known));
                 Ok(2)
             }
         },
@@ -158,13 +172,13 @@ pub fn run(cli: Cli) -> Result<u8> {
 }
 
 fn lint(args: LintArgs) -> Result<u8> {
-    let paths = if args.paths.is_empty() { vec![".".to_owned()] } else { args.paths };
-    let policy = match crate::policy_cmd::policy_for(args.policy.as_deref()) {
-        Ok(p) => p,
-        Err(code) => return Ok(code),
+    set_color(&args.run);
+    let Some((policy, found)) = prepare(&args.paths, args.policy.as_deref(), &args.run) else {
+        return Ok(2);
     };
     let fail_on = args.fail_on.map_or(Some(policy.deny_severity), FailOn::severity);
-    let mut out = lint_paths(&paths, &policy, &Limits::default());
+    let quiet = args.run.quiet;
+    let mut out = lint_found(found, &policy, &Limits::default());
     if let Some(root) = &args.helm_chart_root {
         out.rebase_templates(root);
     }
@@ -175,21 +189,77 @@ fn lint(args: LintArgs) -> Result<u8> {
     for w in &out.warnings {
         write!(stderr, "{}", report::text::input_warning(w)).context("writing to stderr")?;
     }
-    match args.format {
-        Format::Text => write_stdout(&report::text::render(&out))?,
-        machine => {
-            let report = match machine {
-                Format::Sarif => report::sarif::render(&out),
-                Format::Junit => report::junit::render(&out, &report::junit::rules_run(&policy), fail_on),
-                Format::Github => report::github::render(&out),
-                Format::Json | Format::Text => report::json::render(&out),
-            };
-            write_stdout(&report)?;
-            // Machine formats keep stdout for the report alone.
-            writeln!(stderr, "{}", report::summary::line(&out)).context("writing to stderr")?;
-        }
+    let report = match args.format {
+        Format::Text if quiet => report::text::findings(&out),
+        Format::Text => report::text::render(&out),
+        Format::Sarif => report::sarif::render(&out),
+        Format::Junit => report::junit::render(&out, &report::junit::rules_run(&policy), fail_on),
+        Format::Github => report::github::render(&out),
+        Format::Json => report::json::render(&out),
+    };
+    match &args.output_file {
+        Some(path) => write_file(path, &report)?,
+        None => write_stdout(&report)?,
+    }
+    // Machine formats keep stdout for the report alone; a report in a file
+    // still tells the terminal how the run went.
+    if !quiet && (args.format != Format::Text || args.output_file.is_some()) {
+        writeln!(stderr, "{}", report::summary::line(&out)).context("writing to stderr")?;
     }
     Ok(out.exit_code(fail_on))
+}
+
+/// Sets the colour choice every later stream follows.
+fn set_color(run: &RunArgs) {
+    run.color.choice(|name| std::env::var(name).ok()).write_global();
+}
+
+/// The policy (with `--select` and `--ignore` applied) and the inputs; on a
+/// usage error, prints it and returns `None` (exit 2).
+fn prepare(paths: &[String], policy_arg: Option<&str>, run: &RunArgs) -> Option<(policies::Policy, Discovered)> {
+    let policy = crate::policy_cmd::policy_for(policy_arg).ok()?;
+    let policy = select_rules(policy, &run.select, &run.ignore).map_err(|e| eprintln!("lifeguard: {e}")).ok()?;
+    let walk = Walk::excluding(&run.exclude).map_err(|e| eprintln!("lifeguard: {e}")).ok()?;
+    let named = !paths.is_empty();
+    let paths = if named { paths.to_vec() } else { vec![".".to_owned()] };
+    let found = discover_with(&paths, &walk);
+    if !run.quiet {
+        if !named && stdin_is_piped() {
+            eprintln!(
+                "lifeguard: note: linting the current directory; to read the piped input, name it `-` (`... | lifeguard lint -`)"
+            );
+        }
+        if found.inputs.is_empty() && found.errors.is_empty() {
+            eprintln!(
+                "lifeguard: note: no manifest found in {} (files ending .yaml, .yml or .json, outside hidden, git-ignored and excluded paths)",
+                paths.join(" ")
+            );
+        }
+    }
+    Some((policy, found))
+}
+
+/// Whether stdin is a pipe or a file (not a terminal, not `/dev/null`): input
+/// someone may have meant to lint.
+fn stdin_is_piped() -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        std::fs::metadata("/dev/stdin").is_ok_and(|m| m.file_type().is_fifo() || m.file_type().is_file())
+    }
+    #[cfg(not(unix))]
+    {
+        false
+    }
+}
+
+fn write_file(path: &std::path::Path, text: &str) -> Result<()> {
+    let file = std::fs::File::create(path).with_context(|| format!("creating {}", path.display()))?;
+    let mut stream = anstream::AutoStream::new(file, anstream::ColorChoice::global());
+    stream
+        .write_all(text.as_bytes())
+        .and_then(|()| stream.flush())
+        .with_context(|| format!("writing {}", path.display()))
 }
 
 fn fix(args: FixArgs) -> Result<u8> {
@@ -208,14 +278,13 @@ fn fix(args: FixArgs) -> Result<u8> {
         eprintln!("lifeguard: --rule {name:?}: {problem}; rules with a fix: {}", fixable.join(", "));
         return Ok(2);
     }
-    let paths = if args.paths.is_empty() { vec![".".to_owned()] } else { args.paths };
+    set_color(&args.run);
     let only = (!args.rules.is_empty()).then_some(args.rules.as_slice());
-    let policy = match crate::policy_cmd::policy_for(args.policy.as_deref()) {
-        Ok(p) => p,
-        Err(code) => return Ok(code),
+    let Some((policy, found)) = prepare(&args.paths, args.policy.as_deref(), &args.run) else {
+        return Ok(2);
     };
     let mode = if args.diff { crate::fix::Output::Diff } else { crate::fix::Output::InPlace };
-    let mut out = crate::fix::fix_paths(&paths, &policy, only, &Limits::default());
+    let mut out = crate::fix::fix_found(found, &policy, only, &Limits::default());
     let mut stdout = std::io::stdout().lock();
     match crate::fix::write(&mut out, mode, &mut stdout) {
         Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => return Err(e).context("writing to stdout"),
@@ -223,7 +292,13 @@ fn fix(args: FixArgs) -> Result<u8> {
     }
     let fail_on = args.fail_on.map_or(Some(policy.deny_severity), FailOn::severity);
     let mut stderr = anstream::stderr();
-    write!(stderr, "{}", crate::fix::summary::render(&out, mode, fail_on)).context("writing to stderr")?;
+    if !args.run.quiet {
+        write!(stderr, "{}", crate::fix::summary::render(&out, mode, fail_on)).context("writing to stderr")?;
+    } else {
+        for e in out.all_errors() {
+            write!(stderr, "{}", report::text::input_error(e)).context("writing to stderr")?;
+        }
+    }
     Ok(out.exit_code(fail_on))
 }
 

@@ -6,6 +6,7 @@ pub mod cli;
 pub mod fix;
 pub mod input;
 pub mod lint;
+pub mod options;
 pub mod pipeline;
 pub mod policy_cmd;
 pub mod policy_source;

@@ -9,7 +9,8 @@ use policies::{Batch, Finding, Policy, Severity, lint_object, objects_in};
 
 use crate::input::Template;
 use crate::input::{
-    Contexts, Document, InputName, Limits, Location, ParseError, contexts, discover, parse_stream_each, read_text,
+    Contexts, Discovered, Document, InputName, Limits, Location, ParseError, contexts, discover, parse_stream_each,
+    read_text,
 };
 
 /// A finding placed in its file.
@@ -318,7 +319,11 @@ pub(crate) fn lint_document(
 /// Services that inform them are its own and those of the other manifest
 /// files of its directory, read for context (see [`crate::input::context`]).
 pub fn lint_paths(paths: &[String], policy: &Policy, limits: &Limits) -> Outcome {
-    let found = discover(paths);
+    lint_found(discover(paths), policy, limits)
+}
+
+/// [`lint_paths`] on inputs already discovered (with `--exclude`, say).
+pub fn lint_found(found: Discovered, policy: &Policy, limits: &Limits) -> Outcome {
     let (inputs, discover_errors) = (found.inputs, found.errors);
     let Contexts { of_input, seeds, .. } = contexts(&inputs, limits);
     let mut context_of = Vec::with_capacity(inputs.len());

@@ -82,14 +82,30 @@ impl PolicySource {
         match self {
             PolicySource::File(p) => format!("file {}", p.display()),
             PolicySource::Pack(name) => format!("pack {name}"),
-            PolicySource::Default => format!("pack default (no --policy and no {DISCOVERED_NAME} found)"),
+            PolicySource::Default => {
+                format!("pack default (no --policy and no {DISCOVERED_NAME} or {DISCOVERED_ALT_NAME} found)")
+            }
         }
     }
 }
 
-/// The first `.lifeguard.yaml` in `start` or one of its parents.
+/// The other spelling searched for, after [`DISCOVERED_NAME`] in each directory.
+pub const DISCOVERED_ALT_NAME: &str = ".lifeguard.yml";
+
+/// The nearest `.lifeguard.yaml` (or `.lifeguard.yml`) in `start` or one of
+/// its parents, up to the repository root (the directory holding `.git`):
+/// a policy outside the repository is not the repository's.
 pub fn discover(start: &Path) -> Option<PathBuf> {
-    start.ancestors().map(|dir| dir.join(DISCOVERED_NAME)).find(|candidate| candidate.is_file())
+    for dir in start.ancestors() {
+        let found = [DISCOVERED_NAME, DISCOVERED_ALT_NAME].iter().map(|n| dir.join(n)).find(|c| c.is_file());
+        if found.is_some() {
+            return found;
+        }
+        if dir.join(".git").exists() {
+            return None;
+        }
+    }
+    None
 }
 
 #[cfg(test)]
@@ -115,5 +131,20 @@ mod tests {
         assert_eq!(discover(&deep), Some(dir.path().join(DISCOVERED_NAME)));
         std::fs::write(dir.path().join("a").join(DISCOVERED_NAME), "").expect("write");
         assert_eq!(discover(&deep), Some(dir.path().join("a").join(DISCOVERED_NAME)));
+    }
+
+    #[test]
+    fn discovery_takes_the_yml_spelling_and_stops_at_the_repository_root() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let repo = dir.path().join("repo");
+        let deep = repo.join("k8s/api");
+        std::fs::create_dir_all(&deep).expect("mkdir");
+        std::fs::create_dir_all(repo.join(".git")).expect("mkdir");
+        std::fs::write(dir.path().join(DISCOVERED_NAME), "").expect("write");
+        assert_eq!(discover(&deep), None, "outside the repository");
+        std::fs::write(repo.join("k8s").join(DISCOVERED_ALT_NAME), "").expect("write");
+        assert_eq!(discover(&deep), Some(repo.join("k8s").join(DISCOVERED_ALT_NAME)));
+        std::fs::write(repo.join("k8s").join(DISCOVERED_NAME), "").expect("write");
+        assert_eq!(discover(&deep), Some(repo.join("k8s").join(DISCOVERED_NAME)), ".yaml first");
     }
 }

@@ -16,7 +16,7 @@ mod text;
 
 pub use edit::EditError;
 pub use file::{FileFix, ObjectFixes, Skipped, fix_text};
-pub use run::{FixOutcome, FixedInput, Output, fix_paths, write};
+pub use run::{FixOutcome, FixedInput, Output, fix_found, fix_paths, write};
 pub use stale::StaleComment;
 #[cfg(test)]
 mod tests;

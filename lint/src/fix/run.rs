@@ -9,7 +9,7 @@ use policies::{Policy, Severity, objects_in};
 
 use super::diff;
 use super::file::{FileFix, fix_text};
-use crate::input::{Contexts, Input, InputName, Limits, contexts, discover, read_text};
+use crate::input::{Contexts, Discovered, Input, InputName, Limits, contexts, discover, read_text};
 use crate::lint::{InputError, parse_text};
 
 /// One input and its fixes.
@@ -58,8 +58,12 @@ impl FixOutcome {
 
 /// Reads, parses and fixes every input; writes nothing.
 pub fn fix_paths(paths: &[String], policy: &Policy, only: Option<&[String]>, limits: &Limits) -> FixOutcome {
+    fix_found(discover(paths), policy, only, limits)
+}
+
+/// [`fix_paths`] on inputs already discovered (with `--exclude`, say).
+pub fn fix_found(found: Discovered, policy: &Policy, only: Option<&[String]>, limits: &Limits) -> FixOutcome {
     // Skipped chart templates are never edited: they are not YAML.
-    let found = discover(paths);
     let (inputs, discover_errors) = (found.inputs, found.errors);
     let mut out = FixOutcome::default();
     out.errors.extend(discover_errors.into_iter().map(|(file, e)| InputError {

@@ -1,9 +1,13 @@
 //! Turning command-line paths into inputs: files, directories (recursive,
-//! `.yaml`/`.yml`/`.json`) and `-` for stdin; and reading them as text.
+//! `.yaml`/`.yml`/`.json`, honouring `.gitignore`), globs, `-` for stdin,
+//! minus what `--exclude` names; and reading them as text.
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 
+use globset::{GlobBuilder, GlobMatcher, GlobSet, GlobSetBuilder};
+use ignore::WalkBuilder;
 use thiserror::Error;
 
 use super::limits::Limits;
@@ -62,59 +66,193 @@ pub struct Discovered {
     pub skipped_charts: Vec<PathBuf>,
 }
 
-/// Expands paths: files are kept as given (whatever their extension),
-/// directories are walked for manifests, in sorted order. A walk skips a
-/// Helm chart's `templates/` (beside a `Chart.yaml`): templates are not YAML
-/// until `helm template` renders them.
+/// How paths are expanded: what `--exclude` leaves out.
+#[derive(Debug, Clone, Default)]
+pub struct Walk {
+    /// Globs with a `/`, matched against the whole path as shown (without a
+    /// leading `./`).
+    paths: Option<GlobSet>,
+    /// Globs without a `/`, matched against each file or directory name.
+    names: Option<GlobSet>,
+}
+
+/// An `--exclude` glob that does not parse.
+#[derive(Debug, Error)]
+#[error("--exclude {glob:?}: {message}")]
+pub struct GlobError {
+    glob: String,
+    message: String,
+}
+
+impl Walk {
+    /// A walk that leaves out what matches any of `exclude`.
+    pub fn excluding(exclude: &[String]) -> Result<Walk, GlobError> {
+        let (mut paths, mut names) = (GlobSetBuilder::new(), GlobSetBuilder::new());
+        let (mut any_path, mut any_name) = (false, false);
+        for raw in exclude {
+            let glob = raw.strip_prefix("./").unwrap_or(raw).trim_end_matches('/');
+            let parsed = GlobBuilder::new(glob)
+                .literal_separator(true)
+                .build()
+                .map_err(|e| GlobError { glob: raw.clone(), message: e.kind().to_string() })?;
+            if glob.contains('/') {
+                paths.add(parsed);
+                any_path = true;
+            } else {
+                names.add(parsed);
+                any_name = true;
+            }
+        }
+        let build = |b: GlobSetBuilder, any: bool, raw: &[String]| -> Result<Option<GlobSet>, GlobError> {
+            if !any {
+                return Ok(None);
+            }
+            b.build().map(Some).map_err(|e| GlobError { glob: raw.join(" "), message: e.to_string() })
+        };
+        Ok(Walk { paths: build(paths, any_path, exclude)?, names: build(names, any_name, exclude)? })
+    }
+
+    /// Whether `--exclude` leaves this path out.
+    pub fn excludes(&self, path: &Path) -> bool {
+        let shown = path.strip_prefix(".").unwrap_or(path);
+        let by_path = self.paths.as_ref().is_some_and(|g| g.is_match(shown));
+        let by_name = self.names.as_ref().is_some_and(|g| {
+            // A name glob matches any component, so `vendor` excludes the
+            // files under a `vendor/` named by a path too.
+            shown.components().any(|c| g.is_match(c.as_os_str()))
+        });
+        by_path || by_name
+    }
+}
+
+/// Expands paths with no `--exclude`: see [`discover_with`].
 pub fn discover(paths: &[String]) -> Discovered {
+    discover_with(paths, &Walk::default())
+}
+
+/// Expands paths: files are kept as given (whatever their extension);
+/// directories are walked for manifests in sorted order, honouring
+/// `.gitignore` inside a git repository and skipping hidden entries; a path
+/// that does not exist but holds a glob (`'k8s/**/*.yaml'`, quoted so the
+/// shell leaves it alone) is matched against the manifests under its
+/// literal prefix. `walk` leaves out what `--exclude` names, wherever it
+/// comes from. A file reached twice (`k8s k8s/x.yaml`) is read once, under
+/// its first name.
+///
+/// A walk skips a Helm chart's `templates/` (beside a `Chart.yaml`):
+/// templates are not YAML until `helm template` renders them.
+pub fn discover_with(paths: &[String], walk: &Walk) -> Discovered {
     let mut found = Discovered::default();
-    let (inputs, errors) = (&mut found.inputs, &mut found.errors);
-    let skipped = &mut found.skipped_charts;
+    let mut seen = std::collections::HashSet::new();
     for raw in paths {
         if raw == "-" {
-            inputs.push(Input::Stdin);
+            if seen.insert(None) {
+                found.inputs.push(Input::Stdin);
+            }
             continue;
         }
         let path = PathBuf::from(raw);
-        match std::fs::metadata(&path) {
-            Ok(m) if m.is_dir() => walk(&path, inputs, errors, skipped),
-            Ok(_) => inputs.push(Input::File(path)),
-            Err(e) => errors.push((raw.clone(), ReadError::Io(e.to_string()))),
+        let files = match std::fs::metadata(&path) {
+            Ok(m) if m.is_dir() => walk_dir(&path, None, walk, &mut found),
+            Ok(_) if walk.excludes(&path) => Vec::new(),
+            Ok(_) => vec![path],
+            Err(_) if is_glob(raw) => {
+                let matched = expand_glob(raw, walk, &mut found);
+                if matched.is_empty() {
+                    found.errors.push((raw.clone(), ReadError::Io("no manifest matches this glob".into())));
+                }
+                matched
+            }
+            Err(e) => {
+                found.errors.push((raw.clone(), ReadError::Io(e.to_string())));
+                Vec::new()
+            }
+        };
+        for file in files {
+            // Canonical paths tell `k8s/x.yaml` and `./k8s/x.yaml` apart from a
+            // different file; a path that cannot be resolved is its own key.
+            let key = std::fs::canonicalize(&file).unwrap_or_else(|_| file.clone());
+            if seen.insert(Some(key)) {
+                found.inputs.push(Input::File(file));
+            }
         }
     }
     found
 }
 
-fn walk(dir: &Path, inputs: &mut Vec<Input>, errors: &mut Vec<(String, ReadError)>, skipped: &mut Vec<PathBuf>) {
-    let entries = match std::fs::read_dir(dir) {
-        Ok(e) => e,
+fn is_glob(raw: &str) -> bool {
+    raw.contains(['*', '?', '[', '{'])
+}
+
+/// The manifests under a glob's literal prefix that match it.
+fn expand_glob(raw: &str, walk: &Walk, found: &mut Discovered) -> Vec<PathBuf> {
+    let pattern = raw.strip_prefix("./").unwrap_or(raw);
+    let glob = match GlobBuilder::new(pattern).literal_separator(true).build() {
+        Ok(g) => g.compile_matcher(),
         Err(e) => {
-            errors.push((dir.display().to_string(), ReadError::Io(e.to_string())));
-            return;
+            found.errors.push((raw.to_owned(), ReadError::Io(format!("not a valid glob: {}", e.kind()))));
+            return Vec::new();
         }
     };
-    let mut paths: Vec<(PathBuf, bool)> = entries
-        .filter_map(Result::ok)
-        .filter_map(|e| {
-            // Symlinked directories are not followed: they can loop.
-            let ft = e.file_type().ok()?;
-            Some((e.path(), ft.is_dir()))
-        })
-        .collect();
-    paths.sort();
-    for (path, is_dir) in paths {
-        let hidden = path.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with('.'));
-        if is_dir {
-            let templates = path.file_name().is_some_and(|n| n == "templates") && dir.join("Chart.yaml").is_file();
-            if templates {
-                skipped.push(dir.to_path_buf());
-            } else if !hidden {
-                walk(&path, inputs, errors, skipped);
+    let literal: PathBuf =
+        Path::new(pattern).components().take_while(|c| !is_glob(&c.as_os_str().to_string_lossy())).collect();
+    let base = if literal.as_os_str().is_empty() { PathBuf::from(".") } else { literal };
+    if !base.is_dir() {
+        return Vec::new();
+    }
+    walk_dir(&base, Some(&glob), walk, found)
+}
+
+/// Walks a directory for manifests (or, with `glob`, the manifests it matches).
+fn walk_dir(dir: &Path, glob: Option<&GlobMatcher>, walk: &Walk, found: &mut Discovered) -> Vec<PathBuf> {
+    let charts = Arc::new(Mutex::new(Vec::new()));
+    let (skipped, exclude) = (Arc::clone(&charts), walk.clone());
+    let walker = WalkBuilder::new(dir)
+        .hidden(true)
+        .ignore(false)
+        .git_ignore(true)
+        .git_exclude(true)
+        .git_global(true)
+        .parents(true)
+        // Symlinked directories are not followed: they can loop.
+        .follow_links(false)
+        .sort_by_file_name(std::ffi::OsStr::cmp)
+        .filter_entry(move |entry| {
+            let path = entry.path();
+            if entry.depth() > 0 && exclude.excludes(path) {
+                return false;
             }
-        } else if is_manifest(&path) {
-            inputs.push(Input::File(path));
+            let is_dir = entry.file_type().is_some_and(|t| t.is_dir());
+            let templates = is_dir
+                && entry.depth() > 0
+                && path.file_name().is_some_and(|n| n == "templates")
+                && path.parent().is_some_and(|p| p.join("Chart.yaml").is_file());
+            if templates {
+                if let (Ok(mut charts), Some(parent)) = (skipped.lock(), path.parent()) {
+                    charts.push(parent.to_path_buf());
+                }
+            }
+            !templates
+        })
+        .build();
+    let mut files = Vec::new();
+    for entry in walker {
+        match entry {
+            Ok(e) if e.file_type().is_some_and(|t| t.is_file()) && is_manifest(e.path()) => {
+                let path = e.into_path();
+                let shown = path.strip_prefix(".").unwrap_or(&path);
+                if glob.is_none_or(|g| g.is_match(shown)) {
+                    files.push(path);
+                }
+            }
+            Ok(_) => {}
+            Err(e) => found.errors.push((dir.display().to_string(), ReadError::Io(e.to_string()))),
         }
     }
+    if let Ok(mut charts) = charts.lock() {
+        found.skipped_charts.append(&mut charts);
+    }
+    files
 }
 
 /// Reads an input as text, enforcing the size limit and UTF-8.

@@ -10,7 +10,7 @@ pub mod source;
 pub mod yaml;
 
 pub use context::{Contexts, contexts, may_hold_a_service};
-pub use discover::{Input, InputName, ReadError, discover, is_manifest, read_text};
+pub use discover::{Discovered, Input, InputName, ReadError, Walk, discover, discover_with, is_manifest, read_text};
 pub use helm::{Template, TemplateScanner};
 pub use limits::Limits;
 pub use source::{Document, Location, SourceFile};

@@ -1,9 +1,15 @@
-//! `--format json`: a stable array of findings. Field names are a public
-//! interface (documented in the README); add fields, never rename them.
+//! `--format json`: a stable array of findings, then one entry per input
+//! error. Field names are a public interface (documented in the README);
+//! add fields, never rename them.
+//!
+//! Input errors share the array (and every field name) rather than wrapping
+//! it in an object: a consumer written for the plain array keeps parsing,
+//! and a run without input errors prints exactly what it printed before.
+//! An input error is the entry whose `rule` is `null`.
 
 use serde::Serialize;
 
-use crate::lint::{Located, Outcome};
+use crate::lint::{InputError, Located, Outcome};
 
 /// One finding as JSON.
 #[derive(Debug, Serialize)]
@@ -73,9 +79,79 @@ impl<'a> JsonFinding<'a> {
     }
 }
 
-/// Renders the findings as a pretty JSON array with a trailing newline.
+/// One input error as JSON: the fields of a finding, with `rule: null`
+/// and the object's fields null (the input could not be read as objects).
+#[derive(Debug, Serialize)]
+pub struct JsonInputError<'a> {
+    /// Always null: this is what tells an input error from a finding.
+    pub rule: Option<&'a str>,
+    /// Always `error`: an input error exits 2.
+    pub severity: &'a str,
+    /// File as given (`<stdin>` for stdin).
+    pub file: &'a str,
+    /// 1-based line, or null when the whole file is at fault.
+    pub line: Option<u32>,
+    /// 1-based column, or null.
+    pub column: Option<u32>,
+    /// Null.
+    pub kind: Option<&'a str>,
+    /// Null.
+    pub namespace: Option<&'a str>,
+    /// Null.
+    pub name: Option<&'a str>,
+    /// Null.
+    pub container: Option<&'a str>,
+    /// What is wrong with the input.
+    pub message: &'a str,
+    /// What to do about it.
+    pub help: &'a str,
+    /// Null.
+    pub path: Option<&'a str>,
+    /// Always false.
+    pub fixable: bool,
+    /// Null.
+    pub fix: Option<&'a str>,
+    /// Null.
+    pub template: Option<JsonTemplate<'a>>,
+}
+
+impl<'a> JsonInputError<'a> {
+    /// Borrows an input error.
+    pub fn new(e: &'a InputError) -> Self {
+        JsonInputError {
+            rule: None,
+            severity: "error",
+            file: &e.file,
+            line: e.line,
+            column: e.column,
+            kind: None,
+            namespace: None,
+            name: None,
+            container: None,
+            message: &e.message,
+            help: "what this error names was not linted (the rest of the input was): correct it and run again",
+            path: None,
+            fixable: false,
+            fix: None,
+            template: None,
+        }
+    }
+}
+
+/// One array entry.
+#[derive(Debug, Serialize)]
+#[serde(untagged)]
+enum Entry<'a> {
+    Finding(JsonFinding<'a>),
+    InputError(JsonInputError<'a>),
+}
+
+/// Renders the findings, then the input errors, as a pretty JSON array with
+/// a trailing newline.
 pub fn render(out: &Outcome) -> String {
-    let items: Vec<JsonFinding<'_>> = out.findings.iter().map(JsonFinding::new).collect();
+    let findings = out.findings.iter().map(|f| Entry::Finding(JsonFinding::new(f)));
+    let errors = out.errors.iter().map(|e| Entry::InputError(JsonInputError::new(e)));
+    let items: Vec<Entry<'_>> = findings.chain(errors).collect();
     let mut s = serde_json::to_string_pretty(&items).unwrap_or_else(|_| "[]".to_owned());
     s.push('\n');
     s

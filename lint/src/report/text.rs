@@ -99,12 +99,14 @@ fn diagnostic(e: &InputError, severity: Severity, label: &str) -> String {
     format!("{BOLD}{at}{BOLD:#} {sev}{label}{sev:#}: {}\n", e.message)
 }
 
+/// Renders the findings alone (`--quiet`).
+pub fn findings(out: &Outcome) -> String {
+    out.findings.iter().map(finding).collect()
+}
+
 /// Renders the whole report: findings, blank line, summary.
 pub fn render(out: &Outcome) -> String {
-    let mut s = String::new();
-    for l in &out.findings {
-        s.push_str(&finding(l));
-    }
+    let mut s = findings(out);
     if !out.findings.is_empty() {
         s.push('\n');
     }

@@ -1,0 +1,187 @@
+//! Flags `lint` and `fix` share: which rules run (`--select`, `--ignore`),
+//! which files are walked (`--exclude`), how much is said (`--quiet`) and
+//! colour (`--color`). Rule and pack names feed shell completion.
+
+use clap::ValueEnum;
+use clap::builder::{PossibleValue, TypedValueParser};
+use policies::Policy;
+
+/// The flags `lint` and `fix` share.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct RunArgs {
+    /// Run only these rules (repeatable or comma-separated, e.g.
+    /// `--select probe-endpoint-reused,exec-probe`), for a quick run without a
+    /// policy file; a rule the policy turns off runs when selected.
+    #[arg(long, value_name = "RULE", value_delimiter = ',', value_parser = RuleName, hide_possible_values = true)]
+    pub select: Vec<String>,
+    /// Do not run these rules (repeatable or comma-separated); wins over `--select`.
+    #[arg(long, value_name = "RULE", value_delimiter = ',', value_parser = RuleName, hide_possible_values = true)]
+    pub ignore: Vec<String>,
+    /// Skip files and directories whose path matches this glob (repeatable),
+    /// e.g. `--exclude 'vendor/**' --exclude '*.generated.yaml'`; a glob
+    /// without `/` matches a name at any depth.
+    #[arg(long, value_name = "GLOB")]
+    pub exclude: Vec<String>,
+    /// Print only the findings (and input errors): no summary line, no notes.
+    #[arg(long, short)]
+    pub quiet: bool,
+    /// When to colour the output: `auto` colours a terminal unless
+    /// `NO_COLOR` is set, or anything when `CLICOLOR_FORCE` or `FORCE_COLOR` is.
+    #[arg(long, value_enum, default_value_t = ColorWhen::Auto, value_name = "WHEN")]
+    pub color: ColorWhen,
+}
+
+/// `--color`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, ValueEnum)]
+pub enum ColorWhen {
+    /// Colour a terminal; `NO_COLOR` turns it off, `CLICOLOR_FORCE` and `FORCE_COLOR` on.
+    #[default]
+    Auto,
+    /// Always colour, even into a pipe or a file.
+    Always,
+    /// Never colour.
+    Never,
+}
+
+impl ColorWhen {
+    /// The stream colour choice, from the flag and the environment (`get`
+    /// reads a variable; tests pass their own).
+    pub fn choice(self, get: impl Fn(&str) -> Option<String>) -> anstream::ColorChoice {
+        let set = |name: &str| get(name).is_some_and(|v| !v.is_empty());
+        match self {
+            ColorWhen::Always => anstream::ColorChoice::Always,
+            ColorWhen::Never => anstream::ColorChoice::Never,
+            // NO_COLOR wins over the variables that force colour (no-color.org:
+            // only an explicit flag overrides it); anstream already honours
+            // NO_COLOR, CLICOLOR and CLICOLOR_FORCE, not FORCE_COLOR.
+            ColorWhen::Auto if !set("NO_COLOR") && set("FORCE_COLOR") => anstream::ColorChoice::Always,
+            ColorWhen::Auto => anstream::ColorChoice::Auto,
+        }
+    }
+}
+
+/// A rule name: any string parses (a policy's custom rules are known only
+/// once it is loaded), but the built-in names are offered to completion.
+#[derive(Debug, Clone, Copy)]
+pub struct RuleName;
+
+impl TypedValueParser for RuleName {
+    type Value = String;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<String, clap::Error> {
+        clap::builder::StringValueParser::new().parse_ref(cmd, arg, value)
+    }
+
+    fn possible_values(&self) -> Option<Box<dyn Iterator<Item = PossibleValue> + '_>> {
+        Some(Box::new(policies::rules::RULES.iter().map(|r| PossibleValue::new(r.name).help(r.summary))))
+    }
+}
+
+/// A policy file or pack name: any string parses; pack names are offered to completion.
+#[derive(Debug, Clone, Copy)]
+pub struct PolicyName;
+
+impl TypedValueParser for PolicyName {
+    type Value = String;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<String, clap::Error> {
+        clap::builder::StringValueParser::new().parse_ref(cmd, arg, value)
+    }
+
+    fn possible_values(&self) -> Option<Box<dyn Iterator<Item = PossibleValue> + '_>> {
+        Some(Box::new(policies::policy::PACKS.iter().map(|p| PossibleValue::new(p.name))))
+    }
+}
+
+/// The closest of `candidates` to a mistyped `word`, if one is close enough
+/// to be what was meant.
+pub fn did_you_mean<'a>(word: &str, candidates: impl Iterator<Item = &'a str>) -> Option<&'a str> {
+    candidates
+        .map(|c| (strsim::levenshtein(word, c), c))
+        .filter(|(d, c)| *d <= 3.min(c.len() / 3 + 1))
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, c)| c)
+}
+
+/// `unknown rule "x"; did you mean "y"?`, or the pointer to `lifeguard rules`.
+pub fn unknown_rule(name: &str, known: &[&str]) -> String {
+    match did_you_mean(name, known.iter().copied()) {
+        Some(best) => format!("unknown rule {name:?}; did you mean {best:?}?"),
+        None => format!("unknown rule {name:?}; `lifeguard rules` lists them"),
+    }
+}
+
+/// Applies `--select` and `--ignore` to the policy: the same switches a
+/// policy file's `rules:` holds, so the engine still decides every finding.
+/// An unknown rule name is an error message.
+pub fn select_rules(policy: Policy, select: &[String], ignore: &[String]) -> Result<Policy, String> {
+    if select.is_empty() && ignore.is_empty() {
+        return Ok(policy);
+    }
+    let mut known: Vec<&str> = policies::rules::RULES.iter().map(|r| r.name).collect();
+    known.extend(policy.custom_rule_names());
+    for (flag, name) in select.iter().map(|n| ("--select", n)).chain(ignore.iter().map(|n| ("--ignore", n))) {
+        if !known.contains(&name.as_str()) {
+            return Err(format!("{flag}: {}", unknown_rule(name, &known)));
+        }
+    }
+    let known: Vec<String> = known.into_iter().map(str::to_owned).collect();
+    let mut file = policy.to_file();
+    for rule in &known {
+        let runs = (select.is_empty() && policy.is_enabled(rule) || select.contains(rule)) && !ignore.contains(rule);
+        let entry = file.rules.entry(rule.clone()).or_default();
+        entry.enabled = Some(runs);
+    }
+    Policy::from_file(file, &policy.origin).map_err(|e| e.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env<'a>(vars: &'a [(&'a str, &'a str)]) -> impl Fn(&str) -> Option<String> + 'a {
+        move |name| vars.iter().find(|(k, _)| *k == name).map(|(_, v)| (*v).to_owned())
+    }
+
+    #[test]
+    fn force_color_forces_unless_no_color_is_set() {
+        use anstream::ColorChoice::{Always, Auto, Never};
+        assert_eq!(ColorWhen::Auto.choice(env(&[])), Auto);
+        assert_eq!(ColorWhen::Auto.choice(env(&[("FORCE_COLOR", "1")])), Always);
+        assert_eq!(ColorWhen::Auto.choice(env(&[("FORCE_COLOR", "")])), Auto);
+        assert_eq!(ColorWhen::Auto.choice(env(&[("FORCE_COLOR", "1"), ("NO_COLOR", "1")])), Auto);
+        assert_eq!(ColorWhen::Never.choice(env(&[("FORCE_COLOR", "1")])), Never);
+        assert_eq!(ColorWhen::Always.choice(env(&[("NO_COLOR", "1")])), Always);
+    }
+
+    #[test]
+    fn select_runs_only_the_named_rules_and_ignore_wins() {
+        let policy = Policy::default();
+        let only = select_rules(policy.clone(), &["exec-probe".into()], &[]).expect("valid");
+        assert!(only.is_enabled("exec-probe"));
+        assert!(!only.is_enabled("probe-endpoint-reused"));
+        let both = select_rules(policy.clone(), &["exec-probe".into()], &["exec-probe".into()]).expect("valid");
+        assert!(!both.is_enabled("exec-probe"));
+        let ignored = select_rules(policy, &[], &["exec-probe".into()]).expect("valid");
+        assert!(!ignored.is_enabled("exec-probe"));
+        assert!(ignored.is_enabled("probe-endpoint-reused"));
+    }
+
+    #[test]
+    fn an_unknown_rule_gets_a_suggestion() {
+        let err = select_rules(Policy::default(), &["exec-prob".into()], &[]).expect_err("unknown");
+        assert_eq!(err, "--select: unknown rule \"exec-prob\"; did you mean \"exec-probe\"?");
+        let err = select_rules(Policy::default(), &[], &["zzz".into()]).expect_err("unknown");
+        assert!(err.starts_with("--ignore: unknown rule \"zzz\"; `lifeguard rules`"), "{err}");
+    }
+}

@@ -109,12 +109,16 @@ fn a_string_where_an_integer_goes_points_at_the_field() {
     assert_one_error(
         &r,
         "bad.yaml:11:9",
-        "Pod/broken: /spec/containers/0/livenessProbe/periodSeconds: invalid type: string \"ten\", expected i32",
+        "Pod/broken: /spec/containers/0/livenessProbe/periodSeconds: expected a whole number, got the string \"ten\"",
     );
 
     let tail = "      image: example/app:1.0\n      ports:\n        - containerPort: eighty\n";
     let r = lint_beside_good("bad.yaml", pod(tail).as_bytes());
-    assert_one_error(&r, "bad.yaml:10:11", "/spec/containers/0/ports/0/containerPort: invalid type: string");
+    assert_one_error(
+        &r,
+        "bad.yaml:10:11",
+        "/spec/containers/0/ports/0/containerPort: expected a whole number, got the string",
+    );
 }
 
 #[test]
@@ -124,7 +128,7 @@ fn a_map_where_a_list_goes_points_at_the_field() {
     assert_one_error(
         &r,
         "bad.yaml:8:7",
-        "Deployment/web: /spec/template/spec/containers: invalid type: map, expected a sequence",
+        "Deployment/web: /spec/template/spec/containers: expected a list, got a mapping",
     );
 }
 
@@ -154,7 +158,7 @@ fn a_wrong_type_spoils_only_its_object() {
     // The same file holds a valid object with a finding after the broken one.
     let broken = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: broken\nspec:\n  containers: {name: x}\n---\n";
     let r = lint_beside_good("bad.yaml", format!("{broken}{GOOD}").as_bytes());
-    assert_one_error(&r, "bad.yaml:6:3", "Pod/broken: /spec/containers: invalid type: map");
+    assert_one_error(&r, "bad.yaml:6:3", "Pod/broken: /spec/containers: expected a list, got a mapping");
     assert!(r.stdout.contains("bad.yaml:23:11 error[probe-endpoint-reused]"), "{}", r.stdout);
 }
 

@@ -16,6 +16,7 @@ pub mod model;
 pub mod policy;
 pub mod rules;
 pub mod settings;
+pub mod wording;
 pub mod yaml;
 
 pub use engine::{Batch, BatchMark, ObjectReport, lint_batch, lint_object, objects_in};

@@ -38,11 +38,11 @@ fn unknown_keys_name_the_key_and_suggest_the_closest() {
 fn wrong_types_name_the_key() {
     assert_eq!(
         error_after_head("parameters:\n  gpuBootSeconds: ten\n"),
-        "policy.yaml:4:3: parameters.gpuBootSeconds: invalid type: string \"ten\", expected i64"
+        "policy.yaml:4:3: parameters.gpuBootSeconds: expected a whole number, got the string \"ten\""
     );
     assert_eq!(
         error_after_head("parameters:\n  slowBootImages: vllm\n"),
-        "policy.yaml:4:3: parameters.slowBootImages: invalid type: string \"vllm\", expected a sequence"
+        "policy.yaml:4:3: parameters.slowBootImages: expected a list, got the string \"vllm\""
     );
     assert_eq!(
         error_after_head("rules:\n  exec-probe: {severity: fatal}\n"),
@@ -50,7 +50,7 @@ fn wrong_types_name_the_key() {
     );
     assert_eq!(
         error_after_head("denySeverity: 3\n"),
-        "policy.yaml:3:1: denySeverity: invalid type: integer `3`, expected string or map"
+        "policy.yaml:3:1: denySeverity: expected string or map, got the number 3"
     );
 }
 
@@ -134,7 +134,7 @@ fn custom_rule_mistakes() {
     );
     assert_eq!(
         error_after_head(&rule("tag", "{lt: five}")),
-        "policy.yaml:8:10: customRules[0].when.lt: invalid type: string \"five\", expected f64"
+        "policy.yaml:8:10: customRules[0].when.lt: expected a number, got the string \"five\""
     );
     let twice = format!("{}{}", rule("tag", "exists"), &rule("tag", "absent")["customRules:\n".len()..]);
     assert_eq!(error_after_head(&twice), "policy.yaml:9:3: customRules[1].name: custom rule \"tag\" is defined twice");
@@ -196,5 +196,8 @@ fn syntax_and_shape_mistakes() {
 #[test]
 fn json_policies_report_lines_too() {
     let text = "{\n  \"apiVersion\": \"lifeguard.dev/v1alpha1\",\n  \"kind\": \"Policy\",\n  \"parameters\": {\"gpuBootSeconds\": \"ten\"}\n}\n";
-    assert_eq!(error(text), "policy.yaml:4:18: parameters.gpuBootSeconds: invalid type: string \"ten\", expected i64");
+    assert_eq!(
+        error(text),
+        "policy.yaml:4:18: parameters.gpuBootSeconds: expected a whole number, got the string \"ten\""
+    );
 }

@@ -222,9 +222,12 @@ impl Workload {
                 let err = match serde_path_to_error::deserialize::<_, PodSpecFields>(spec_value) {
                     Err(e) => ModelError {
                         pointer: format!("{spec_pointer}{}", path_to_pointer(e.path())),
-                        message: e.inner().to_string(),
+                        message: crate::wording::plain_words(&e.inner().to_string()),
                     },
-                    Ok(_) => ModelError { pointer: spec_pointer.to_owned(), message: plain.to_string() },
+                    Ok(_) => ModelError {
+                        pointer: spec_pointer.to_owned(),
+                        message: crate::wording::plain_words(&plain.to_string()),
+                    },
                 };
                 return Err(err);
             }

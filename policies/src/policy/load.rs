@@ -95,7 +95,7 @@ fn typed<T: DeserializeOwned>(value: &Value) -> Result<T, Invalid> {
 /// close match is more useful.
 fn friendlier(message: &str) -> String {
     let Some(rest) = message.strip_prefix("unknown field `") else {
-        return message.to_owned();
+        return crate::wording::plain_words(message);
     };
     let Some((field, expected)) = rest.split_once("`, expected ") else {
         return message.to_owned();

@@ -177,11 +177,17 @@ fn lint(args: LintArgs) -> Result<u8> {
         return Ok(2);
     };
     let fail_on = args.fail_on.map_or(Some(policy.deny_severity), FailOn::severity);
+    if let Some(root) = args.helm_chart_root.as_deref().filter(|root| !std::path::Path::new(root).is_dir()) {
+        eprintln!("lifeguard: --helm-chart-root {root:?} is not a directory (give the chart's directory)");
+        return Ok(2);
+    }
     let quiet = args.run.quiet;
     let mut out = lint_found(found, &policy, &Limits::default());
     if let Some(root) = &args.helm_chart_root {
         out.rebase_templates(root);
     }
+    // Relative template paths are the repository's, from where lifeguard runs.
+    out.locate_templates(std::path::Path::new(""));
     let mut stderr = anstream::stderr();
     for e in &out.errors {
         write!(stderr, "{}", report::text::input_error(e)).context("writing to stderr")?;

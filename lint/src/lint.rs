@@ -1,7 +1,9 @@
 //! The lint pipeline: read every input, parse it with positions, let the
 //! engine judge each object, and locate each finding in its file.
 
+use std::collections::HashMap;
 use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use policies::model::{object_label, object_label_of};
@@ -12,6 +14,9 @@ use crate::input::{
     Contexts, Discovered, Document, InputName, Limits, Location, ParseError, contexts, discover, parse_stream_each,
     read_text,
 };
+
+/// How stdin is named (see [`InputName`]): no viewer can open it.
+const STDIN_NAME: &str = "<stdin>";
 
 /// A finding placed in its file.
 #[derive(Debug, Clone)]
@@ -44,12 +49,35 @@ impl Located {
         object_label(&self.kind, self.namespace.as_deref(), self.name.as_deref())
     }
 
-    /// The file and line to report: the Helm template and the line within its
-    /// rendered output when there is one, else the input file and line.
+    /// The file and line to show a person: the Helm template and its own
+    /// line when the template is on disk and the line is matched, else the
+    /// input file and line (the rendered position).
     pub fn shown_at(&self) -> (&str, u32) {
-        match &self.template {
-            Some(t) => (&t.path, t.line(self.line)),
+        match self.template_line() {
+            Some((path, line)) => (path, line),
             None => (&self.file, self.line),
+        }
+    }
+
+    /// The Helm template on disk and its line holding the finding's key,
+    /// when both are known.
+    pub fn template_line(&self) -> Option<(&str, u32)> {
+        let t = self.template.as_ref()?;
+        Some((&t.path, t.line(self.line)?))
+    }
+
+    /// The location for tools that open files (SARIF, GitHub annotations):
+    /// a file that exists. The template and its line when matched; else the
+    /// input file and line; for stdin, which no viewer can open, the
+    /// template's file (or its subchart's archive) with no line when that
+    /// exists. `(file, line and column)`.
+    pub fn primary(&self) -> (&str, Option<(u32, u32)>) {
+        if let Some((path, line)) = self.template_line() {
+            return (path, Some((line, self.column)));
+        }
+        match &self.template {
+            Some(t) if self.file.as_ref() == STDIN_NAME && t.exists() => (&t.path, None),
+            _ => (&self.file, Some((self.line, self.column))),
         }
     }
 }
@@ -174,12 +202,39 @@ impl Outcome {
 
     /// Puts every Helm template path under `chart_root` (`--helm-chart-root`).
     pub fn rebase_templates(&mut self, chart_root: &str) {
+        for t in self.templates_mut() {
+            *t = t.rebased(chart_root);
+        }
+    }
+
+    /// Looks for every Helm template on disk (relative paths from `base`),
+    /// reading each file once, and maps each rendered document's lines to
+    /// its template's lines (see [`crate::input::helm_lines`]).
+    pub fn locate_templates(&mut self, base: &Path) {
+        let mut files: HashMap<PathBuf, Option<Arc<str>>> = HashMap::new();
+        let mut read = |path: &Path| {
+            files
+                .entry(path.to_path_buf())
+                .or_insert_with(|| {
+                    let text = path.is_file().then(|| std::fs::read_to_string(path).ok()).flatten();
+                    text.map(Arc::from)
+                })
+                .clone()
+        };
+        // One alignment per rendered document, shared by its findings.
+        let mut done: HashMap<(String, u32, *const u8), Template> = HashMap::new();
+        for t in self.templates_mut() {
+            let key = (t.path.clone(), t.comment_line, t.rendered.as_ptr());
+            let located = done.entry(key).or_insert_with(|| t.locate(base, &mut read));
+            *t = located.clone();
+        }
+    }
+
+    fn templates_mut(&mut self) -> impl Iterator<Item = &mut Template> {
         let findings = self.findings.iter_mut().map(|f| &mut f.template);
         let suppressed = self.suppressed.iter_mut().map(|s| &mut s.located.template);
         let objects = self.linted.iter_mut().map(|o| &mut o.template);
-        for t in findings.chain(suppressed).chain(objects).flatten() {
-            *t = t.rebased(chart_root);
-        }
+        findings.chain(suppressed).chain(objects).flatten()
     }
 }
 

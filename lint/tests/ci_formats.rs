@@ -79,10 +79,15 @@ fn machine_formats_parse_and_name_the_helm_template_and_the_rendered_line() {
     assert_eq!(results.len(), 5);
     let api =
         results.iter().find(|r| r["ruleId"] == "prestop-sleep-only").expect("the Helm-rendered Deployment's finding");
+    // The templates are not on disk beside this committed output: the finding
+    // stays at the rendered line, and the template is a related location.
     let at = &api["locations"][0]["physicalLocation"];
-    assert_eq!(at["artifactLocation"]["uri"], "shop/templates/api.yaml");
-    // Line 62 of the stream is line 25 of what the template rendered (its comment is on line 37).
-    assert_eq!(at["region"]["startLine"], 25);
+    assert_eq!(at["artifactLocation"]["uri"], "helm-rendered.yaml");
+    assert_eq!(at["region"]["startLine"], 62);
+    let related = &api["relatedLocations"][0];
+    assert_eq!(related["physicalLocation"]["artifactLocation"]["uri"], "shop/templates/api.yaml");
+    assert_eq!(related["physicalLocation"]["region"], Value::Null, "no line of a file that is not there");
+    assert_eq!(related["message"]["text"], "Helm template (not on disk)");
     assert_eq!(api["properties"]["rendered"], "./helm-rendered.yaml:62:17");
     assert!(api["properties"]["fix"].as_str().is_some_and(|f| !f.is_empty()), "{api}");
     let levels: Vec<&str> = results.iter().filter_map(|r| r["level"].as_str()).collect();
@@ -95,7 +100,7 @@ fn machine_formats_parse_and_name_the_helm_template_and_the_rendered_line() {
     assert_eq!(cache["line"], 34);
     assert_eq!(
         cache["template"],
-        serde_json::json!({"path": "shop/charts/cache/templates/statefulset.yaml", "line": 21})
+        serde_json::json!({"path": "shop/charts/cache/templates/statefulset.yaml", "line": null, "exists": false})
     );
     let web = items.iter().find(|f| f["rule"] == "probe-endpoint-reused").expect("web finding");
     assert_eq!(web["template"], Value::Null);
@@ -104,15 +109,38 @@ fn machine_formats_parse_and_name_the_helm_template_and_the_rendered_line() {
 #[test]
 fn helm_output_on_stdin_names_repo_relative_templates_with_helm_chart_root() {
     let rendered = std::fs::read_to_string(fixtures().join("helm-rendered.yaml")).expect("fixture");
+    // `charts/shop` holds the chart's templates, which add and drop lines
+    // (`if`, `with`) around what they render.
+    let dir = fixtures().join("..");
     for format in FORMATS {
-        let args = ["lint", "--format", format, "--helm-chart-root", "./deploy/shop/", "-"];
-        let run = lifeguard(&args, Some(&rendered), &fixtures());
+        let args = ["lint", "--format", format, "--helm-chart-root", "./charts/shop/", "-"];
+        let run = lifeguard(&args, Some(&rendered), &dir);
         assert_eq!(run.code, 1, "{format}\n{}", run.stderr);
-        assert!(run.stdout.contains("deploy/shop/templates/api.yaml"), "{format}: {}", run.stdout);
-        assert!(run.stdout.contains("deploy/shop/charts/cache/templates/statefulset.yaml"), "{format}: {}", run.stdout);
+        assert!(run.stdout.contains("charts/shop/templates/api.yaml"), "{format}: {}", run.stdout);
+        assert!(run.stdout.contains("charts/shop/charts/cache/templates/statefulset.yaml"), "{format}: {}", run.stdout);
         assert!(!run.stdout.contains("shop/shop"), "{format}: the chart name is replaced, not kept");
         snapshot(&format!("helm_stdin_{format}"), format, &run.stdout);
     }
+    let json = lifeguard(&["lint", "--format", "json", "--helm-chart-root", "charts/shop", "-"], Some(&rendered), &dir);
+    let items: Vec<Value> = serde_json::from_str(&json.stdout).expect("JSON array");
+    for item in &items {
+        let template = &item["template"];
+        let line = template["line"].as_u64().expect("every finding's key is a line of its template") as usize;
+        let path = dir.join(template["path"].as_str().expect("path"));
+        let source = std::fs::read_to_string(&path).expect("the template exists");
+        let key = |l: &str| l.trim().split(':').next().map(str::to_owned);
+        let held = source.lines().nth(line - 1).and_then(key);
+        let shown = rendered.lines().nth(item["line"].as_u64().expect("line") as usize - 1).and_then(key);
+        assert_eq!(held, shown, "{item}");
+    }
+}
+
+#[test]
+fn a_helm_chart_root_that_is_not_a_directory_is_a_usage_error() {
+    let run = lifeguard(&["lint", "--helm-chart-root", "deploy/nope", "-"], Some("kind: A\n"), &fixtures());
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(run.stderr.contains("--helm-chart-root \"deploy/nope\" is not a directory"), "{}", run.stderr);
+    assert_eq!(run.stdout, "");
 }
 
 #[test]

@@ -55,10 +55,13 @@ fn sarif_output_is_valid_sarif_2_1_0() {
     assert_eq!(log["runs"][0]["results"].as_array().map(Vec::len), Some(5));
     assert_eq!(errors(&validator, &log), Vec::<String>::new());
 
-    // Helm output on stdin, with and without --helm-chart-root.
+    // Helm output on stdin, with and without --helm-chart-root (the chart's
+    // templates are in `tests/fixtures/charts/shop`): results at templates
+    // and at rendered lines, with related locations.
     for args in [&["-"][..], &["--helm-chart-root", "charts/shop", "-"]] {
-        let (_, log) = sarif(args, Some(&rendered), &fixtures);
+        let (_, log) = sarif(args, Some(&rendered), &fixtures.join(".."));
         assert_eq!(errors(&validator, &log), Vec::<String>::new(), "{args:?}");
+        assert!(log["runs"][0]["results"][0]["relatedLocations"].is_array(), "{args:?}");
     }
 
     // Plain stdin (`<stdin>` is not a URI as is), an absolute path, a name

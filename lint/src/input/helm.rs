@@ -2,6 +2,10 @@
 //! before each document, so a finding can name the template a person edits
 //! instead of a line of the rendered stream.
 
+use std::path::Path;
+use std::sync::Arc;
+
+use super::helm_lines::{LineMap, align};
 use super::source::Document;
 
 const SOURCE_PREFIX: &str = "# Source: ";
@@ -14,22 +18,118 @@ pub struct Template {
     pub path: String,
     /// Line of the `# Source:` comment in the rendered stream.
     pub comment_line: u32,
+    /// What the template rendered for this document: the lines after the
+    /// `# Source:` comment, through the document's last line.
+    pub rendered: Arc<str>,
+    /// Whether the template is on disk, and how its lines map.
+    pub on_disk: OnDisk,
+}
+
+/// What [`Template::locate`] found on disk at a template's path.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum OnDisk {
+    /// Not looked for yet.
+    #[default]
+    Unchecked,
+    /// No file at the path: committed `helm template` output whose chart is
+    /// not in the repository, or a path not under `--helm-chart-root`.
+    Missing,
+    /// The template is inside a packaged subchart; `path` is the archive
+    /// (`charts/redis-1.0.0.tgz`), which holds no line a viewer can open.
+    Archive,
+    /// The template file, aligned with what it rendered.
+    File(Arc<LineMap>),
 }
 
 impl Template {
-    /// The line within what the template rendered (1 = the line after the
-    /// `# Source:` comment). It is the template's own line wherever the
-    /// template neither adds nor removes lines above it.
-    pub fn line(&self, rendered_line: u32) -> u32 {
-        rendered_line.saturating_sub(self.comment_line).max(1)
+    /// A template read from a `# Source:` comment, not yet looked for on disk.
+    pub fn new(path: impl Into<String>, comment_line: u32, rendered: impl Into<Arc<str>>) -> Template {
+        Template { path: path.into(), comment_line, rendered: rendered.into(), on_disk: OnDisk::Unchecked }
+    }
+
+    /// The template's own line holding the key of `rendered_line` (a line of
+    /// the rendered stream), when the template file is on disk and that
+    /// line is matched with confidence.
+    pub fn line(&self, rendered_line: u32) -> Option<u32> {
+        let OnDisk::File(map) = &self.on_disk else { return None };
+        let offset = rendered_line.checked_sub(self.comment_line.saturating_add(1))?;
+        map.get(usize::try_from(offset).ok()?)
+    }
+
+    /// Why a finding in this template is shown at its rendered line; `None`
+    /// before the template was looked for on disk.
+    pub fn why_rendered_line(&self) -> Option<&'static str> {
+        match self.on_disk {
+            OnDisk::Unchecked => None,
+            OnDisk::Missing => Some("not on disk"),
+            OnDisk::Archive => Some("in a packaged subchart"),
+            OnDisk::File(_) => Some("no line of it holds this key with confidence"),
+        }
+    }
+
+    /// Whether a file exists at `path` (the template, or the archive of its
+    /// packaged subchart).
+    pub fn exists(&self) -> bool {
+        matches!(self.on_disk, OnDisk::File(_) | OnDisk::Archive)
     }
 
     /// The same template with its path under `chart_root`, the chart's
     /// directory: Helm names templates `<chart name>/templates/x.yaml`, and
     /// the chart name is not necessarily its directory.
     pub fn rebased(&self, chart_root: &str) -> Template {
-        Template { path: rebase(&self.path, chart_root), comment_line: self.comment_line }
+        Template { path: rebase(&self.path, chart_root), on_disk: OnDisk::Unchecked, ..self.clone() }
     }
+
+    /// Looks for the template under `base` (relative paths are taken from
+    /// there): `read` returns a file's text, or `None` when there is no file.
+    /// A template of a packaged subchart takes the archive's path.
+    pub fn locate(&self, base: &Path, read: &mut impl FnMut(&Path) -> Option<Arc<str>>) -> Template {
+        if let Some(text) = read(&base.join(&self.path)) {
+            let map = align(&self.rendered, &text);
+            return Template { on_disk: OnDisk::File(Arc::new(map)), ..self.clone() };
+        }
+        match packaged_subchart(base, &self.path) {
+            Some(archive) => Template { path: archive, on_disk: OnDisk::Archive, ..self.clone() },
+            None => Template { on_disk: OnDisk::Missing, ..self.clone() },
+        }
+    }
+}
+
+/// The archive of the packaged subchart a template path runs through:
+/// `DIR/charts/redis/templates/x.yaml`, where `DIR/charts/redis/` is not a
+/// directory, is in `DIR/charts/redis-<version>.tgz`. Subcharts nest, so the
+/// outermost `charts/NAME` that is not a directory decides.
+fn packaged_subchart(base: &Path, path: &str) -> Option<String> {
+    let parts: Vec<&str> = path.split('/').collect();
+    for i in 1..parts.len().saturating_sub(1) {
+        if parts[i] != "charts" {
+            continue;
+        }
+        let (dir, name) = (parts[..=i].join("/"), parts[i + 1]);
+        if base.join(&dir).join(name).is_dir() {
+            continue;
+        }
+        let entries = std::fs::read_dir(base.join(&dir)).ok()?;
+        let mut archives: Vec<String> = entries
+            .filter_map(|e| e.ok()?.file_name().into_string().ok())
+            .filter(|file| is_archive_of(file, name))
+            .collect();
+        archives.sort();
+        // Two versions of one subchart: Helm would refuse the chart; claim neither.
+        return match archives.as_slice() {
+            [one] => Some(format!("{dir}/{one}")),
+            _ => None,
+        };
+    }
+    None
+}
+
+/// `redis-1.0.0.tgz` is an archive of `redis`; `redis-cluster-1.0.0.tgz` is not.
+fn is_archive_of(file: &str, chart: &str) -> bool {
+    file.strip_prefix(chart)
+        .and_then(|rest| rest.strip_prefix('-'))
+        .and_then(|rest| rest.strip_suffix(".tgz"))
+        .is_some_and(|version| version.starts_with(|c: char| c.is_ascii_digit()))
 }
 
 /// Replaces the first component of a Helm source path (the chart name) with
@@ -55,7 +155,10 @@ pub fn templates(text: &str, documents: &[Document]) -> Vec<Option<Template>> {
 /// Finds documents' templates one document at a time, in input order, so
 /// a stream can be linted while it is still being parsed.
 #[derive(Debug, Clone, Default)]
-pub struct TemplateScanner {
+pub struct TemplateScanner<'a> {
+    text: &'a str,
+    /// Byte offset where each line starts, to cut out each document's text.
+    line_starts: Vec<usize>,
     comments: Vec<(u32, String)>,
     /// Comments before this index lie above documents already seen: a
     /// cursor keeps the whole scan linear in the number of comments.
@@ -63,10 +166,27 @@ pub struct TemplateScanner {
     previous_end: u32,
 }
 
-impl TemplateScanner {
+impl<'a> TemplateScanner<'a> {
     /// Reads the `# Source:` comments of a text.
-    pub fn new(text: &str) -> TemplateScanner {
-        TemplateScanner { comments: source_comments(text), next_comment: 0, previous_end: 0 }
+    pub fn new(text: &'a str) -> TemplateScanner<'a> {
+        let comments = source_comments(text);
+        // Only Helm output needs the line starts; plain files skip the pass.
+        let line_starts = if comments.is_empty() {
+            Vec::new()
+        } else {
+            std::iter::once(0).chain(text.match_indices('\n').map(|(i, _)| i + 1)).collect()
+        };
+        TemplateScanner { text, line_starts, comments, next_comment: 0, previous_end: 0 }
+    }
+
+    /// Lines `from..=to` (1-based) of the text.
+    fn lines(&self, from: u32, to: u32) -> &'a str {
+        let start = |line: u32| {
+            let i = usize::try_from(line.saturating_sub(1)).unwrap_or(usize::MAX);
+            self.line_starts.get(i).copied().unwrap_or(self.text.len())
+        };
+        let (a, b) = (start(from), start(to.saturating_add(1)));
+        self.text.get(a..b.max(a)).unwrap_or("")
     }
 
     /// The template of the next document.
@@ -78,12 +198,13 @@ impl TemplateScanner {
                 break;
             }
             if *line >= self.previous_end {
-                found = Some(Template { path: path.clone(), comment_line: *line });
+                found = Some((path.clone(), *line));
             }
             self.next_comment += 1;
         }
         self.previous_end = doc.root.end.line.max(first_node);
-        found
+        let (path, comment_line) = found?;
+        Some(Template::new(path, comment_line, self.lines(comment_line + 1, self.previous_end)))
     }
 }
 
@@ -159,9 +280,42 @@ mod tests {
     }
 
     #[test]
-    fn the_template_line_counts_from_the_comment() {
-        let t = Template { path: "demo/templates/x.yaml".into(), comment_line: 10 };
-        assert_eq!(t.line(14), 4);
-        assert_eq!(t.line(3), 1);
+    fn each_template_keeps_the_text_of_its_document() {
+        let text = "---\n# Source: demo/templates/a.yaml\nkind: A\nmetadata:\n  name: a\n---\n# Source: demo/templates/b.yaml\nkind: B\n";
+        let (docs, _) = parse_stream(text, &Limits::default());
+        let rendered: Vec<String> =
+            templates(text, &docs).into_iter().flatten().map(|t| t.rendered.to_string()).collect();
+        assert!(rendered[0].starts_with("kind: A\nmetadata:\n  name: a\n"), "{rendered:?}");
+        assert!(!rendered[0].contains("kind: B"), "{rendered:?}");
+        assert_eq!(rendered[1], "kind: B\n");
+    }
+
+    #[test]
+    fn a_template_on_disk_maps_lines_and_one_missing_maps_none() {
+        let text = "# Source: demo/templates/x.yaml\nkind: A\nspec:\n  replicas: 2\n";
+        let (docs, _) = parse_stream(text, &Limits::default());
+        let t = templates(text, &docs).remove(0).expect("a template");
+        let file = "{{- if true }}\nkind: A\nspec:\n  replicas: {{ .Values.n }}\n{{- end }}\n";
+        let found = t.locate(Path::new("chart"), &mut |_| Some(file.into()));
+        assert!(found.exists());
+        assert_eq!((found.line(2), found.line(4)), (Some(2), Some(4)));
+        assert_eq!(found.line(1), None, "the comment is no line of the template");
+        let missing = t.locate(Path::new("/nonexistent"), &mut |_| None);
+        assert_eq!((missing.on_disk.clone(), missing.line(4)), (OnDisk::Missing, None));
+        assert_eq!(t.line(4), None, "unchecked: no line is claimed");
+    }
+
+    #[test]
+    fn a_packaged_subchart_maps_to_its_archive() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        std::fs::create_dir_all(dir.path().join("app/charts")).expect("mkdir");
+        std::fs::write(dir.path().join("app/charts/redis-1.2.0.tgz"), "").expect("write");
+        std::fs::write(dir.path().join("app/charts/redis-cluster-9.0.0.tgz"), "").expect("write");
+        let archive = packaged_subchart(dir.path(), "app/charts/redis/templates/master.yaml");
+        assert_eq!(archive.as_deref(), Some("app/charts/redis-1.2.0.tgz"));
+        assert_eq!(packaged_subchart(dir.path(), "app/charts/etcd/templates/x.yaml"), None);
+        assert_eq!(packaged_subchart(dir.path(), "app/templates/x.yaml"), None);
+        assert!(is_archive_of("redis-17.0.1.tgz", "redis"));
+        assert!(!is_archive_of("redis-cluster-1.0.0.tgz", "redis"));
     }
 }

@@ -4,6 +4,7 @@
 pub mod context;
 pub mod discover;
 pub mod helm;
+pub mod helm_lines;
 pub mod limits;
 pub mod scalar;
 pub mod source;
@@ -11,7 +12,7 @@ pub mod yaml;
 
 pub use context::{Contexts, contexts, may_hold_a_service};
 pub use discover::{Discovered, Input, InputName, ReadError, Walk, discover, discover_with, is_manifest, read_text};
-pub use helm::{Template, TemplateScanner};
+pub use helm::{OnDisk, Template, TemplateScanner};
 pub use limits::Limits;
 pub use source::{Document, Location, SourceFile};
 pub use yaml::{ParseError, parse_stream, parse_stream_each};

@@ -27,7 +27,7 @@ pub fn finding(l: &Located) -> String {
         Severity::Warning => "warning",
         Severity::Info => "notice",
     };
-    let (file, line) = l.shown_at();
+    let (file, at) = l.primary();
     // Annotations attach to repository-relative paths; `./x.yaml` would not match `x.yaml`.
     let file = file.strip_prefix("./").unwrap_or(file);
     let mut message = format!("{}: {}", l.object(), f.message);
@@ -37,13 +37,14 @@ pub fn finding(l: &Located) -> String {
     if let Some(fix) = &f.fix {
         message.push_str(&format!("\nfix (`lifeguard fix`): {}", fix.description));
     }
-    if l.template.is_some() {
-        message.push_str(&format!("\nrendered: {}:{}:{}", l.file, l.line, l.column));
+    if let Some((label, note)) = crate::report::text::helm_note(l) {
+        message.push_str(&format!("\n{label}: {note}"));
     }
+    // Without a line (stdin whose template line is unknown) the annotation is on the whole file.
+    let at = at.map_or(String::new(), |(line, col)| format!("line={line},col={col},"));
     format!(
-        "::{command} file={},line={line},col={},title={}::{}\n",
+        "::{command} file={},{at}title={}::{}\n",
         property(file),
-        l.column,
         property(&format!("lifeguard {}", f.rule)),
         data(&message)
     )

@@ -42,7 +42,7 @@ pub struct JsonFinding<'a> {
     pub fixable: bool,
     /// What the fix changes, or null.
     pub fix: Option<&'a str>,
-    /// For `helm template` output: the template and the line within its rendered output.
+    /// For `helm template` output: the template, and its line when known.
     pub template: Option<JsonTemplate<'a>>,
 }
 
@@ -51,8 +51,11 @@ pub struct JsonFinding<'a> {
 pub struct JsonTemplate<'a> {
     /// Template path (`chart/templates/x.yaml`, or under `--helm-chart-root`).
     pub path: &'a str,
-    /// Line within what the template rendered.
-    pub line: u32,
+    /// The template's own line holding the finding's key, or null where the
+    /// template is not on disk or no line of it matches with confidence.
+    pub line: Option<u32>,
+    /// Whether `path` exists (the template, or its packaged subchart's archive).
+    pub exists: bool,
 }
 
 impl<'a> JsonFinding<'a> {
@@ -74,7 +77,11 @@ impl<'a> JsonFinding<'a> {
             path: &f.pointer,
             fixable: f.fix.is_some(),
             fix: f.fix.as_ref().map(|x| x.description.as_str()),
-            template: l.template.as_ref().map(|t| JsonTemplate { path: &t.path, line: t.line(l.line) }),
+            template: l.template.as_ref().map(|t| JsonTemplate {
+                path: &t.path,
+                line: t.line(l.line),
+                exists: t.exists(),
+            }),
         }
     }
 }

@@ -138,8 +138,8 @@ fn plain(l: &Located) -> String {
     if let Some(fix) = &f.fix {
         s.push_str(&format!("  fix (`lifeguard fix`): {}\n", fix.description));
     }
-    if l.template.is_some() {
-        s.push_str(&format!("  rendered: {}:{}:{}\n", l.file, l.line, l.column));
+    if let Some((label, note)) = crate::report::text::helm_note(l) {
+        s.push_str(&format!("  {label}: {note}\n"));
     }
     s
 }

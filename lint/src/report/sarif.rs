@@ -106,7 +106,7 @@ fn custom_descriptor(l: &Located) -> ReportingDescriptor {
 
 fn result(l: &Located, rule_ids: &[&str]) -> SarifResult {
     let f = &l.finding;
-    let (file, line) = l.shown_at();
+    let (file, at) = l.primary();
     let object = l.object();
     let mut message = format!("{object}: {}", f.message);
     if !f.help.is_empty() {
@@ -125,7 +125,7 @@ fn result(l: &Located, rule_ids: &[&str]) -> SarifResult {
     }
     let logical = LogicalLocation::builder().fully_qualified_name(object.clone()).kind("object").build();
     let location = Location::builder()
-        .physical_location(physical(file, Some((line, Some(l.column)))))
+        .physical_location(physical(file, at.map(|(line, col)| (line, Some(col)))))
         .logical_locations(vec![logical])
         .build();
     let index = rule_ids.iter().position(|r| *r == f.rule).and_then(|i| i64::try_from(i).ok());
@@ -140,10 +140,38 @@ fn result(l: &Located, rule_ids: &[&str]) -> SarifResult {
             format!("{}|{object}|{}", uri(file), l.pointer),
         )]))
         .properties(properties(None, extra));
-    match index {
+    let mut result = match index {
         Some(i) => result.rule_index(i).build(),
         None => result.build(),
+    };
+    let related = related(l, file);
+    result.related_locations = (!related.is_empty()).then_some(related);
+    result
+}
+
+/// For `helm template` output, the location the primary one is not: the
+/// rendered position, and the template (with its line when matched).
+fn related(l: &Located, primary: &str) -> Vec<Location> {
+    let Some(t) = &l.template else { return Vec::new() };
+    let mut out = Vec::new();
+    if primary != t.path {
+        let line = t.line(l.line).map(|line| (line, Some(l.column)));
+        let why = t.why_rendered_line().map_or(String::new(), |why| format!(" ({why})"));
+        out.push((physical(&t.path, line), format!("Helm template{why}")));
     }
+    if primary != &*l.file || l.template_line().is_some() {
+        out.push((physical(&l.file, Some((l.line, Some(l.column)))), "rendered by Helm".to_owned()));
+    }
+    (0_i64..)
+        .zip(out)
+        .map(|(id, (physical, text))| {
+            Location::builder()
+                .id(id)
+                .physical_location(physical)
+                .message(Message::builder().text(text).build())
+                .build()
+        })
+        .collect()
 }
 
 fn notification(e: &InputError) -> Notification {

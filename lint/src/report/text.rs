@@ -52,10 +52,24 @@ pub fn finding(l: &Located) -> String {
             let _ = writeln!(s, "  {DIM}no automatic fix:{DIM:#} {why}");
         }
     }
-    if l.template.is_some() {
-        let _ = writeln!(s, "  {DIM}rendered:{DIM:#} {}:{}:{}", l.file, l.line, l.column);
+    if let Some((label, note)) = helm_note(l) {
+        let _ = writeln!(s, "  {DIM}{label}:{DIM:#} {note}");
     }
     s
+}
+
+/// For `helm template` output, the other location: the rendered position
+/// when the finding is shown in its template, else the template and why
+/// its line is not shown. `(label, text)`.
+pub fn helm_note(l: &Located) -> Option<(&'static str, String)> {
+    let t = l.template.as_ref()?;
+    if l.template_line().is_some() {
+        return Some(("rendered", format!("{}:{}:{}", l.file, l.line, l.column)));
+    }
+    Some(match t.why_rendered_line() {
+        Some(why) => ("template", format!("{} ({why}; the rendered line is shown)", t.path)),
+        None => ("template", t.path.clone()),
+    })
 }
 
 /// What `lifeguard fix` would do with a finding: `Ok(description)` of its

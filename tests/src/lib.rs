@@ -7,6 +7,7 @@
 //! clone; CI sets `LIFEGUARD_NO_SKIP=1`, which turns every skip into a
 //! failure, so CI still runs them all.
 
+use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
 /// Set (to anything but `0`) to make a skipped test fail instead.
@@ -43,7 +44,9 @@ pub fn installed_tool(relative: &str, installer: &str) -> Option<PathBuf> {
 pub fn skip(reason: &str) {
     let strict = std::env::var_os(NO_SKIP_ENV).is_some_and(|v| v != "0");
     assert!(!strict, "{reason}, and {NO_SKIP_ENV} forbids skipping");
-    eprintln!("skipped: {reason}");
+    // Straight to stderr: the test harness captures `eprintln!`, and a skip
+    // must be seen.
+    let _ = writeln!(std::io::stderr(), "skipped: {reason}");
 }
 
 /// A copy of one file alone in a fresh directory: lint reads a file's

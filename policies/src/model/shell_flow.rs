@@ -7,6 +7,8 @@
 //! up (`None`) on what it cannot follow (here-documents), so that a rule
 //! never reports what it did not understand.
 
+use super::command::basename;
+
 /// What joins a command to the next one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Sep {
@@ -43,10 +45,6 @@ pub struct ShellScript<'a> {
 }
 
 const SHELLS: &[&str] = &["sh", "bash", "ash", "dash", "zsh", "ksh", "mksh"];
-
-fn basename(s: &str) -> &str {
-    s.rsplit('/').next().unwrap_or(s)
-}
 
 /// The script of an exec command that is a shell given `-c`; `None` for
 /// anything else (a program, a script file, a wrapper such as `timeout`).

@@ -11,8 +11,9 @@
 //! under load when each review wrote its own).
 
 use std::io::BufWriter;
+use std::sync::OnceLock;
 
-use tracing_appender::non_blocking::{NonBlockingBuilder, WorkerGuard};
+use tracing_appender::non_blocking::{ErrorCounter, NonBlockingBuilder, WorkerGuard};
 use tracing_subscriber::EnvFilter;
 
 use crate::config::LogFormat;
@@ -21,6 +22,14 @@ use crate::config::LogFormat;
 const BUFFERED_LINES: usize = 64 * 1024;
 /// The writer's batch buffer: a burst of lines goes out in one write.
 const BATCH_BYTES: usize = 64 * 1024;
+
+/// The installed writer's count of dropped lines.
+static DROPPED: OnceLock<ErrorCounter> = OnceLock::new();
+
+/// Log lines dropped so far because stdout was not read fast enough.
+pub fn dropped_lines() -> u64 {
+    DROPPED.get().map_or(0, |c| c.dropped_lines() as u64)
+}
 
 /// Installs the global subscriber. Keep the guard until the process ends:
 /// dropping it writes out the lines still buffered. `None` when a
@@ -34,11 +43,16 @@ pub fn init(format: LogFormat) -> Option<WorkerGuard> {
         .buffered_lines_limit(BUFFERED_LINES)
         .thread_name("lifeguard-log")
         .finish(BufWriter::with_capacity(BATCH_BYTES, std::io::stdout()));
+    let dropped = writer.error_counter();
     let builder =
         tracing_subscriber::fmt().with_env_filter(filter).with_target(false).with_ansi(ansi).with_writer(writer);
     let installed = match format {
         LogFormat::Text => builder.try_init(),
         LogFormat::Json => builder.json().flatten_event(true).with_current_span(false).with_span_list(false).try_init(),
     };
-    installed.is_ok().then_some(guard)
+    if installed.is_err() {
+        return None;
+    }
+    let _ = DROPPED.set(dropped);
+    Some(guard)
 }

@@ -89,8 +89,7 @@ pub fn parse_with(body: &[u8], on_head: impl FnOnce(&RequestHead)) -> Result<Par
     // leaving out what nothing reads (see `object`).
     let mut de = serde_json::Deserializer::from_slice(body);
     let mut on_head = Some(on_head);
-    let top = EnvelopeVisitor { on_head: &mut on_head }
-        .deserialize(&mut de)
+    let top = serde::Deserializer::deserialize_map(&mut de, EnvelopeVisitor { on_head: &mut on_head })
         .and_then(|top| de.end().map(|()| top))
         .map_err(|e| Invalid::bad(format!("body is not JSON: {e}")))?;
     let (api_version, kind) = (top.api_version, top.kind);
@@ -154,14 +153,6 @@ struct Envelope {
 /// is known to be a v1 review.
 struct EnvelopeVisitor<'h, F> {
     on_head: OnHead<'h, F>,
-}
-
-impl<'de, F: FnOnce(&RequestHead)> DeserializeSeed<'de> for EnvelopeVisitor<'_, F> {
-    type Value = Envelope;
-
-    fn deserialize<D: serde::Deserializer<'de>>(self, deserializer: D) -> Result<Envelope, D::Error> {
-        deserializer.deserialize_map(self)
-    }
 }
 
 impl<'de, F: FnOnce(&RequestHead)> Visitor<'de> for EnvelopeVisitor<'_, F> {

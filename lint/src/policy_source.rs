@@ -14,7 +14,7 @@ use crate::input::{Input, Limits, read_text};
 pub const DISCOVERED_NAME: &str = ".lifeguard.yaml";
 
 /// Where the policy comes from.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum PolicySource {
     /// A policy file.
     File(PathBuf),
@@ -59,13 +59,19 @@ impl PolicySource {
 
     /// Reads, validates and compiles the policy: a complete policy or an error.
     pub fn load(&self) -> Result<Policy, PolicySourceError> {
+        self.load_in(Path::new(""))
+    }
+
+    /// [`PolicySource::load`] with a relative file read from `cwd` (and
+    /// named as given in messages).
+    pub fn load_in(&self, cwd: &Path) -> Result<Policy, PolicySourceError> {
         match self {
             PolicySource::Default => Ok(Policy::pack("default")?),
             PolicySource::Pack(name) => Ok(Policy::pack(name)?),
             PolicySource::File(path) => {
                 let file = path.display().to_string();
-                let text = read_text(&Input::File(path.clone()), &Limits::default()).map_err(|e| {
-                    let message = if path.exists() {
+                let text = read_text(&Input::File(cwd.join(path)), &Limits::default()).map_err(|e| {
+                    let message = if cwd.join(path).exists() {
                         e.to_string()
                     } else {
                         format!("{e} (and not a built-in pack: {})", pack_names())

@@ -9,8 +9,8 @@ use policies::Severity;
 use super::run::{FixOutcome, Output};
 
 /// The report: one line per fix, per fix left out, per remaining finding at
-/// or above `fail_on`, then the summary line.
-pub fn render(out: &FixOutcome, mode: Output, fail_on: Option<Severity>) -> String {
+/// or above `fail_on` (of its file), then the summary line.
+pub fn render(out: &FixOutcome, mode: Output, fail_on: impl Fn(&str) -> Option<Severity>) -> String {
     let mut s = String::new();
     let verb = match mode {
         Output::InPlace => "fixed",
@@ -39,7 +39,7 @@ pub fn render(out: &FixOutcome, mode: Output, fail_on: Option<Severity>) -> Stri
             let _ = writeln!(s, "{}:{}: not fixed {}: [{}] {}", k.file, k.line, k.object, k.rule, k.reason);
         }
         for l in &i.fix.remaining {
-            if fail_on.is_some_and(|min| l.finding.severity >= min) {
+            if fail_on(&l.file).is_some_and(|min| l.finding.severity >= min) {
                 let what = match (&l.finding.fix, &l.finding.opt_in_fix) {
                     (Some(_), _) => "not fixed",
                     (None, Some(_)) => "opt-in fix (fixInfoFindings: true)",
@@ -115,6 +115,9 @@ pub fn line(out: &FixOutcome, mode: Output) -> String {
     let errors = out.all_errors().count();
     if errors > 0 {
         let _ = write!(s, "; {}", plural(errors, "error", "errors"));
+    }
+    if let Some(policy) = &out.policy {
+        let _ = write!(s, "; {policy}");
     }
     s
 }

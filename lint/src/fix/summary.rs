@@ -6,6 +6,7 @@ use std::fmt::Write as _;
 
 use policies::Severity;
 
+use super::diff::LineMap;
 use super::run::{FixOutcome, Output};
 
 /// The report: one line per fix, per fix left out, per remaining finding at
@@ -17,6 +18,17 @@ pub fn render(out: &FixOutcome, mode: Output, fail_on: impl Fn(&str) -> Option<S
         Output::Diff => "would fix",
     };
     for i in &out.inputs {
+        // Lines name the file as it is once this run is over: as read for
+        // `--diff`, as fixed in place (see `LineMap`).
+        let map = i.fix.changed().then(|| LineMap::new(&i.fix.original, &i.fix.fixed));
+        let fixed_line = |line: u32| match (&map, mode) {
+            (Some(m), Output::Diff) => m.old_line(line),
+            _ => line,
+        };
+        let read_line = |line: u32| match (&map, mode) {
+            (Some(m), Output::InPlace) => m.new_line(line),
+            _ => line,
+        };
         for o in &i.fix.objects {
             for a in &o.applied {
                 let _ = writeln!(s, "{}: {} {}: [{}] {}", i.fix.file, verb, o.object, a.rule, a.description);
@@ -27,7 +39,7 @@ pub fn render(out: &FixOutcome, mode: Output, fail_on: impl Fn(&str) -> Option<S
                 s,
                 "{}:{}: comment may now be stale: {:?} is next to {}, which the fix {} from {} to {}",
                 c.file,
-                c.line,
+                fixed_line(c.line),
                 c.comment,
                 c.field,
                 if mode == Output::Diff { "would change" } else { "changed" },
@@ -36,7 +48,7 @@ pub fn render(out: &FixOutcome, mode: Output, fail_on: impl Fn(&str) -> Option<S
             );
         }
         for k in &i.fix.skipped {
-            let _ = writeln!(s, "{}:{}: not fixed {}: [{}] {}", k.file, k.line, k.object, k.rule, k.reason);
+            let _ = writeln!(s, "{}:{}: not fixed {}: [{}] {}", k.file, read_line(k.line), k.object, k.rule, k.reason);
         }
         for l in &i.fix.remaining {
             if fail_on(&l.file).is_some_and(|min| l.finding.severity >= min) {
@@ -49,7 +61,7 @@ pub fn render(out: &FixOutcome, mode: Output, fail_on: impl Fn(&str) -> Option<S
                     s,
                     "{}:{}:{} {}[{}] {}: {what}: {}",
                     l.file,
-                    l.line,
+                    fixed_line(l.line),
                     l.column,
                     l.finding.severity,
                     l.finding.rule,

@@ -109,3 +109,21 @@ fn fix_in_place_names_lines_of_the_fixed_file() {
     let line: u32 = stale["two.yaml:".len()..].split(':').next().and_then(|n| n.parse().ok()).expect("line");
     assert!(line_of(&text, line).contains("# restart after 1 failed check"), "{stale}");
 }
+
+#[test]
+fn a_fix_left_out_is_named_once_on_its_findings_line() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let anchors = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fix_fixtures/anchors.yaml");
+    std::fs::copy(anchors, dir.path().join("anchors.yaml")).expect("copy");
+    // At --fail-on warning the anchored probe's finding is listed, with why its fix was left out.
+    let shown = run(dir.path(), &["fix", "--diff", "--fail-on", "warning", "anchors.yaml"]);
+    insta::assert_snapshot!("left_out_and_listed", shown.stderr);
+    assert_eq!(shown.stderr.matches("anchors.yaml:11").count(), 1, "{}", shown.stderr);
+    // Below --fail-on the finding is not listed, so the fix left out says so on its own line.
+    let alone = run(dir.path(), &["fix", "--diff", "anchors.yaml"]);
+    assert!(
+        alone.stderr.contains("anchors.yaml:11: not fixed Pod/shared: [liveness-too-aggressive]"),
+        "{}",
+        alone.stderr
+    );
+}

@@ -47,15 +47,34 @@ pub fn render(out: &FixOutcome, mode: Output, fail_on: impl Fn(&str) -> Option<S
                 c.new
             );
         }
-        for k in &i.fix.skipped {
+        let shown = |l: &crate::lint::Located| fail_on(&l.file).is_some_and(|min| l.finding.severity >= min);
+        // A fix left out whose finding is listed below is said once, on the
+        // finding's line (a pre-commit hook's output names each error once).
+        let said_below = |k: &super::Skipped| {
+            i.fix.remaining.iter().any(|l| {
+                shown(l)
+                    && fixed_line(l.line) == read_line(k.line)
+                    && l.finding.rule == k.rule
+                    && l.object() == k.object
+            })
+        };
+        for k in i.fix.skipped.iter().filter(|k| !said_below(k)) {
             let _ = writeln!(s, "{}:{}: not fixed {}: [{}] {}", k.file, read_line(k.line), k.object, k.rule, k.reason);
         }
         for l in &i.fix.remaining {
-            if fail_on(&l.file).is_some_and(|min| l.finding.severity >= min) {
-                let what = match (&l.finding.fix, &l.finding.opt_in_fix) {
-                    (Some(_), _) => "not fixed",
-                    (None, Some(_)) => "opt-in fix (fixInfoFindings: true)",
-                    (None, None) => "no automatic fix",
+            if shown(l) {
+                let skipped = i.fix.skipped.iter().find(|k| {
+                    read_line(k.line) == fixed_line(l.line) && l.finding.rule == k.rule && l.object() == k.object
+                });
+                let left_out;
+                let what = match (&l.finding.fix, &l.finding.opt_in_fix, skipped) {
+                    (Some(_), _, Some(k)) => {
+                        left_out = format!("not fixed ({})", k.reason);
+                        left_out.as_str()
+                    }
+                    (Some(_), _, None) => "not fixed",
+                    (None, Some(_), _) => "opt-in fix (fixInfoFindings: true)",
+                    (None, None, _) => "no automatic fix",
                 };
                 let _ = writeln!(
                     s,

@@ -50,18 +50,17 @@ pub struct Resolved {
     pub runs: Vec<(usize, Discovered)>,
     /// Each input (by display name) and the index of its policy, in input order.
     pub of_input: Vec<(String, usize)>,
+    /// The same, by display name: findings look their file's policy up.
+    by_name: HashMap<String, usize>,
     /// Discovered policy files that are not valid: each names the policy
     /// file, its line and key; the inputs it governs are not linted.
     pub errors: Vec<InputError>,
-    /// Whether `--policy` chose the policy for every input.
-    pub overridden: bool,
 }
 
 impl Resolved {
     /// The policy of the input named `file`, if it was linted.
     pub fn policy_of(&self, file: &str) -> Option<&InForce> {
-        let (_, i) = self.of_input.iter().find(|(name, _)| name == file)?;
-        self.policies.get(*i)
+        self.policies.get(*self.by_name.get(file)?)
     }
 
     /// The first policy in force (the only one, in most runs); the `default`
@@ -129,7 +128,7 @@ pub fn resolve(
     cwd: &Path,
     adjust: impl Fn(Policy) -> Result<Policy, String>,
 ) -> Result<Resolved, String> {
-    let mut resolved = Resolved { overridden: arg.is_some(), ..Resolved::default() };
+    let mut resolved = Resolved::default();
     let mut finder = Finder::new(cwd);
     let Discovered { inputs, mut errors, mut skipped_charts } = found;
     let mut loaded: HashMap<PolicySource, Option<usize>> = HashMap::new();
@@ -166,6 +165,7 @@ pub fn resolve(
             continue;
         };
         resolved.of_input.push((input.display_name(), index));
+        resolved.by_name.insert(input.display_name(), index);
         match resolved.runs.last_mut() {
             Some((last, run)) if *last == index => run.inputs.push(input.clone()),
             _ => resolved.runs.push((index, Discovered { inputs: vec![input.clone()], ..Discovered::default() })),
@@ -236,12 +236,12 @@ impl Finder {
             Some(Input::File(path)) => self.cwd.join(path).parent().map_or_else(|| self.cwd.clone(), Path::to_path_buf),
             Some(Input::Stdin) | None => self.cwd.clone(),
         };
-        // `..` and symlinks: the walk up follows the real directories.
-        let dir = dir.canonicalize().unwrap_or(dir);
         let found = match self.by_dir.get(&dir) {
             Some(found) => found.clone(),
             None => {
-                let found = discover(&dir).map(|p| self.shown(&p));
+                // `..` and symlinks: the walk up follows the real directories.
+                let real = dir.canonicalize().unwrap_or_else(|_| dir.clone());
+                let found = discover(&real).map(|p| self.shown(&p));
                 self.by_dir.insert(dir, found.clone());
                 found
             }

@@ -1,6 +1,8 @@
-//! Choosing the policy: `--policy FILE|PACK`, else the first
-//! `.lifeguard.yaml` from the current directory upward, else the `default`
-//! pack. This module reads the file; the engine parses and validates it.
+//! Choosing a policy: `--policy FILE|PACK`, else the nearest
+//! `.lifeguard.yaml` (or `.lifeguard.yml`) from a directory upward, else the
+//! `default` pack. `lint` and `fix` choose one per file
+//! ([`crate::policy_discovery`]). This module reads the file; the engine
+//! parses and validates it.
 
 use std::path::{Path, PathBuf};
 

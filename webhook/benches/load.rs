@@ -6,7 +6,8 @@
 //!
 //! Run: `cargo bench -p lifeguard-webhook --bench load` (release build).
 //! `LIFEGUARD_BENCH_SECONDS` sets each wrk run's duration (default 10),
-//! `LIFEGUARD_BENCH_CONNECTIONS` the concurrency (default 64).
+//! `LIFEGUARD_BENCH_CONNECTIONS` the concurrency (default 64),
+//! `LIFEGUARD_BENCH_BINARY` another build of the server to run instead.
 //!
 //! What it does, in order: generates a CA and a serving certificate
 //! (rcgen) in a temp dir; starts the release binary with port 0 and times
@@ -103,10 +104,16 @@ impl Drop for Server {
     }
 }
 
+/// The server under test: this build's, or `LIFEGUARD_BENCH_BINARY` (an
+/// older build, to compare two servers on the same machine in one session).
+fn server_binary() -> std::ffi::OsString {
+    std::env::var_os("LIFEGUARD_BENCH_BINARY").unwrap_or_else(|| env!("CARGO_BIN_EXE_lifeguard-webhook").into())
+}
+
 /// Starts the binary; returns it and the time from spawn to the first 200
 /// on `/readyz`.
 fn start(dir: &Path) -> Result<(Server, Duration), Failure> {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_lifeguard-webhook"));
+    let mut cmd = Command::new(server_binary());
     cmd.args(["--listen", "127.0.0.1:0", "--health-listen", "127.0.0.1:0", "--log-format", "json"])
         .arg("--tls-cert")
         .arg(dir.join("tls.crt"))

@@ -5,12 +5,27 @@
 /// Rewrites serde's `invalid type`/`invalid value` messages in plain words;
 /// any other message comes back as it was.
 pub fn plain_words(message: &str) -> String {
+    if let Some((got, expected)) = message.strip_prefix("unknown variant ").and_then(|r| r.split_once(", expected ")) {
+        return format!("{} is not a known value; use {}", got.trim_matches('`').escape_debug(), choices(expected));
+    }
     for prefix in ["invalid type: ", "invalid value: "] {
         let Some(rest) = message.strip_prefix(prefix) else { continue };
         let Some((got, expected)) = rest.rsplit_once(", expected ") else { continue };
         return format!("expected {}, got {}", expected_words(expected), got_words(got));
     }
     message.to_owned()
+}
+
+/// serde's list of variants (`` one of `a`, `b` ``, `` `a` or `b` ``,
+/// `` `a` ``, `there are no fields`) as a plain list.
+fn choices(expected: &str) -> String {
+    let list = expected.strip_prefix("one of ").unwrap_or(expected);
+    let names: Vec<&str> = list.split(", ").flat_map(|n| n.split(" or ")).map(|n| n.trim_matches('`')).collect();
+    match names.as_slice() {
+        [] | [""] => "none here".to_owned(),
+        [one] => (*one).to_owned(),
+        [init @ .., last] => format!("{} or {last}", init.join(", ")),
+    }
 }
 
 /// What serde expected (`i64`, `a boolean`, `struct Probe`), for a person.
@@ -73,6 +88,14 @@ mod tests {
             ("invalid type: string \"yes\", expected a boolean", "expected true or false, got the string \"yes\""),
             ("invalid type: map, expected a sequence", "expected a list, got a mapping"),
             ("invalid type: sequence, expected struct Probe", "expected a mapping (Probe), got a list"),
+            (
+                "unknown variant `loud`, expected one of `error`, `warning`, `info`, `never`",
+                "loud is not a known value; use error, warning, info or never",
+            ),
+            (
+                "unknown variant `Enforce`, expected `enforce` or `warn`",
+                "Enforce is not a known value; use enforce or warn",
+            ),
         ];
         for (serde, plain) in cases {
             assert_eq!(plain_words(serde), plain);

@@ -46,7 +46,7 @@ fn wrong_types_name_the_key() {
     );
     assert_eq!(
         error_after_head("rules:\n  exec-probe: {severity: fatal}\n"),
-        "policy.yaml:4:16: rules.exec-probe.severity: unknown variant `fatal`, expected one of `info`, `warning`, `error`"
+        "policy.yaml:4:16: rules.exec-probe.severity: fatal is not a known value; use info, warning or error"
     );
     assert_eq!(
         error_after_head("denySeverity: 3\n"),
@@ -130,7 +130,7 @@ fn custom_rule_mistakes() {
     );
     assert_eq!(
         error_after_head(&rule("tag", "present")),
-        "policy.yaml:8:3: customRules[0].when: unknown variant `present`, expected one of `exists`, `absent`, `equals`, `matches`, `lt`, `le`, `gt`, `ge`, `oneOf`"
+        "policy.yaml:8:3: customRules[0].when: present is not a known value; use exists, absent, equals, matches, lt, le, gt, ge or oneOf"
     );
     assert_eq!(
         error_after_head(&rule("tag", "{lt: five}")),

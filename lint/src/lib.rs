@@ -11,3 +11,4 @@ pub mod pipeline;
 pub mod policy_cmd;
 pub mod policy_source;
 pub mod report;
+pub mod simulate;

@@ -146,9 +146,11 @@ pub fn simulate(model: &ContainerModel, world: World) -> Run {
             m.ready_without_probe(0);
         }
     }
-    if let Some((from, to)) = world.stall.or(world.pause) {
-        m.event(from, None, EventKind::DisruptionStart, String::new());
-        m.event(to, None, EventKind::DisruptionEnd, String::new());
+    for (span, what) in [(world.stall, "stall"), (world.pause, "pause")] {
+        if let Some((from, to)) = span {
+            m.event(from, None, EventKind::DisruptionStart, what.to_owned());
+            m.event(to, None, EventKind::DisruptionEnd, what.to_owned());
+        }
     }
     if let Some(from) = world.wedge_from {
         m.event(from, None, EventKind::DisruptionStart, "the process hangs".to_owned());
@@ -305,7 +307,7 @@ impl Machine<'_> {
         self.note_healthy(at);
         self.run.restarts += 1;
         self.run.first_restart_ms.get_or_insert(at);
-        self.event(at, Some(by), EventKind::Kill, format!("{} failed {} times", by.word(), self.failure_of(by)));
+        self.event(at, Some(by), EventKind::Kill, format!("{} failed {}", by.word(), super::verdict::plural(self.failure_of(by), "time")));
         self.set_ready(at, false);
         self.running = false;
         let grace = probe_grace.unwrap_or(self.model.grace).max(0) * MS;

@@ -23,7 +23,7 @@ pub use pod::{AnnotationError, ContainerModel, ProbeModel, containers};
 pub use scenario::{STANDARD, Scenario, ScenarioError, ScenarioKind};
 pub use sweep::{ContainerOutcome, phase_offsets, run_scenario};
 pub use timeline::{Event, EventKind, Span};
-pub use verdict::{Figures, VERDICTS, Verdict, seconds};
+pub use verdict::{Figures, VERDICTS, Verdict, plural, seconds};
 
 use serde_json::Value;
 

@@ -1,6 +1,8 @@
 //! Running a scenario over every phase offset that matters and keeping the
 //! best and the worst case.
 
+use std::cmp::Reverse;
+
 use crate::model::ProbeKind;
 
 use super::kubelet::{Run, World, delete, simulate};
@@ -108,9 +110,9 @@ pub fn run_scenario(model: &ContainerModel, scenario: &Scenario, a: &Assumptions
         ScenarioKind::Boot(boot) => {
             let boot_ms = boot.unwrap_or(model.cold_start).max(0) * MS;
             let windows = tail_ms(model);
-            let horizon = (boot_ms.max(windows) * 4 + 70 * MS).min(MAX_TAIL_MS);
-            let world =
-                World { boot_ms, restart_boot_ms: boot_ms, horizon_ms: horizon.max(boot_ms + windows), ..World::default() };
+            // Long enough to boot and settle, or to show a loop's first back-offs (10 + 20 + 40 s).
+            let horizon = (boot_ms + windows + 70 * MS).min(boot_ms + MAX_TAIL_MS);
+            let world = World { boot_ms, restart_boot_ms: boot_ms, horizon_ms: horizon, ..World::default() };
             let run = simulate(model, world);
             reading.booted = run.booted;
             reading.boot_ms = boot_ms;
@@ -139,7 +141,13 @@ pub fn run_scenario(model: &ContainerModel, scenario: &Scenario, a: &Assumptions
                     simulate(model, world)
                 })
                 .collect();
-            let worst = (0..runs.len()).max_by_key(|&i| (harm(&figures(&runs[i])), std::cmp::Reverse(i))).unwrap_or(0);
+            // The worst case restarts earliest, the best latest, among equal harm.
+            let worst = (0..runs.len())
+                .max_by_key(|&i| {
+                    let f = figures(&runs[i]);
+                    (harm(&f), Reverse(f.restart_at_ms.unwrap_or(i64::MAX)), Reverse(i))
+                })
+                .unwrap_or(0);
             // Every replica out at once: the span even the best-placed one is out.
             reading.zero_endpoints_ms = if model.replicas <= 1 {
                 total(&runs[worst].unready)
@@ -152,7 +160,7 @@ pub fn run_scenario(model: &ContainerModel, scenario: &Scenario, a: &Assumptions
             (runs, worst)
         }
     };
-    let best = runs.iter().map(figures).min_by_key(harm).unwrap_or_default();
+    let best = runs.iter().map(figures).min_by_key(|f| (harm(f), Reverse(f.restart_at_ms))).unwrap_or_default();
     let worst_run = runs.get(worst_at).cloned().unwrap_or_default();
     reading.worst = figures(&worst_run);
     reading.best = best;

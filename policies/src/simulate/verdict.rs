@@ -99,7 +99,12 @@ pub fn seconds(ms: i64) -> String {
     if ms % 1000 == 0 { format!("{}", ms / 1000) } else { format!("{:.1}", ms as f64 / 1000.0) }
 }
 
-fn plural(n: i64, word: &str) -> String {
+fn range(a: String, b: String) -> String {
+    if a == b { a } else { format!("{a}-{b}") }
+}
+
+/// `1 restart`, `2 restarts`.
+pub fn plural(n: i64, word: &str) -> String {
     if n == 1 { format!("1 {word}") } else { format!("{n} {word}s") }
 }
 
@@ -130,10 +135,9 @@ pub(crate) fn judge(kind: ScenarioKind, r: &Reading) -> (Verdict, String) {
         ScenarioKind::Stall(_) if r.best.restarts > 0 => (
             Verdict::RestartStorm,
             format!(
-                "restart storm: all {} restart (at {}-{} s) and the Service has zero endpoints for {} s",
+                "restart storm: all {} restart (at {} s) and the Service has zero endpoints for {} s",
                 plural(r.replicas, "replica"),
-                first(&r.best),
-                first(w),
+                range(first(w), first(&r.best)),
                 seconds(r.zero_endpoints_ms)
             ),
         ),

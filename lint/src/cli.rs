@@ -230,7 +230,11 @@ pub(crate) fn set_color(run: &RunArgs) {
 
 /// The policy (with `--select` and `--ignore` applied) and the inputs; on a
 /// usage error, prints it and returns `None` (exit 2).
-pub(crate) fn prepare(paths: &[String], policy_arg: Option<&str>, run: &RunArgs) -> Option<(policies::Policy, Discovered)> {
+pub(crate) fn prepare(
+    paths: &[String],
+    policy_arg: Option<&str>,
+    run: &RunArgs,
+) -> Option<(policies::Policy, Discovered)> {
     let policy = crate::policy_cmd::policy_for(policy_arg).ok()?;
     let policy = select_rules(policy, &run.select, &run.ignore).map_err(|e| eprintln!("lifeguard: {e}")).ok()?;
     let walk = Walk::excluding(&run.exclude).map_err(|e| eprintln!("lifeguard: {e}")).ok()?;

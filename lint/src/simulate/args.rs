@@ -4,7 +4,7 @@ use std::io::Write;
 
 use anyhow::{Context, Result};
 use clap::ValueEnum;
-use policies::simulate::{Assumptions, ProbeChecks, Scenario, Verdict, VERDICTS};
+use policies::simulate::{Assumptions, ProbeChecks, Scenario, VERDICTS, Verdict};
 
 use crate::input::Limits;
 use crate::options::{PolicyName, RunArgs};
@@ -27,7 +27,7 @@ pub struct SimulateArgs {
     #[arg(value_name = "PATH")]
     pub paths: Vec<String>,
     /// Scenario to run (repeatable): `boot[:DURATION]`, `stall:DURATION`,
-    /// `pause:DURATION`, `wedge`, `delete`. Default: boot, stall:30s,
+    /// `pause:DURATION`, `wedge`, `delete`. Default: boot, stall:2m,
     /// pause:5s, wedge and delete.
     #[arg(long = "scenario", value_name = "S", value_parser = parse_scenario)]
     pub scenarios: Vec<Scenario>,

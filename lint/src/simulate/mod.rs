@@ -3,10 +3,10 @@
 //! and renders the timelines and verdicts.
 
 pub mod args;
+pub mod json;
 pub mod read;
 pub mod svg;
 pub mod text;
-pub mod json;
 
 pub use args::{SimulateArgs, SimulateFormat, run};
-pub use read::{Simulated, SimulateRun, simulate_found};
+pub use read::{SimulateRun, Simulated, simulate_found};

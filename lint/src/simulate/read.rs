@@ -83,9 +83,12 @@ struct Source {
 /// Reads, parses and simulates discovered inputs.
 pub fn simulate_found(found: Discovered, policy: &Policy, options: &Options<'_>, limits: &Limits) -> SimulateRun {
     let mut out = SimulateRun::default();
-    out.errors.extend(
-        found.errors.into_iter().map(|(file, e)| InputError { file, line: None, column: None, message: e.to_string() }),
-    );
+    out.errors.extend(found.errors.into_iter().map(|(file, e)| InputError {
+        file,
+        line: None,
+        column: None,
+        message: e.to_string(),
+    }));
     let Contexts { of_input, mut seeds, .. } = contexts(&found.inputs, limits);
     let mut sources = Vec::new();
     for (input, context) in found.inputs.iter().zip(of_input) {
@@ -167,9 +170,8 @@ fn simulate_document(
         if !object.is_object() {
             continue;
         }
-        let result = catch_unwind(AssertUnwindSafe(|| {
-            simulate_object(object, policy, options.scenarios, options.assumptions)
-        }));
+        let result =
+            catch_unwind(AssertUnwindSafe(|| simulate_object(object, policy, options.scenarios, options.assumptions)));
         let internal = |what: &str| InputError {
             file: file.to_owned(),
             line: Some(doc.start.line),
@@ -180,8 +182,11 @@ fn simulate_document(
             Ok(Ok(None)) => {}
             Ok(Ok(Some(simulation))) => {
                 let (shown_file, line) = shown(doc.locate(&prefix).line);
-                let container_lines =
-                    simulation.outcomes.iter().map(|o| shown(doc.locate(&format!("{prefix}{}", o.pointer)).line).1).collect();
+                let container_lines = simulation
+                    .outcomes
+                    .iter()
+                    .map(|o| shown(doc.locate(&format!("{prefix}{}", o.pointer)).line).1)
+                    .collect();
                 let fixed = if options.diff_fix {
                     match catch_unwind(AssertUnwindSafe(|| fixed(object, batch, policy, options))) {
                         Ok(fixed) => fixed,

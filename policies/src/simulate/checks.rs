@@ -168,7 +168,9 @@ mod tests {
         let got = checks(json!({"name": "a", "livenessProbe": http("/actuator/health"),
             "readinessProbe": {"exec": {"command": ["pgrep", "java"]}}}));
         assert_eq!(got, vec![None, Some(Check::Dependency), Some(Check::ProcessOnly)]);
-        let got = checks(json!({"name": "a", "livenessProbe": {"exec": {"command": ["redis-cli", "-h", "redis-master", "ping"]}}}));
+        let got = checks(
+            json!({"name": "a", "livenessProbe": {"exec": {"command": ["redis-cli", "-h", "redis-master", "ping"]}}}),
+        );
         assert_eq!(got, vec![None, Some(Check::Dependency), None]);
     }
 

@@ -94,6 +94,7 @@ impl ProbeRun {
 
 struct Machine<'a> {
     model: &'a ContainerModel,
+    record: bool,
     world: World,
     run: Run,
     probes: Vec<ProbeRun>,
@@ -109,10 +110,20 @@ struct Machine<'a> {
     pending_start: Option<i64>,
 }
 
-/// Runs the kubelet over a container in a world.
+/// Runs the kubelet over a container in a world, keeping every event.
 pub fn simulate(model: &ContainerModel, world: World) -> Run {
+    run(model, world, true)
+}
+
+/// [`simulate`] without the events: the figures only, for the phase sweep.
+pub fn simulate_figures(model: &ContainerModel, world: World) -> Run {
+    run(model, world, false)
+}
+
+fn run(model: &ContainerModel, world: World, record: bool) -> Run {
     let mut m = Machine {
         model,
+        record,
         world,
         run: Run::default(),
         probes: model.probes.iter().map(|&p| ProbeRun { model: p, next: 0, fails: 0, oks: 0 }).collect(),
@@ -139,7 +150,7 @@ pub fn simulate(model: &ContainerModel, world: World) -> Run {
             }
         }
         None => {
-            m.event(0, None, EventKind::Started, String::new());
+            m.event(0, None, EventKind::Started, String::new);
             for p in &mut m.probes {
                 p.next = p.delay();
             }
@@ -148,21 +159,22 @@ pub fn simulate(model: &ContainerModel, world: World) -> Run {
     }
     for (span, what) in [(world.stall, "stall"), (world.pause, "pause")] {
         if let Some((from, to)) = span {
-            m.event(from, None, EventKind::DisruptionStart, what.to_owned());
-            m.event(to, None, EventKind::DisruptionEnd, what.to_owned());
+            m.event(from, None, EventKind::DisruptionStart, || what.to_owned());
+            m.event(to, None, EventKind::DisruptionEnd, || what.to_owned());
         }
     }
     if let Some(from) = world.wedge_from {
-        m.event(from, None, EventKind::DisruptionStart, "the process hangs".to_owned());
+        m.event(from, None, EventKind::DisruptionStart, || "the process hangs".to_owned());
     }
     m.go();
     m.finish()
 }
 
 impl Machine<'_> {
-    fn event(&mut self, at: i64, probe: Option<ProbeKind>, kind: EventKind, detail: String) {
-        if at <= self.world.horizon_ms {
-            self.run.events.push(Event { at_ms: at, probe, kind, detail });
+    /// Records an event; the detail is only written when events are kept.
+    fn event(&mut self, at: i64, probe: Option<ProbeKind>, kind: EventKind, detail: impl FnOnce() -> String) {
+        if self.record && at <= self.world.horizon_ms {
+            self.run.events.push(Event { at_ms: at, probe, kind, detail: detail() });
         }
     }
 
@@ -180,7 +192,7 @@ impl Machine<'_> {
                 (Some(i), _) => self.probes[i].next,
                 (None, _) => break,
             };
-            if at > self.world.horizon_ms {
+            if at > self.world.horizon_ms || self.settled(at) {
                 break;
             }
             match next_probe {
@@ -188,6 +200,20 @@ impl Machine<'_> {
                 _ => self.restart_at(at),
             }
         }
+    }
+
+    /// Whether nothing can happen any more: the disruption is over, the
+    /// container runs, started and ready, and no probe has a failure pending.
+    fn settled(&self, at: i64) -> bool {
+        let over = |span: Option<Span>| span.is_none_or(|(_, to)| at >= to);
+        let stuck = self.first && (self.world.wedge_from.is_some() || !over(self.world.pause));
+        self.running
+            && self.startup_done
+            && self.ready
+            && at >= self.healthy_at
+            && over(self.world.stall)
+            && !stuck
+            && self.probes.iter().all(|p| p.fails == 0)
     }
 
     /// Until when the current process answers nothing, if it is stuck at `at`.
@@ -240,7 +266,7 @@ impl Machine<'_> {
             match kind {
                 ProbeKind::Startup => {
                     self.startup_done = true;
-                    self.event(done, Some(kind), EventKind::StartupSucceeded, String::new());
+                    self.event(done, Some(kind), EventKind::StartupSucceeded, String::new);
                     let start = self.start;
                     for p in self.probes.iter_mut().filter(|p| p.model.kind != ProbeKind::Startup) {
                         p.next = p.tick_from(start, done);
@@ -260,7 +286,7 @@ impl Machine<'_> {
         self.probes[i].fails += 1;
         let fails = self.probes[i].fails;
         let what = if timed_out { EventKind::ProbeTimedOut } else { EventKind::ProbeFailed };
-        self.event(done, Some(kind), what, format!("{} {fails}/{}", model.check.word(), model.timing.failure));
+        self.event(done, Some(kind), what, || format!("{} {fails}/{}", model.check.word(), model.timing.failure));
         if fails < model.timing.failure.max(1) {
             return;
         }
@@ -287,16 +313,16 @@ impl Machine<'_> {
             if let Some(since) = self.unready_since.take() {
                 self.run.unready.push((since, at));
             }
-            self.event(at, Some(ProbeKind::Readiness), EventKind::Ready, String::new());
+            self.event(at, Some(ProbeKind::Readiness), EventKind::Ready, String::new);
         } else {
             self.unready_since = Some(at);
-            self.event(at, Some(ProbeKind::Readiness), EventKind::Unready, String::new());
+            self.event(at, Some(ProbeKind::Readiness), EventKind::Unready, String::new);
         }
     }
 
     fn note_healthy(&mut self, until: i64) {
         if self.healthy_at < until && self.healthy_at > self.start {
-            self.event(self.healthy_at, None, EventKind::AppHealthy, String::new());
+            self.event(self.healthy_at, None, EventKind::AppHealthy, String::new);
         }
         if self.healthy_at < until {
             self.run.booted = true;
@@ -307,7 +333,10 @@ impl Machine<'_> {
         self.note_healthy(at);
         self.run.restarts += 1;
         self.run.first_restart_ms.get_or_insert(at);
-        self.event(at, Some(by), EventKind::Kill, format!("{} failed {}", by.word(), super::verdict::plural(self.failure_of(by), "time")));
+        let times = self.failure_of(by);
+        self.event(at, Some(by), EventKind::Kill, || {
+            format!("{} failed {}", by.word(), super::verdict::plural(times, "time"))
+        });
         self.set_ready(at, false);
         self.running = false;
         let grace = probe_grace.unwrap_or(self.model.grace).max(0) * MS;
@@ -321,14 +350,14 @@ impl Machine<'_> {
         let needed = sigterm.saturating_add((self.model.drain + self.model.shutdown) * MS);
         let exit = if needed > grace {
             self.run.sigkill = true;
-            self.event(at + grace, None, EventKind::Sigkill, "the grace period ended".to_owned());
+            self.event(at + grace, None, EventKind::Sigkill, || "the grace period ended".to_owned());
             at + grace
         } else {
-            self.event(at + needed, None, EventKind::Exited, String::new());
+            self.event(at + needed, None, EventKind::Exited, String::new);
             at + needed
         };
         if !self.model.restarts {
-            self.event(exit, None, EventKind::NotRestarted, "restartPolicy Never".to_owned());
+            self.event(exit, None, EventKind::NotRestarted, || "restartPolicy Never".to_owned());
             return;
         }
         if self.last_restart.is_some_and(|last| exit - last > BACKOFF_RESET_MS) {
@@ -338,7 +367,7 @@ impl Machine<'_> {
         self.backoff = if delay == 0 { BACKOFF_INITIAL_MS } else { (delay * 2).min(BACKOFF_MAX_MS) };
         if delay > 0 {
             self.run.max_backoff_ms = self.run.max_backoff_ms.max(delay);
-            self.event(exit, None, EventKind::BackOff, format!("CrashLoopBackOff {}s", delay / MS));
+            self.event(exit, None, EventKind::BackOff, || format!("CrashLoopBackOff {}s", delay / MS));
         }
         self.pending_start = Some(exit + delay);
     }
@@ -360,7 +389,7 @@ impl Machine<'_> {
             p.fails = 0;
             p.oks = 0;
         }
-        self.event(at, None, EventKind::Started, String::new());
+        self.event(at, None, EventKind::Started, String::new);
         self.ready_without_probe(at);
     }
 

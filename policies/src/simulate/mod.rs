@@ -76,9 +76,6 @@ pub fn simulate_object(
     let replicas = object.pointer("/spec/replicas").and_then(Value::as_i64).unwrap_or(1).max(1);
     let models = containers(&w, policy, &assumptions.probe_checks, replicas)
         .map_err(|e| ModelError { pointer: e.pointer.clone(), message: e.to_string() })?;
-    let outcomes = models
-        .iter()
-        .flat_map(|m| scenarios.iter().map(move |s| run_scenario(m, s, assumptions)))
-        .collect();
+    let outcomes = models.iter().flat_map(|m| scenarios.iter().map(move |s| run_scenario(m, s, assumptions))).collect();
     Ok(Some(ObjectSimulation { kind: w.kind, namespace: w.namespace, name: w.name, outcomes }))
 }

@@ -20,7 +20,7 @@ what happens: restarts, time out of the Service's endpoints, SIGKILL.
 - `wedge`: from t=0, the process answers nothing, for good.
 - `delete`: the pod is deleted at t=0 while serving.
 
-Without `--scenario`: `boot`, `stall:30s`, `pause:5s`, `wedge`, `delete`.
+Without `--scenario`: `boot`, `stall:2m`, `pause:5s`, `wedge`, `delete`.
 
 ## Probes
 - Defaults when unset: `initialDelaySeconds` 0, `periodSeconds` 10,

@@ -42,7 +42,7 @@ pub struct ScenarioError {
 }
 
 /// The scenarios run when none is named.
-pub const STANDARD: &[&str] = &["boot", "stall:30s", "pause:5s", "wedge", "delete"];
+pub const STANDARD: &[&str] = &["boot", "stall:2m", "pause:5s", "wedge", "delete"];
 
 impl Scenario {
     /// Reads `boot[:DURATION]`, `stall:DURATION`, `pause:DURATION`, `wedge`
@@ -64,7 +64,11 @@ impl Scenario {
             "wedge" | "delete" if duration.is_some() => return Err(err("takes no duration")),
             "wedge" => ScenarioKind::Wedge,
             "delete" => ScenarioKind::Delete,
-            _ => return Err(err("unknown scenario; use boot[:DURATION], stall:DURATION, pause:DURATION, wedge or delete")),
+            _ => {
+                return Err(err(
+                    "unknown scenario; use boot[:DURATION], stall:DURATION, pause:DURATION, wedge or delete",
+                ));
+            }
         };
         Ok(Scenario { kind, label: given.to_owned() })
     }

@@ -5,12 +5,12 @@ use std::cmp::Reverse;
 
 use crate::model::ProbeKind;
 
-use super::kubelet::{Run, World, delete, simulate};
+use super::Assumptions;
+use super::kubelet::{Run, World, delete, simulate, simulate_figures};
 use super::pod::ContainerModel;
 use super::scenario::{Scenario, ScenarioKind};
 use super::timeline::{Event, Span, intersect, total};
 use super::verdict::{Figures, Reading, Verdict, judge};
-use super::Assumptions;
 
 const MS: i64 = 1000;
 /// Phase offsets step by half a second: probe times and durations are
@@ -53,12 +53,8 @@ fn gcd(a: i64, b: i64) -> i64 {
 /// The phase offsets (ms) at which a disruption can start relative to the
 /// probes' grids: every half second over their common period.
 pub fn phase_offsets(model: &ContainerModel) -> Vec<i64> {
-    let periods: Vec<i64> = model
-        .probes
-        .iter()
-        .filter(|p| p.kind != ProbeKind::Startup)
-        .map(|p| p.timing.period.max(1) * MS)
-        .collect();
+    let periods: Vec<i64> =
+        model.probes.iter().filter(|p| p.kind != ProbeKind::Startup).map(|p| p.timing.period.max(1) * MS).collect();
     let Some(&longest) = periods.iter().max() else {
         return vec![0];
     };
@@ -124,23 +120,22 @@ pub fn run_scenario(model: &ContainerModel, scenario: &Scenario, a: &Assumptions
                 _ => 0,
             };
             let horizon = d_ms + tail_ms(model);
-            let runs: Vec<Run> = phase_offsets(model)
-                .into_iter()
-                .map(|phase| {
-                    let mut world = World {
-                        steady_phase: Some(phase),
-                        restart_boot_ms: model.cold_start * MS,
-                        horizon_ms: horizon,
-                        ..World::default()
-                    };
-                    match scenario.kind {
-                        ScenarioKind::Stall(_) => world.stall = Some((0, d_ms)),
-                        ScenarioKind::Pause(_) => world.pause = Some((0, d_ms)),
-                        _ => world.wedge_from = Some(0),
-                    }
-                    simulate(model, world)
-                })
-                .collect();
+            let phases = phase_offsets(model);
+            let world_at = |phase: i64| {
+                let mut world = World {
+                    steady_phase: Some(phase),
+                    restart_boot_ms: model.cold_start * MS,
+                    horizon_ms: horizon,
+                    ..World::default()
+                };
+                match scenario.kind {
+                    ScenarioKind::Stall(_) => world.stall = Some((0, d_ms)),
+                    ScenarioKind::Pause(_) => world.pause = Some((0, d_ms)),
+                    _ => world.wedge_from = Some(0),
+                }
+                world
+            };
+            let mut runs: Vec<Run> = phases.iter().map(|&phase| simulate_figures(model, world_at(phase))).collect();
             // The worst case restarts earliest, the best latest, among equal harm.
             let worst = (0..runs.len())
                 .max_by_key(|&i| {
@@ -157,6 +152,10 @@ pub fn run_scenario(model: &ContainerModel, scenario: &Scenario, a: &Assumptions
             } else {
                 0
             };
+            // The sweep keeps figures only; the worst case runs again for its timeline.
+            if let Some(&phase) = phases.get(worst) {
+                runs[worst] = simulate(model, world_at(phase));
+            }
             (runs, worst)
         }
     };

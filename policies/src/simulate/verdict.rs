@@ -130,7 +130,11 @@ pub(crate) fn judge(kind: ScenarioKind, r: &Reading) -> (Verdict, String) {
         ),
         ScenarioKind::Boot(_) => (
             Verdict::Ok,
-            format!("boots in {} s without a restart; out of endpoints for {} s", seconds(r.boot_ms), seconds(w.unready_ms)),
+            format!(
+                "boots in {} s without a restart; out of endpoints for {} s",
+                seconds(r.boot_ms),
+                seconds(w.unready_ms)
+            ),
         ),
         ScenarioKind::Stall(_) if r.best.restarts > 0 => (
             Verdict::RestartStorm,

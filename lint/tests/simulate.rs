@@ -118,3 +118,71 @@ fn a_three_second_pause_restarts_the_aggressive_liveness_and_not_the_fixed_one()
     assert!(fixes.iter().any(|f| f.as_str().is_some_and(|f| f.contains("failureThreshold 1 -> 3"))), "{fixes:?}");
     insta::assert_snapshot!("pause_diff_fix", text(&["--scenario", "pause:3s", "--diff-fix", "pause-aggressive.yaml"]));
 }
+
+fn code(args: &[&str]) -> i32 {
+    let mut all = vec!["simulate"];
+    all.extend_from_slice(args);
+    lifeguard(&all).code
+}
+
+#[test]
+fn exit_codes_follow_the_verdicts_and_fail_on() {
+    // A restart storm, a boot loop and SIGKILL of in-flight work fail by default; restarts do not.
+    assert_eq!(code(&["--scenario", "pause:3s", "pause-aggressive.yaml"]), 0);
+    assert_eq!(code(&["--scenario", "pause:3s", "--fail-on", "restarts", "pause-aggressive.yaml"]), 1);
+    assert_eq!(code(&["--scenario", "stall:2s", "--fail-on", "never", "stall-shared-handler.yaml"]), 0);
+    assert_eq!(code(&["--scenario", "stall:2s", "--fail-on", "boot-loop,sigkill-in-flight", "stall-shared-handler.yaml"]), 0);
+    assert_eq!(code(&["--scenario", "delete", "--fail-on", "sigkill-in-flight", "drain-grace-30.yaml"]), 1);
+    // --fail-on judges the manifests as written, not as fixed.
+    assert_eq!(code(&["--scenario", "delete", "--diff-fix", "drain-grace-30.yaml"]), 1);
+}
+
+#[test]
+fn usage_errors_exit_2_and_name_what_is_wrong() {
+    let r = lifeguard(&["simulate", "--scenario", "stall", "stall-separated.yaml"]);
+    assert_eq!(r.code, 2);
+    assert!(r.stderr.contains("scenario \"stall\": needs a duration"), "{}", r.stderr);
+    let r = lifeguard(&["simulate", "--fail-on", "restart", "stall-separated.yaml"]);
+    assert_eq!(r.code, 2);
+    assert!(r.stderr.contains("unknown verdict \"restart\""), "{}", r.stderr);
+    let r = lifeguard(&["simulate", "--probe-checks", "liveness=remote", "stall-separated.yaml"]);
+    assert_eq!(r.code, 2);
+    assert!(r.stderr.contains("the value must be local or dependency"), "{}", r.stderr);
+}
+
+#[test]
+fn a_bad_input_is_an_error_at_its_line_and_the_other_files_are_still_simulated() {
+    let r = lifeguard(&["simulate", "--scenario", "wedge", "bad/probe-checks-invalid.yaml", "pause-aggressive.yaml"]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("bad/probe-checks-invalid.yaml:12:")
+            && r.stderr.contains("annotation lifeguard.dev/probe-checks: \"liveness=remote\": the value must be local or dependency"),
+        "{}",
+        r.stderr
+    );
+    assert!(r.stdout.contains("pause-aggressive.yaml:"), "{}", r.stdout);
+    let broken = "kind: Deployment\nmetadata: {name: x\n";
+    let r = support::lifeguard(&fixtures(), &["simulate", "-"], Some(broken), &[("NO_COLOR", Some("1"))]);
+    r.assert_no_panic();
+    assert_eq!(r.code, 2);
+    assert!(r.stderr.contains("<stdin>:"), "{}", r.stderr);
+}
+
+#[test]
+fn the_standard_set_runs_without_a_scenario_and_explain_states_the_model() {
+    let (items, _) = simulate_json(&["stall-separated.yaml"]);
+    let scenarios: Vec<&str> = items.iter().filter_map(|e| e["scenario"].as_str()).collect();
+    assert_eq!(scenarios, policies::simulate::STANDARD);
+    for e in &items {
+        for field in ["file", "line", "kind", "namespace", "name", "container", "scenario", "verdict", "restarts",
+            "restart_at", "unready_seconds", "sigkill", "best", "worst", "events"] {
+            assert!(e.get(field).is_some(), "{field} missing: {e}");
+        }
+    }
+    let r = lifeguard(&["explain", "simulate"]);
+    assert_eq!(r.code, 0);
+    assert_eq!(r.stdout, policies::simulate::MODEL);
+    for assumption in ["CrashLoopBackOff", "initialDelaySeconds", "counted from deletion", "Phase offsets", "successThreshold"] {
+        assert!(r.stdout.contains(assumption), "explain simulate states {assumption:?}");
+    }
+}

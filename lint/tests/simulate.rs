@@ -131,7 +131,10 @@ fn exit_codes_follow_the_verdicts_and_fail_on() {
     assert_eq!(code(&["--scenario", "pause:3s", "pause-aggressive.yaml"]), 0);
     assert_eq!(code(&["--scenario", "pause:3s", "--fail-on", "restarts", "pause-aggressive.yaml"]), 1);
     assert_eq!(code(&["--scenario", "stall:2s", "--fail-on", "never", "stall-shared-handler.yaml"]), 0);
-    assert_eq!(code(&["--scenario", "stall:2s", "--fail-on", "boot-loop,sigkill-in-flight", "stall-shared-handler.yaml"]), 0);
+    assert_eq!(
+        code(&["--scenario", "stall:2s", "--fail-on", "boot-loop,sigkill-in-flight", "stall-shared-handler.yaml"]),
+        0
+    );
     assert_eq!(code(&["--scenario", "delete", "--fail-on", "sigkill-in-flight", "drain-grace-30.yaml"]), 1);
     // --fail-on judges the manifests as written, not as fixed.
     assert_eq!(code(&["--scenario", "delete", "--diff-fix", "drain-grace-30.yaml"]), 1);
@@ -156,7 +159,9 @@ fn a_bad_input_is_an_error_at_its_line_and_the_other_files_are_still_simulated()
     assert_eq!(r.code, 2, "{}", r.stderr);
     assert!(
         r.stderr.contains("bad/probe-checks-invalid.yaml:12:")
-            && r.stderr.contains("annotation lifeguard.dev/probe-checks: \"liveness=remote\": the value must be local or dependency"),
+            && r.stderr.contains(
+                "annotation lifeguard.dev/probe-checks: \"liveness=remote\": the value must be local or dependency"
+            ),
         "{}",
         r.stderr
     );
@@ -174,15 +179,134 @@ fn the_standard_set_runs_without_a_scenario_and_explain_states_the_model() {
     let scenarios: Vec<&str> = items.iter().filter_map(|e| e["scenario"].as_str()).collect();
     assert_eq!(scenarios, policies::simulate::STANDARD);
     for e in &items {
-        for field in ["file", "line", "kind", "namespace", "name", "container", "scenario", "verdict", "restarts",
-            "restart_at", "unready_seconds", "sigkill", "best", "worst", "events"] {
+        for field in [
+            "file",
+            "line",
+            "kind",
+            "namespace",
+            "name",
+            "container",
+            "scenario",
+            "verdict",
+            "restarts",
+            "restart_at",
+            "unready_seconds",
+            "sigkill",
+            "best",
+            "worst",
+            "events",
+        ] {
             assert!(e.get(field).is_some(), "{field} missing: {e}");
         }
     }
     let r = lifeguard(&["explain", "simulate"]);
     assert_eq!(r.code, 0);
     assert_eq!(r.stdout, policies::simulate::MODEL);
-    for assumption in ["CrashLoopBackOff", "initialDelaySeconds", "counted from deletion", "Phase offsets", "successThreshold"] {
+    for assumption in
+        ["CrashLoopBackOff", "initialDelaySeconds", "counted from deletion", "Phase offsets", "successThreshold"]
+    {
         assert!(r.stdout.contains(assumption), "explain simulate states {assumption:?}");
     }
+}
+
+/// An element of an SVG document: its name, attributes and direct text.
+struct Element {
+    name: String,
+    attrs: Vec<(String, String)>,
+    text: String,
+}
+
+/// The elements of an SVG document in order; panics unless it is
+/// well-formed XML (end tags match, attributes and entities are valid).
+fn svg_elements(svg: &str) -> Vec<Element> {
+    use quick_xml::events::Event;
+    let mut reader = quick_xml::Reader::from_str(svg);
+    let mut out: Vec<Element> = Vec::new();
+    let (mut open, mut depth) = (Vec::new(), 0usize);
+    loop {
+        let event =
+            reader.read_event().unwrap_or_else(|e| panic!("not well-formed at {}: {e}", reader.buffer_position()));
+        match &event {
+            Event::Start(e) | Event::Empty(e) => {
+                let name = String::from_utf8_lossy(e.name().as_ref()).into_owned();
+                let attrs = e
+                    .attributes()
+                    .map(|a| {
+                        let a = a.expect("a well-formed attribute");
+                        let value = a.unescape_value().expect("valid entities").into_owned();
+                        (String::from_utf8_lossy(a.key.as_ref()).into_owned(), value)
+                    })
+                    .collect();
+                out.push(Element { name, attrs, text: String::new() });
+                if matches!(event, Event::Start(_)) {
+                    open.push(out.len() - 1);
+                    depth += 1;
+                }
+            }
+            Event::Text(t) => {
+                let text = t.decode().expect("UTF-8 text");
+                let text = quick_xml::escape::unescape(&text).expect("valid entities").into_owned();
+                if let Some(&i) = open.last() {
+                    out[i].text.push_str(&text);
+                }
+            }
+            // quick-xml reports `&quot;` and the like apart from the text around them.
+            Event::GeneralRef(r) => {
+                let name = r.decode().expect("UTF-8 entity name");
+                let c = match name.as_ref() {
+                    "amp" => '&',
+                    "lt" => '<',
+                    "gt" => '>',
+                    "quot" => '"',
+                    "apos" => '\'',
+                    other => r.resolve_char_ref().ok().flatten().unwrap_or_else(|| panic!("unknown entity &{other};")),
+                };
+                if let Some(&i) = open.last() {
+                    out[i].text.push(c);
+                }
+            }
+            Event::End(_) => {
+                open.pop();
+                depth -= 1;
+            }
+            Event::Eof => break,
+            _ => {}
+        }
+    }
+    assert_eq!(depth, 0, "every element is closed");
+    out
+}
+
+fn attr<'e>(e: &'e Element, name: &str) -> Option<&'e str> {
+    e.attrs.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str())
+}
+
+/// The README's picture: the shared handler and the separated probes in a 2 s stall.
+const PICTURE: &str = "lint/docs/simulate-stall.svg";
+
+#[test]
+fn svg_is_well_formed_with_a_lane_per_probe_and_the_readme_picture_is_current() {
+    let args =
+        ["simulate", "--format", "svg", "--scenario", "stall:2s", "stall-shared-handler.yaml", "stall-separated.yaml"];
+    let r = lifeguard(&args);
+    assert_eq!(r.code, 1, "the storm fails the run: {}", r.stderr);
+    let elements = svg_elements(&r.stdout);
+    assert_eq!(elements.first().map(|e| e.name.as_str()), Some("svg"));
+    assert_eq!(elements.first().and_then(|e| attr(e, "xmlns")), Some("http://www.w3.org/2000/svg"));
+    let panels = elements.iter().filter(|e| e.name == "g" && attr(e, "class") == Some("panel")).count();
+    assert_eq!(panels, 2, "one picture per object, container and scenario");
+    let texts: Vec<&str> = elements.iter().filter(|e| e.name == "text").map(|e| e.text.as_str()).collect();
+    for lane in ["startup", "liveness", "readiness", "running", "in endpoints", "terminating"] {
+        assert_eq!(texts.iter().filter(|t| **t == lane).count(), 2, "lane {lane:?} in each picture: {texts:?}");
+    }
+    assert!(texts.iter().any(|t| t.starts_with("restart-storm: restart storm: all 3 replicas restart")), "{texts:?}");
+    assert!(texts.iter().any(|t| t.contains("stall-shared-handler.yaml: Deployment/shop/orders, container \"api\"")));
+    assert!(texts.iter().any(|t| t.starts_with("ok: ")), "{texts:?}");
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..").join(PICTURE);
+    if std::env::var_os("LIFEGUARD_BLESS").is_some() {
+        std::fs::write(&path, &r.stdout).expect("write the README's picture");
+        return;
+    }
+    let committed = std::fs::read_to_string(&path).unwrap_or_default();
+    assert_eq!(committed, r.stdout, "{PICTURE} is stale: rerun with LIFEGUARD_BLESS=1");
 }

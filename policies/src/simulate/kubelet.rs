@@ -1,5 +1,5 @@
 //! The kubelet's probe and restart state machine over one container's
-//! timeline, and its termination sequence on deletion.
+//! timeline (deletion is in `termination.rs`).
 //!
 //! Times are milliseconds. Probes of a container run on their own grids:
 //! the first at `initialDelaySeconds` after the container starts, then one
@@ -405,57 +405,4 @@ impl Machine<'_> {
         self.run.events.sort_by_key(|e| e.at_ms);
         self.run
     }
-}
-
-/// What deletion does: endpoint removal takes `propagation_ms`; preStop
-/// runs from deletion, then SIGTERM; the app stops admitting requests at
-/// SIGTERM or when no more arrive, finishes those in flight (each up to
-/// `request_ms`), drains and shuts down within its declared budgets; SIGKILL
-/// comes when `terminationGracePeriodSeconds`, counted from deletion, ends.
-pub fn delete(model: &ContainerModel, propagation_ms: i64, request_ms: i64) -> Run {
-    let mut run = Run::default();
-    let mut event = |at: i64, kind: EventKind, detail: String| {
-        run.events.push(Event { at_ms: at, probe: None, kind, detail });
-    };
-    let grace = model.grace.max(0) * MS;
-    event(0, EventKind::Deleted, format!("terminationGracePeriodSeconds {}", model.grace));
-    event(propagation_ms, EventKind::EndpointsRemoved, String::new());
-    let sigterm = match model.prestop {
-        Some(SleepSeconds::Forever) => None,
-        Some(SleepSeconds::Finite(s)) => {
-            event(0, EventKind::PreStop, format!("sleep {s}s"));
-            Some(s * MS)
-        }
-        None => Some(0),
-    };
-    let budgets = (model.drain + model.shutdown) * MS;
-    if sigterm.is_none() {
-        event(0, EventKind::PreStop, "sleep forever".to_owned());
-    }
-    let work_end = match sigterm {
-        Some(term) if term < grace => {
-            event(term, EventKind::Sigterm, String::new());
-            let last_admitted = propagation_ms.min(term);
-            Some((term + budgets).max(last_admitted + request_ms))
-        }
-        _ => None,
-    };
-    match work_end {
-        Some(end) if end <= grace => {
-            event(end, EventKind::WorkDone, String::new());
-            event(end, EventKind::Exited, String::new());
-        }
-        end => {
-            // In flight: what the app still had to do when SIGKILL came.
-            let left = match end {
-                Some(end) => end - grace,
-                None => budgets.max(propagation_ms + request_ms - grace),
-            };
-            run.sigkill = true;
-            run.cut_ms = Some(left.max(0));
-            event(grace, EventKind::Sigkill, "the grace period ended".to_owned());
-        }
-    }
-    run.events.sort_by_key(|e| e.at_ms);
-    run
 }

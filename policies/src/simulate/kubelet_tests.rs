@@ -3,8 +3,9 @@
 use crate::model::{ProbeKind, ProbeTiming, SleepSeconds};
 
 use super::checks::Check;
-use super::kubelet::{Run, World, delete, simulate};
+use super::kubelet::{Run, World, simulate};
 use super::pod::{ContainerModel, ProbeModel};
+use super::termination::delete;
 use super::timeline::{EventKind, total};
 
 const S: i64 = 1000;

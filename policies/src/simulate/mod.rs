@@ -13,15 +13,17 @@ mod model_doc;
 mod pod;
 mod scenario;
 mod sweep;
+mod termination;
 mod timeline;
 mod verdict;
 
 pub use checks::{ANNOTATION_PROBE_CHECKS, Check, ProbeChecks, ProbeChecksError, infer};
-pub use kubelet::{BACKOFF_INITIAL_MS, BACKOFF_MAX_MS, BACKOFF_RESET_MS, Run, World, delete, simulate};
+pub use kubelet::{BACKOFF_INITIAL_MS, BACKOFF_MAX_MS, BACKOFF_RESET_MS, Run, World, simulate, simulate_figures};
 pub use model_doc::MODEL;
 pub use pod::{AnnotationError, ContainerModel, ProbeModel, containers};
 pub use scenario::{STANDARD, Scenario, ScenarioError, ScenarioKind};
 pub use sweep::{ContainerOutcome, phase_offsets, run_scenario};
+pub use termination::delete;
 pub use timeline::{Event, EventKind, Span};
 pub use verdict::{Figures, VERDICTS, Verdict, plural, seconds};
 

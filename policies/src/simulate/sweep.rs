@@ -6,9 +6,10 @@ use std::cmp::Reverse;
 use crate::model::ProbeKind;
 
 use super::Assumptions;
-use super::kubelet::{Run, World, delete, simulate, simulate_figures};
+use super::kubelet::{Run, World, simulate, simulate_figures};
 use super::pod::ContainerModel;
 use super::scenario::{Scenario, ScenarioKind};
+use super::termination::delete;
 use super::timeline::{Event, Span, intersect, total};
 use super::verdict::{Figures, Reading, Verdict, judge};
 
@@ -44,6 +45,8 @@ pub struct ContainerOutcome {
     pub events: Vec<Event>,
     /// How many phase offsets were run.
     pub offsets: usize,
+    /// The container's probes, in the order startup, liveness, readiness.
+    pub probes: Vec<ProbeKind>,
 }
 
 fn gcd(a: i64, b: i64) -> i64 {
@@ -175,5 +178,79 @@ pub fn run_scenario(model: &ContainerModel, scenario: &Scenario, a: &Assumptions
         best,
         events: worst_run.events,
         offsets: runs.len(),
+        probes: model.probes.iter().map(|p| p.kind).collect(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{phase_offsets, run_scenario};
+    use crate::model::{ProbeKind, ProbeTiming};
+    use crate::simulate::checks::Check;
+    use crate::simulate::pod::{ContainerModel, ProbeModel};
+    use crate::simulate::{Assumptions, Scenario, Verdict};
+
+    fn model(probes: &[(ProbeKind, Check, i64, i64)]) -> ContainerModel {
+        ContainerModel {
+            name: "app".into(),
+            pointer: "/spec/containers/0".into(),
+            probes: probes
+                .iter()
+                .map(|&(kind, check, period, failure)| ProbeModel {
+                    kind,
+                    timing: ProbeTiming { initial_delay: 0, period, timeout: 1, success: 1, failure },
+                    check,
+                    grace: None,
+                })
+                .collect(),
+            restarts: true,
+            grace: 30,
+            prestop: None,
+            drain: 0,
+            shutdown: 0,
+            cold_start: 0,
+            replicas: 3,
+        }
+    }
+
+    #[test]
+    fn offsets_cover_the_common_period_every_half_second() {
+        let live = |period| (ProbeKind::Liveness, Check::Local, period, 3);
+        let ready = |period| (ProbeKind::Readiness, Check::Local, period, 3);
+        assert_eq!(phase_offsets(&model(&[live(10), ready(5)])).len(), 20);
+        assert_eq!(phase_offsets(&model(&[live(3), ready(10)])).len(), 60);
+        // A common period past 120 s: the longest period only.
+        assert_eq!(phase_offsets(&model(&[live(7), ready(60)])).len(), 120);
+        assert_eq!(phase_offsets(&model(&[])), vec![0]);
+    }
+
+    #[test]
+    fn best_and_worst_offsets_differ_when_the_stall_falls_between_checks() {
+        // One dependency check every 10 s, one failure kills: a 2 s stall
+        // meets a check at some offsets only, so some replicas restart, not all.
+        let m = model(&[(ProbeKind::Liveness, Check::Dependency, 10, 1)]);
+        let stall = Scenario::parse("stall:2s").expect("valid");
+        let o = run_scenario(&m, &stall, &Assumptions::default());
+        assert_eq!(o.offsets, 20);
+        assert_eq!(o.best.restarts, 0);
+        assert!(o.worst.restarts >= 1);
+        assert_eq!(o.worst.restart_at_ms, Some(1000), "the worst offset checks at the stall's start");
+        assert_eq!(o.verdict, Verdict::Restarts);
+        // A stall longer than the period meets a check whatever the offset: every replica restarts.
+        let long = Scenario::parse("stall:11s").expect("valid");
+        assert_eq!(run_scenario(&m, &long, &Assumptions::default()).verdict, Verdict::RestartStorm);
+    }
+
+    #[test]
+    fn a_wedge_is_detected_only_by_a_check_that_needs_the_process() {
+        let wedge = Scenario::parse("wedge").expect("valid");
+        let local =
+            run_scenario(&model(&[(ProbeKind::Liveness, Check::Local, 10, 3)]), &wedge, &Assumptions::default());
+        assert_eq!(local.verdict, Verdict::WedgeDetected);
+        // Timeouts at 1, 11, 21 s in the worst case, 10.5, 20.5, 30.5 s in the best.
+        assert_eq!(local.worst.restart_at_ms, Some(21_000));
+        let port =
+            run_scenario(&model(&[(ProbeKind::Liveness, Check::PortOnly, 10, 3)]), &wedge, &Assumptions::default());
+        assert_eq!(port.verdict, Verdict::WedgeUndetected);
     }
 }

@@ -139,8 +139,12 @@ pub(crate) fn judge(kind: ScenarioKind, r: &Reading) -> (Verdict, String) {
         ScenarioKind::Stall(_) if r.best.restarts > 0 => (
             Verdict::RestartStorm,
             format!(
-                "restart storm: all {} restart (at {} s) and the Service has zero endpoints for {} s",
-                plural(r.replicas, "replica"),
+                "restart storm: {} (at {} s) and the Service has zero endpoints for {} s",
+                if r.replicas > 1 {
+                    format!("all {} replicas restart", r.replicas)
+                } else {
+                    "every replica restarts".to_owned()
+                },
                 range(first(w), first(&r.best)),
                 seconds(r.zero_endpoints_ms)
             ),

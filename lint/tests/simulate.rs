@@ -233,7 +233,10 @@ fn svg_elements(svg: &str) -> Vec<Element> {
                     .attributes()
                     .map(|a| {
                         let a = a.expect("a well-formed attribute");
-                        let value = a.unescape_value().expect("valid entities").into_owned();
+                        let value = a
+                            .normalized_value(quick_xml::XmlVersion::Implicit1_0)
+                            .expect("valid entities")
+                            .into_owned();
                         (String::from_utf8_lossy(a.key.as_ref()).into_owned(), value)
                     })
                     .collect();

@@ -99,7 +99,7 @@ pub fn fails(fail_on: &[FailOnVerdict], verdict: Verdict) -> bool {
     if fail_on.is_empty() {
         return verdict.fails_by_default();
     }
-    fail_on.iter().any(|f| *f == FailOnVerdict::Verdict(verdict))
+    fail_on.contains(&FailOnVerdict::Verdict(verdict))
 }
 
 /// Runs `lifeguard simulate`; returns the exit code.

@@ -313,3 +313,13 @@ fn svg_is_well_formed_with_a_lane_per_probe_and_the_readme_picture_is_current() 
     let committed = std::fs::read_to_string(&path).unwrap_or_default();
     assert_eq!(committed, r.stdout, "{PICTURE} is stale: rerun with LIFEGUARD_BLESS=1");
 }
+
+#[test]
+fn diff_fix_shows_both_sides_even_when_no_fix_applies() {
+    let (e, _) = one(&["--scenario", "delete", "--diff-fix", "drain-grace-45.yaml"]);
+    assert_eq!(e["fixed"]["fixes"], serde_json::json!([]));
+    assert_eq!(e["fixed"]["verdict"], e["verdict"]);
+    let out = text(&["--scenario", "delete", "--diff-fix", "drain-grace-45.yaml"]);
+    assert!(out.contains("as `lifeguard fix` leaves it (right): no fix applies"), "{out}");
+    assert!(out.lines().any(|l| l.contains("delete [ok]") && l.contains(" | delete [ok]")), "{out}");
+}

@@ -40,7 +40,8 @@ pub struct Simulated {
     /// The engine's simulation.
     pub simulation: ObjectSimulation,
     /// The same scenarios on the object as `lifeguard fix` would leave it
-    /// (`--diff-fix`), with what the fixes change; `None` without the flag.
+    /// (`--diff-fix`), with what the fixes change (nothing, when no fix
+    /// applies); `None` without the flag.
     pub fixed: Option<Fixed>,
 }
 
@@ -189,7 +190,10 @@ fn simulate_document(
                     .collect();
                 let fixed = if options.diff_fix {
                     match catch_unwind(AssertUnwindSafe(|| fixed(object, batch, policy, options))) {
-                        Ok(fixed) => fixed,
+                        // No fix applies: the fixed object is the object.
+                        Ok(fixed) => {
+                            Some(fixed.unwrap_or_else(|| Fixed { fixes: Vec::new(), simulation: simulation.clone() }))
+                        }
                         Err(_) => {
                             out.errors.push(internal("fixer"));
                             None

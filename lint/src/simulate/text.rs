@@ -28,7 +28,9 @@ pub fn label(sim: &ObjectSimulation) -> String {
 fn object(out: &mut String, s: &Simulated) {
     let sim = &s.simulation;
     let _ = writeln!(out, "{}:{}: {}", s.file, s.line, label(sim));
-    if let Some(fixed) = &s.fixed {
+    if s.fixed.as_ref().is_some_and(|f| f.fixes.is_empty()) {
+        let _ = writeln!(out, "  as `lifeguard fix` leaves it (right): no fix applies");
+    } else if let Some(fixed) = &s.fixed {
         let _ = writeln!(out, "  as `lifeguard fix` leaves it (right):");
         for f in &fixed.fixes {
             let _ = writeln!(out, "    - {f}");

@@ -323,3 +323,11 @@ fn diff_fix_shows_both_sides_even_when_no_fix_applies() {
     assert!(out.contains("as `lifeguard fix` leaves it (right): no fix applies"), "{out}");
     assert!(out.lines().any(|l| l.contains("delete [ok]") && l.contains(" | delete [ok]")), "{out}");
 }
+
+#[test]
+fn json_output_of_the_drain_case() {
+    let r = lifeguard(&["simulate", "--format", "json", "--scenario", "delete", "drain-grace-30.yaml"]);
+    assert_eq!(r.code, 1);
+    let value: Value = serde_json::from_str(&r.stdout).expect("JSON");
+    insta::assert_json_snapshot!("drain_json", value);
+}

@@ -9,9 +9,10 @@ use clap::{Parser, Subcommand, ValueEnum};
 use policies::Severity;
 
 use crate::input::Limits;
-use crate::input::{Discovered, Walk, discover_with};
-use crate::lint::lint_found;
+use crate::input::{Walk, discover_with};
+use crate::lint::lint_resolved;
 use crate::options::{PolicyName, RuleName, RunArgs, select_rules, unknown_rule};
+use crate::policy_discovery::{Resolved, resolve};
 use crate::report::{self, Format, ListFormat};
 
 /// lifeguard: finds (and fixes) Kubernetes probe and pod-lifecycle anti-patterns.
@@ -91,7 +92,9 @@ pub struct LintArgs {
     #[arg(long, value_enum)]
     pub fail_on: Option<FailOn>,
     /// Policy file or built-in pack (`default`, `strict`, `gpu-serving`).
-    /// Default: `.lifeguard.yaml` from the current directory upward, else `default`.
+    /// Default: for each file, the nearest `.lifeguard.yaml` or
+    /// `.lifeguard.yml` from its directory up to the repository root (for
+    /// stdin, from the current directory), else `default`.
     #[arg(long, env = "LIFEGUARD_POLICY", value_name = "FILE|PACK", value_parser = PolicyName, hide_possible_values = true)]
     pub policy: Option<String>,
     /// Write the report to this file instead of stdout (colour only with `--color always`).
@@ -181,16 +184,19 @@ pub fn run(cli: Cli) -> Result<u8> {
 
 fn lint(args: LintArgs) -> Result<u8> {
     set_color(&args.run);
-    let Some((policy, found)) = prepare(&args.paths, args.policy.as_deref(), &args.run) else {
+    let Some(mut resolved) = prepare(&args.paths, args.policy.as_deref(), &args.run) else {
         return Ok(2);
     };
-    let fail_on = args.fail_on.map_or(Some(policy.deny_severity), FailOn::severity);
+    let flag = args.fail_on.map(FailOn::severity);
+    // JUnit has one threshold and one rule list: the first policy's, and the rules any policy runs.
+    let fail_on = flag.unwrap_or(Some(resolved.first().deny_severity));
+    let rules_run = junit_rules(&resolved);
     if let Some(root) = args.helm_chart_root.as_deref().filter(|root| !std::path::Path::new(root).is_dir()) {
         eprintln!("lifeguard: --helm-chart-root {root:?} is not a directory (give the chart's directory)");
         return Ok(2);
     }
     let quiet = args.run.quiet;
-    let mut out = lint_found(found, &policy, &Limits::default());
+    let mut out = lint_resolved(&mut resolved, &Limits::default());
     if let Some(root) = &args.helm_chart_root {
         out.rebase_templates(root);
     }
@@ -207,7 +213,7 @@ fn lint(args: LintArgs) -> Result<u8> {
         Format::Text if quiet => report::text::findings(&out),
         Format::Text => report::text::render(&out),
         Format::Sarif => report::sarif::render(&out),
-        Format::Junit => report::junit::render(&out, &report::junit::rules_run(&policy), fail_on),
+        Format::Junit => report::junit::render(&out, &rules_run, fail_on),
         Format::Github => report::github::render(&out),
         Format::Json => report::json::render(&out),
     };
@@ -220,7 +226,23 @@ fn lint(args: LintArgs) -> Result<u8> {
     if !quiet && (args.format != Format::Text || args.output_file.is_some()) {
         writeln!(stderr, "{}", report::summary::line(&out)).context("writing to stderr")?;
     }
-    Ok(out.exit_code(fail_on))
+    Ok(resolved.exit_code(&out, flag))
+}
+
+/// The rules any of the policies in force runs, for JUnit's test cases.
+fn junit_rules(resolved: &Resolved) -> Vec<String> {
+    let mut rules: Vec<String> = Vec::new();
+    for p in &resolved.policies {
+        for rule in report::junit::rules_run(&p.policy) {
+            if !rules.contains(&rule) {
+                rules.push(rule);
+            }
+        }
+    }
+    if resolved.policies.is_empty() {
+        rules = report::junit::rules_run(&resolved.first());
+    }
+    rules
 }
 
 /// Sets the colour choice every later stream follows.
@@ -228,33 +250,38 @@ pub(crate) fn set_color(run: &RunArgs) {
     run.color.choice(|name| std::env::var(name).ok()).write_global();
 }
 
-/// The policy (with `--select` and `--ignore` applied) and the inputs; on a
-/// usage error, prints it and returns `None` (exit 2).
-pub(crate) fn prepare(
-    paths: &[String],
-    policy_arg: Option<&str>,
-    run: &RunArgs,
-) -> Option<(policies::Policy, Discovered)> {
-    let policy = crate::policy_cmd::policy_for(policy_arg).ok()?;
-    let policy = select_rules(policy, &run.select, &run.ignore).map_err(|e| eprintln!("lifeguard: {e}")).ok()?;
+/// The inputs and each one's policy (with `--select` and `--ignore`
+/// applied; see [`crate::policy_discovery`]); on a usage error, prints it
+/// and returns `None` (exit 2).
+pub(crate) fn prepare(paths: &[String], policy_arg: Option<&str>, run: &RunArgs) -> Option<Resolved> {
     let walk = Walk::excluding(&run.exclude).map_err(|e| eprintln!("lifeguard: {e}")).ok()?;
     let named = !paths.is_empty();
     let paths = if named { paths.to_vec() } else { vec![".".to_owned()] };
     let found = discover_with(&paths, &walk);
+    let nothing = found.inputs.is_empty() && found.errors.is_empty();
+    let cwd = std::env::current_dir().unwrap_or_default();
+    let resolved = resolve(found, policy_arg, &cwd, |policy| select_rules(policy, &run.select, &run.ignore))
+        .map_err(|e| eprintln!("lifeguard: {e}"))
+        .ok()?;
+    if run.verbose {
+        for line in resolved.verbose_lines() {
+            eprintln!("lifeguard: {line}");
+        }
+    }
     if !run.quiet {
         if !named && stdin_is_piped() {
             eprintln!(
                 "lifeguard: note: linting the current directory; to read the piped input, name it `-` (`... | lifeguard lint -`)"
             );
         }
-        if found.inputs.is_empty() && found.errors.is_empty() {
+        if nothing {
             eprintln!(
                 "lifeguard: note: no manifest found in {} (files ending .yaml, .yml or .json, outside hidden, git-ignored and excluded paths)",
                 paths.join(" ")
             );
         }
     }
-    Some((policy, found))
+    Some(resolved)
 }
 
 /// Whether stdin is a pipe or a file (not a terminal, not `/dev/null`): input
@@ -298,17 +325,18 @@ fn fix(args: FixArgs) -> Result<u8> {
     }
     set_color(&args.run);
     let only = (!args.rules.is_empty()).then_some(args.rules.as_slice());
-    let Some((policy, found)) = prepare(&args.paths, args.policy.as_deref(), &args.run) else {
+    let Some(mut resolved) = prepare(&args.paths, args.policy.as_deref(), &args.run) else {
         return Ok(2);
     };
     let mode = if args.diff { crate::fix::Output::Diff } else { crate::fix::Output::InPlace };
-    let mut out = crate::fix::fix_found(found, &policy, only, &Limits::default());
+    let mut out = crate::fix::run::fix_resolved(&mut resolved, only, &Limits::default());
     let mut stdout = std::io::stdout().lock();
     match crate::fix::write(&mut out, mode, &mut stdout) {
         Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => return Err(e).context("writing to stdout"),
         _ => {}
     }
-    let fail_on = args.fail_on.map_or(Some(policy.deny_severity), FailOn::severity);
+    let flag = args.fail_on.map(FailOn::severity);
+    let fail_on = |file: &str| resolved.fail_on(flag, file);
     let mut stderr = anstream::stderr();
     if !args.run.quiet {
         write!(stderr, "{}", crate::fix::summary::render(&out, mode, fail_on)).context("writing to stderr")?;
@@ -317,7 +345,7 @@ fn fix(args: FixArgs) -> Result<u8> {
             write!(stderr, "{}", report::text::input_error(e)).context("writing to stderr")?;
         }
     }
-    Ok(out.exit_code(fail_on))
+    Ok(out.exit_code_by(fail_on))
 }
 
 pub(crate) fn write_stdout(text: &str) -> Result<()> {

@@ -9,6 +9,7 @@ pub mod lint;
 pub mod options;
 pub mod pipeline;
 pub mod policy_cmd;
+pub mod policy_discovery;
 pub mod policy_source;
 pub mod report;
 pub mod simulate;

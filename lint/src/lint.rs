@@ -14,6 +14,7 @@ use crate::input::{
     Contexts, Discovered, Document, InputName, Limits, Location, ParseError, contexts, discover, parse_stream_each,
     read_text,
 };
+use crate::policy_discovery::Resolved;
 
 /// How stdin is named (see [`InputName`]): no viewer can open it.
 const STDIN_NAME: &str = "<stdin>";
@@ -159,6 +160,9 @@ pub struct Outcome {
     /// Findings the policy suppressed (exemptions, ignore annotations):
     /// counted in the summary, never judged.
     pub suppressed: Vec<SuppressedAt>,
+    /// The policy in force, as the summary names it (`policy .lifeguard.yaml`);
+    /// `None` for the `default` pack nothing chose.
+    pub policy: Option<String>,
 }
 
 /// A finding the policy suppressed, placed in its file.
@@ -419,5 +423,19 @@ pub fn lint_found(found: Discovered, policy: &Policy, limits: &Limits) -> Outcom
         ),
     });
     out.warnings.splice(0..0, charts);
+    out
+}
+
+/// Lints each run of inputs with its own policy (see
+/// [`crate::policy_discovery`]) and puts the outcomes together in input order.
+pub fn lint_resolved(resolved: &mut Resolved, limits: &Limits) -> Outcome {
+    let mut out = Outcome { policy: resolved.summary_note(), ..Outcome::default() };
+    out.errors.append(&mut resolved.errors);
+    for (index, found) in std::mem::take(&mut resolved.runs) {
+        let Some(in_force) = resolved.policies.get(index) else { continue };
+        let part = lint_found(found, &in_force.policy, limits);
+        out.files += part.files;
+        out.absorb(part);
+    }
     out
 }

@@ -1,5 +1,6 @@
 //! Flags `lint` and `fix` share: which rules run (`--select`, `--ignore`),
-//! which files are walked (`--exclude`), how much is said (`--quiet`) and
+//! which files are walked (`--exclude`), how much is said (`--quiet`,
+//! `--verbose`) and
 //! colour (`--color`). Rule and pack names feed shell completion.
 
 use clap::ValueEnum;
@@ -25,6 +26,9 @@ pub struct RunArgs {
     /// Print only the findings (and input errors): no summary line, no notes.
     #[arg(long, short)]
     pub quiet: bool,
+    /// Also say, on stderr, which policy each file is linted with (and where it was found).
+    #[arg(long, short, conflicts_with = "quiet")]
+    pub verbose: bool,
     /// When to colour the output: `auto` colours a terminal unless
     /// `NO_COLOR` is set, or anything when `CLICOLOR_FORCE` or `FORCE_COLOR` is.
     #[arg(long, value_enum, default_value_t = ColorWhen::Auto, value_name = "WHEN")]

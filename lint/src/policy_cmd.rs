@@ -1,5 +1,6 @@
-//! `lifeguard policy check|show|schema`, and loading the policy for `lint`
-//! and `fix` (`--policy FILE|PACK`, `.lifeguard.yaml`, `default`).
+//! `lifeguard policy check|show|schema`.
+
+use std::path::Path;
 
 use anyhow::{Context, Result};
 use clap::{Subcommand, ValueEnum};
@@ -18,8 +19,14 @@ pub enum PolicyCommand {
     },
     /// Print the effective policy: packs merged, every parameter filled in.
     Show {
+        /// Show the policy `lint` and `fix` use for this file: the nearest
+        /// `.lifeguard.yaml` or `.lifeguard.yml` from its directory up.
+        #[arg(value_name = "PATH")]
+        path: Option<String>,
         /// Policy file or built-in pack (`default`, `strict`, `gpu-serving`);
-        /// default: `.lifeguard.yaml` from the current directory upward, else `default`.
+        /// default: the nearest `.lifeguard.yaml` or `.lifeguard.yml` from
+        /// PATH's directory (or the current directory) up to the repository
+        /// root, else `default`.
         #[arg(long, env = "LIFEGUARD_POLICY", value_name = "FILE|PACK")]
         policy: Option<String>,
         /// Output format.
@@ -39,16 +46,6 @@ pub enum ShowFormat {
     Json,
 }
 
-/// Loads the policy `lint` and `fix` use; on error, prints it and returns
-/// the exit code (2) instead.
-pub fn policy_for(arg: Option<&str>) -> Result<Policy, u8> {
-    let cwd = std::env::current_dir().unwrap_or_default();
-    PolicySource::choose(arg, &cwd).load().map_err(|e| {
-        eprintln!("lifeguard: invalid policy: {e}");
-        2
-    })
-}
-
 /// Runs a `policy` subcommand; returns the exit code.
 pub fn run(command: PolicyCommand, write_stdout: impl Fn(&str) -> Result<()>) -> Result<u8> {
     match command {
@@ -66,9 +63,12 @@ pub fn run(command: PolicyCommand, write_stdout: impl Fn(&str) -> Result<()>) ->
                 }
             }
         }
-        PolicyCommand::Show { policy, format } => {
+        PolicyCommand::Show { path, policy, format } => {
             let cwd = std::env::current_dir().unwrap_or_default();
-            let source = PolicySource::choose(policy.as_deref(), &cwd);
+            let source = match &policy {
+                None => crate::policy_discovery::source_for(path.as_deref().map(Path::new), &cwd),
+                Some(_) => PolicySource::choose(policy.as_deref(), &cwd),
+            };
             let loaded = match source.load() {
                 Ok(p) => p,
                 Err(e) => {

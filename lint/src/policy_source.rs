@@ -1,6 +1,8 @@
-//! Choosing the policy: `--policy FILE|PACK`, else the first
-//! `.lifeguard.yaml` from the current directory upward, else the `default`
-//! pack. This module reads the file; the engine parses and validates it.
+//! Choosing a policy: `--policy FILE|PACK`, else the nearest
+//! `.lifeguard.yaml` (or `.lifeguard.yml`) from a directory upward, else the
+//! `default` pack. `lint` and `fix` choose one per file
+//! ([`crate::policy_discovery`]). This module reads the file; the engine
+//! parses and validates it.
 
 use std::path::{Path, PathBuf};
 
@@ -14,7 +16,7 @@ use crate::input::{Input, Limits, read_text};
 pub const DISCOVERED_NAME: &str = ".lifeguard.yaml";
 
 /// Where the policy comes from.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum PolicySource {
     /// A policy file.
     File(PathBuf),
@@ -59,13 +61,19 @@ impl PolicySource {
 
     /// Reads, validates and compiles the policy: a complete policy or an error.
     pub fn load(&self) -> Result<Policy, PolicySourceError> {
+        self.load_in(Path::new(""))
+    }
+
+    /// [`PolicySource::load`] with a relative file read from `cwd` (and
+    /// named as given in messages).
+    pub fn load_in(&self, cwd: &Path) -> Result<Policy, PolicySourceError> {
         match self {
             PolicySource::Default => Ok(Policy::pack("default")?),
             PolicySource::Pack(name) => Ok(Policy::pack(name)?),
             PolicySource::File(path) => {
                 let file = path.display().to_string();
-                let text = read_text(&Input::File(path.clone()), &Limits::default()).map_err(|e| {
-                    let message = if path.exists() {
+                let text = read_text(&Input::File(cwd.join(path)), &Limits::default()).map_err(|e| {
+                    let message = if cwd.join(path).exists() {
                         e.to_string()
                     } else {
                         format!("{e} (and not a built-in pack: {})", pack_names())

@@ -192,3 +192,85 @@ fn the_fix_hook_rewrites_files_in_place_so_pre_commit_sees_them_modified() {
     run(&fix, repo.path(), &files);
     assert_eq!(git(repo.path(), &["diff", "--name-only"]), "");
 }
+
+/// The hooks of the README's `.pre-commit-config.yaml` snippet: each
+/// declared hook with the snippet's `args` and `files` (pre-commit lets the
+/// config's `files` replace the hook's).
+fn readme_hooks() -> Vec<Hook> {
+    let readme = std::fs::read_to_string(repo_root().join("README.md")).expect("README.md");
+    let start = readme.find("# .pre-commit-config.yaml\n").expect("the README's pre-commit snippet");
+    let block = &readme[start..];
+    let block = &block[..block.find("```").expect("end of the snippet")];
+    let (docs, error) = parse_stream(block, &Limits::default());
+    assert!(error.is_none(), "{error:?}");
+    let config = docs.into_iter().next().expect("a document").value;
+    let hooks = config["repos"][0]["hooks"].as_array().expect("hooks").clone();
+    hooks
+        .iter()
+        .map(|h| {
+            let mut hook = hook(h["id"].as_str().expect("id"));
+            if let Some(args) = h["args"].as_array() {
+                hook.args = args.iter().filter_map(Value::as_str).map(str::to_owned).collect();
+            }
+            if let Some(files) = h["files"].as_str() {
+                hook.files = Regex::new(files).expect("files is a regex");
+            }
+            hook
+        })
+        .collect()
+}
+
+/// Each thing reported, whatever the hook's wording: `(file:line, rule)` for
+/// findings and fixes left out, `(file:line, "input error")` for errors.
+fn reported(output: &str) -> Vec<(String, String)> {
+    let finding = Regex::new(r"^(\S+?:\d+)(?::\d+)? (?:error|warning|info)\[([\w-]+)\]").expect("regex");
+    let left_out = Regex::new(r"^(\S+?:\d+): not fixed \S+: \[([\w-]+)\]").expect("regex");
+    let error = Regex::new(r"^(\S+?:\d+)(?::\d+)? (?:input )?error: ").expect("regex");
+    output
+        .lines()
+        .filter_map(|l| {
+            if let Some(c) = finding.captures(l).or_else(|| left_out.captures(l)) {
+                return Some((c[1].to_owned(), c[2].to_owned()));
+            }
+            error.captures(l).map(|c| (c[1].to_owned(), "input error".to_owned()))
+        })
+        .collect()
+}
+
+#[test]
+fn the_readme_hooks_name_each_remaining_error_once() {
+    let repo = repo();
+    let root = repo.path();
+    std::fs::write(root.join("k8s/broken.yaml"), "kind: Deployment\nmetadata: {name: x\n").expect("write");
+    let anchors = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fix_fixtures/anchors.yaml");
+    std::fs::copy(anchors, root.join("k8s/anchors.yaml")).expect("copy");
+    git(root, &["add", "-A"]);
+    let hooks = readme_hooks();
+    assert!(!hooks.is_empty());
+    // pre-commit runs the hooks one after the other on the working tree, each on the staged files it selects.
+    let mut output = String::new();
+    for hook in &hooks {
+        let files = selected(hook, root);
+        assert!(files.contains(&"k8s/broken.yaml".to_owned()), "{files:?}");
+        let out = run(hook, root, &files);
+        assert_eq!(out.status.code(), Some(2), "an input error fails the hook");
+        // pre-commit shows stdout and stderr together.
+        output.push_str(&String::from_utf8_lossy(&out.stdout));
+        output.push_str(&String::from_utf8_lossy(&out.stderr));
+    }
+    let all = reported(&output);
+    for expected in [
+        ("k8s/web.yaml", "probe-endpoint-reused"),
+        ("k8s/broken.yaml", "input error"),
+        ("k8s/anchors.yaml", "liveness-too-aggressive"),
+    ] {
+        assert!(
+            all.iter().any(|(at, what)| at.starts_with(expected.0) && what == expected.1),
+            "{expected:?}:\n{output}"
+        );
+    }
+    for item in &all {
+        let n = all.iter().filter(|other| *other == item).count();
+        assert_eq!(n, 1, "{item:?} is reported {n} times:\n{output}");
+    }
+}

@@ -331,3 +331,14 @@ fn json_output_of_the_drain_case() {
     let value: Value = serde_json::from_str(&r.stdout).expect("JSON");
     insta::assert_json_snapshot!("drain_json", value);
 }
+
+#[test]
+fn each_file_is_simulated_with_its_own_policy_as_lint_finds_it() {
+    // The nearest .lifeguard.yaml says a GPU boot takes 240 s: the 300 s window boots it.
+    let (e, _) = one(&["--scenario", "boot", "own-policy/gpu-undeclared.yaml"]);
+    assert_eq!(e["verdict"], "ok", "{e}");
+    assert!(e["message"].as_str().is_some_and(|m| m.contains("boots in 240 s")), "{e}");
+    // The default pack assumes 600 s: a boot loop.
+    let (e, _) = one(&["--scenario", "boot", "--policy", "default", "own-policy/gpu-undeclared.yaml"]);
+    assert_eq!(e["verdict"], "boot-loop", "{e}");
+}

@@ -29,7 +29,11 @@ use std::sync::{Arc, mpsc};
 use std::time::{Duration, Instant};
 
 use rcgen::{BasicConstraints, CertificateParams, CertifiedIssuer, DnType, IsCa, KeyPair};
-use serde_json::{Value, json};
+use serde_json::Value;
+
+#[path = "common/review_body.rs"]
+mod review_body;
+use review_body::review_body;
 
 /// wrk threads: one per core of the 2-core target machine.
 const WRK_THREADS: u32 = 2;
@@ -44,153 +48,6 @@ const CLOCK_TICKS_PER_SECOND: f64 = 100.0;
 const MIB: f64 = 1024.0 * 1024.0;
 
 type Failure = Box<dyn std::error::Error>;
-
-/// The Deployment a typical review carries: what `kubectl apply` of a Helm
-/// chart's Deployment sends (labels, annotations including the
-/// last-applied configuration, managedFields, two containers with ports,
-/// env, resources and probes). The app container's liveness and readiness
-/// probes share one endpoint, so the review has findings, as real ones do.
-fn deployment() -> Value {
-    let app = json!({
-        "name": "orders",
-        "image": "registry.example.com/shop/orders:1.14.2",
-        "imagePullPolicy": "IfNotPresent",
-        "args": ["--port=8080", "--metrics-port=9090", "--log-level=info"],
-        "ports": [
-            {"name": "http", "containerPort": 8080, "protocol": "TCP"},
-            {"name": "metrics", "containerPort": 9090, "protocol": "TCP"}
-        ],
-        "env": [
-            {"name": "SPRING_PROFILES_ACTIVE", "value": "production"},
-            {"name": "SERVER_SHUTDOWN", "value": "graceful"},
-            {"name": "DB_HOST", "value": "orders-db.shop.svc.cluster.local"},
-            {"name": "DB_PASSWORD", "valueFrom": {"secretKeyRef": {"name": "orders-db", "key": "password"}}},
-            {"name": "POD_NAME", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}},
-            {"name": "JAVA_TOOL_OPTIONS", "value": "-XX:MaxRAMPercentage=75 -XX:+ExitOnOutOfMemoryError"}
-        ],
-        "resources": {"requests": {"cpu": "500m", "memory": "768Mi"}, "limits": {"memory": "1Gi"}},
-        "livenessProbe": {
-            "httpGet": {"path": "/actuator/health", "port": "http", "scheme": "HTTP"},
-            "initialDelaySeconds": 30, "periodSeconds": 10, "timeoutSeconds": 2,
-            "successThreshold": 1, "failureThreshold": 3
-        },
-        "readinessProbe": {
-            "httpGet": {"path": "/actuator/health", "port": "http", "scheme": "HTTP"},
-            "periodSeconds": 5, "timeoutSeconds": 2, "successThreshold": 1, "failureThreshold": 3
-        },
-        "lifecycle": {"preStop": {"sleep": {"seconds": 10}}},
-        "volumeMounts": [{"name": "config", "mountPath": "/etc/orders", "readOnly": true}],
-        "securityContext": {"runAsNonRoot": true, "readOnlyRootFilesystem": true, "allowPrivilegeEscalation": false},
-        "terminationMessagePath": "/dev/termination-log",
-        "terminationMessagePolicy": "File"
-    });
-    let sidecar = json!({
-        "name": "envoy",
-        "image": "envoyproxy/envoy:v1.31.2",
-        "imagePullPolicy": "IfNotPresent",
-        "args": ["-c", "/etc/envoy/envoy.yaml", "--drain-time-s", "15"],
-        "ports": [{"name": "admin", "containerPort": 9901, "protocol": "TCP"}],
-        "env": [{"name": "ENVOY_UID", "value": "0"}],
-        "resources": {"requests": {"cpu": "100m", "memory": "128Mi"}, "limits": {"memory": "256Mi"}},
-        "livenessProbe": {
-            "httpGet": {"path": "/server_info", "port": "admin"},
-            "periodSeconds": 10, "timeoutSeconds": 2, "failureThreshold": 3
-        },
-        "readinessProbe": {"httpGet": {"path": "/ready", "port": "admin"}, "periodSeconds": 5, "timeoutSeconds": 2},
-        "volumeMounts": [{"name": "envoy", "mountPath": "/etc/envoy", "readOnly": true}],
-        "terminationMessagePath": "/dev/termination-log",
-        "terminationMessagePolicy": "File"
-    });
-    let labels = json!({
-        "app.kubernetes.io/name": "orders",
-        "app.kubernetes.io/instance": "orders",
-        "app.kubernetes.io/version": "1.14.2",
-        "app.kubernetes.io/part-of": "shop",
-        "app.kubernetes.io/managed-by": "Helm",
-        "helm.sh/chart": "orders-3.2.0"
-    });
-    let selector = json!({"app.kubernetes.io/name": "orders", "app.kubernetes.io/instance": "orders"});
-    let spec = json!({
-        "replicas": 3,
-        "revisionHistoryLimit": 10,
-        "progressDeadlineSeconds": 600,
-        "selector": {"matchLabels": selector},
-        "strategy": {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": "25%", "maxUnavailable": 0}},
-        "template": {
-            "metadata": {
-                "labels": selector,
-                "annotations": {"prometheus.io/scrape": "true", "prometheus.io/port": "9090"}
-            },
-            "spec": {
-                "serviceAccountName": "orders",
-                "terminationGracePeriodSeconds": 45,
-                "dnsPolicy": "ClusterFirst",
-                "restartPolicy": "Always",
-                "schedulerName": "default-scheduler",
-                "securityContext": {"fsGroup": 1000},
-                "containers": [app, sidecar],
-                "volumes": [
-                    {"name": "config", "configMap": {"name": "orders", "defaultMode": 420}},
-                    {"name": "envoy", "configMap": {"name": "orders-envoy", "defaultMode": 420}}
-                ]
-            }
-        }
-    });
-    let last_applied = json!({
-        "apiVersion": "apps/v1", "kind": "Deployment",
-        "metadata": {"name": "orders", "namespace": "shop", "labels": labels},
-        "spec": spec
-    });
-    json!({
-        "apiVersion": "apps/v1",
-        "kind": "Deployment",
-        "metadata": {
-            "name": "orders",
-            "namespace": "shop",
-            "uid": "7f6c2a55-7a43-4c38-9d1e-3b0f6e2f8a11",
-            "generation": 1,
-            "creationTimestamp": "2026-11-30T09:12:44Z",
-            "labels": labels,
-            "annotations": {
-                "meta.helm.sh/release-name": "orders",
-                "meta.helm.sh/release-namespace": "shop",
-                "kubectl.kubernetes.io/last-applied-configuration": last_applied.to_string()
-            },
-            "managedFields": [{
-                "manager": "kubectl-client-side-apply",
-                "operation": "Update",
-                "apiVersion": "apps/v1",
-                "time": "2026-11-30T09:12:44Z",
-                "fieldsType": "FieldsV1",
-                "fieldsV1": {"f:metadata": {"f:annotations": {".": {}, "f:kubectl.kubernetes.io/last-applied-configuration": {}}, "f:labels": {".": {}}}, "f:spec": {"f:replicas": {}, "f:selector": {}, "f:template": {"f:spec": {"f:containers": {}}}}}
-            }]
-        },
-        "spec": spec
-    })
-}
-
-/// A CREATE AdmissionReview for [`deployment`], as the API server sends it.
-fn review_body() -> Value {
-    let object = deployment();
-    let kind = json!({"group": "apps", "version": "v1", "kind": "Deployment"});
-    let resource = json!({"group": "apps", "version": "v1", "resource": "deployments"});
-    json!({
-        "apiVersion": "admission.k8s.io/v1",
-        "kind": "AdmissionReview",
-        "request": {
-            "uid": "0f3e5c1a-9b2d-4e61-8a77-52c0d4b1e9f3",
-            "kind": kind, "resource": resource, "requestKind": kind, "requestResource": resource,
-            "name": "orders", "namespace": "shop", "operation": "CREATE",
-            "userInfo": {"username": "system:serviceaccount:argocd:argocd-application-controller",
-                         "uid": "2b9d1c4e-5f6a-4b7c-8d9e-0a1b2c3d4e5f",
-                         "groups": ["system:serviceaccounts", "system:serviceaccounts:argocd", "system:authenticated"]},
-            "object": object,
-            "oldObject": null,
-            "dryRun": false,
-            "options": {"apiVersion": "meta.k8s.io/v1", "kind": "CreateOptions", "fieldManager": "argocd-controller"}
-        }
-    })
-}
 
 /// A CA and a serving pair for 127.0.0.1: (CA PEM, cert PEM, key PEM).
 fn certificates() -> Result<(String, String, String), Failure> {

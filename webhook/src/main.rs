@@ -18,7 +18,8 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    webhook::logging::init(config.log_format);
+    // Held to the end of main: dropping it writes out buffered log lines.
+    let _logs = webhook::logging::init(config.log_format);
     // Blocking threads only ever run bounded decisions and the self-test:
     // a fixed ceiling keeps the pool from growing a thread per burst.
     let blocking = webhook::state::decision_slots() + 2;

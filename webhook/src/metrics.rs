@@ -56,6 +56,9 @@ pub struct Metrics {
     reloads: Family<ReloadLabels, Counter>,
     cert_expiry: Gauge,
     self_test_ok: Gauge,
+    log_lines_dropped: Counter,
+    /// Serialises the catch-up of `log_lines_dropped` between scrapes.
+    catch_up: std::sync::Mutex<()>,
 }
 
 fn latency_histogram() -> Histogram {
@@ -92,7 +95,24 @@ impl Metrics {
         );
         let self_test_ok = Gauge::default();
         registry.register("self_test_ok", "1 when the last self-test review succeeded", self_test_ok.clone());
-        Metrics { registry, requests, findings, duration, in_flight, reloads, cert_expiry, self_test_ok }
+        let log_lines_dropped = Counter::default();
+        registry.register(
+            "log_lines_dropped",
+            "Log lines dropped because stdout was not read fast enough",
+            log_lines_dropped.clone(),
+        );
+        Metrics {
+            registry,
+            requests,
+            findings,
+            duration,
+            in_flight,
+            reloads,
+            cert_expiry,
+            self_test_ok,
+            log_lines_dropped,
+            catch_up: std::sync::Mutex::default(),
+        }
     }
 
     /// Counts one answered review.
@@ -142,6 +162,11 @@ impl Metrics {
 
     /// The Prometheus text exposition.
     pub fn encode(&self) -> String {
+        // The log writer keeps its own count; the counter catches up at each scrape.
+        if let Ok(_one_at_a_time) = self.catch_up.lock() {
+            let dropped = crate::logging::dropped_lines();
+            self.log_lines_dropped.inc_by(dropped.saturating_sub(self.log_lines_dropped.get()));
+        }
         let mut out = String::new();
         if prometheus_client::encoding::text::encode(&mut out, &self.registry).is_err() {
             out.clear();

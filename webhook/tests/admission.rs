@@ -423,6 +423,7 @@ async fn every_review_is_counted_and_logged() {
         "lifeguard_webhook_in_flight_requests 0",
         r#"lifeguard_webhook_reloads_total{what="certificate",result="success"} 1"#,
         "lifeguard_webhook_self_test_ok 1",
+        "lifeguard_webhook_log_lines_dropped_total 0",
     ] {
         assert!(text.lines().any(|l| l == series), "{series} in /metrics:\n{text}");
     }

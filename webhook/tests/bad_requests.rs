@@ -232,3 +232,21 @@ async fn a_review_past_the_request_timeout_is_answered_in_time_with_its_uid() {
     assert!(took < Duration::from_millis(1500), "answered after {took:?}");
     assert_eq!(server.health_get("/livez").0, 200);
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_log_reader_that_stops_reading_never_stalls_admission() {
+    // A pipe holds 64 KiB; each review logs a JSON line of several hundred
+    // bytes, so a server that wrote its lines itself would block on the
+    // pipe after a few hundred reviews and stop answering.
+    let server = Server::start(Start { stall_logs: true, ..Start::default() });
+    let client = server.client(false);
+    let body = review("l", "CREATE", Some(&deployment("x", json!([shared_endpoint_container("x")]))), None);
+    let started = Instant::now();
+    for i in 0..1500 {
+        let (status, out) = post(&client, &server.url("/validate/warn"), &body).await;
+        assert_eq!(status, 200, "review {i}: {out}");
+        assert!(started.elapsed() < Duration::from_secs(60), "1500 reviews take more than a minute");
+    }
+    assert_eq!(server.health_get("/livez").0, 200);
+    assert_eq!(server.health_get("/readyz").0, 200);
+}

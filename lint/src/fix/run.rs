@@ -11,6 +11,7 @@ use super::diff;
 use super::file::{FileFix, fix_text};
 use crate::input::{Contexts, Discovered, Input, InputName, Limits, contexts, discover, read_text};
 use crate::lint::{InputError, parse_text};
+use crate::policy_discovery::Resolved;
 
 /// One input and its fixes.
 #[derive(Debug, Clone)]
@@ -30,6 +31,9 @@ pub struct FixOutcome {
     pub inputs: Vec<FixedInput>,
     /// Inputs that could not be read, and files that could not be written.
     pub errors: Vec<InputError>,
+    /// The policy in force, as the summary names it; `None` for the
+    /// `default` pack nothing chose.
+    pub policy: Option<String>,
 }
 
 impl FixOutcome {
@@ -41,11 +45,16 @@ impl FixOutcome {
     /// 2 on any error; 1 when a file changed (or would) or a finding at or
     /// above `fail_on` remains; else 0.
     pub fn exit_code(&self, fail_on: Option<Severity>) -> u8 {
+        self.exit_code_by(|_| fail_on)
+    }
+
+    /// [`FixOutcome::exit_code`] with each file's own threshold (its policy's `denySeverity`).
+    pub fn exit_code_by(&self, fail_on: impl Fn(&str) -> Option<Severity>) -> u8 {
         let remaining = self
             .inputs
             .iter()
             .flat_map(|i| &i.fix.remaining)
-            .any(|l| fail_on.is_some_and(|min| l.finding.severity >= min));
+            .any(|l| fail_on(&l.file).is_some_and(|min| l.finding.severity >= min));
         if self.all_errors().next().is_some() {
             2
         } else if remaining || self.inputs.iter().any(|i| i.fix.changed()) {
@@ -59,6 +68,20 @@ impl FixOutcome {
 /// Reads, parses and fixes every input; writes nothing.
 pub fn fix_paths(paths: &[String], policy: &Policy, only: Option<&[String]>, limits: &Limits) -> FixOutcome {
     fix_found(discover(paths), policy, only, limits)
+}
+
+/// Fixes each run of inputs with its own policy (see
+/// [`crate::policy_discovery`]), in input order; writes nothing.
+pub fn fix_resolved(resolved: &mut Resolved, only: Option<&[String]>, limits: &Limits) -> FixOutcome {
+    let mut out = FixOutcome { policy: resolved.summary_note(), ..FixOutcome::default() };
+    out.errors.append(&mut resolved.errors);
+    for (index, found) in std::mem::take(&mut resolved.runs) {
+        let Some(in_force) = resolved.policies.get(index) else { continue };
+        let mut part = fix_found(found, &in_force.policy, only, limits);
+        out.inputs.append(&mut part.inputs);
+        out.errors.append(&mut part.errors);
+    }
+    out
 }
 
 /// [`fix_paths`] on inputs already discovered (with `--exclude`, say).

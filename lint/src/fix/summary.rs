@@ -6,17 +6,29 @@ use std::fmt::Write as _;
 
 use policies::Severity;
 
+use super::diff::LineMap;
 use super::run::{FixOutcome, Output};
 
 /// The report: one line per fix, per fix left out, per remaining finding at
-/// or above `fail_on`, then the summary line.
-pub fn render(out: &FixOutcome, mode: Output, fail_on: Option<Severity>) -> String {
+/// or above `fail_on` (of its file), then the summary line.
+pub fn render(out: &FixOutcome, mode: Output, fail_on: impl Fn(&str) -> Option<Severity>) -> String {
     let mut s = String::new();
     let verb = match mode {
         Output::InPlace => "fixed",
         Output::Diff => "would fix",
     };
     for i in &out.inputs {
+        // Lines name the file as it is once this run is over: as read for
+        // `--diff`, as fixed in place (see `LineMap`).
+        let map = i.fix.changed().then(|| LineMap::new(&i.fix.original, &i.fix.fixed));
+        let fixed_line = |line: u32| match (&map, mode) {
+            (Some(m), Output::Diff) => m.old_line(line),
+            _ => line,
+        };
+        let read_line = |line: u32| match (&map, mode) {
+            (Some(m), Output::InPlace) => m.new_line(line),
+            _ => line,
+        };
         for o in &i.fix.objects {
             for a in &o.applied {
                 let _ = writeln!(s, "{}: {} {}: [{}] {}", i.fix.file, verb, o.object, a.rule, a.description);
@@ -27,7 +39,7 @@ pub fn render(out: &FixOutcome, mode: Output, fail_on: Option<Severity>) -> Stri
                 s,
                 "{}:{}: comment may now be stale: {:?} is next to {}, which the fix {} from {} to {}",
                 c.file,
-                c.line,
+                fixed_line(c.line),
                 c.comment,
                 c.field,
                 if mode == Output::Diff { "would change" } else { "changed" },
@@ -35,21 +47,40 @@ pub fn render(out: &FixOutcome, mode: Output, fail_on: Option<Severity>) -> Stri
                 c.new
             );
         }
-        for k in &i.fix.skipped {
-            let _ = writeln!(s, "{}:{}: not fixed {}: [{}] {}", k.file, k.line, k.object, k.rule, k.reason);
+        let shown = |l: &crate::lint::Located| fail_on(&l.file).is_some_and(|min| l.finding.severity >= min);
+        // A fix left out whose finding is listed below is said once, on the
+        // finding's line (a pre-commit hook's output names each error once).
+        let said_below = |k: &super::Skipped| {
+            i.fix.remaining.iter().any(|l| {
+                shown(l)
+                    && fixed_line(l.line) == read_line(k.line)
+                    && l.finding.rule == k.rule
+                    && l.object() == k.object
+            })
+        };
+        for k in i.fix.skipped.iter().filter(|k| !said_below(k)) {
+            let _ = writeln!(s, "{}:{}: not fixed {}: [{}] {}", k.file, read_line(k.line), k.object, k.rule, k.reason);
         }
         for l in &i.fix.remaining {
-            if fail_on.is_some_and(|min| l.finding.severity >= min) {
-                let what = match (&l.finding.fix, &l.finding.opt_in_fix) {
-                    (Some(_), _) => "not fixed",
-                    (None, Some(_)) => "opt-in fix (fixInfoFindings: true)",
-                    (None, None) => "no automatic fix",
+            if shown(l) {
+                let skipped = i.fix.skipped.iter().find(|k| {
+                    read_line(k.line) == fixed_line(l.line) && l.finding.rule == k.rule && l.object() == k.object
+                });
+                let left_out;
+                let what = match (&l.finding.fix, &l.finding.opt_in_fix, skipped) {
+                    (Some(_), _, Some(k)) => {
+                        left_out = format!("not fixed ({})", k.reason);
+                        left_out.as_str()
+                    }
+                    (Some(_), _, None) => "not fixed",
+                    (None, Some(_), _) => "opt-in fix (fixInfoFindings: true)",
+                    (None, None, _) => "no automatic fix",
                 };
                 let _ = writeln!(
                     s,
                     "{}:{}:{} {}[{}] {}: {what}: {}",
                     l.file,
-                    l.line,
+                    fixed_line(l.line),
                     l.column,
                     l.finding.severity,
                     l.finding.rule,
@@ -115,6 +146,9 @@ pub fn line(out: &FixOutcome, mode: Output) -> String {
     let errors = out.all_errors().count();
     if errors > 0 {
         let _ = write!(s, "; {}", plural(errors, "error", "errors"));
+    }
+    if let Some(policy) = &out.policy {
+        let _ = write!(s, "; {policy}");
     }
     s
 }

@@ -4,7 +4,7 @@ use policies::Severity;
 
 use crate::lint::Outcome;
 
-/// `3 findings (1 error, 2 warnings, 0 info) in 4 objects across 2 files; 2 suppressed; 1 input error`
+/// `3 findings (1 error, 2 warnings, 0 info) in 4 objects across 2 files; 2 suppressed; 1 input error; policy .lifeguard.yaml`
 pub fn line(out: &Outcome) -> String {
     let n = out.findings.len();
     let plural = |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
@@ -24,6 +24,9 @@ pub fn line(out: &Outcome) -> String {
     }
     if !out.errors.is_empty() {
         s.push_str(&format!("; {}", plural(out.errors.len(), "input error", "input errors")));
+    }
+    if let Some(policy) = &out.policy {
+        s.push_str(&format!("; {policy}"));
     }
     s
 }

@@ -35,7 +35,8 @@ pub struct SimulateArgs {
     #[arg(long, value_enum, default_value_t = SimulateFormat::Text)]
     pub format: SimulateFormat,
     /// Policy file or built-in pack, as for `lint` (its model-server,
-    /// drain and dependency settings shape the simulation).
+    /// drain and dependency settings shape the simulation). Default: for
+    /// each file, the nearest `.lifeguard.yaml` or `.lifeguard.yml`, as for `lint`.
     #[arg(long, env = "LIFEGUARD_POLICY", value_name = "FILE|PACK", value_parser = PolicyName, hide_possible_values = true)]
     pub policy: Option<String>,
     /// What the probes really check, comma-separated
@@ -105,7 +106,7 @@ pub fn fails(fail_on: &[FailOnVerdict], verdict: Verdict) -> bool {
 /// Runs `lifeguard simulate`; returns the exit code.
 pub fn run(args: SimulateArgs) -> Result<u8> {
     crate::cli::set_color(&args.run);
-    let Some((policy, found)) = crate::cli::prepare(&args.paths, args.policy.as_deref(), &args.run) else {
+    let Some(mut resolved) = crate::cli::prepare(&args.paths, args.policy.as_deref(), &args.run) else {
         return Ok(2);
     };
     if let Some(root) = args.helm_chart_root.as_deref().filter(|root| !std::path::Path::new(root).is_dir()) {
@@ -124,7 +125,7 @@ pub fn run(args: SimulateArgs) -> Result<u8> {
         diff_fix: args.diff_fix,
         helm_chart_root: args.helm_chart_root.as_deref(),
     };
-    let out = super::simulate_found(found, &policy, &options, &Limits::default());
+    let out = super::read::simulate_resolved(&mut resolved, &options, &Limits::default());
     let mut stderr = anstream::stderr();
     for e in &out.errors {
         write!(stderr, "{}", crate::report::text::input_error(e)).context("writing to stderr")?;

@@ -12,6 +12,7 @@ use policies::{Batch, Policy, objects_in, plan_fixes};
 
 use crate::input::{Contexts, Discovered, Document, InputName, Limits, Template, TemplateScanner, contexts, read_text};
 use crate::lint::{InputError, parse_text};
+use crate::policy_discovery::Resolved;
 
 use super::args::{FailOnVerdict, fails};
 
@@ -81,7 +82,22 @@ struct Source {
     templates: Vec<Option<Template>>,
 }
 
-/// Reads, parses and simulates discovered inputs.
+/// Simulates every input with its own policy, as `lint` lints them
+/// ([`crate::policy_discovery`]); a policy file that is not valid is an
+/// input error, and the inputs it governs are not simulated.
+pub fn simulate_resolved(resolved: &mut Resolved, options: &Options<'_>, limits: &Limits) -> SimulateRun {
+    let mut out = SimulateRun::default();
+    out.errors.append(&mut resolved.errors);
+    for (index, found) in std::mem::take(&mut resolved.runs) {
+        let Some(in_force) = resolved.policies.get(index) else { continue };
+        let mut part = simulate_found(found, &in_force.policy, options, limits);
+        out.simulated.append(&mut part.simulated);
+        out.errors.append(&mut part.errors);
+    }
+    out
+}
+
+/// Reads, parses and simulates discovered inputs under one policy.
 pub fn simulate_found(found: Discovered, policy: &Policy, options: &Options<'_>, limits: &Limits) -> SimulateRun {
     let mut out = SimulateRun::default();
     out.errors.extend(found.errors.into_iter().map(|(file, e)| InputError {

@@ -3,6 +3,7 @@
 //! the self-test call it directly; the handlers only add limits, time and
 //! metrics around it.
 
+mod object;
 mod outcome;
 mod request;
 mod scope;

@@ -111,4 +111,42 @@ mod tests {
         assert_eq!(both.pointer("/metadata/annotations/lifeguard.dev~1mutated"), Some(&json!("a,b")));
         assert_eq!(both.pointer("/metadata/annotations/keep"), Some(&json!("me")));
     }
+
+    #[test]
+    fn a_kubectl_applied_object_keeps_what_the_reader_left_out() {
+        use crate::review::{Endpoint, Options, review};
+        // Its only annotation is the one the reader empties: the patch must
+        // add a key to the map as sent, not create a new map over it.
+        let last_applied = "{\"apiVersion\":\"v1\",\"kind\":\"Pod\"}";
+        let object = json!({
+            "apiVersion": "v1", "kind": "Pod",
+            "metadata": {
+                "name": "web",
+                "annotations": {"kubectl.kubernetes.io/last-applied-configuration": last_applied},
+                "managedFields": [{"manager": "kubectl", "operation": "Update", "fieldsV1": {"f:spec": {}}}]
+            },
+            "spec": {"containers": [{"name": "web", "image": "nginx",
+                "livenessProbe": {"httpGet": {"path": "/healthz", "port": 80}, "periodSeconds": 5, "failureThreshold": 1}}]}
+        });
+        let body = json!({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": {
+            "uid": "u", "operation": "CREATE", "userInfo": {},
+            "kind": {"group": "", "version": "v1", "kind": "Pod"},
+            "resource": {"group": "", "version": "v1", "resource": "pods"}, "object": object}});
+        let body = serde_json::to_vec(&body).expect("json");
+        let Reply::Review { review: answer, .. } =
+            review(&body, Endpoint::Mutate, &Policy::default(), &Options::default())
+        else {
+            panic!("not a review");
+        };
+        let patch = answer.response.and_then(|r| r.patch).expect("a patch");
+        let patch: json_patch::Patch = serde_json::from_slice(&patch).expect("a JSON patch");
+        let mut patched = object.clone();
+        json_patch::patch(&mut patched, &patch).expect("applies to the object as sent");
+        assert_eq!(
+            patched.pointer("/metadata/annotations/kubectl.kubernetes.io~1last-applied-configuration"),
+            Some(&json!(last_applied))
+        );
+        assert_eq!(patched["metadata"]["managedFields"], object["metadata"]["managedFields"]);
+        assert!(patched.pointer("/metadata/annotations/lifeguard.dev~1mutated").is_some(), "{patched}");
+    }
 }

@@ -6,7 +6,10 @@
 use kube_core::DynamicObject;
 use kube_core::admission::{AdmissionRequest, AdmissionReview};
 use serde::Deserialize;
-use serde_json::Value;
+use serde::de::{DeserializeSeed, IgnoredAny, MapAccess, Visitor};
+use serde_json::{Map, Value};
+
+use super::object;
 
 /// The only review version served (the webhook configurations say so).
 pub const REVIEW_API_VERSION: &str = "admission.k8s.io/v1";
@@ -44,9 +47,10 @@ pub struct RequestHead {
 pub struct Parsed {
     /// Lenient fields for answers and logs.
     pub head: RequestHead,
-    /// The whole body as JSON, less `request.object` and `request.oldObject`.
+    /// The body's envelope and `request` as JSON, less `request.object`
+    /// and `request.oldObject`.
     review: Value,
-    /// `request.object` as sent.
+    /// `request.object` as sent (less what [`object::read`] leaves out).
     object: Option<Value>,
     /// `request.oldObject` as sent.
     old_object: Option<Value>,
@@ -81,41 +85,193 @@ pub fn parse(body: &[u8]) -> Result<Parsed, Invalid> {
 /// known, before the typed request is built (a caller whose deadline passes
 /// later can still answer that uid).
 pub fn parse_with(body: &[u8], on_head: impl FnOnce(&RequestHead)) -> Result<Parsed, Invalid> {
-    let mut review: Value = serde_json::from_slice(body).map_err(|e| Invalid::bad(format!("body is not JSON: {e}")))?;
-    let text = |v: &Value, key: &str| v.get(key).and_then(Value::as_str).map(str::to_owned);
-    let (api_version, kind) = (text(&review, "apiVersion"), text(&review, "kind"));
-    if api_version.as_deref() != Some(REVIEW_API_VERSION) || kind.as_deref() != Some(REVIEW_KIND) {
-        let shown = |v: Option<String>| v.map_or_else(|| "none".to_owned(), |s| format!("{s:?}"));
+    // One pass over the body: the objects are read as they stream by,
+    // leaving out what nothing reads (see `object`).
+    let mut de = serde_json::Deserializer::from_slice(body);
+    let mut on_head = Some(on_head);
+    let top = serde::Deserializer::deserialize_map(&mut de, EnvelopeVisitor { on_head: &mut on_head })
+        .and_then(|top| de.end().map(|()| top))
+        .map_err(|e| Invalid::bad(format!("body is not JSON: {e}")))?;
+    let (api_version, kind) = (top.api_version, top.kind);
+    if !envelope_is_v1(api_version.as_ref(), kind.as_ref()) {
+        let shown = |v: Option<Value>| {
+            v.as_ref().and_then(Value::as_str).map_or_else(|| "none".to_owned(), |s| format!("{s:?}"))
+        };
         return Err(Invalid::bad(format!(
             "expected apiVersion {REVIEW_API_VERSION:?} and kind {REVIEW_KIND:?}, got apiVersion {} and kind {}",
             shown(api_version),
             shown(kind)
         )));
     }
-    let Some(raw) = review.get("request").filter(|r| r.is_object()) else {
+    let Some(Some(RequestMap { fields, object, old_object })) = top.request else {
         return Err(Invalid::bad("the AdmissionReview has no request"));
     };
-    let Some(uid) = text(raw, "uid").filter(|u| !u.is_empty()) else {
+    let Some(head) = head_of(&fields, object.as_ref().or(old_object.as_ref())) else {
         return Err(Invalid::bad("request.uid is missing or empty"));
     };
-    let head = RequestHead { uid, object: describe(raw), operation: text(raw, "operation").unwrap_or_default() };
-    on_head(&head);
-    // The engine reads the objects as sent; the typed request would only
-    // deep-copy them (managedFields and all) into values nothing reads.
-    let fields = review.get_mut("request").and_then(Value::as_object_mut);
-    let (object, old_object) = match fields {
-        Some(fields) => (fields.remove("object"), fields.remove("oldObject")),
-        None => (None, None),
-    };
+    let raw = Value::Object(fields);
+    if let Some(on_head) = on_head.take() {
+        on_head(&head);
+    }
+    let mut envelope = Map::new();
+    envelope.insert("apiVersion".to_owned(), Value::from(REVIEW_API_VERSION));
+    envelope.insert("kind".to_owned(), Value::from(REVIEW_KIND));
+    envelope.insert("request".to_owned(), raw);
+    let review = Value::Object(envelope);
+    // The engine reads the objects as they came; the typed request would
+    // only deep-copy them into values nothing reads.
     let request = AdmissionReview::<DynamicObject>::deserialize(&review)
         .map_err(|e| e.to_string())
         .and_then(|r| r.try_into().map_err(|_| "the AdmissionReview has no request".to_owned()));
     Ok(Parsed { head, review, object, old_object, request })
 }
 
+fn envelope_is_v1(api_version: Option<&Value>, kind: Option<&Value>) -> bool {
+    api_version.and_then(Value::as_str) == Some(REVIEW_API_VERSION) && kind.and_then(Value::as_str) == Some(REVIEW_KIND)
+}
+
+/// The head of a request with a uid; `object` names it when present.
+fn head_of(raw: &Map<String, Value>, object: Option<&Value>) -> Option<RequestHead> {
+    let uid = raw.get("uid").and_then(Value::as_str).filter(|u| !u.is_empty())?;
+    Some(RequestHead {
+        uid: uid.to_owned(),
+        object: describe(raw, object),
+        operation: raw.get("operation").and_then(Value::as_str).unwrap_or_default().to_owned(),
+    })
+}
+
+type OnHead<'h, F> = &'h mut Option<F>;
+
+/// The body's envelope.
+struct Envelope {
+    api_version: Option<Value>,
+    kind: Option<Value>,
+    request: Option<RequestParts>,
+}
+
+/// Reads the envelope, handing `on_head` to the request once the envelope
+/// is known to be a v1 review.
+struct EnvelopeVisitor<'h, F> {
+    on_head: OnHead<'h, F>,
+}
+
+impl<'de, F: FnOnce(&RequestHead)> Visitor<'de> for EnvelopeVisitor<'_, F> {
+    type Value = Envelope;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("an AdmissionReview object")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut access: A) -> Result<Envelope, A::Error> {
+        let mut top = Envelope { api_version: None, kind: None, request: None };
+        let mut none = None;
+        while let Some(key) = access.next_key::<String>()? {
+            match key.as_str() {
+                "apiVersion" => top.api_version = Some(access.next_value()?),
+                "kind" => top.kind = Some(access.next_value()?),
+                "request" => {
+                    // A request before its envelope gets no early head: an
+                    // answer to it might not be one the API server reads.
+                    let early = envelope_is_v1(top.api_version.as_ref(), top.kind.as_ref());
+                    let on_head = if early { &mut *self.on_head } else { &mut none };
+                    top.request = Some(access.next_value_seed(RequestVisitor { on_head })?);
+                }
+                _ => {
+                    access.next_value::<IgnoredAny>()?;
+                }
+            }
+        }
+        Ok(top)
+    }
+}
+
+/// `request`: its fields as JSON, and its objects as [`object::Seed`] reads
+/// them. `None` when it is not a JSON object: no request to answer (said
+/// once the envelope is checked).
+type RequestParts = Option<RequestMap>;
+
+struct RequestMap {
+    fields: Map<String, Value>,
+    object: Option<Value>,
+    old_object: Option<Value>,
+}
+
+/// Reads `request`. The API server sends the objects last: reaching them,
+/// it tells `on_head` the uid (named from the request's fields), so a
+/// large object that is slow to read can still be answered in time.
+struct RequestVisitor<'h, F> {
+    on_head: OnHead<'h, F>,
+}
+
+impl<'de, F: FnOnce(&RequestHead)> DeserializeSeed<'de> for RequestVisitor<'_, F> {
+    type Value = RequestParts;
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, deserializer: D) -> Result<RequestParts, D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<'de, F: FnOnce(&RequestHead)> Visitor<'de> for RequestVisitor<'_, F> {
+    type Value = RequestParts;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("an AdmissionRequest")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut access: A) -> Result<RequestParts, A::Error> {
+        let (mut fields, mut object, mut old_object) = (Map::new(), None, None);
+        while let Some(key) = access.next_key::<String>()? {
+            let slot = match key.as_str() {
+                "object" => &mut object,
+                "oldObject" => &mut old_object,
+                _ => {
+                    fields.insert(key, access.next_value()?);
+                    continue;
+                }
+            };
+            if let Some(head) = head_of(&fields, None)
+                && let Some(on_head) = self.on_head.take()
+            {
+                on_head(&head);
+            }
+            *slot = Some(access.next_value_seed(object::Seed)?);
+        }
+        Ok(Some(RequestMap { fields, object, old_object }))
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut access: A) -> Result<RequestParts, A::Error> {
+        while access.next_element::<IgnoredAny>()?.is_some() {}
+        Ok(None)
+    }
+
+    fn visit_bool<E>(self, _: bool) -> Result<RequestParts, E> {
+        Ok(None)
+    }
+
+    fn visit_i64<E>(self, _: i64) -> Result<RequestParts, E> {
+        Ok(None)
+    }
+
+    fn visit_u64<E>(self, _: u64) -> Result<RequestParts, E> {
+        Ok(None)
+    }
+
+    fn visit_f64<E>(self, _: f64) -> Result<RequestParts, E> {
+        Ok(None)
+    }
+
+    fn visit_str<E>(self, _: &str) -> Result<RequestParts, E> {
+        Ok(None)
+    }
+
+    fn visit_unit<E>(self) -> Result<RequestParts, E> {
+        Ok(None)
+    }
+}
+
 /// `Deployment/shop/orders` from the object, else from the request fields.
-fn describe(raw: &Value) -> String {
-    if let Some(object) = raw.get("object").or_else(|| raw.get("oldObject")).filter(|o| o.is_object()) {
+fn describe(raw: &Map<String, Value>, object: Option<&Value>) -> String {
+    if let Some(object) = object.filter(|o| o.is_object()) {
         let meta = object.get("metadata");
         let name = meta.and_then(|m| m.get("name").or_else(|| m.get("generateName"))).and_then(Value::as_str);
         let kind = object.get("kind").and_then(Value::as_str).unwrap_or_default();
@@ -127,7 +283,7 @@ fn describe(raw: &Value) -> String {
             name.or_else(|| raw.get("name").and_then(Value::as_str)),
         );
     }
-    let kind = raw.pointer("/kind/kind").and_then(Value::as_str).unwrap_or_default();
+    let kind = raw.get("kind").and_then(|k| k.get("kind")).and_then(Value::as_str).unwrap_or_default();
     let name = raw.get("name").and_then(Value::as_str).filter(|n| !n.is_empty());
     policies::model::object_label(kind, raw.get("namespace").and_then(Value::as_str), name)
 }
@@ -162,5 +318,48 @@ mod tests {
         assert!(parsed.request.is_err());
         assert_eq!(parsed.head.object, "Pod/<unnamed>");
         assert!(parsed.raw_object().is_some(), "the object is kept raw");
+    }
+
+    #[test]
+    fn the_envelope_is_judged_before_the_request() {
+        let wrong_version = body(json!({"apiVersion": "v2", "kind": REVIEW_KIND, "request": "not a map"}));
+        assert!(parse(&wrong_version).is_err_and(|e| e.message.contains("\"v2\"")));
+        for request in [json!("nope"), json!([1, {"uid": "x"}]), json!(null), json!(3)] {
+            let shaped = body(json!({"apiVersion": REVIEW_API_VERSION, "kind": REVIEW_KIND, "request": request}));
+            assert!(parse(&shaped).is_err_and(|e| e.message.contains("no request")), "{request}");
+        }
+    }
+
+    #[test]
+    fn objects_are_read_without_managed_fields() {
+        let object = json!({"kind": "Pod", "metadata": {"name": "p", "managedFields": [{"manager": "m"}]}});
+        let review = body(json!({"apiVersion": REVIEW_API_VERSION, "kind": REVIEW_KIND, "request": {
+            "uid": "u", "operation": "UPDATE", "userInfo": {}, "object": object, "oldObject": object,
+            "kind": {"group": "", "version": "v1", "kind": "Pod"},
+            "resource": {"group": "", "version": "v1", "resource": "pods"}}}));
+        let parsed = parse(&review).expect("parsed");
+        let expected = json!({"kind": "Pod", "metadata": {"name": "p"}});
+        assert_eq!((parsed.raw_object(), parsed.raw_old_object()), (Some(&expected), Some(&expected)));
+        assert_eq!(parsed.raw_request().get("object"), None, "the objects are not kept twice");
+        assert_eq!(parsed.head.object, "Pod/p");
+        assert!(parsed.request.is_ok(), "{:?}", parsed.request);
+    }
+
+    #[test]
+    fn the_uid_is_told_before_the_object_is_read() {
+        let cut = br#"{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"u1","operation":"CREATE","kind":{"kind":"Pod"},"namespace":"shop","name":"web","object":{"kind":"Pod","spec":"#;
+        let mut told = None;
+        assert!(parse_with(cut, |h| told = Some(h.clone())).is_err(), "a cut body is refused");
+        let told = told.expect("told before the object");
+        assert_eq!(
+            (told.uid.as_str(), told.object.as_str(), told.operation.as_str()),
+            ("u1", "Pod/shop/web", "CREATE")
+        );
+
+        // Not before the envelope is known to be a v1 review.
+        let request_first = br#"{"request":{"uid":"u2","object":{"kind":"Pod","spec":"#;
+        let mut told = None;
+        assert!(parse_with(request_first, |h| told = Some(h.clone())).is_err());
+        assert_eq!(told, None);
     }
 }

@@ -71,6 +71,9 @@ pub struct Start {
     /// Write the serving pair before starting (else `tls.crt` and `tls.key`
     /// are named but missing, as before cert-manager has issued them).
     pub write_certs: bool,
+    /// Stop reading the server's stdout after its "listening" line, as a
+    /// log collector that hangs would, leaving the pipe open.
+    pub stall_logs: bool,
 }
 
 impl Default for Start {
@@ -82,6 +85,7 @@ impl Default for Start {
             insecure: false,
             wait_ready: true,
             write_certs: true,
+            stall_logs: false,
         }
     }
 }
@@ -147,10 +151,19 @@ impl Server {
         let stdout = child.stdout.take().expect("stdout");
         let logs: Arc<Mutex<Vec<Value>>> = Arc::default();
         let sink = logs.clone();
+        let stall = start.stall_logs;
         std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-                let value = serde_json::from_str(&line).unwrap_or(Value::String(line));
+            let mut lines = BufReader::new(stdout).lines();
+            for line in lines.by_ref().map_while(Result::ok) {
+                let value: Value = serde_json::from_str(&line).unwrap_or(Value::String(line));
+                let listening = value["message"] == "listening";
                 sink.lock().expect("logs").push(value);
+                if stall && listening {
+                    // Holds the pipe open, unread, until the test process ends.
+                    loop {
+                        std::thread::park();
+                    }
+                }
             }
         });
         let mut server = Server {

@@ -33,9 +33,12 @@ pub enum Command {
     Fix(FixArgs),
     /// List every rule with its default severity and one line.
     Rules(RulesArgs),
-    /// Print a rule's documentation: why, a bad and a good example, the fix.
+    /// Simulate what the kubelet does to each pod in a slow boot, a dependency stall, a pause, a wedge and a deletion.
+    Simulate(crate::simulate::SimulateArgs),
+    /// Print a rule's documentation: why, a bad and a good example, the fix
+    /// (`explain simulate`: the simulation's kubelet model).
     Explain {
-        /// Rule name, e.g. `probe-endpoint-reused`.
+        /// Rule name, e.g. `probe-endpoint-reused`, or `simulate`.
         #[arg(value_parser = RuleName, hide_possible_values = true)]
         rule: String,
     },
@@ -145,12 +148,17 @@ pub fn run(cli: Cli) -> Result<u8> {
     match cli.command {
         Command::Lint(args) => lint(args),
         Command::Fix(args) => fix(args),
+        Command::Simulate(args) => crate::simulate::run(args),
         Command::Rules(args) => {
             let text = match args.format {
                 ListFormat::Text => crate::report::rules::text(),
                 ListFormat::Json => crate::report::rules::json(),
             };
             write_stdout(&text)?;
+            Ok(0)
+        }
+        Command::Explain { rule } if rule == "simulate" => {
+            write_stdout(policies::simulate::MODEL)?;
             Ok(0)
         }
         Command::Explain { rule } => match policies::rules::find(&rule) {
@@ -238,14 +246,14 @@ fn junit_rules(resolved: &Resolved) -> Vec<String> {
 }
 
 /// Sets the colour choice every later stream follows.
-fn set_color(run: &RunArgs) {
+pub(crate) fn set_color(run: &RunArgs) {
     run.color.choice(|name| std::env::var(name).ok()).write_global();
 }
 
 /// The inputs and each one's policy (with `--select` and `--ignore`
 /// applied; see [`crate::policy_discovery`]); on a usage error, prints it
 /// and returns `None` (exit 2).
-fn prepare(paths: &[String], policy_arg: Option<&str>, run: &RunArgs) -> Option<Resolved> {
+pub(crate) fn prepare(paths: &[String], policy_arg: Option<&str>, run: &RunArgs) -> Option<Resolved> {
     let walk = Walk::excluding(&run.exclude).map_err(|e| eprintln!("lifeguard: {e}")).ok()?;
     let named = !paths.is_empty();
     let paths = if named { paths.to_vec() } else { vec![".".to_owned()] };
@@ -340,7 +348,7 @@ fn fix(args: FixArgs) -> Result<u8> {
     Ok(out.exit_code_by(fail_on))
 }
 
-fn write_stdout(text: &str) -> Result<()> {
+pub(crate) fn write_stdout(text: &str) -> Result<()> {
     let mut stdout = anstream::stdout();
     match stdout.write_all(text.as_bytes()).and_then(|()| stdout.flush()) {
         Ok(()) => Ok(()),

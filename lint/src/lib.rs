@@ -12,3 +12,4 @@ pub mod policy_cmd;
 pub mod policy_discovery;
 pub mod policy_source;
 pub mod report;
+pub mod simulate;

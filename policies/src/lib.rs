@@ -16,6 +16,7 @@ pub mod model;
 pub mod policy;
 pub mod rules;
 pub mod settings;
+pub mod simulate;
 pub mod wording;
 pub mod yaml;
 

@@ -9,7 +9,7 @@ use crate::policy::Policy;
 mod exec_probe;
 mod grace_period_too_short;
 mod ignore_annotation_invalid;
-mod liveness_checks_dependency;
+pub(crate) mod liveness_checks_dependency;
 mod liveness_too_aggressive;
 mod prestop_bridge_missing;
 mod prestop_loop_unbounded;

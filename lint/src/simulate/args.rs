@@ -1,0 +1,143 @@
+//! `lifeguard simulate` flags and the command itself.
+
+use std::io::Write;
+
+use anyhow::{Context, Result};
+use clap::ValueEnum;
+use policies::simulate::{Assumptions, ProbeChecks, Scenario, VERDICTS, Verdict};
+
+use crate::input::Limits;
+use crate::options::{PolicyName, RunArgs};
+
+/// Output formats of `simulate`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum SimulateFormat {
+    /// Per object and container, a compact timeline and one verdict line per scenario.
+    Text,
+    /// One entry per object, container and scenario (the stable fields the README lists).
+    Json,
+    /// One timeline picture per object and scenario, stacked in one SVG document.
+    Svg,
+}
+
+/// `lifeguard simulate` flags.
+#[derive(Debug, clap::Args)]
+pub struct SimulateArgs {
+    /// Files, directories or `-` (stdin). Default: the current directory.
+    #[arg(value_name = "PATH")]
+    pub paths: Vec<String>,
+    /// Scenario to run (repeatable): `boot[:DURATION]`, `stall:DURATION`,
+    /// `pause:DURATION`, `wedge`, `delete`. Default: boot, stall:2m,
+    /// pause:5s, wedge and delete.
+    #[arg(long = "scenario", value_name = "S", value_parser = parse_scenario)]
+    pub scenarios: Vec<Scenario>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = SimulateFormat::Text)]
+    pub format: SimulateFormat,
+    /// Policy file or built-in pack, as for `lint` (its model-server,
+    /// drain and dependency settings shape the simulation). Default: for
+    /// each file, the nearest `.lifeguard.yaml` or `.lifeguard.yml`, as for `lint`.
+    #[arg(long, env = "LIFEGUARD_POLICY", value_name = "FILE|PACK", value_parser = PolicyName, hide_possible_values = true)]
+    pub policy: Option<String>,
+    /// What the probes really check, comma-separated
+    /// `[CONTAINER/]PROBE=local|dependency` (e.g.
+    /// `liveness=local,readiness=dependency`); wins over the
+    /// `lifeguard.dev/probe-checks` annotation and what lifeguard infers.
+    #[arg(long, value_name = "CHECKS", value_parser = parse_checks)]
+    pub probe_checks: Option<ProbeChecks>,
+    /// Seconds endpoint removal takes to reach every proxy after deletion.
+    #[arg(long, value_name = "SECONDS", default_value_t = 2)]
+    pub endpoint_propagation_seconds: u32,
+    /// The longest request the app admits, in seconds (`delete`).
+    #[arg(long, value_name = "SECONDS", default_value_t = 0)]
+    pub request_seconds: u32,
+    /// Exit 1 when a scenario ends in one of these verdicts (comma-separated
+    /// or repeatable; `never` never fails). Default: restart-storm,
+    /// boot-loop, sigkill-in-flight.
+    #[arg(long, value_name = "VERDICT", value_delimiter = ',', value_parser = parse_fail_on)]
+    pub fail_on: Vec<FailOnVerdict>,
+    /// Also run the scenarios on each object as `lifeguard fix` would leave
+    /// it, and show both side by side.
+    #[arg(long)]
+    pub diff_fix: bool,
+    /// For `helm template` output: the chart's directory, as for `lint`.
+    #[arg(long, value_name = "DIR")]
+    pub helm_chart_root: Option<String>,
+    /// The flags `lint` and `fix` share (`--select`/`--ignore` shape the fixes `--diff-fix` applies).
+    #[command(flatten)]
+    pub run: RunArgs,
+}
+
+/// A `--fail-on` value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FailOnVerdict {
+    /// Fail on this verdict.
+    Verdict(Verdict),
+    /// Never fail because of verdicts.
+    Never,
+}
+
+fn parse_scenario(s: &str) -> Result<Scenario, String> {
+    Scenario::parse(s).map_err(|e| e.to_string())
+}
+
+fn parse_checks(s: &str) -> Result<ProbeChecks, String> {
+    ProbeChecks::parse(s).map_err(|e| e.to_string())
+}
+
+fn parse_fail_on(s: &str) -> Result<FailOnVerdict, String> {
+    if s == "never" {
+        return Ok(FailOnVerdict::Never);
+    }
+    Verdict::from_name(s).map(FailOnVerdict::Verdict).ok_or_else(|| {
+        let names: Vec<&str> = VERDICTS.iter().map(|v| v.name()).collect();
+        format!("unknown verdict {s:?}; use never or one of {}", names.join(", "))
+    })
+}
+
+/// Whether a verdict fails the run under `--fail-on`.
+pub fn fails(fail_on: &[FailOnVerdict], verdict: Verdict) -> bool {
+    if fail_on.is_empty() {
+        return verdict.fails_by_default();
+    }
+    fail_on.contains(&FailOnVerdict::Verdict(verdict))
+}
+
+/// Runs `lifeguard simulate`; returns the exit code.
+pub fn run(args: SimulateArgs) -> Result<u8> {
+    crate::cli::set_color(&args.run);
+    let Some(mut resolved) = crate::cli::prepare(&args.paths, args.policy.as_deref(), &args.run) else {
+        return Ok(2);
+    };
+    if let Some(root) = args.helm_chart_root.as_deref().filter(|root| !std::path::Path::new(root).is_dir()) {
+        eprintln!("lifeguard: --helm-chart-root {root:?} is not a directory (give the chart's directory)");
+        return Ok(2);
+    }
+    let scenarios = if args.scenarios.is_empty() { Scenario::standard() } else { args.scenarios.clone() };
+    let assumptions = Assumptions {
+        endpoint_propagation_seconds: i64::from(args.endpoint_propagation_seconds),
+        request_seconds: i64::from(args.request_seconds),
+        probe_checks: args.probe_checks.clone().unwrap_or_default(),
+    };
+    let options = super::read::Options {
+        scenarios: &scenarios,
+        assumptions: &assumptions,
+        diff_fix: args.diff_fix,
+        helm_chart_root: args.helm_chart_root.as_deref(),
+    };
+    let out = super::read::simulate_resolved(&mut resolved, &options, &Limits::default());
+    let mut stderr = anstream::stderr();
+    for e in &out.errors {
+        write!(stderr, "{}", crate::report::text::input_error(e)).context("writing to stderr")?;
+    }
+    let report = match args.format {
+        SimulateFormat::Text => super::text::render(&out),
+        SimulateFormat::Json => super::json::render(&out),
+        SimulateFormat::Svg => super::svg::render(&out),
+    };
+    crate::cli::write_stdout(&report)?;
+    if out.errors.is_empty() && out.simulated.is_empty() && !args.run.quiet {
+        writeln!(stderr, "lifeguard: note: no pod-bearing object to simulate").context("writing to stderr")?;
+    }
+    Ok(out.exit_code(&args.fail_on))
+}

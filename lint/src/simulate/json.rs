@@ -1,0 +1,77 @@
+//! The JSON rendering: one entry per object, container and scenario with
+//! the stable fields `file`, `line`, `kind`, `namespace`, `name`,
+//! `container`, `scenario`, `verdict`, `restarts`, `restart_at`,
+//! `unready_seconds`, `sigkill`, `best`, `worst` and `events`.
+
+use policies::simulate::{ContainerOutcome, Event, Figures};
+use serde_json::{Map, Value, json};
+
+use super::read::{SimulateRun, Simulated};
+
+/// Renders a whole run as a JSON array (pretty, with a final newline).
+pub fn render(run: &SimulateRun) -> String {
+    let items: Vec<Value> = run.simulated.iter().flat_map(entries).collect();
+    let mut text = serde_json::to_string_pretty(&Value::Array(items)).unwrap_or_else(|_| "[]".to_owned());
+    text.push('\n');
+    text
+}
+
+fn seconds(ms: i64) -> Value {
+    let s = ms as f64 / 1000.0;
+    if ms % 1000 == 0 { json!(ms / 1000) } else { json!(s) }
+}
+
+fn figures(f: &Figures) -> Map<String, Value> {
+    let mut m = Map::new();
+    m.insert("restarts".into(), json!(f.restarts));
+    m.insert("restart_at".into(), f.restart_at_ms.map_or(Value::Null, seconds));
+    m.insert("unready_seconds".into(), seconds(f.unready_ms));
+    m.insert("sigkill".into(), json!(f.sigkill));
+    m
+}
+
+fn event(e: &Event) -> Value {
+    json!({
+        "t": seconds(e.at_ms),
+        "probe": e.probe.map(|p| p.word()),
+        "event": e.kind.name(),
+        "detail": e.detail,
+    })
+}
+
+/// The figures, verdict and events of one outcome.
+fn outcome(o: &ContainerOutcome) -> Map<String, Value> {
+    let mut m = Map::new();
+    m.insert("verdict".into(), json!(o.verdict.name()));
+    m.insert("message".into(), json!(o.message));
+    m.extend(figures(&o.worst));
+    m.insert("best".into(), Value::Object(figures(&o.best)));
+    m.insert("worst".into(), Value::Object(figures(&o.worst)));
+    m.insert("events".into(), o.events.iter().map(event).collect());
+    m
+}
+
+fn entries(s: &Simulated) -> Vec<Value> {
+    let sim = &s.simulation;
+    sim.outcomes
+        .iter()
+        .enumerate()
+        .map(|(i, o)| {
+            let mut m = Map::new();
+            m.insert("file".into(), json!(s.file));
+            m.insert("line".into(), json!(s.container_lines.get(i).copied().unwrap_or(s.line)));
+            m.insert("kind".into(), json!(sim.kind));
+            m.insert("namespace".into(), json!(sim.namespace));
+            m.insert("name".into(), json!(sim.name));
+            m.insert("container".into(), json!(o.container));
+            m.insert("scenario".into(), json!(o.scenario));
+            m.extend(outcome(o));
+            if let Some(fixed) = &s.fixed {
+                let mut f = fixed.simulation.outcomes.get(i).map(outcome).unwrap_or_default();
+                f.insert("fixes".into(), json!(fixed.fixes));
+                m.insert("fixed".into(), Value::Object(f));
+            }
+            Value::Object(m)
+        })
+        .collect()
+}

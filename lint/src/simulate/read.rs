@@ -1,0 +1,245 @@
+//! Reading inputs as `lint` does and running the simulation on every
+//! pod-bearing object, each placed at its file and line.
+
+use std::collections::HashMap;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use policies::model::object_label_of;
+use policies::simulate::{Assumptions, ObjectSimulation, Scenario, simulate_object};
+use policies::{Batch, Policy, objects_in, plan_fixes};
+
+use crate::input::{Contexts, Discovered, Document, InputName, Limits, Template, TemplateScanner, contexts, read_text};
+use crate::lint::{InputError, parse_text};
+use crate::policy_discovery::Resolved;
+
+use super::args::{FailOnVerdict, fails};
+
+/// What a simulation run is asked to do.
+#[derive(Debug, Clone, Copy)]
+pub struct Options<'a> {
+    /// The scenarios.
+    pub scenarios: &'a [Scenario],
+    /// Assumptions beyond the manifest.
+    pub assumptions: &'a Assumptions,
+    /// Whether to simulate the fixed object too.
+    pub diff_fix: bool,
+    /// `--helm-chart-root`.
+    pub helm_chart_root: Option<&'a str>,
+}
+
+/// One simulated object, placed in its file.
+#[derive(Debug, Clone)]
+pub struct Simulated {
+    /// File shown (the Helm template when it is on disk and matched).
+    pub file: String,
+    /// Line of the object's start.
+    pub line: u32,
+    /// Line of each outcome's container (aligned with `simulation.outcomes`).
+    pub container_lines: Vec<u32>,
+    /// The engine's simulation.
+    pub simulation: ObjectSimulation,
+    /// The same scenarios on the object as `lifeguard fix` would leave it
+    /// (`--diff-fix`), with what the fixes change (nothing, when no fix
+    /// applies); `None` without the flag.
+    pub fixed: Option<Fixed>,
+}
+
+/// The object as `lifeguard fix` would leave it, simulated.
+#[derive(Debug, Clone)]
+pub struct Fixed {
+    /// The fixes applied, as `lifeguard fix` describes them.
+    pub fixes: Vec<String>,
+    /// The simulation of the fixed object (aligned with the original's outcomes).
+    pub simulation: ObjectSimulation,
+}
+
+/// Everything a simulate run found.
+#[derive(Debug, Default)]
+pub struct SimulateRun {
+    /// Objects in input order.
+    pub simulated: Vec<Simulated>,
+    /// Input errors in input order.
+    pub errors: Vec<InputError>,
+}
+
+impl SimulateRun {
+    /// 2 on input errors; 1 when a verdict of the manifests as written fails under `--fail-on`; else 0.
+    pub fn exit_code(&self, fail_on: &[FailOnVerdict]) -> u8 {
+        if !self.errors.is_empty() {
+            return 2;
+        }
+        let failing = self.simulated.iter().flat_map(|s| &s.simulation.outcomes).any(|o| fails(fail_on, o.verdict));
+        u8::from(failing)
+    }
+}
+
+struct Source {
+    file: String,
+    context: usize,
+    documents: Vec<Document>,
+    templates: Vec<Option<Template>>,
+}
+
+/// Simulates every input with its own policy, as `lint` lints them
+/// ([`crate::policy_discovery`]); a policy file that is not valid is an
+/// input error, and the inputs it governs are not simulated.
+pub fn simulate_resolved(resolved: &mut Resolved, options: &Options<'_>, limits: &Limits) -> SimulateRun {
+    let mut out = SimulateRun::default();
+    out.errors.append(&mut resolved.errors);
+    for (index, found) in std::mem::take(&mut resolved.runs) {
+        let Some(in_force) = resolved.policies.get(index) else { continue };
+        let mut part = simulate_found(found, &in_force.policy, options, limits);
+        out.simulated.append(&mut part.simulated);
+        out.errors.append(&mut part.errors);
+    }
+    out
+}
+
+/// Reads, parses and simulates discovered inputs under one policy.
+pub fn simulate_found(found: Discovered, policy: &Policy, options: &Options<'_>, limits: &Limits) -> SimulateRun {
+    let mut out = SimulateRun::default();
+    out.errors.extend(found.errors.into_iter().map(|(file, e)| InputError {
+        file,
+        line: None,
+        column: None,
+        message: e.to_string(),
+    }));
+    let Contexts { of_input, mut seeds, .. } = contexts(&found.inputs, limits);
+    let mut sources = Vec::new();
+    for (input, context) in found.inputs.iter().zip(of_input) {
+        let file = input.display_name();
+        let text = match read_text(input, limits) {
+            Ok(text) => text,
+            Err(e) => {
+                out.errors.push(InputError { file, line: None, column: None, message: e.to_string() });
+                continue;
+            }
+        };
+        let (documents, error) = parse_text(&file, &text, limits);
+        out.errors.extend(error);
+        let mut scanner = TemplateScanner::new(&text);
+        let templates = documents.iter().map(|d| scanner.next(d)).collect();
+        sources.push(Source { file, context, documents, templates });
+    }
+    if options.diff_fix {
+        // The fixes see the Services of the object's context, as in `lint`.
+        for s in &sources {
+            if let Some(batch) = seeds.get_mut(s.context) {
+                s.documents.iter().flat_map(|d| objects_in(&d.value)).for_each(|(_, o)| batch.add(o));
+            }
+        }
+    }
+    let mut on_disk = TemplateFiles::default();
+    for s in &sources {
+        let batch = seeds.get(s.context).cloned().unwrap_or_default();
+        for (i, doc) in s.documents.iter().enumerate() {
+            let template = s.templates.get(i).and_then(Option::as_ref).map(|t| {
+                let t = match options.helm_chart_root {
+                    Some(root) => t.rebased(root),
+                    None => t.clone(),
+                };
+                on_disk.locate(&t)
+            });
+            simulate_document(&s.file, doc, template.as_ref(), &batch, policy, options, &mut out);
+        }
+    }
+    out
+}
+
+/// Helm templates read from disk once each.
+#[derive(Default)]
+struct TemplateFiles {
+    files: HashMap<PathBuf, Option<Arc<str>>>,
+}
+
+impl TemplateFiles {
+    fn locate(&mut self, t: &Template) -> Template {
+        let files = &mut self.files;
+        let mut read = |path: &Path| {
+            files
+                .entry(path.to_path_buf())
+                .or_insert_with(|| path.is_file().then(|| std::fs::read_to_string(path).ok()).flatten().map(Arc::from))
+                .clone()
+        };
+        t.locate(Path::new(""), &mut read)
+    }
+}
+
+fn simulate_document(
+    file: &str,
+    doc: &Document,
+    template: Option<&Template>,
+    batch: &Batch,
+    policy: &Policy,
+    options: &Options<'_>,
+    out: &mut SimulateRun,
+) {
+    // The template's own line when it is matched, else the rendered one.
+    let shown = |line: u32| -> (String, u32) {
+        match template.and_then(|t| Some((t.path.clone(), t.line(line)?))) {
+            Some(at) => at,
+            None => (file.to_owned(), line),
+        }
+    };
+    for (prefix, object) in objects_in(&doc.value) {
+        if !object.is_object() {
+            continue;
+        }
+        let result =
+            catch_unwind(AssertUnwindSafe(|| simulate_object(object, policy, options.scenarios, options.assumptions)));
+        let internal = |what: &str| InputError {
+            file: file.to_owned(),
+            line: Some(doc.start.line),
+            column: None,
+            message: format!("{}: internal error in the {what} (please report)", object_label_of(object)),
+        };
+        match result {
+            Ok(Ok(None)) => {}
+            Ok(Ok(Some(simulation))) => {
+                let (shown_file, line) = shown(doc.locate(&prefix).line);
+                let container_lines = simulation
+                    .outcomes
+                    .iter()
+                    .map(|o| shown(doc.locate(&format!("{prefix}{}", o.pointer)).line).1)
+                    .collect();
+                let fixed = if options.diff_fix {
+                    match catch_unwind(AssertUnwindSafe(|| fixed(object, batch, policy, options))) {
+                        // No fix applies: the fixed object is the object.
+                        Ok(fixed) => {
+                            Some(fixed.unwrap_or_else(|| Fixed { fixes: Vec::new(), simulation: simulation.clone() }))
+                        }
+                        Err(_) => {
+                            out.errors.push(internal("fixer"));
+                            None
+                        }
+                    }
+                } else {
+                    None
+                };
+                out.simulated.push(Simulated { file: shown_file, line, container_lines, simulation, fixed });
+            }
+            Ok(Err(e)) => {
+                let pointer = format!("{prefix}{}", e.pointer);
+                let at = doc.locate(&pointer);
+                out.errors.push(InputError {
+                    file: file.to_owned(),
+                    line: Some(at.line),
+                    column: Some(at.column),
+                    message: format!("{}: {pointer}: {}", object_label_of(object), e.message),
+                });
+            }
+            Err(_) => out.errors.push(internal("simulation")),
+        }
+    }
+}
+
+/// The object as `lifeguard fix` would leave it, simulated; `None` when
+/// no fix applies (the fixed object is the object).
+fn fixed(object: &serde_json::Value, batch: &Batch, policy: &Policy, options: &Options<'_>) -> Option<Fixed> {
+    let plan = plan_fixes(object, batch, policy, None).ok()??;
+    let fixed_object = plan.fixed.as_ref()?;
+    let simulation = simulate_object(fixed_object, policy, options.scenarios, options.assumptions).ok()??;
+    Some(Fixed { fixes: plan.applied.iter().map(|a| a.description.clone()).collect(), simulation })
+}

@@ -1,0 +1,138 @@
+//! The text rendering: per object and container, one verdict line per
+//! scenario and a compact timeline of its worst case.
+
+use std::fmt::Write as _;
+
+use policies::model::object_label;
+use policies::simulate::{ContainerOutcome, Event, EventKind, ObjectSimulation, plural, seconds};
+
+use super::read::{SimulateRun, Simulated};
+
+/// Width of the left column when `--diff-fix` shows two timelines side by side.
+const COLUMN: usize = 58;
+
+/// Renders a whole run.
+pub fn render(run: &SimulateRun) -> String {
+    let mut out = String::new();
+    for s in &run.simulated {
+        object(&mut out, s);
+    }
+    out
+}
+
+/// `Kind/namespace/name` of a simulation.
+pub fn label(sim: &ObjectSimulation) -> String {
+    object_label(&sim.kind, sim.namespace.as_deref(), sim.name.as_deref())
+}
+
+fn object(out: &mut String, s: &Simulated) {
+    let sim = &s.simulation;
+    let _ = writeln!(out, "{}:{}: {}", s.file, s.line, label(sim));
+    if s.fixed.as_ref().is_some_and(|f| f.fixes.is_empty()) {
+        let _ = writeln!(out, "  as `lifeguard fix` leaves it (right): no fix applies");
+    } else if let Some(fixed) = &s.fixed {
+        let _ = writeln!(out, "  as `lifeguard fix` leaves it (right):");
+        for f in &fixed.fixes {
+            let _ = writeln!(out, "    - {f}");
+        }
+    }
+    let mut container = None;
+    for (i, o) in sim.outcomes.iter().enumerate() {
+        if container != Some(&o.pointer) {
+            container = Some(&o.pointer);
+            let line = s.container_lines.get(i).copied().unwrap_or(s.line);
+            let _ = writeln!(out, "  container {:?} (line {line})", o.container);
+        }
+        let after = s.fixed.as_ref().and_then(|f| f.simulation.outcomes.get(i));
+        match after {
+            None => {
+                for line in outcome_lines(o) {
+                    let _ = writeln!(out, "    {line}");
+                }
+            }
+            Some(after) => {
+                let (left, right) = (outcome_lines(o), outcome_lines(after));
+                for i in 0..left.len().max(right.len()) {
+                    let l = left.get(i).map_or("", String::as_str);
+                    let r = right.get(i).map_or("", String::as_str);
+                    let line = format!("    {l:<COLUMN$} | {r}");
+                    let _ = writeln!(out, "{}", line.trim_end());
+                }
+            }
+        }
+    }
+    out.push('\n');
+}
+
+/// The verdict line, the figures and the compact timeline of one outcome.
+pub fn outcome_lines(o: &ContainerOutcome) -> Vec<String> {
+    let mut lines = vec![format!("{} [{}] {}", o.scenario, o.verdict.name(), o.message)];
+    if o.offsets > 1 {
+        let fig = |f: &policies::simulate::Figures| {
+            let first = f.restart_at_ms.map_or_else(String::new, |t| format!(" (first at {} s)", seconds(t)));
+            format!("{}{first}, {} s out of endpoints", plural(i64::from(f.restarts), "restart"), seconds(f.unready_ms))
+        };
+        lines.push(format!("  worst of {} offsets: {}", o.offsets, fig(&o.worst)));
+        lines.push(format!("  best: {}", fig(&o.best)));
+    }
+    lines.extend(compact(&o.events).into_iter().map(|l| format!("  {l}")));
+    lines
+}
+
+/// Events as lines, runs of the same probe failing merged into one.
+fn compact(events: &[Event]) -> Vec<String> {
+    let mut lines = Vec::new();
+    let mut i = 0;
+    while i < events.len() {
+        let e = &events[i];
+        let mut j = i + 1;
+        if matches!(e.kind, EventKind::ProbeFailed | EventKind::ProbeTimedOut) {
+            while j < events.len() && events[j].kind == e.kind && events[j].probe == e.probe {
+                j += 1;
+            }
+        }
+        let last = &events[j - 1];
+        let at = if j - i > 1 {
+            format!("{}-{}s", seconds(e.at_ms), seconds(last.at_ms))
+        } else {
+            format!("{}s", seconds(e.at_ms))
+        };
+        let probe = e.probe.map_or("", |p| p.word());
+        let detail = if j - i > 1 {
+            format!("x{} ({} .. {})", j - i, e.detail, last.detail)
+        } else if e.detail.is_empty() {
+            String::new()
+        } else {
+            format!("({})", e.detail)
+        };
+        let line = format!("{at:>12} {probe:<9} {} {detail}", phrase(e.kind));
+        lines.push(line.trim_end().to_owned());
+        i = j;
+    }
+    lines
+}
+
+/// How a person reads an event.
+pub fn phrase(kind: EventKind) -> &'static str {
+    match kind {
+        EventKind::Started => "container started",
+        EventKind::AppHealthy => "app answers",
+        EventKind::DisruptionStart => "disruption starts",
+        EventKind::DisruptionEnd => "disruption ends",
+        EventKind::ProbeFailed => "failed",
+        EventKind::ProbeTimedOut => "timed out",
+        EventKind::StartupSucceeded => "succeeded",
+        EventKind::Ready => "in endpoints",
+        EventKind::Unready => "out of endpoints",
+        EventKind::Kill => "restart",
+        EventKind::BackOff => "back-off",
+        EventKind::NotRestarted => "not restarted",
+        EventKind::Deleted => "pod deleted",
+        EventKind::EndpointsRemoved => "endpoint removal reaches the proxies",
+        EventKind::PreStop => "preStop",
+        EventKind::Sigterm => "SIGTERM",
+        EventKind::WorkDone => "in-flight work and shutdown done",
+        EventKind::Exited => "exited",
+        EventKind::Sigkill => "SIGKILL",
+    }
+}

@@ -1,0 +1,344 @@
+//! `lifeguard simulate` on the design sources' cases: golden timelines
+//! (insta snapshots of the real binary's text output) and their verdicts
+//! (asserted on the JSON output).
+//!
+//! Runs happen in `tests/fixtures/simulate` with relative paths, so file
+//! names in the snapshots do not depend on where the repository is.
+
+mod support;
+
+use std::path::PathBuf;
+
+use serde_json::Value;
+use support::Run;
+
+fn fixtures() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/simulate")
+}
+
+fn lifeguard(args: &[&str]) -> Run {
+    let r = support::lifeguard(&fixtures(), args, None, &[("NO_COLOR", Some("1"))]);
+    r.assert_no_panic();
+    r
+}
+
+/// The JSON entries of a run, and its exit code.
+fn simulate_json(args: &[&str]) -> (Vec<Value>, i32) {
+    let mut all = vec!["simulate", "--format", "json"];
+    all.extend_from_slice(args);
+    let r = lifeguard(&all);
+    match serde_json::from_str(&r.stdout) {
+        Ok(Value::Array(items)) => (items, r.code),
+        other => panic!("stdout is not a JSON array: {other:?}\n{}\n{}", r.stdout, r.stderr),
+    }
+}
+
+fn one(args: &[&str]) -> (Value, i32) {
+    let (mut items, code) = simulate_json(args);
+    assert_eq!(items.len(), 1, "{items:?}");
+    (items.remove(0), code)
+}
+
+fn text(args: &[&str]) -> String {
+    let mut all = vec!["simulate"];
+    all.extend_from_slice(args);
+    lifeguard(&all).stdout
+}
+
+#[test]
+fn a_two_second_stall_restarts_every_replica_of_the_shared_handler() {
+    let (e, code) = one(&["--scenario", "stall:2s", "stall-shared-handler.yaml"]);
+    assert_eq!(e["verdict"], "restart-storm");
+    assert_eq!(e["scenario"], "stall:2s");
+    assert_eq!(e["best"]["restarts"].as_u64().map(|n| n > 0), Some(true), "every offset restarts: {e}");
+    assert_eq!(e["restart_at"], 1);
+    assert!(e["message"].as_str().is_some_and(|m| m.contains("all 3 replicas restart")), "{e}");
+    assert!(e["message"].as_str().is_some_and(|m| m.contains("zero endpoints")), "{e}");
+    assert_eq!(code, 1, "a restart storm fails the run");
+    insta::assert_snapshot!("stall_shared_handler", text(&["--scenario", "stall:2s", "stall-shared-handler.yaml"]));
+}
+
+#[test]
+fn separating_liveness_from_readiness_survives_the_same_stall() {
+    let (e, code) = one(&["--scenario", "stall:2s", "stall-separated.yaml"]);
+    assert_eq!(e["restarts"], 0);
+    assert_eq!(e["best"]["restarts"], 0);
+    // At most the stall plus one period (1 s) out of endpoints.
+    assert!(e["worst"]["unready_seconds"].as_f64().is_some_and(|s| s <= 3.0), "{e}");
+    assert!(matches!(e["verdict"].as_str(), Some("ok" | "out-of-service")), "{e}");
+    assert_eq!(code, 0);
+    insta::assert_snapshot!("stall_separated", text(&["--scenario", "stall:2s", "stall-separated.yaml"]));
+}
+
+#[test]
+fn a_480_second_startup_window_boots_the_430_second_model_server() {
+    let (e, code) = one(&["--scenario", "boot", "gpu-startup-480.yaml"]);
+    assert_eq!(e["verdict"], "ok");
+    assert_eq!(e["restarts"], 0);
+    assert_eq!(e["restart_at"], Value::Null);
+    assert_eq!(code, 0);
+    insta::assert_snapshot!("gpu_startup_480", text(&["--scenario", "boot", "gpu-startup-480.yaml"]));
+}
+
+#[test]
+fn a_300_second_startup_window_restarts_it_in_a_loop_with_back_off() {
+    let (e, code) = one(&["--scenario", "boot", "gpu-startup-300.yaml"]);
+    assert_eq!(e["verdict"], "boot-loop");
+    // The 30th check fails at 290 s: initialDelaySeconds 0 + 29 x 10.
+    assert_eq!(e["restart_at"], 290);
+    let events = e["events"].as_array().cloned().unwrap_or_default();
+    assert!(!events.iter().any(|ev| ev["event"] == "startup-succeeded"), "never boots");
+    assert!(events.iter().any(|ev| ev["event"] == "back-off" && ev["detail"] == "CrashLoopBackOff 10s"), "{events:?}");
+    assert_eq!(code, 1, "a boot loop fails the run");
+    insta::assert_snapshot!("gpu_startup_300", text(&["--scenario", "boot", "gpu-startup-300.yaml"]));
+}
+
+#[test]
+fn a_30_second_grace_period_sigkills_the_drain_and_45_does_not() {
+    let (e, code) = one(&["--scenario", "delete", "drain-grace-30.yaml"]);
+    assert_eq!(e["verdict"], "sigkill-in-flight");
+    assert_eq!(e["sigkill"], true);
+    assert!(e["message"].as_str().is_some_and(|m| m.contains("15 s before the drain ends")), "{e}");
+    assert_eq!(code, 1);
+    let (e, code) = one(&["--scenario", "delete", "drain-grace-45.yaml"]);
+    assert_eq!(e["verdict"], "ok");
+    assert_eq!(e["sigkill"], false);
+    assert_eq!(code, 0);
+    insta::assert_snapshot!("drain", text(&["--scenario", "delete", "drain-grace-30.yaml", "drain-grace-45.yaml"]));
+}
+
+#[test]
+fn a_three_second_pause_restarts_the_aggressive_liveness_and_not_the_fixed_one() {
+    let (e, _) = one(&["--scenario", "pause:3s", "--diff-fix", "pause-aggressive.yaml"]);
+    assert_eq!(e["verdict"], "restarts");
+    assert_eq!(e["restarts"], 1);
+    assert_eq!(e["fixed"]["verdict"], "ok");
+    assert_eq!(e["fixed"]["restarts"], 0);
+    let fixes = e["fixed"]["fixes"].as_array().cloned().unwrap_or_default();
+    assert!(fixes.iter().any(|f| f.as_str().is_some_and(|f| f.contains("failureThreshold 1 -> 3"))), "{fixes:?}");
+    insta::assert_snapshot!("pause_diff_fix", text(&["--scenario", "pause:3s", "--diff-fix", "pause-aggressive.yaml"]));
+}
+
+fn code(args: &[&str]) -> i32 {
+    let mut all = vec!["simulate"];
+    all.extend_from_slice(args);
+    lifeguard(&all).code
+}
+
+#[test]
+fn exit_codes_follow_the_verdicts_and_fail_on() {
+    // A restart storm, a boot loop and SIGKILL of in-flight work fail by default; restarts do not.
+    assert_eq!(code(&["--scenario", "pause:3s", "pause-aggressive.yaml"]), 0);
+    assert_eq!(code(&["--scenario", "pause:3s", "--fail-on", "restarts", "pause-aggressive.yaml"]), 1);
+    assert_eq!(code(&["--scenario", "stall:2s", "--fail-on", "never", "stall-shared-handler.yaml"]), 0);
+    assert_eq!(
+        code(&["--scenario", "stall:2s", "--fail-on", "boot-loop,sigkill-in-flight", "stall-shared-handler.yaml"]),
+        0
+    );
+    assert_eq!(code(&["--scenario", "delete", "--fail-on", "sigkill-in-flight", "drain-grace-30.yaml"]), 1);
+    // --fail-on judges the manifests as written, not as fixed.
+    assert_eq!(code(&["--scenario", "delete", "--diff-fix", "drain-grace-30.yaml"]), 1);
+}
+
+#[test]
+fn usage_errors_exit_2_and_name_what_is_wrong() {
+    let r = lifeguard(&["simulate", "--scenario", "stall", "stall-separated.yaml"]);
+    assert_eq!(r.code, 2);
+    assert!(r.stderr.contains("scenario \"stall\": needs a duration"), "{}", r.stderr);
+    let r = lifeguard(&["simulate", "--fail-on", "restart", "stall-separated.yaml"]);
+    assert_eq!(r.code, 2);
+    assert!(r.stderr.contains("unknown verdict \"restart\""), "{}", r.stderr);
+    let r = lifeguard(&["simulate", "--probe-checks", "liveness=remote", "stall-separated.yaml"]);
+    assert_eq!(r.code, 2);
+    assert!(r.stderr.contains("the value must be local or dependency"), "{}", r.stderr);
+}
+
+#[test]
+fn a_bad_input_is_an_error_at_its_line_and_the_other_files_are_still_simulated() {
+    let r = lifeguard(&["simulate", "--scenario", "wedge", "bad/probe-checks-invalid.yaml", "pause-aggressive.yaml"]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("bad/probe-checks-invalid.yaml:12:")
+            && r.stderr.contains(
+                "annotation lifeguard.dev/probe-checks: \"liveness=remote\": the value must be local or dependency"
+            ),
+        "{}",
+        r.stderr
+    );
+    assert!(r.stdout.contains("pause-aggressive.yaml:"), "{}", r.stdout);
+    let broken = "kind: Deployment\nmetadata: {name: x\n";
+    let r = support::lifeguard(&fixtures(), &["simulate", "-"], Some(broken), &[("NO_COLOR", Some("1"))]);
+    r.assert_no_panic();
+    assert_eq!(r.code, 2);
+    assert!(r.stderr.contains("<stdin>:"), "{}", r.stderr);
+}
+
+#[test]
+fn the_standard_set_runs_without_a_scenario_and_explain_states_the_model() {
+    let (items, _) = simulate_json(&["stall-separated.yaml"]);
+    let scenarios: Vec<&str> = items.iter().filter_map(|e| e["scenario"].as_str()).collect();
+    assert_eq!(scenarios, policies::simulate::STANDARD);
+    for e in &items {
+        for field in [
+            "file",
+            "line",
+            "kind",
+            "namespace",
+            "name",
+            "container",
+            "scenario",
+            "verdict",
+            "restarts",
+            "restart_at",
+            "unready_seconds",
+            "sigkill",
+            "best",
+            "worst",
+            "events",
+        ] {
+            assert!(e.get(field).is_some(), "{field} missing: {e}");
+        }
+    }
+    let r = lifeguard(&["explain", "simulate"]);
+    assert_eq!(r.code, 0);
+    assert_eq!(r.stdout, policies::simulate::MODEL);
+    for assumption in
+        ["CrashLoopBackOff", "initialDelaySeconds", "counted from deletion", "Phase offsets", "successThreshold"]
+    {
+        assert!(r.stdout.contains(assumption), "explain simulate states {assumption:?}");
+    }
+}
+
+/// An element of an SVG document: its name, attributes and direct text.
+struct Element {
+    name: String,
+    attrs: Vec<(String, String)>,
+    text: String,
+}
+
+/// The elements of an SVG document in order; panics unless it is
+/// well-formed XML (end tags match, attributes and entities are valid).
+fn svg_elements(svg: &str) -> Vec<Element> {
+    use quick_xml::events::Event;
+    let mut reader = quick_xml::Reader::from_str(svg);
+    let mut out: Vec<Element> = Vec::new();
+    let (mut open, mut depth) = (Vec::new(), 0usize);
+    loop {
+        let event =
+            reader.read_event().unwrap_or_else(|e| panic!("not well-formed at {}: {e}", reader.buffer_position()));
+        match &event {
+            Event::Start(e) | Event::Empty(e) => {
+                let name = String::from_utf8_lossy(e.name().as_ref()).into_owned();
+                let attrs = e
+                    .attributes()
+                    .map(|a| {
+                        let a = a.expect("a well-formed attribute");
+                        let value = a
+                            .normalized_value(quick_xml::XmlVersion::Implicit1_0)
+                            .expect("valid entities")
+                            .into_owned();
+                        (String::from_utf8_lossy(a.key.as_ref()).into_owned(), value)
+                    })
+                    .collect();
+                out.push(Element { name, attrs, text: String::new() });
+                if matches!(event, Event::Start(_)) {
+                    open.push(out.len() - 1);
+                    depth += 1;
+                }
+            }
+            Event::Text(t) => {
+                let text = t.decode().expect("UTF-8 text");
+                let text = quick_xml::escape::unescape(&text).expect("valid entities").into_owned();
+                if let Some(&i) = open.last() {
+                    out[i].text.push_str(&text);
+                }
+            }
+            // quick-xml reports `&quot;` and the like apart from the text around them.
+            Event::GeneralRef(r) => {
+                let name = r.decode().expect("UTF-8 entity name");
+                let c = match name.as_ref() {
+                    "amp" => '&',
+                    "lt" => '<',
+                    "gt" => '>',
+                    "quot" => '"',
+                    "apos" => '\'',
+                    other => r.resolve_char_ref().ok().flatten().unwrap_or_else(|| panic!("unknown entity &{other};")),
+                };
+                if let Some(&i) = open.last() {
+                    out[i].text.push(c);
+                }
+            }
+            Event::End(_) => {
+                open.pop();
+                depth -= 1;
+            }
+            Event::Eof => break,
+            _ => {}
+        }
+    }
+    assert_eq!(depth, 0, "every element is closed");
+    out
+}
+
+fn attr<'e>(e: &'e Element, name: &str) -> Option<&'e str> {
+    e.attrs.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str())
+}
+
+/// The README's picture: the shared handler and the separated probes in a 2 s stall.
+const PICTURE: &str = "lint/docs/simulate-stall.svg";
+
+#[test]
+fn svg_is_well_formed_with_a_lane_per_probe_and_the_readme_picture_is_current() {
+    let args =
+        ["simulate", "--format", "svg", "--scenario", "stall:2s", "stall-shared-handler.yaml", "stall-separated.yaml"];
+    let r = lifeguard(&args);
+    assert_eq!(r.code, 1, "the storm fails the run: {}", r.stderr);
+    let elements = svg_elements(&r.stdout);
+    assert_eq!(elements.first().map(|e| e.name.as_str()), Some("svg"));
+    assert_eq!(elements.first().and_then(|e| attr(e, "xmlns")), Some("http://www.w3.org/2000/svg"));
+    let panels = elements.iter().filter(|e| e.name == "g" && attr(e, "class") == Some("panel")).count();
+    assert_eq!(panels, 2, "one picture per object, container and scenario");
+    let texts: Vec<&str> = elements.iter().filter(|e| e.name == "text").map(|e| e.text.as_str()).collect();
+    for lane in ["startup", "liveness", "readiness", "running", "in endpoints", "terminating"] {
+        assert_eq!(texts.iter().filter(|t| **t == lane).count(), 2, "lane {lane:?} in each picture: {texts:?}");
+    }
+    assert!(texts.iter().any(|t| t.starts_with("restart-storm: restart storm: all 3 replicas restart")), "{texts:?}");
+    assert!(texts.iter().any(|t| t.contains("stall-shared-handler.yaml: Deployment/shop/orders, container \"api\"")));
+    assert!(texts.iter().any(|t| t.starts_with("ok: ")), "{texts:?}");
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..").join(PICTURE);
+    if std::env::var_os("LIFEGUARD_BLESS").is_some() {
+        std::fs::write(&path, &r.stdout).expect("write the README's picture");
+        return;
+    }
+    let committed = std::fs::read_to_string(&path).unwrap_or_default();
+    assert_eq!(committed, r.stdout, "{PICTURE} is stale: rerun with LIFEGUARD_BLESS=1");
+}
+
+#[test]
+fn diff_fix_shows_both_sides_even_when_no_fix_applies() {
+    let (e, _) = one(&["--scenario", "delete", "--diff-fix", "drain-grace-45.yaml"]);
+    assert_eq!(e["fixed"]["fixes"], serde_json::json!([]));
+    assert_eq!(e["fixed"]["verdict"], e["verdict"]);
+    let out = text(&["--scenario", "delete", "--diff-fix", "drain-grace-45.yaml"]);
+    assert!(out.contains("as `lifeguard fix` leaves it (right): no fix applies"), "{out}");
+    assert!(out.lines().any(|l| l.contains("delete [ok]") && l.contains(" | delete [ok]")), "{out}");
+}
+
+#[test]
+fn json_output_of_the_drain_case() {
+    let r = lifeguard(&["simulate", "--format", "json", "--scenario", "delete", "drain-grace-30.yaml"]);
+    assert_eq!(r.code, 1);
+    let value: Value = serde_json::from_str(&r.stdout).expect("JSON");
+    insta::assert_json_snapshot!("drain_json", value);
+}
+
+#[test]
+fn each_file_is_simulated_with_its_own_policy_as_lint_finds_it() {
+    // The nearest .lifeguard.yaml says a GPU boot takes 240 s: the 300 s window boots it.
+    let (e, _) = one(&["--scenario", "boot", "own-policy/gpu-undeclared.yaml"]);
+    assert_eq!(e["verdict"], "ok", "{e}");
+    assert!(e["message"].as_str().is_some_and(|m| m.contains("boots in 240 s")), "{e}");
+    // The default pack assumes 600 s: a boot loop.
+    let (e, _) = one(&["--scenario", "boot", "--policy", "default", "own-policy/gpu-undeclared.yaml"]);
+    assert_eq!(e["verdict"], "boot-loop", "{e}");
+}

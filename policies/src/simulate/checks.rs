@@ -1,0 +1,189 @@
+//! What each probe checks: inferred from the handler as the rules read it,
+//! or stated by the user (`lifeguard.dev/probe-checks`, `--probe-checks`).
+
+use k8s_openapi::api::core::v1::Container;
+
+use crate::model::{ContainerView, Handler, ProbeKind, handler_of, process_existence, shared_liveness_readiness};
+use crate::policy::Policy;
+use crate::rules::liveness_checks_dependency::dependencies;
+
+/// Pod template annotation: what the probes really check,
+/// `"liveness=local,readiness=dependency"` or `"app/liveness=local"`.
+pub const ANNOTATION_PROBE_CHECKS: &str = "lifeguard.dev/probe-checks";
+
+/// What a probe's answer depends on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Check {
+    /// The process answers from its own state: fails when it is paused,
+    /// wedged or still booting.
+    Local,
+    /// The process answers after checking a database, cache or other
+    /// service: also fails while that dependency stalls.
+    Dependency,
+    /// A bare `tcpSocket`: the kernel accepts the connection while the port
+    /// is open, even if the process is paused or wedged.
+    PortOnly,
+    /// An `exec` that only checks that a process exists: passes for as long
+    /// as the container runs.
+    ProcessOnly,
+}
+
+impl Check {
+    /// The word in timelines and the annotation (`local`, `dependency`, ...).
+    pub fn word(self) -> &'static str {
+        match self {
+            Check::Local => "local",
+            Check::Dependency => "dependency",
+            Check::PortOnly => "port only",
+            Check::ProcessOnly => "process exists",
+        }
+    }
+}
+
+/// One `[CONTAINER/]PROBE=local|dependency` entry.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Entry {
+    container: Option<String>,
+    probe: ProbeKind,
+    check: Check,
+}
+
+/// Stated probe checks, parsed from the annotation's or the flag's syntax.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ProbeChecks {
+    entries: Vec<Entry>,
+}
+
+/// A `probe-checks` value that cannot be read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{given:?}: {problem}")]
+pub struct ProbeChecksError {
+    /// The entry that is wrong.
+    pub given: String,
+    /// What is wrong with it.
+    pub problem: String,
+}
+
+impl ProbeChecks {
+    /// Reads comma-separated `[CONTAINER/]PROBE=local|dependency` entries
+    /// (`PROBE` is `startup`, `liveness` or `readiness`).
+    pub fn parse(text: &str) -> Result<ProbeChecks, ProbeChecksError> {
+        let mut entries = Vec::new();
+        for raw in text.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+            let err = |problem: &str| ProbeChecksError { given: raw.to_owned(), problem: problem.to_owned() };
+            let (target, value) = raw.split_once('=').ok_or_else(|| err("expected PROBE=local|dependency"))?;
+            let (container, probe) = match target.trim().split_once('/') {
+                Some((c, p)) if !c.trim().is_empty() => (Some(c.trim().to_owned()), p.trim()),
+                Some(_) => return Err(err("the container name before '/' is empty")),
+                None => (None, target.trim()),
+            };
+            let probe = match probe {
+                "startup" => ProbeKind::Startup,
+                "liveness" => ProbeKind::Liveness,
+                "readiness" => ProbeKind::Readiness,
+                _ => return Err(err("the probe must be startup, liveness or readiness")),
+            };
+            let check = match value.trim() {
+                "local" => Check::Local,
+                "dependency" => Check::Dependency,
+                _ => return Err(err("the value must be local or dependency")),
+            };
+            entries.push(Entry { container, probe, check });
+        }
+        Ok(ProbeChecks { entries })
+    }
+
+    /// What these entries say about a container's probe; a
+    /// `CONTAINER/PROBE` entry wins over a bare `PROBE` one, a later over an earlier.
+    pub fn get(&self, container: &str, probe: ProbeKind) -> Option<Check> {
+        let named = |e: &&Entry| e.probe == probe && e.container.as_deref() == Some(container);
+        let any = |e: &&Entry| e.probe == probe && e.container.is_none();
+        self.entries.iter().rev().find(named).or_else(|| self.entries.iter().rev().find(any)).map(|e| e.check)
+    }
+}
+
+/// What a container's probe checks, as far as the manifest tells:
+/// - a `tcpSocket` to its own port proves the port only; an `exec` that
+///   only looks for a process proves the process exists;
+/// - anything `liveness-checks-dependency` would report on it (a client
+///   aimed at another host, an aggregate path such as `/actuator/health`, a
+///   readiness path) checks a dependency;
+/// - a liveness handler shared with readiness checks what readiness checks,
+///   taken to include dependencies (that is what readiness is for);
+/// - anything else is local.
+pub fn infer(c: ContainerView<'_>, kind: ProbeKind, policy: &Policy) -> Option<Check> {
+    let probe = kind.of(c.container)?;
+    let handler = handler_of(c.container, probe);
+    match &handler {
+        Some(Handler::Tcp { host, .. }) if host.is_empty() || is_local_host(host) => return Some(Check::PortOnly),
+        Some(Handler::Exec { command }) if process_existence(command).is_some() => return Some(Check::ProcessOnly),
+        _ => {}
+    }
+    // The dependency reading is liveness-checks-dependency's, applied to
+    // this probe as if it were the liveness probe, so both agree.
+    let mut as_liveness: Container = c.container.clone();
+    as_liveness.liveness_probe = Some(probe.clone());
+    let view = ContainerView { container: &as_liveness, pointer: c.pointer, sidecar: c.sidecar };
+    if !dependencies(view, policy).is_empty() {
+        return Some(Check::Dependency);
+    }
+    let shared = shared_liveness_readiness(c.container);
+    if kind != ProbeKind::Startup && shared.is_some() && shared == handler {
+        return Some(Check::Dependency);
+    }
+    Some(Check::Local)
+}
+
+fn is_local_host(host: &str) -> bool {
+    matches!(host, "localhost" | "127.0.0.1" | "::1" | "0.0.0.0")
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::{Check, ProbeChecks, infer};
+    use crate::model::{ProbeKind, Workload};
+    use crate::policy::Policy;
+
+    fn checks(container: serde_json::Value) -> Vec<Option<Check>> {
+        let obj = json!({"kind": "Pod", "spec": {"containers": [container]}});
+        let w = Workload::from_object(&obj).expect("reads").expect("a pod");
+        let policy = Policy::default();
+        let c = w.containers().next().expect("a container");
+        [ProbeKind::Startup, ProbeKind::Liveness, ProbeKind::Readiness]
+            .into_iter()
+            .map(|k| infer(c, k, &policy))
+            .collect()
+    }
+
+    #[test]
+    fn infers_from_the_handler() {
+        let http = |path: &str| json!({"httpGet": {"path": path, "port": 8080}});
+        let got = checks(json!({"name": "a", "livenessProbe": http("/livez"), "readinessProbe": http("/readyz"),
+            "startupProbe": {"tcpSocket": {"port": 8080}}}));
+        assert_eq!(got, vec![Some(Check::PortOnly), Some(Check::Local), Some(Check::Dependency)]);
+        let got = checks(json!({"name": "a", "livenessProbe": http("/healthz"), "readinessProbe": http("/healthz")}));
+        assert_eq!(got, vec![None, Some(Check::Dependency), Some(Check::Dependency)]);
+        let got = checks(json!({"name": "a", "livenessProbe": http("/actuator/health"),
+            "readinessProbe": {"exec": {"command": ["pgrep", "java"]}}}));
+        assert_eq!(got, vec![None, Some(Check::Dependency), Some(Check::ProcessOnly)]);
+        let got = checks(
+            json!({"name": "a", "livenessProbe": {"exec": {"command": ["redis-cli", "-h", "redis-master", "ping"]}}}),
+        );
+        assert_eq!(got, vec![None, Some(Check::Dependency), None]);
+    }
+
+    #[test]
+    fn parses_stated_checks_and_the_container_form_wins() {
+        let p = ProbeChecks::parse("liveness=local, readiness=dependency,app/liveness=dependency").expect("valid");
+        assert_eq!(p.get("web", ProbeKind::Liveness), Some(Check::Local));
+        assert_eq!(p.get("app", ProbeKind::Liveness), Some(Check::Dependency));
+        assert_eq!(p.get("app", ProbeKind::Readiness), Some(Check::Dependency));
+        assert_eq!(p.get("app", ProbeKind::Startup), None);
+        for bad in ["liveness", "live=local", "liveness=remote", "/liveness=local"] {
+            let e = ProbeChecks::parse(bad).expect_err(bad);
+            assert!(e.to_string().starts_with(&format!("{bad:?}: ")), "{e}");
+        }
+    }
+}

@@ -1,0 +1,408 @@
+//! The kubelet's probe and restart state machine over one container's
+//! timeline (deletion is in `termination.rs`).
+//!
+//! Times are milliseconds. Probes of a container run on their own grids:
+//! the first at `initialDelaySeconds` after the container starts, then one
+//! every `periodSeconds`; liveness and readiness are held until the startup
+//! probe succeeds. A check answered later than `timeoutSeconds` is a
+//! failure. `failureThreshold` consecutive failures of startup or liveness
+//! kill the container; of readiness, take it out of the Service's
+//! endpoints, where `successThreshold` consecutive successes bring it back.
+
+use crate::model::{ProbeKind, SleepSeconds};
+
+use super::checks::Check;
+use super::pod::{ContainerModel, ProbeModel};
+use super::timeline::{Event, EventKind, Span};
+
+/// CrashLoopBackOff: the first restart is immediate, the next waits this
+/// long, doubling each time up to [`BACKOFF_MAX_MS`].
+pub const BACKOFF_INITIAL_MS: i64 = 10_000;
+/// The longest CrashLoopBackOff delay.
+pub const BACKOFF_MAX_MS: i64 = 300_000;
+/// A container that ran this long before it exited again starts its
+/// back-off over (the kubelet forgets a back-off after twice its maximum).
+pub const BACKOFF_RESET_MS: i64 = 2 * BACKOFF_MAX_MS;
+
+const MS: i64 = 1000;
+
+/// What the app does during the run, in milliseconds from the run's start.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct World {
+    /// `Some(phase)`: the container has long been running, started and
+    /// ready, and its probes' grids sit `phase` ms before the disruption
+    /// (the run's 0). `None`: the container starts at 0.
+    pub steady_phase: Option<i64>,
+    /// How long the first container takes to boot (from its start).
+    pub boot_ms: i64,
+    /// How long a restarted container takes to boot.
+    pub restart_boot_ms: i64,
+    /// Every dependency check started in this span fails (a stall hits all
+    /// incarnations: the dependency is outside the pod).
+    pub stall: Option<Span>,
+    /// The first container answers nothing in this span (a new process is not paused).
+    pub pause: Option<Span>,
+    /// The first container answers nothing from this time on.
+    pub wedge_from: Option<i64>,
+    /// The run ends here.
+    pub horizon_ms: i64,
+}
+
+/// What one run produced.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Run {
+    /// Events in time order.
+    pub events: Vec<Event>,
+    /// Kills by startup or liveness.
+    pub restarts: u32,
+    /// When the first of them was decided.
+    pub first_restart_ms: Option<i64>,
+    /// Spans out of the Service's endpoints, within the run.
+    pub unready: Vec<Span>,
+    /// Whether a SIGKILL ended a container.
+    pub sigkill: bool,
+    /// Whether some container's app finished booting before it was killed.
+    pub booted: bool,
+    /// For a deletion: how long in-flight work still needed when SIGKILL came.
+    pub cut_ms: Option<i64>,
+    /// The longest CrashLoopBackOff delay waited.
+    pub max_backoff_ms: i64,
+}
+
+struct ProbeRun {
+    model: ProbeModel,
+    next: i64,
+    fails: i64,
+    oks: i64,
+}
+
+impl ProbeRun {
+    fn period(&self) -> i64 {
+        self.model.timing.period.max(1) * MS
+    }
+
+    fn delay(&self) -> i64 {
+        self.model.timing.initial_delay.max(0) * MS
+    }
+
+    /// The first tick at or after `at` on the grid of a container started at `start`.
+    fn tick_from(&self, start: i64, at: i64) -> i64 {
+        let first = start + self.delay();
+        if at <= first { first } else { first + (at - first + self.period() - 1) / self.period() * self.period() }
+    }
+}
+
+struct Machine<'a> {
+    model: &'a ContainerModel,
+    record: bool,
+    world: World,
+    run: Run,
+    probes: Vec<ProbeRun>,
+    first: bool,
+    start: i64,
+    healthy_at: i64,
+    running: bool,
+    startup_done: bool,
+    ready: bool,
+    unready_since: Option<i64>,
+    backoff: i64,
+    last_restart: Option<i64>,
+    pending_start: Option<i64>,
+}
+
+/// Runs the kubelet over a container in a world, keeping every event.
+pub fn simulate(model: &ContainerModel, world: World) -> Run {
+    run(model, world, true)
+}
+
+/// [`simulate`] without the events: the figures only, for the phase sweep.
+pub fn simulate_figures(model: &ContainerModel, world: World) -> Run {
+    run(model, world, false)
+}
+
+fn run(model: &ContainerModel, world: World, record: bool) -> Run {
+    let mut m = Machine {
+        model,
+        record,
+        world,
+        run: Run::default(),
+        probes: model.probes.iter().map(|&p| ProbeRun { model: p, next: 0, fails: 0, oks: 0 }).collect(),
+        first: true,
+        start: 0,
+        healthy_at: world.boot_ms,
+        running: true,
+        startup_done: model.probe(ProbeKind::Startup).is_none(),
+        ready: false,
+        unready_since: Some(0),
+        backoff: 0,
+        last_restart: None,
+        pending_start: None,
+    };
+    match world.steady_phase {
+        Some(phase) => {
+            m.startup_done = true;
+            m.ready = true;
+            m.unready_since = None;
+            m.healthy_at = i64::MIN / 4;
+            m.run.booted = true;
+            for p in &mut m.probes {
+                p.next = (p.delay() - phase).rem_euclid(p.period());
+            }
+        }
+        None => {
+            m.event(0, None, EventKind::Started, String::new);
+            for p in &mut m.probes {
+                p.next = p.delay();
+            }
+            m.ready_without_probe(0);
+        }
+    }
+    for (span, what) in [(world.stall, "stall"), (world.pause, "pause")] {
+        if let Some((from, to)) = span {
+            m.event(from, None, EventKind::DisruptionStart, || what.to_owned());
+            m.event(to, None, EventKind::DisruptionEnd, || what.to_owned());
+        }
+    }
+    if let Some(from) = world.wedge_from {
+        m.event(from, None, EventKind::DisruptionStart, || "the process hangs".to_owned());
+    }
+    m.go();
+    m.finish()
+}
+
+impl Machine<'_> {
+    /// Records an event; the detail is only written when events are kept.
+    fn event(&mut self, at: i64, probe: Option<ProbeKind>, kind: EventKind, detail: impl FnOnce() -> String) {
+        if self.record && at <= self.world.horizon_ms {
+            self.run.events.push(Event { at_ms: at, probe, kind, detail: detail() });
+        }
+    }
+
+    fn active(&self, kind: ProbeKind) -> bool {
+        self.running && (kind == ProbeKind::Startup) != self.startup_done
+    }
+
+    fn go(&mut self) {
+        loop {
+            let next_probe = (0..self.probes.len())
+                .filter(|&i| self.active(self.probes[i].model.kind))
+                .min_by_key(|&i| self.probes[i].next);
+            let at = match (next_probe, self.pending_start) {
+                (_, Some(start)) if !self.running => start,
+                (Some(i), _) => self.probes[i].next,
+                (None, _) => break,
+            };
+            if at > self.world.horizon_ms || self.settled(at) {
+                break;
+            }
+            match next_probe {
+                Some(i) if self.running => self.probe(i),
+                _ => self.restart_at(at),
+            }
+        }
+    }
+
+    /// Whether nothing can happen any more: the disruption is over, the
+    /// container runs, started and ready, and no probe has a failure pending.
+    fn settled(&self, at: i64) -> bool {
+        let over = |span: Option<Span>| span.is_none_or(|(_, to)| at >= to);
+        let stuck = self.first && (self.world.wedge_from.is_some() || !over(self.world.pause));
+        self.running
+            && self.startup_done
+            && self.ready
+            && at >= self.healthy_at
+            && over(self.world.stall)
+            && !stuck
+            && self.probes.iter().all(|p| p.fails == 0)
+    }
+
+    /// Until when the current process answers nothing, if it is stuck at `at`.
+    fn stuck_until(&self, at: i64) -> Option<i64> {
+        if !self.first {
+            return None;
+        }
+        if self.world.wedge_from.is_some_and(|w| at >= w) {
+            return Some(i64::MAX / 4);
+        }
+        self.world.pause.filter(|&(from, to)| at >= from && at < to).map(|(_, to)| to)
+    }
+
+    /// A check started at `at`: whether it passed, when its result came, and whether it timed out.
+    fn check(&self, p: &ProbeModel, at: i64) -> (bool, i64, bool) {
+        let timeout = p.timing.timeout.max(1) * MS;
+        if matches!(p.check, Check::ProcessOnly) {
+            return (true, at, false);
+        }
+        if at < self.healthy_at {
+            // Booting: nothing listens yet, the check is refused at once.
+            return (false, at, false);
+        }
+        if matches!(p.check, Check::PortOnly) {
+            return (true, at, false);
+        }
+        if let Some(until) = self.stuck_until(at) {
+            return if until - at > timeout { (false, at + timeout, true) } else { (true, until, false) };
+        }
+        if p.check == Check::Dependency && self.world.stall.is_some_and(|(from, to)| at >= from && at < to) {
+            return (false, at + timeout, true);
+        }
+        (true, at, false)
+    }
+
+    fn probe(&mut self, i: usize) {
+        let model = self.probes[i].model;
+        let at = self.probes[i].next;
+        let (ok, done, timed_out) = self.check(&model, at);
+        let period = self.probes[i].period();
+        let mut next = at + period;
+        while next < done {
+            next += period;
+        }
+        self.probes[i].next = next;
+        let kind = model.kind;
+        if ok {
+            self.probes[i].fails = 0;
+            self.probes[i].oks += 1;
+            match kind {
+                ProbeKind::Startup => {
+                    self.startup_done = true;
+                    self.event(done, Some(kind), EventKind::StartupSucceeded, String::new);
+                    let start = self.start;
+                    for p in self.probes.iter_mut().filter(|p| p.model.kind != ProbeKind::Startup) {
+                        p.next = p.tick_from(start, done);
+                        p.fails = 0;
+                        p.oks = 0;
+                    }
+                    self.ready_without_probe(done);
+                }
+                ProbeKind::Readiness if !self.ready && self.probes[i].oks >= model.timing.success.max(1) => {
+                    self.set_ready(done, true);
+                }
+                _ => {}
+            }
+            return;
+        }
+        self.probes[i].oks = 0;
+        self.probes[i].fails += 1;
+        let fails = self.probes[i].fails;
+        let what = if timed_out { EventKind::ProbeTimedOut } else { EventKind::ProbeFailed };
+        self.event(done, Some(kind), what, || format!("{} {fails}/{}", model.check.word(), model.timing.failure));
+        if fails < model.timing.failure.max(1) {
+            return;
+        }
+        match kind {
+            ProbeKind::Readiness if self.ready => self.set_ready(done, false),
+            ProbeKind::Readiness => {}
+            ProbeKind::Startup | ProbeKind::Liveness => self.kill(done, kind, model.grace),
+        }
+    }
+
+    /// Without a readiness probe the container is ready once started.
+    fn ready_without_probe(&mut self, at: i64) {
+        if self.startup_done && self.model.probe(ProbeKind::Readiness).is_none() {
+            self.set_ready(at, true);
+        }
+    }
+
+    fn set_ready(&mut self, at: i64, ready: bool) {
+        if self.ready == ready {
+            return;
+        }
+        self.ready = ready;
+        if ready {
+            if let Some(since) = self.unready_since.take() {
+                self.run.unready.push((since, at));
+            }
+            self.event(at, Some(ProbeKind::Readiness), EventKind::Ready, String::new);
+        } else {
+            self.unready_since = Some(at);
+            self.event(at, Some(ProbeKind::Readiness), EventKind::Unready, String::new);
+        }
+    }
+
+    fn note_healthy(&mut self, until: i64) {
+        if self.healthy_at < until && self.healthy_at > self.start {
+            self.event(self.healthy_at, None, EventKind::AppHealthy, String::new);
+        }
+        if self.healthy_at < until {
+            self.run.booted = true;
+        }
+    }
+
+    fn kill(&mut self, at: i64, by: ProbeKind, probe_grace: Option<i64>) {
+        self.note_healthy(at);
+        self.run.restarts += 1;
+        self.run.first_restart_ms.get_or_insert(at);
+        let times = self.failure_of(by);
+        self.event(at, Some(by), EventKind::Kill, || {
+            format!("{} failed {}", by.word(), super::verdict::plural(times, "time"))
+        });
+        self.set_ready(at, false);
+        self.running = false;
+        let grace = probe_grace.unwrap_or(self.model.grace).max(0) * MS;
+        let prestop = match self.model.prestop {
+            Some(SleepSeconds::Forever) => i64::MAX / 4,
+            Some(SleepSeconds::Finite(s)) => s * MS,
+            None => 0,
+        };
+        // A stuck process handles SIGTERM only once it answers again.
+        let sigterm = prestop.max(self.stuck_until(at).map_or(0, |until| until - at));
+        let needed = sigterm.saturating_add((self.model.drain + self.model.shutdown) * MS);
+        let exit = if needed > grace {
+            self.run.sigkill = true;
+            self.event(at + grace, None, EventKind::Sigkill, || "the grace period ended".to_owned());
+            at + grace
+        } else {
+            self.event(at + needed, None, EventKind::Exited, String::new);
+            at + needed
+        };
+        if !self.model.restarts {
+            self.event(exit, None, EventKind::NotRestarted, || "restartPolicy Never".to_owned());
+            return;
+        }
+        if self.last_restart.is_some_and(|last| exit - last > BACKOFF_RESET_MS) {
+            self.backoff = 0;
+        }
+        let delay = self.backoff;
+        self.backoff = if delay == 0 { BACKOFF_INITIAL_MS } else { (delay * 2).min(BACKOFF_MAX_MS) };
+        if delay > 0 {
+            self.run.max_backoff_ms = self.run.max_backoff_ms.max(delay);
+            self.event(exit, None, EventKind::BackOff, || format!("CrashLoopBackOff {}s", delay / MS));
+        }
+        self.pending_start = Some(exit + delay);
+    }
+
+    fn failure_of(&self, kind: ProbeKind) -> i64 {
+        self.model.probe(kind).map_or(0, |p| p.timing.failure)
+    }
+
+    fn restart_at(&mut self, at: i64) {
+        self.pending_start = None;
+        self.last_restart = Some(at);
+        self.first = false;
+        self.start = at;
+        self.healthy_at = at + self.world.restart_boot_ms;
+        self.running = true;
+        self.startup_done = self.model.probe(ProbeKind::Startup).is_none();
+        for p in &mut self.probes {
+            p.next = at + p.delay();
+            p.fails = 0;
+            p.oks = 0;
+        }
+        self.event(at, None, EventKind::Started, String::new);
+        self.ready_without_probe(at);
+    }
+
+    fn finish(mut self) -> Run {
+        let horizon = self.world.horizon_ms;
+        if self.running {
+            self.note_healthy(horizon);
+        }
+        if let Some(since) = self.unready_since.take() {
+            self.run.unready.push((since, horizon));
+        }
+        self.run.unready.retain(|(a, b)| b > a);
+        self.run.events.sort_by_key(|e| e.at_ms);
+        self.run
+    }
+}

@@ -1,0 +1,83 @@
+//! `lifeguard simulate`: what the kubelet does to a pod in a slow boot, a
+//! dependency stall, a GC pause, a wedge and a deletion.
+//!
+//! A pure function from an object, scenarios and assumptions to
+//! timelines and verdicts ([`simulate_object`]); front ends only read input
+//! and render. The model and every assumption are stated in [`MODEL`].
+
+mod checks;
+mod kubelet;
+#[cfg(test)]
+mod kubelet_tests;
+mod model_doc;
+mod pod;
+mod scenario;
+mod sweep;
+mod termination;
+mod timeline;
+mod verdict;
+
+pub use checks::{ANNOTATION_PROBE_CHECKS, Check, ProbeChecks, ProbeChecksError, infer};
+pub use kubelet::{BACKOFF_INITIAL_MS, BACKOFF_MAX_MS, BACKOFF_RESET_MS, Run, World, simulate, simulate_figures};
+pub use model_doc::MODEL;
+pub use pod::{AnnotationError, ContainerModel, ProbeModel, containers};
+pub use scenario::{STANDARD, Scenario, ScenarioError, ScenarioKind};
+pub use sweep::{ContainerOutcome, phase_offsets, run_scenario};
+pub use termination::delete;
+pub use timeline::{Event, EventKind, Span};
+pub use verdict::{Figures, VERDICTS, Verdict, plural, seconds};
+
+use serde_json::Value;
+
+use crate::error::ModelError;
+use crate::model::Workload;
+use crate::policy::Policy;
+
+/// What the simulation assumes beyond the manifest.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Assumptions {
+    /// How long endpoint removal takes to reach every proxy after deletion (default 2).
+    pub endpoint_propagation_seconds: i64,
+    /// The longest request the app admits (default 0).
+    pub request_seconds: i64,
+    /// What probes check, as stated on the command line (wins over the annotation).
+    pub probe_checks: ProbeChecks,
+}
+
+impl Default for Assumptions {
+    fn default() -> Assumptions {
+        Assumptions { endpoint_propagation_seconds: 2, request_seconds: 0, probe_checks: ProbeChecks::default() }
+    }
+}
+
+/// The simulation of one pod-bearing object.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ObjectSimulation {
+    /// `kind` (empty when unset).
+    pub kind: String,
+    /// `metadata.namespace`
+    pub namespace: Option<String>,
+    /// `metadata.name`
+    pub name: Option<String>,
+    /// One outcome per container and scenario, containers first.
+    pub outcomes: Vec<ContainerOutcome>,
+}
+
+/// Simulates every probed container of an object in every scenario.
+/// `Ok(None)` for an object without a pod spec; `Err` names the pointer of
+/// what cannot be read (the pod spec, the `lifeguard.dev/probe-checks` annotation).
+pub fn simulate_object(
+    object: &Value,
+    policy: &Policy,
+    scenarios: &[Scenario],
+    assumptions: &Assumptions,
+) -> Result<Option<ObjectSimulation>, ModelError> {
+    let Some(w) = Workload::from_object(object)? else {
+        return Ok(None);
+    };
+    let replicas = object.pointer("/spec/replicas").and_then(Value::as_i64).unwrap_or(1).max(1);
+    let models = containers(&w, policy, &assumptions.probe_checks, replicas)
+        .map_err(|e| ModelError { pointer: e.pointer.clone(), message: e.to_string() })?;
+    let outcomes = models.iter().flat_map(|m| scenarios.iter().map(move |s| run_scenario(m, s, assumptions))).collect();
+    Ok(Some(ObjectSimulation { kind: w.kind, namespace: w.namespace, name: w.name, outcomes }))
+}

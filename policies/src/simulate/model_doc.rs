@@ -1,0 +1,124 @@
+//! The model's documentation, printed by `lifeguard explain simulate`.
+
+/// Markdown: how `lifeguard simulate` models the kubelet, and every assumption.
+pub const MODEL: &str = r#"# lifeguard simulate: the kubelet model
+
+`lifeguard simulate` runs the kubelet's probe, restart and termination
+state machine over a timeline, per object, container and scenario, and says
+what happens: restarts, time out of the Service's endpoints, SIGKILL.
+
+## Scenarios
+- `boot[:DURATION]`: the container starts at t=0 and the app answers only
+  after DURATION. Default: the pod template's
+  `lifeguard.dev/cold-start-seconds`, else the policy's `gpuBootSeconds` for
+  a model server (a GPU request or a slow-boot image), else 0.
+- `stall:DURATION`: from t=0, every dependency a probe checks is slow (no
+  answer within `timeoutSeconds`) for DURATION, on all replicas at once.
+- `pause:DURATION`: from t=0, the process answers nothing for DURATION (a GC
+  pause, CPU throttling); a check started in the pause is answered when it
+  ends, and fails if that is later than `timeoutSeconds`.
+- `wedge`: from t=0, the process answers nothing, for good.
+- `delete`: the pod is deleted at t=0 while serving.
+
+Without `--scenario`: `boot`, `stall:2m`, `pause:5s`, `wedge`, `delete`.
+
+## Probes
+- Defaults when unset: `initialDelaySeconds` 0, `periodSeconds` 10,
+  `timeoutSeconds` 1, `successThreshold` 1, `failureThreshold` 3.
+- Each probe's first check runs `initialDelaySeconds` after the container
+  starts, then one every `periodSeconds`; a check that takes longer than
+  `periodSeconds` delays the next to the next tick of its grid.
+- A check answered later than `timeoutSeconds` is a failure (reported as
+  timed out at `timeoutSeconds`).
+- The startup probe holds liveness and readiness until it succeeds;
+  they then run on their own grids from the container's start.
+- `failureThreshold` consecutive failures of startup or liveness kill the
+  container; of readiness, take the pod out of the Service's endpoints.
+  `successThreshold` consecutive readiness successes bring it back. A
+  readiness failure never restarts the container.
+- A container without a readiness probe is in the endpoints once started
+  (once its startup probe succeeded). A new container is out of the
+  endpoints until readiness succeeds.
+
+## What a probe checks
+Inferred from the handler, as the rules read it:
+- `local`: the process answers from its own state; fails while it boots, is
+  paused or is wedged;
+- `dependency`: anything `liveness-checks-dependency` reports on the handler
+  (a client aimed at another host, an aggregate path such as
+  `/actuator/health`, a readiness path), and a liveness handler shared with
+  readiness (taken to check what readiness checks); also fails during a stall;
+- `port only`: a bare `tcpSocket` to the pod's own port; the kernel accepts
+  the connection once the app listens, even when the process is paused or
+  wedged;
+- `process exists`: an `exec` that only looks for a process; passes for as
+  long as the container runs, even while it boots.
+
+State what a handler really does with the pod template annotation
+`lifeguard.dev/probe-checks` or the flag `--probe-checks` (the flag wins),
+as comma-separated `PROBE=local|dependency` or `CONTAINER/PROBE=...`
+entries, e.g. `"liveness=local,readiness=dependency"`.
+
+While the app boots, every check except `process exists` fails at once
+(nothing listens yet).
+
+## Restarts
+- A kill stops the container the way the kubelet does: the preStop hook
+  runs, then SIGTERM; the app exits after its drain and shutdown budgets;
+  SIGKILL comes when the grace period (the probe's own
+  `terminationGracePeriodSeconds`, else the pod's; 30 when unset) ends. A
+  paused or wedged process handles SIGTERM only when it answers again.
+- `restartPolicy` Always or OnFailure starts the container again; Never
+  leaves it stopped.
+- CrashLoopBackOff: the first restart is immediate, the next waits 10 s,
+  then 20 s, 40 s, ... up to 300 s; a container that ran more than 600 s
+  before it exited starts over at 10 s.
+- A restarted container boots for the declared cold start (as for `boot`),
+  and is not paused or wedged: the new process is fine. A stall goes on (the
+  dependency is outside the pod).
+
+## Deletion
+- Endpoint removal reaches every proxy `--endpoint-propagation-seconds`
+  (default 2) after deletion; requests keep arriving until then.
+- preStop runs from deletion; SIGTERM follows when it ends; the app stops
+  admitting requests at SIGTERM, finishes those in flight (each up to
+  `--request-seconds`, default 0), drains and shuts down for its declared
+  budgets, read from the same sources as `grace-period-too-short`
+  (`lifeguard.dev/drain-seconds`, `lifeguard.dev/shutdown-budget-seconds`,
+  drain and shutdown env vars, the policy's `modelServerDrainSeconds`).
+- `terminationGracePeriodSeconds` is counted from deletion, preStop
+  included; SIGKILL comes when it ends. A preStop sleep that never ends
+  means no SIGTERM at all.
+
+## Phase offsets
+When a disruption starts between two checks matters, the simulation runs
+every offset of the disruption's start against the probes' grids, every half
+second over their common period (probe fields and durations are whole
+seconds, so this meets every distinct case; a common period over 120 s is
+swept over the longest period only), and reports the best and the worst
+case. `boot` and `delete` have no free offset.
+
+## Verdicts
+- `restart-storm`: a stall restarts the container whatever the offset, so
+  every replica restarts; the line says for how long the Service has zero
+  endpoints (the time even the best-placed replica is out);
+- `restarts`: some offset restarts the container (a boot that completes
+  after restarts);
+- `boot-loop`: the app never finishes booting: every container is killed
+  before it answers;
+- `out-of-service`: no restart, but every replica is out of the endpoints at
+  once for a while (a single replica: whenever it is out);
+- `sigkill-in-flight`: SIGKILL comes before the in-flight work, drain and
+  shutdown end;
+- `wedge-detected`: a wedge is restarted whatever the offset, after the
+  worst case's delay; `wedge-undetected`: it is not;
+- `ok`: none of these.
+
+## Not modelled
+- Other containers of the pod: each container is simulated alone, the
+  others taken as ready.
+- The kubelet's jitter when it starts a probe worker and readiness checks
+  run more often than `periodSeconds` while a pod is not ready: restarts
+  come at the earliest time the fields allow.
+- Kubernetes' newer back-off feature gates (alpha in 1.32 and later).
+"#;

@@ -1,0 +1,256 @@
+//! Running a scenario over every phase offset that matters and keeping the
+//! best and the worst case.
+
+use std::cmp::Reverse;
+
+use crate::model::ProbeKind;
+
+use super::Assumptions;
+use super::kubelet::{Run, World, simulate, simulate_figures};
+use super::pod::ContainerModel;
+use super::scenario::{Scenario, ScenarioKind};
+use super::termination::delete;
+use super::timeline::{Event, Span, intersect, total};
+use super::verdict::{Figures, Reading, Verdict, judge};
+
+const MS: i64 = 1000;
+/// Phase offsets step by half a second: probe times and durations are
+/// whole seconds, so a half-second step meets every distinct case (on a
+/// tick, or between two).
+const STEP_MS: i64 = 500;
+/// The probes' common period (their least common multiple) is swept in
+/// full up to this long; beyond it, the longest period only.
+const MAX_SWEEP_MS: i64 = 120_000;
+/// No run looks further than this past the disruption.
+const MAX_TAIL_MS: i64 = 3_600_000;
+
+/// One container in one scenario.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ContainerOutcome {
+    /// Container name.
+    pub container: String,
+    /// Pointer to the container.
+    pub pointer: String,
+    /// The scenario as given.
+    pub scenario: String,
+    /// The consequence.
+    pub verdict: Verdict,
+    /// The verdict's line (`restart storm: all 3 replicas restart ...`).
+    pub message: String,
+    /// Figures of the worst phase offset.
+    pub worst: Figures,
+    /// Figures of the best phase offset.
+    pub best: Figures,
+    /// The worst case's timeline.
+    pub events: Vec<Event>,
+    /// How many phase offsets were run.
+    pub offsets: usize,
+    /// The container's probes, in the order startup, liveness, readiness.
+    pub probes: Vec<ProbeKind>,
+}
+
+fn gcd(a: i64, b: i64) -> i64 {
+    if b == 0 { a } else { gcd(b, a % b) }
+}
+
+/// The phase offsets (ms) at which a disruption can start relative to the
+/// probes' grids: every half second over their common period.
+pub fn phase_offsets(model: &ContainerModel) -> Vec<i64> {
+    let periods: Vec<i64> =
+        model.probes.iter().filter(|p| p.kind != ProbeKind::Startup).map(|p| p.timing.period.max(1) * MS).collect();
+    let Some(&longest) = periods.iter().max() else {
+        return vec![0];
+    };
+    let lcm = periods.iter().try_fold(MS, |acc, &p| {
+        let l = acc / gcd(acc, p) * p;
+        (l <= MAX_SWEEP_MS).then_some(l)
+    });
+    let span = lcm.unwrap_or(longest);
+    (0..span / STEP_MS).map(|i| i * STEP_MS).collect()
+}
+
+/// How long after a disruption a run must go on to see its consequences
+/// end: every probe's failure and success windows, a restart and a boot.
+fn tail_ms(model: &ContainerModel) -> i64 {
+    let probes: i64 = model
+        .probes
+        .iter()
+        .map(|p| {
+            let t = p.timing;
+            (t.initial_delay.max(0) + (t.failure.max(1) + t.success.max(1) + 1) * t.period.max(1) + t.timeout.max(1))
+                * MS
+        })
+        .sum();
+    (probes + (model.grace.max(0) + model.cold_start + model.drain + model.shutdown + 10) * MS).min(MAX_TAIL_MS)
+}
+
+fn figures(run: &Run) -> Figures {
+    Figures {
+        restarts: run.restarts,
+        restart_at_ms: run.first_restart_ms,
+        unready_ms: total(&run.unready),
+        sigkill: run.sigkill,
+    }
+}
+
+fn harm(f: &Figures) -> (u32, i64, bool) {
+    (f.restarts, f.unready_ms, f.sigkill)
+}
+
+/// Runs one scenario on one container.
+pub fn run_scenario(model: &ContainerModel, scenario: &Scenario, a: &Assumptions) -> ContainerOutcome {
+    let mut reading = Reading { replicas: model.replicas, ..Reading::default() };
+    let (runs, worst_at): (Vec<Run>, usize) = match scenario.kind {
+        ScenarioKind::Delete => {
+            let run = delete(model, a.endpoint_propagation_seconds.max(0) * MS, a.request_seconds.max(0) * MS);
+            reading.cut_ms = run.cut_ms;
+            (vec![run], 0)
+        }
+        ScenarioKind::Boot(boot) => {
+            let boot_ms = boot.unwrap_or(model.cold_start).max(0) * MS;
+            let windows = tail_ms(model);
+            // Long enough to boot and settle, or to show a loop's first back-offs (10 + 20 + 40 s).
+            let horizon = (boot_ms + windows + 70 * MS).min(boot_ms + MAX_TAIL_MS);
+            let world = World { boot_ms, restart_boot_ms: boot_ms, horizon_ms: horizon, ..World::default() };
+            let run = simulate(model, world);
+            reading.booted = run.booted;
+            reading.boot_ms = boot_ms;
+            (vec![run], 0)
+        }
+        ScenarioKind::Stall(_) | ScenarioKind::Pause(_) | ScenarioKind::Wedge => {
+            let d_ms = match scenario.kind {
+                ScenarioKind::Stall(d) | ScenarioKind::Pause(d) => d * MS,
+                _ => 0,
+            };
+            let horizon = d_ms + tail_ms(model);
+            let phases = phase_offsets(model);
+            let world_at = |phase: i64| {
+                let mut world = World {
+                    steady_phase: Some(phase),
+                    restart_boot_ms: model.cold_start * MS,
+                    horizon_ms: horizon,
+                    ..World::default()
+                };
+                match scenario.kind {
+                    ScenarioKind::Stall(_) => world.stall = Some((0, d_ms)),
+                    ScenarioKind::Pause(_) => world.pause = Some((0, d_ms)),
+                    _ => world.wedge_from = Some(0),
+                }
+                world
+            };
+            let mut runs: Vec<Run> = phases.iter().map(|&phase| simulate_figures(model, world_at(phase))).collect();
+            // The worst case restarts earliest, the best latest, among equal harm.
+            let worst = (0..runs.len())
+                .max_by_key(|&i| {
+                    let f = figures(&runs[i]);
+                    (harm(&f), Reverse(f.restart_at_ms.unwrap_or(i64::MAX)), Reverse(i))
+                })
+                .unwrap_or(0);
+            // Every replica out at once: the span even the best-placed one is out.
+            reading.zero_endpoints_ms = if model.replicas <= 1 {
+                total(&runs[worst].unready)
+            } else if matches!(scenario.kind, ScenarioKind::Stall(_)) {
+                let all: Option<Vec<Span>> = runs.iter().map(|r| r.unready.clone()).reduce(|a, b| intersect(&a, &b));
+                total(&all.unwrap_or_default())
+            } else {
+                0
+            };
+            // The sweep keeps figures only; the worst case runs again for its timeline.
+            if let Some(&phase) = phases.get(worst) {
+                runs[worst] = simulate(model, world_at(phase));
+            }
+            (runs, worst)
+        }
+    };
+    let best = runs.iter().map(figures).min_by_key(|f| (harm(f), Reverse(f.restart_at_ms))).unwrap_or_default();
+    let worst_run = runs.get(worst_at).cloned().unwrap_or_default();
+    reading.worst = figures(&worst_run);
+    reading.best = best;
+    reading.backoff_ms = worst_run.max_backoff_ms;
+    let (verdict, message) = judge(scenario.kind, &reading);
+    ContainerOutcome {
+        container: model.name.clone(),
+        pointer: model.pointer.clone(),
+        scenario: scenario.label.clone(),
+        verdict,
+        message,
+        worst: reading.worst,
+        best,
+        events: worst_run.events,
+        offsets: runs.len(),
+        probes: model.probes.iter().map(|p| p.kind).collect(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{phase_offsets, run_scenario};
+    use crate::model::{ProbeKind, ProbeTiming};
+    use crate::simulate::checks::Check;
+    use crate::simulate::pod::{ContainerModel, ProbeModel};
+    use crate::simulate::{Assumptions, Scenario, Verdict};
+
+    fn model(probes: &[(ProbeKind, Check, i64, i64)]) -> ContainerModel {
+        ContainerModel {
+            name: "app".into(),
+            pointer: "/spec/containers/0".into(),
+            probes: probes
+                .iter()
+                .map(|&(kind, check, period, failure)| ProbeModel {
+                    kind,
+                    timing: ProbeTiming { initial_delay: 0, period, timeout: 1, success: 1, failure },
+                    check,
+                    grace: None,
+                })
+                .collect(),
+            restarts: true,
+            grace: 30,
+            prestop: None,
+            drain: 0,
+            shutdown: 0,
+            cold_start: 0,
+            replicas: 3,
+        }
+    }
+
+    #[test]
+    fn offsets_cover_the_common_period_every_half_second() {
+        let live = |period| (ProbeKind::Liveness, Check::Local, period, 3);
+        let ready = |period| (ProbeKind::Readiness, Check::Local, period, 3);
+        assert_eq!(phase_offsets(&model(&[live(10), ready(5)])).len(), 20);
+        assert_eq!(phase_offsets(&model(&[live(3), ready(10)])).len(), 60);
+        // A common period past 120 s: the longest period only.
+        assert_eq!(phase_offsets(&model(&[live(7), ready(60)])).len(), 120);
+        assert_eq!(phase_offsets(&model(&[])), vec![0]);
+    }
+
+    #[test]
+    fn best_and_worst_offsets_differ_when_the_stall_falls_between_checks() {
+        // One dependency check every 10 s, one failure kills: a 2 s stall
+        // meets a check at some offsets only, so some replicas restart, not all.
+        let m = model(&[(ProbeKind::Liveness, Check::Dependency, 10, 1)]);
+        let stall = Scenario::parse("stall:2s").expect("valid");
+        let o = run_scenario(&m, &stall, &Assumptions::default());
+        assert_eq!(o.offsets, 20);
+        assert_eq!(o.best.restarts, 0);
+        assert!(o.worst.restarts >= 1);
+        assert_eq!(o.worst.restart_at_ms, Some(1000), "the worst offset checks at the stall's start");
+        assert_eq!(o.verdict, Verdict::Restarts);
+        // A stall longer than the period meets a check whatever the offset: every replica restarts.
+        let long = Scenario::parse("stall:11s").expect("valid");
+        assert_eq!(run_scenario(&m, &long, &Assumptions::default()).verdict, Verdict::RestartStorm);
+    }
+
+    #[test]
+    fn a_wedge_is_detected_only_by_a_check_that_needs_the_process() {
+        let wedge = Scenario::parse("wedge").expect("valid");
+        let local =
+            run_scenario(&model(&[(ProbeKind::Liveness, Check::Local, 10, 3)]), &wedge, &Assumptions::default());
+        assert_eq!(local.verdict, Verdict::WedgeDetected);
+        // Timeouts at 1, 11, 21 s in the worst case, 10.5, 20.5, 30.5 s in the best.
+        assert_eq!(local.worst.restart_at_ms, Some(21_000));
+        let port =
+            run_scenario(&model(&[(ProbeKind::Liveness, Check::PortOnly, 10, 3)]), &wedge, &Assumptions::default());
+        assert_eq!(port.verdict, Verdict::WedgeUndetected);
+    }
+}

@@ -1,0 +1,183 @@
+//! Verdicts: the consequence of a scenario in the sources' terms.
+
+use super::scenario::ScenarioKind;
+
+/// The consequence of a scenario for a container; the names are stable
+/// (the `verdict` field of the JSON output).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Verdict {
+    /// Nothing restarts and the Service keeps endpoints.
+    Ok,
+    /// A stall restarts every replica, whenever it starts.
+    RestartStorm,
+    /// The container restarts (in the worst case).
+    Restarts,
+    /// The app never finishes booting: the kubelet restarts it in a loop.
+    BootLoop,
+    /// The Service has no endpoint left for a while.
+    OutOfService,
+    /// SIGKILL ends the container while admitted work is still running.
+    SigkillInFlight,
+    /// Liveness sees the wedge and the kubelet restarts the container.
+    WedgeDetected,
+    /// Nothing restarts the hung process.
+    WedgeUndetected,
+}
+
+/// Every verdict, in the order of [`Verdict`].
+pub const VERDICTS: &[Verdict] = &[
+    Verdict::Ok,
+    Verdict::RestartStorm,
+    Verdict::Restarts,
+    Verdict::BootLoop,
+    Verdict::OutOfService,
+    Verdict::SigkillInFlight,
+    Verdict::WedgeDetected,
+    Verdict::WedgeUndetected,
+];
+
+impl Verdict {
+    /// The stable name (`restart-storm`, ...).
+    pub fn name(self) -> &'static str {
+        match self {
+            Verdict::Ok => "ok",
+            Verdict::RestartStorm => "restart-storm",
+            Verdict::Restarts => "restarts",
+            Verdict::BootLoop => "boot-loop",
+            Verdict::OutOfService => "out-of-service",
+            Verdict::SigkillInFlight => "sigkill-in-flight",
+            Verdict::WedgeDetected => "wedge-detected",
+            Verdict::WedgeUndetected => "wedge-undetected",
+        }
+    }
+
+    /// The verdict of a name.
+    pub fn from_name(name: &str) -> Option<Verdict> {
+        VERDICTS.iter().copied().find(|v| v.name() == name)
+    }
+
+    /// The verdicts that fail a run unless told otherwise.
+    pub fn fails_by_default(self) -> bool {
+        matches!(self, Verdict::RestartStorm | Verdict::BootLoop | Verdict::SigkillInFlight)
+    }
+}
+
+/// A run's figures.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Figures {
+    /// Restarts by startup or liveness.
+    pub restarts: u32,
+    /// When the first restart was decided, ms from the scenario's start.
+    pub restart_at_ms: Option<i64>,
+    /// Time out of the Service's endpoints, ms.
+    pub unready_ms: i64,
+    /// Whether a SIGKILL ended a container.
+    pub sigkill: bool,
+}
+
+/// What the verdict reads from a scenario's runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(crate) struct Reading {
+    pub(crate) best: Figures,
+    pub(crate) worst: Figures,
+    /// Time every replica is out of endpoints at once, ms.
+    pub(crate) zero_endpoints_ms: i64,
+    /// Whether the app finished booting (boot).
+    pub(crate) booted: bool,
+    /// In-flight work SIGKILL cut, ms (delete).
+    pub(crate) cut_ms: Option<i64>,
+    /// The largest CrashLoopBackOff delay seen, ms.
+    pub(crate) backoff_ms: i64,
+    /// The boot the scenario assumed, ms.
+    pub(crate) boot_ms: i64,
+    /// Replicas of the workload.
+    pub(crate) replicas: i64,
+}
+
+/// Seconds for people: `1`, `1.5`, `300`.
+pub fn seconds(ms: i64) -> String {
+    if ms % 1000 == 0 { format!("{}", ms / 1000) } else { format!("{:.1}", ms as f64 / 1000.0) }
+}
+
+fn range(a: String, b: String) -> String {
+    if a == b { a } else { format!("{a}-{b}") }
+}
+
+/// `1 restart`, `2 restarts`.
+pub fn plural(n: i64, word: &str) -> String {
+    if n == 1 { format!("1 {word}") } else { format!("{n} {word}s") }
+}
+
+/// The verdict and its line.
+pub(crate) fn judge(kind: ScenarioKind, r: &Reading) -> (Verdict, String) {
+    let w = &r.worst;
+    let first = |f: &Figures| f.restart_at_ms.map_or_else(|| "-".to_owned(), seconds);
+    let out_at_most = || format!("no restart; out of endpoints for at most {} s", seconds(w.unready_ms));
+    match kind {
+        ScenarioKind::Boot(_) if !r.booted && w.restarts > 0 => (
+            Verdict::BootLoop,
+            format!(
+                "boot never completes: restart loop (the {} s boot is killed at {} s; {} in the timeline, back-off up to {} s)",
+                seconds(r.boot_ms),
+                first(w),
+                plural(i64::from(w.restarts), "restart"),
+                seconds(r.backoff_ms)
+            ),
+        ),
+        ScenarioKind::Boot(_) if w.restarts > 0 => (
+            Verdict::Restarts,
+            format!("boots after {}, the first at {} s", plural(i64::from(w.restarts), "restart"), first(w)),
+        ),
+        ScenarioKind::Boot(_) => (
+            Verdict::Ok,
+            format!(
+                "boots in {} s without a restart; out of endpoints for {} s",
+                seconds(r.boot_ms),
+                seconds(w.unready_ms)
+            ),
+        ),
+        ScenarioKind::Stall(_) if r.best.restarts > 0 => (
+            Verdict::RestartStorm,
+            format!(
+                "restart storm: {} (at {} s) and the Service has zero endpoints for {} s",
+                if r.replicas > 1 {
+                    format!("all {} replicas restart", r.replicas)
+                } else {
+                    "every replica restarts".to_owned()
+                },
+                range(first(w), first(&r.best)),
+                seconds(r.zero_endpoints_ms)
+            ),
+        ),
+        ScenarioKind::Stall(_) | ScenarioKind::Pause(_) if w.restarts > 0 => (
+            Verdict::Restarts,
+            format!(
+                "restarts: up to {} depending on when it starts, the first at {} s",
+                plural(i64::from(w.restarts), "restart"),
+                first(w)
+            ),
+        ),
+        ScenarioKind::Stall(_) | ScenarioKind::Pause(_) if r.zero_endpoints_ms > 0 => {
+            (Verdict::OutOfService, format!("zero endpoints for {} s; no restart", seconds(r.zero_endpoints_ms)))
+        }
+        ScenarioKind::Stall(_) | ScenarioKind::Pause(_) => (Verdict::Ok, out_at_most()),
+        ScenarioKind::Wedge if r.best.restarts > 0 => {
+            (Verdict::WedgeDetected, format!("wedge detected and restarted after {} s", first(w)))
+        }
+        ScenarioKind::Wedge if w.unready_ms > 0 => (
+            Verdict::WedgeUndetected,
+            "wedge undetected: nothing restarts the hung process; readiness only takes it out of endpoints".to_owned(),
+        ),
+        ScenarioKind::Wedge => (
+            Verdict::WedgeUndetected,
+            "wedge undetected: nothing restarts the hung process, and it stays in the Service's endpoints".to_owned(),
+        ),
+        ScenarioKind::Delete => match r.cut_ms {
+            Some(cut) if cut > 0 => (
+                Verdict::SigkillInFlight,
+                format!("SIGKILL cuts in-flight requests {} s before the drain ends", seconds(cut)),
+            ),
+            _ => (Verdict::Ok, "drains and exits within the grace period".to_owned()),
+        },
+    }
+}

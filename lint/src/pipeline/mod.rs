@@ -39,12 +39,19 @@ pub struct Source<'a> {
     pub policy: &'a Policy,
 }
 
+/// Runs `task(0..count)` on `threads` threads and returns the results in
+/// task order; `None` for a task whose thread died (a caller redoes it).
+pub(crate) fn run_tasks<T: Send>(count: usize, threads: usize, task: impl Fn(usize) -> T + Sync) -> Vec<Option<T>> {
+    pool::run(count, threads, task)
+}
+
 /// What one source gave.
 #[derive(Debug, Default)]
 pub(crate) struct SourceResult {
     outcome: Outcome,
     syntax: Option<InputError>,
     /// Whether the single-threaded path linted it (the tests' window on the fallback).
+    #[cfg_attr(not(test), allow(dead_code))]
     serial: bool,
 }
 

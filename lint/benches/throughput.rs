@@ -3,7 +3,7 @@
 //! lint of the shared corpus of real manifests as one run.
 //!
 //! Run: `cargo bench -p lifeguard --bench throughput` (add `-- N` for another
-//! object count). Each phase runs in its own child process so its peak
+//! object count, `-- --write FILE` to write the stream instead). Each phase runs in its own child process so its peak
 //! memory (VmHWM, Linux) is its own and no counting allocator skews the
 //! timings. Prints one table; figures go to BENCHMARKS.md.
 
@@ -141,6 +141,12 @@ fn main() {
     let count: usize = args.iter().find_map(|a| a.parse().ok()).unwrap_or(10_000);
     if let Some(i) = args.iter().position(|a| a == "--phase") {
         run_phase(args.get(i + 1).map_or("lint", String::as_str), count);
+        return;
+    }
+    // `-- --write FILE`: the stream itself, to time the binary on it.
+    if let Some(path) = args.iter().position(|a| a == "--write").and_then(|i| args.get(i + 1)) {
+        let text: String = (0..count).map(deployment).collect();
+        std::fs::write(path, text).expect("write the stream");
         return;
     }
     let exe = std::env::current_exe().expect("own path");

@@ -111,10 +111,20 @@ pub fn fix_found(found: Discovered, policy: &Policy, only: Option<&[String]>, li
             }),
         }
     }
-    // Each text is parsed once: all of them first, since Services in any
-    // file of a context inform the rules, then each one is fixed from its parse.
-    let parsed: Vec<_> =
-        texts.iter().map(|(input, _, text, _)| parse_text(&input.display_name(), text, limits)).collect();
+    // Each text is parsed once: all of them first (on every core), since
+    // Services in any file of a context inform the rules, then each one is
+    // fixed from its parse (on every core too; a fix re-reads what it writes).
+    let threads = crate::pipeline::threads();
+    let parse = |i: usize| {
+        let (input, _, text, _) = &texts[i];
+        parse_text(&input.display_name(), text, limits)
+    };
+    let parsed: Vec<_> = crate::pipeline::run_tasks(texts.len(), threads, parse)
+        .into_iter()
+        .enumerate()
+        // A task whose thread died is done again here, so it is never lost.
+        .map(|(i, p)| p.unwrap_or_else(|| parse(i)))
+        .collect();
     for ((_, _, _, context), (docs, _)) in texts.iter().zip(&parsed) {
         if let Some(batch) = seeds.get_mut(*context) {
             for (_, object) in docs.iter().flat_map(|d| objects_in(&d.value)) {
@@ -123,10 +133,17 @@ pub fn fix_found(found: Discovered, policy: &Policy, only: Option<&[String]>, li
         }
     }
     let alone = policies::Batch::default();
-    for ((input, bom, text, context), parse) in texts.into_iter().zip(parsed) {
-        let batch = seeds.get(context).unwrap_or(&alone);
-        let fix = fix_text(&input.display_name(), &text, parse, batch, policy, only, limits);
-        out.inputs.push(FixedInput { input, bom, fix });
+    let parsed: Vec<std::sync::Mutex<Option<_>>> = parsed.into_iter().map(|p| std::sync::Mutex::new(Some(p))).collect();
+    let fix = |i: usize| {
+        let (input, _, text, context) = &texts[i];
+        let batch = seeds.get(*context).unwrap_or(&alone);
+        let parse = parsed.get(i).and_then(|p| p.lock().ok()?.take()).unwrap_or_else(|| parse(i));
+        fix_text(&input.display_name(), text, parse, batch, policy, only, limits)
+    };
+    let fixes = crate::pipeline::run_tasks(texts.len(), threads, fix);
+    for (i, ((input, bom, _, _), fixed)) in texts.iter().zip(fixes).enumerate() {
+        let fix = fixed.unwrap_or_else(|| fix(i));
+        out.inputs.push(FixedInput { input: input.clone(), bom: *bom, fix });
     }
     out
 }

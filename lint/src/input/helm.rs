@@ -191,7 +191,12 @@ impl<'a> TemplateScanner<'a> {
 
     /// The template of the next document.
     pub fn next(&mut self, doc: &Document) -> Option<Template> {
-        let first_node = doc.root.start.line;
+        self.next_at(doc.root.start.line, doc.root.end.line)
+    }
+
+    /// The template of the next document, given the lines where its root
+    /// node starts and ends (what [`TemplateScanner::next`] reads of it).
+    pub fn next_at(&mut self, first_node: u32, end: u32) -> Option<Template> {
         let mut found = None;
         while let Some((line, path)) = self.comments.get(self.next_comment) {
             if *line >= first_node {
@@ -202,7 +207,7 @@ impl<'a> TemplateScanner<'a> {
             }
             self.next_comment += 1;
         }
-        self.previous_end = doc.root.end.line.max(first_node);
+        self.previous_end = end.max(first_node);
         let (path, comment_line) = found?;
         Some(Template::new(path, comment_line, self.lines(comment_line + 1, self.previous_end)))
     }

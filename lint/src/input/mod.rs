@@ -8,6 +8,7 @@ pub mod helm_lines;
 pub mod limits;
 pub mod scalar;
 pub mod source;
+pub mod split;
 pub mod yaml;
 
 pub use context::{Contexts, contexts, may_hold_a_service};
@@ -15,4 +16,4 @@ pub use discover::{Discovered, Input, InputName, ReadError, Walk, discover, disc
 pub use helm::{OnDisk, Template, TemplateScanner};
 pub use limits::Limits;
 pub use source::{Document, Location, SourceFile};
-pub use yaml::{ParseError, parse_stream, parse_stream_each};
+pub use yaml::{ParseError, parse_part_each, parse_part_lean, parse_stream, parse_stream_each};

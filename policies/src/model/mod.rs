@@ -15,6 +15,8 @@ pub mod shell_flow;
 mod typed;
 mod workload;
 
+pub(crate) use workload::names_pod_kind;
+
 pub use duration::parse_seconds;
 pub use pgrep::{COMM_MAX, NameTooLong, pgrep_name_too_long};
 pub use pointer::{escape_token, join};

@@ -180,6 +180,24 @@ pub fn image_repository(image: &str) -> (&str, &str) {
 }
 
 /// Where the pod template lives for a given object, if it carries one.
+/// Whether `kind` is one [`template_location`] names: an object of any
+/// other kind is a workload only if it has `/spec/template/spec/containers`
+/// (the loader's skim relies on this; a test holds the two together).
+pub(crate) fn names_pod_kind(kind: &str) -> bool {
+    matches!(
+        kind,
+        "Pod"
+            | "PodTemplate"
+            | "CronJob"
+            | "Deployment"
+            | "StatefulSet"
+            | "DaemonSet"
+            | "ReplicaSet"
+            | "ReplicationController"
+            | "Job"
+    )
+}
+
 fn template_location(object: &Value, kind: &str) -> Option<(&'static str, &'static str)> {
     match kind {
         "Pod" => Some(("", "/spec")),
@@ -352,6 +370,28 @@ fn path_to_pointer(path: &serde_path_to_error::Path) -> String {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn names_pod_kind_lists_exactly_the_kinds_template_location_names() {
+        let empty = serde_json::json!({});
+        for kind in [
+            "Pod",
+            "PodTemplate",
+            "CronJob",
+            "Deployment",
+            "StatefulSet",
+            "DaemonSet",
+            "ReplicaSet",
+            "ReplicationController",
+            "Job",
+        ] {
+            assert!(super::names_pod_kind(kind) && super::template_location(&empty, kind).is_some(), "{kind}");
+        }
+        for kind in ["ConfigMap", "CustomResourceDefinition", "Rollout", "", "pod"] {
+            assert!(!super::names_pod_kind(kind) && super::template_location(&empty, kind).is_none(), "{kind}");
+        }
+    }
+
     use serde_json::json;
 
     use super::{Workload, image_repository};

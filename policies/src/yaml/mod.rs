@@ -9,9 +9,10 @@ mod guards;
 pub mod limits;
 pub mod parse;
 pub mod scalar;
+mod skim;
 pub mod source;
 
 pub use emit::to_yaml;
 pub use limits::Limits;
-pub use parse::{ParseError, parse_stream, parse_stream_each};
+pub use parse::{ParseError, parse_part_each, parse_part_lean, parse_stream, parse_stream_each};
 pub use source::{Document, DuplicateKey, Location, Mark, Node};

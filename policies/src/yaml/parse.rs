@@ -11,6 +11,7 @@ use thiserror::Error;
 use super::guards;
 use super::limits::Limits;
 use super::scalar;
+use super::skim::{self, OFF_PATH, PATH, Skipped};
 use super::source::{Document, DuplicateKey, Mark, Node};
 
 /// A YAML error at a position.
@@ -25,9 +26,20 @@ pub struct ParseError {
     pub message: String,
 }
 
-fn mark(m: saphyr_parser::Marker) -> Mark {
+/// A parser position, moved by `origin` (the lines and characters of the
+/// enclosing text before the part being parsed; its column is unused, since
+/// a part starts at a line's start).
+fn mark(m: saphyr_parser::Marker, origin: Mark) -> Mark {
     let clamp = |v: usize| u32::try_from(v).unwrap_or(u32::MAX);
-    Mark { line: clamp(m.line()), col: clamp(m.col()), index: clamp(m.index()) }
+    Mark {
+        line: clamp(m.line()).saturating_add(origin.line),
+        col: clamp(m.col()),
+        index: clamp(m.index()).saturating_add(origin.index),
+    }
+}
+
+fn shifted(m: Mark, origin: Mark) -> Mark {
+    Mark { line: m.line.saturating_add(origin.line), col: m.col, index: m.index.saturating_add(origin.index) }
 }
 
 fn error_at(m: Mark, message: impl Into<String>) -> ParseError {
@@ -56,7 +68,11 @@ enum Frame {
         start: Mark,
         anchor: usize,
         count: usize,
+        /// Its place on [`PATH`] (the root is 0), or [`OFF_PATH`].
+        path: usize,
     },
+    /// A value read without building it (see [`skim`]).
+    Skip(Skipped),
 }
 
 /// An anchored value, kept for its aliases.
@@ -68,11 +84,18 @@ struct Anchored {
 
 struct Builder<'l> {
     limits: &'l Limits,
+    origin: Mark,
     stack: Vec<Frame>,
     anchors: HashMap<usize, Anchored>,
     alias_nodes: usize,
     root: Option<(Value, Node)>,
     duplicates: Vec<DuplicateKey>,
+    /// Whether values no rule reads may be left unbuilt (see [`skim`]).
+    lean: bool,
+    /// The document's kind says it is inert: its values off [`PATH`] are skipped.
+    inert: bool,
+    /// The lean read cannot go on: read the part again in full.
+    rebuild: bool,
 }
 
 impl Builder<'_> {
@@ -84,8 +107,95 @@ impl Builder<'_> {
         Ok(())
     }
 
+    /// Decides, from a value completing in the root mapping, whether the
+    /// document is inert (its top-level `kind`); a second `kind` once
+    /// decided, or a merge into the root, asks for a full read.
+    fn decide(&mut self, value: &Value) {
+        let Some(Frame::Map { key: Some((k, _, merge)), .. }) = self.stack.last() else { return };
+        if *merge {
+            self.rebuild |= self.inert;
+        } else if k == "kind" {
+            if self.inert {
+                self.rebuild = true;
+            } else if let Value::String(kind) = value {
+                self.inert = skim::inert_kind(kind);
+            }
+        }
+    }
+
+    /// Whether the value that starts now is to be skipped: inside a skipped
+    /// value, or under an inert document's key off [`PATH`]. A merge value or
+    /// the pod template's containers ask for a full read instead.
+    fn skips_next(&mut self) -> bool {
+        if !self.inert {
+            return false;
+        }
+        match self.stack.last() {
+            Some(Frame::Skip(_)) => true,
+            Some(Frame::Map { key: Some((k, _, merge)), path, .. }) => {
+                if *merge || (*path == PATH.len() - 1 && k == PATH[PATH.len() - 1]) {
+                    self.rebuild = true;
+                    return false;
+                }
+                let on_path = PATH.get(*path).is_some_and(|p| p == k);
+                !(on_path || (*path == 0 && k == "kind"))
+            }
+            _ => false,
+        }
+    }
+
+    /// Hands a skipped value to its parent: a key's text, or an entry or an
+    /// item with nothing built.
+    fn complete_skipped(&mut self, node: Node, key_text: Option<String>) -> Result<(), ParseError> {
+        match self.stack.last_mut() {
+            Some(Frame::Skip(skipped)) if skipped.is_map && skipped.key.is_none() => {
+                let Some(text) = key_text else {
+                    return Err(error_at(node.start, "a mapping key must be a scalar"));
+                };
+                if text == "<<" {
+                    self.rebuild = true;
+                }
+                skipped.key = Some(text);
+                skipped.key_at = node.start;
+                Ok(())
+            }
+            Some(Frame::Skip(skipped)) => {
+                skipped.entry();
+                Ok(())
+            }
+            _ => self.complete(Value::Null, node, 1, 0),
+        }
+    }
+
+    /// A scalar in a skipped value: resolved only when it is a key (its text
+    /// is needed) or carries a tag (which it may not fit).
+    fn skip_scalar(
+        &mut self,
+        text: &str,
+        style: ScalarStyle,
+        tag: Option<&saphyr_parser::Tag>,
+        node: Node,
+    ) -> Result<(), ParseError> {
+        let is_key = matches!(self.stack.last(), Some(Frame::Skip(s)) if s.is_map && s.key.is_none());
+        let key_text = if is_key || tag.is_some() {
+            let value = scalar::resolve(text, style, tag).map_err(|m| error_at(node.start, m))?;
+            let value = if style != ScalarStyle::Plain && text == "<<" { Value::String("<<".into()) } else { value };
+            Some(match value {
+                Value::String(s) => s,
+                Value::Null => "null".to_owned(),
+                other => other.to_string(),
+            })
+        } else {
+            None
+        };
+        self.complete_skipped(node, if is_key { key_text } else { Some(String::new()) })
+    }
+
     /// Hands a finished value to its parent (or makes it the document root).
     fn complete(&mut self, value: Value, node: Node, count: usize, anchor: usize) -> Result<(), ParseError> {
+        if self.lean && self.stack.len() == 1 {
+            self.decide(&value);
+        }
         if anchor != 0 {
             self.anchors.insert(anchor, Anchored { value: value.clone(), node: node.clone(), count });
         }
@@ -97,6 +207,7 @@ impl Builder<'_> {
                 nodes.push(node);
                 *c += count;
             }
+            Some(Frame::Skip(_)) => {}
             Some(Frame::Map { entries, merged, key, count: c, .. }) => match key.take() {
                 None => {
                     let (text, is_merge) = match &value {
@@ -122,7 +233,18 @@ impl Builder<'_> {
     }
 
     fn on_event(&mut self, event: Event<'_>, span: Span) -> Result<(), ParseError> {
-        let (start, end) = (mark(span.start), mark(span.end));
+        let (start, end) = (mark(span.start, self.origin), mark(span.end, self.origin));
+        let starts_value =
+            matches!(event, Event::Scalar(..) | Event::Alias(_) | Event::SequenceStart(..) | Event::MappingStart(..));
+        if starts_value && self.skips_next() {
+            return self.on_skipped(event, start, end);
+        }
+        if self.rebuild {
+            return Ok(());
+        }
+        if let (Event::SequenceEnd | Event::MappingEnd, Some(Frame::Skip(_))) = (&event, self.stack.last()) {
+            return self.on_skipped(event, start, end);
+        }
         match event {
             Event::Scalar(text, style, anchor, tag) => {
                 let value = scalar::resolve(&text, style, tag.as_deref()).map_err(|m| error_at(start, m))?;
@@ -152,10 +274,21 @@ impl Builder<'_> {
             Event::SequenceStart(anchor, _) => {
                 self.push_frame(Frame::Seq { items: Vec::new(), nodes: Vec::new(), start, anchor, count: 1 }, start)
             }
-            Event::MappingStart(anchor, _) => self.push_frame(
-                Frame::Map { entries: Vec::new(), merged: Vec::new(), key: None, start, anchor, count: 1 },
-                start,
-            ),
+            Event::MappingStart(anchor, _) => {
+                let path = match self.stack.last() {
+                    None => 0,
+                    Some(Frame::Map { key: Some((k, _, false)), path, .. })
+                        if PATH.get(*path).is_some_and(|p| p == k) =>
+                    {
+                        path + 1
+                    }
+                    _ => OFF_PATH,
+                };
+                self.push_frame(
+                    Frame::Map { entries: Vec::new(), merged: Vec::new(), key: None, start, anchor, count: 1, path },
+                    start,
+                )
+            }
             Event::SequenceEnd => match self.stack.pop() {
                 Some(Frame::Seq { items, nodes, start, anchor, count }) => {
                     let node = Node { start, end, key: None, kids: nodes };
@@ -174,6 +307,32 @@ impl Builder<'_> {
             Event::Nothing | Event::StreamStart | Event::StreamEnd | Event::DocumentStart(_) | Event::DocumentEnd => {
                 Ok(())
             }
+        }
+    }
+}
+
+impl Builder<'_> {
+    /// An event inside a value being skipped. An alias there asks for a
+    /// full read: what it copies was not built.
+    fn on_skipped(&mut self, event: Event<'_>, start: Mark, end: Mark) -> Result<(), ParseError> {
+        let node = Node { start, end, key: None, kids: Vec::new() };
+        match event {
+            Event::Scalar(text, style, _, tag) => self.skip_scalar(&text, style, tag.as_deref(), node),
+            Event::Alias(_) => {
+                self.rebuild = true;
+                Ok(())
+            }
+            Event::SequenceStart(..) => self.push_frame(Frame::Skip(Skipped::new(false, start)), start),
+            Event::MappingStart(..) => self.push_frame(Frame::Skip(Skipped::new(true, start)), start),
+            Event::SequenceEnd | Event::MappingEnd => match self.stack.pop() {
+                Some(Frame::Skip(skipped)) => {
+                    let start = skipped.start;
+                    skipped.finish(&mut self.duplicates);
+                    self.complete_skipped(Node { start, end, key: None, kids: Vec::new() }, None)
+                }
+                _ => Err(error_at(start, "unbalanced end")),
+            },
+            _ => Ok(()),
         }
     }
 }
@@ -241,15 +400,82 @@ pub fn parse_stream(text: &str, limits: &Limits) -> (Vec<Document>, Option<Parse
 
 /// Like [`parse_stream`], but hands each document to `on_document` as soon
 /// as it is complete, so a caller can lint while the rest is parsed.
-pub fn parse_stream_each(text: &str, limits: &Limits, mut on_document: impl FnMut(Document)) -> Option<ParseError> {
+pub fn parse_stream_each(text: &str, limits: &Limits, on_document: impl FnMut(Document)) -> Option<ParseError> {
+    parse_part_each(text, Mark::default(), limits, on_document)
+}
+
+/// Like [`parse_stream_each`] on a part of a larger text that starts at the
+/// start of a line: `origin` holds the lines (`line`) and characters
+/// (`index`) of the text before the part, so positions are the larger
+/// text's. A part parsed alone is the same YAML only when it starts at a
+/// document marker with no directive before it; the caller decides that.
+pub fn parse_part_each(
+    text: &str,
+    origin: Mark,
+    limits: &Limits,
+    on_document: impl FnMut(Document),
+) -> Option<ParseError> {
+    match read(text, origin, limits, false, 0, on_document) {
+        Read::Done(error) => error,
+        // Only a lean read asks for another.
+        Read::Again => None,
+    }
+}
+
+/// Like [`parse_part_each`], but a document whose kind says no rule can
+/// read it (no pod spec, no Service, no `List`) is handed over with its
+/// values left unbuilt (see [`super::skim`]): its position tree and repeated
+/// keys are whole, its value holds only what decides that. Errors are
+/// found as a full read finds them; their wording may differ, so a caller
+/// that shows errors reads an erroneous part again in full.
+pub fn parse_part_lean(
+    text: &str,
+    origin: Mark,
+    limits: &Limits,
+    mut on_document: impl FnMut(Document),
+) -> Option<ParseError> {
+    let mut handed = 0;
+    let first = read(text, origin, limits, true, 0, |document| {
+        handed += 1;
+        on_document(document);
+    });
+    match first {
+        Read::Done(error) => error,
+        Read::Again => match read(text, origin, limits, false, handed, on_document) {
+            Read::Done(error) => error,
+            Read::Again => None,
+        },
+    }
+}
+
+enum Read {
+    Done(Option<ParseError>),
+    /// A lean read met what it cannot skip safely.
+    Again,
+}
+
+/// Reads the documents of a part, handing over all but the first `skip`.
+fn read(
+    text: &str,
+    origin: Mark,
+    limits: &Limits,
+    lean: bool,
+    skip: usize,
+    mut on_document: impl FnMut(Document),
+) -> Read {
     let mut builder = Builder {
         limits,
+        origin,
         stack: Vec::new(),
         anchors: HashMap::new(),
         alias_nodes: 0,
         root: None,
         duplicates: Vec::new(),
+        lean,
+        inert: false,
+        rebuild: false,
     };
+    let mut seen = 0;
     let mut doc_start = Mark::default();
     // Only the documents before an oversized one are parsed.
     let oversized = guards::oversized_document(text, limits.max_document_chars);
@@ -258,14 +484,15 @@ pub fn parse_stream_each(text: &str, limits: &Limits, mut on_document: impl FnMu
         let (event, span) = match item {
             Ok(pair) => pair,
             Err(e) => {
-                let (at, msg) = guards::scan_error(text, mark(*e.marker()), e.info(), limits.max_depth);
-                return Some(error_at(at, msg));
+                let (at, msg) =
+                    guards::scan_error(text, mark(*e.marker(), Mark::default()), e.info(), limits.max_depth);
+                return Read::Done(Some(error_at(shifted(at, origin), msg)));
             }
         };
-        let start = mark(span.start);
+        let start = mark(span.start, origin);
         if start.index.saturating_sub(doc_start.index) as usize > limits.max_document_chars {
             let msg = guards::document_too_large(limits.max_document_chars);
-            return Some(error_at(doc_start, msg));
+            return Read::Done(Some(error_at(doc_start, msg)));
         }
         match event {
             Event::DocumentStart(_) => {
@@ -273,23 +500,32 @@ pub fn parse_stream_each(text: &str, limits: &Limits, mut on_document: impl FnMu
                 builder.anchors.clear();
                 builder.alias_nodes = 0;
                 builder.duplicates.clear();
+                builder.inert = false;
             }
             Event::DocumentEnd => {
                 // Empty documents (bare `---`, comments only) are not errors: Helm emits them.
                 if let Some((value, root)) = builder.root.take().filter(|(v, _)| !v.is_null()) {
                     let duplicate_keys = std::mem::take(&mut builder.duplicates);
-                    on_document(Document { value, root, start: doc_start, duplicate_keys });
+                    seen += 1;
+                    if seen > skip {
+                        on_document(Document { value, root, start: doc_start, duplicate_keys });
+                    }
                 }
             }
             Event::StreamEnd => break,
             other => {
                 if let Err(e) = builder.on_event(other, span) {
-                    return Some(e);
+                    return Read::Done(Some(e));
+                }
+                if builder.rebuild {
+                    return Read::Again;
                 }
             }
         }
     }
-    oversized.map(|(_, at)| error_at(at, guards::document_too_large(limits.max_document_chars)))
+    Read::Done(
+        oversized.map(|(_, at)| error_at(shifted(at, origin), guards::document_too_large(limits.max_document_chars))),
+    )
 }
 
 #[cfg(test)]
@@ -393,5 +629,49 @@ mod tests {
         let (docs, err) = parse("{\n  \"kind\": \"Pod\",\n  \"spec\": {\"containers\": []}\n}\n");
         assert_eq!(err, None);
         assert_eq!(docs[0].locate("/spec/containers").line, 3);
+    }
+
+    fn lean(text: &str) -> (Vec<Document>, Option<ParseError>) {
+        let mut docs = Vec::new();
+        let err = parse_part_lean(text, Mark::default(), &Limits::default(), |d| docs.push(d));
+        (docs, err)
+    }
+
+    #[test]
+    fn a_lean_read_skips_only_what_no_rule_reads() {
+        let text = "kind: ConfigMap\ndata:\n  a: {x: 1, x: 2}\n  b: [1, {y: 1, y: 2}]\n  c: 1\n  c: 2\n---\n\
+                    kind: Deployment\nspec: {template: {spec: {containers: [{name: a}]}}}\n---\n\
+                    kind: CustomResourceDefinition\nspec: {template: {x: 1}, versions: [{schema: {a: 1}}]}\n---\n\
+                    kind: Rollout\nspec: {template: {spec: {containers: [{name: b}]}}}\n";
+        let (full, full_err) = parse(text);
+        let (lean, lean_err) = lean(text);
+        assert_eq!((full_err, lean_err), (None, None));
+        assert_eq!(full.len(), lean.len());
+        for (f, l) in full.iter().zip(&lean) {
+            assert_eq!((f.root.start, f.root.end, f.start), (l.root.start, l.root.end, l.start));
+            assert_eq!(format!("{:?}", f.duplicate_keys), format!("{:?}", l.duplicate_keys));
+            assert_eq!(f.value["kind"], l.value["kind"]);
+        }
+        assert_eq!(lean[0].value["data"], Value::Null, "a ConfigMap's data is not built");
+        assert_eq!(lean[0].duplicate_keys.len(), 3);
+        assert_eq!(lean[1].value, full[1].value);
+        assert_eq!(lean[2].value["spec"], json!({"template": {"x": null}, "versions": null}));
+        assert_eq!(lean[3].value, full[3].value, "another kind with a pod template is read in full");
+    }
+
+    #[test]
+    fn a_lean_read_reads_again_what_it_cannot_skip_safely() {
+        for text in [
+            "kind: ConfigMap\ndata: {a: 1}\nkind: Deployment\nspec: {template: {spec: {containers: []}}}\n",
+            "base: &b {kind: Pod}\nkind: ConfigMap\n<<: *b\n",
+            "kind: ConfigMap\ndata: &d {a: 1}\nother: *d\n",
+            "a: 1\n---\nkind: Secret\ndata: {a: [1, *x]}\n",
+        ] {
+            let (full, full_err) = parse(text);
+            let (lean, lean_err) = lean(text);
+            assert_eq!(full_err.is_some(), lean_err.is_some(), "{text}");
+            let values = |d: &[Document]| d.iter().map(|d| d.value.clone()).collect::<Vec<_>>();
+            assert_eq!(values(&full), values(&lean), "{text}");
+        }
     }
 }

@@ -1,0 +1,137 @@
+//! Parse and lint on every core, in memory bounded by the largest document
+//! and the Services the rules need, not by the input.
+//!
+//! Services inform the rules, and a Service can come after the workload it
+//! selects. Each source belongs to a context (its directory, see
+//! [`crate::input::context`]) whose batch starts with the Services of the
+//! files that were not named; every document is linted as if all of its
+//! context's Services had been read first.
+//!
+//! Two paths give the same output, byte for byte (a test holds them to it):
+//! the parallel one ([`parallel`]), the default, and the single-threaded one
+//! ([`serial`]), kept as its reference and its fallback and chosen with
+//! `LIFEGUARD_THREADS=1`.
+
+mod parallel;
+mod pool;
+mod serial;
+
+use policies::{Batch, Policy};
+
+use crate::input::Limits;
+use crate::lint::{InputError, Outcome};
+
+/// Sets the threads that parse and lint (`1`: the single-threaded path);
+/// unset, empty or not a number, every core.
+pub const THREADS_ENV: &str = "LIFEGUARD_THREADS";
+
+/// One input to lint: its name as shown, its text, its context (an index
+/// into the seeds) and the policy its documents are linted with.
+#[derive(Debug, Clone, Copy)]
+pub struct Source<'a> {
+    /// File name as shown.
+    pub name: &'a str,
+    /// The whole text.
+    pub text: &'a str,
+    /// The context whose Services inform it.
+    pub context: usize,
+    /// The policy for its documents.
+    pub policy: &'a Policy,
+}
+
+/// Runs `task(0..count)` on `threads` threads and returns the results in
+/// task order; `None` for a task whose thread died (a caller redoes it).
+pub(crate) fn run_tasks<T: Send>(count: usize, threads: usize, task: impl Fn(usize) -> T + Sync) -> Vec<Option<T>> {
+    pool::run(count, threads, task)
+}
+
+/// What one source gave.
+#[derive(Debug, Default)]
+pub(crate) struct SourceResult {
+    outcome: Outcome,
+    syntax: Option<InputError>,
+    /// Whether the single-threaded path linted it (the tests' window on the fallback).
+    #[cfg_attr(not(test), allow(dead_code))]
+    serial: bool,
+}
+
+/// What [`lint_sources`] read and found.
+#[derive(Debug)]
+pub struct Linted {
+    /// Findings in input order, and the errors found while linting objects.
+    pub outcome: Outcome,
+    /// Each source's syntax error, by source index.
+    pub syntax_errors: Vec<(usize, InputError)>,
+}
+
+/// How many threads parse and lint: [`THREADS_ENV`] when set to a number,
+/// else every core (and at least two, so that a single core still gets the
+/// parallel path's bounded memory).
+pub fn threads() -> usize {
+    let cores = std::thread::available_parallelism().map_or(1, usize::from);
+    let set = std::env::var(THREADS_ENV).ok().and_then(|v| v.trim().parse::<usize>().ok()).filter(|&n| n > 0);
+    set.unwrap_or(cores.max(2))
+}
+
+/// Parses and lints `(name, text)` sources that share one context (the
+/// Services of any of them inform all).
+pub fn lint_sources(sources: &[(String, String)], policy: &Policy, limits: &Limits) -> Linted {
+    lint_sources_in(sources, &vec![0; sources.len()], vec![Batch::default()], policy, limits)
+}
+
+/// Parses and lints `(name, text)` sources, each in its context:
+/// `context_of[i]` indexes `seeds`, the batch its context starts from. A
+/// source whose context is out of range gets one of its own.
+pub fn lint_sources_in(
+    sources: &[(String, String)],
+    context_of: &[usize],
+    seeds: Vec<Batch>,
+    policy: &Policy,
+    limits: &Limits,
+) -> Linted {
+    let sources: Vec<Source<'_>> = sources
+        .iter()
+        .enumerate()
+        .map(|(i, (name, text))| Source {
+            name,
+            text,
+            context: context_of.get(i).copied().unwrap_or(usize::MAX),
+            policy,
+        })
+        .collect();
+    lint_each(&sources, seeds, limits, threads())
+}
+
+/// Parses and lints sources, each with its own policy and context, on
+/// `threads` threads (`1`: the single-threaded path). A source whose context
+/// is out of range of `seeds` gets one of its own.
+pub fn lint_each(sources: &[Source<'_>], mut seeds: Vec<Batch>, limits: &Limits, threads: usize) -> Linted {
+    let sources: Vec<Source<'_>> = sources
+        .iter()
+        .map(|s| {
+            if s.context < seeds.len() {
+                *s
+            } else {
+                seeds.push(Batch::default());
+                Source { context: seeds.len() - 1, ..*s }
+            }
+        })
+        .collect();
+    let results = if threads <= 1 {
+        serial::lint(&sources, seeds, limits)
+    } else {
+        parallel::lint(&sources, seeds, limits, threads)
+    };
+    let mut outcome = Outcome { files: sources.len(), ..Outcome::default() };
+    let mut syntax_errors = Vec::new();
+    for (i, result) in results.into_iter().enumerate() {
+        outcome.absorb(result.outcome);
+        if let Some(e) = result.syntax {
+            syntax_errors.push((i, e));
+        }
+    }
+    Linted { outcome, syntax_errors }
+}
+
+#[cfg(test)]
+mod tests;

@@ -11,7 +11,7 @@ use policies::Severity;
 use crate::input::Limits;
 use crate::input::{Walk, discover_with};
 use crate::lint::lint_resolved;
-use crate::options::{PolicyName, RuleName, RunArgs, select_rules, unknown_rule};
+use crate::options::{ExplainTopic, PolicyName, RuleName, RunArgs, SIMULATE_TOPIC, select_rules, unknown_rule};
 use crate::policy_discovery::{Resolved, resolve};
 use crate::report::{self, Format, ListFormat};
 
@@ -39,7 +39,7 @@ pub enum Command {
     /// (`explain simulate`: the simulation's kubelet model).
     Explain {
         /// Rule name, e.g. `probe-endpoint-reused`, or `simulate`.
-        #[arg(value_parser = RuleName, hide_possible_values = true)]
+        #[arg(value_parser = ExplainTopic, hide_possible_values = true)]
         rule: String,
     },
     /// Validate, show or describe policies (`check FILE`, `show`, `schema`).
@@ -157,7 +157,7 @@ pub fn run(cli: Cli) -> Result<u8> {
             write_stdout(&text)?;
             Ok(0)
         }
-        Command::Explain { rule } if rule == "simulate" => {
+        Command::Explain { rule } if rule == SIMULATE_TOPIC => {
             write_stdout(policies::simulate::MODEL)?;
             Ok(0)
         }
@@ -167,7 +167,8 @@ pub fn run(cli: Cli) -> Result<u8> {
                 Ok(0)
             }
             None => {
-                let known: Vec<&str> = policies::rules::RULES.iter().map(|r| r.name).collect();
+                let mut known: Vec<&str> = policies::rules::RULES.iter().map(|r| r.name).collect();
+                known.push(SIMULATE_TOPIC);
                 eprintln!("lifeguard: {}", unknown_rule(&rule, &known));
                 Ok(2)
             }

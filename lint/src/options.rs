@@ -86,6 +86,32 @@ impl TypedValueParser for RuleName {
     }
 }
 
+/// What `explain` takes: a rule name, or `simulate` (the simulation's
+/// model); both are offered to completion.
+#[derive(Debug, Clone, Copy)]
+pub struct ExplainTopic;
+
+/// The `explain` topic that is not a rule.
+pub const SIMULATE_TOPIC: &str = "simulate";
+
+impl TypedValueParser for ExplainTopic {
+    type Value = String;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<String, clap::Error> {
+        RuleName.parse_ref(cmd, arg, value)
+    }
+
+    fn possible_values(&self) -> Option<Box<dyn Iterator<Item = PossibleValue> + '_>> {
+        let simulate = PossibleValue::new(SIMULATE_TOPIC).help("the kubelet model of `lifeguard simulate`");
+        Some(Box::new(RuleName.possible_values().into_iter().flatten().chain([simulate])))
+    }
+}
+
 /// A policy file or pack name: any string parses; pack names are offered to completion.
 #[derive(Debug, Clone, Copy)]
 pub struct PolicyName;

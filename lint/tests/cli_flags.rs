@@ -193,6 +193,8 @@ fn explain_suggests_the_rule_meant() {
         r.stderr,
         "lifeguard: unknown rule \"liveness-to-aggressive\"; did you mean \"liveness-too-aggressive\"?\n"
     );
+    let r = lifeguard(&["explain", "simulat"]);
+    assert_eq!((r.code, r.stderr.as_str()), (2, "lifeguard: unknown rule \"simulat\"; did you mean \"simulate\"?\n"));
 }
 
 #[test]
@@ -203,6 +205,13 @@ fn completion_offers_rule_and_pack_names() {
         {
             assert!(r.stdout.contains(word), "{shell}: no {word:?}");
         }
+    }
+    // `explain` offers its one topic that is not a rule, beside the rules.
+    let bash = lifeguard(&["completions", "bash"]).stdout;
+    let explain = bash.split("lifeguard__subcmd__explain)").nth(1).unwrap_or_default();
+    let opts = explain.lines().find(|l| l.trim_start().starts_with("opts=")).unwrap_or_default();
+    for word in ["probe-endpoint-reused", "simulate"] {
+        assert!(opts.split(['"', ' ']).any(|w| w == word), "explain completes {word:?}: {opts}");
     }
 }
 

@@ -11,7 +11,7 @@ use policies::Severity;
 use crate::input::Limits;
 use crate::input::{Walk, discover_with};
 use crate::lint::lint_resolved;
-use crate::options::{ExplainTopic, PolicyName, RuleName, RunArgs, SIMULATE_TOPIC, select_rules, unknown_rule};
+use crate::options::{EXPLAIN_TOPIC, POLICY_NAME, RULE_NAME, RunArgs, SIMULATE_TOPIC, select_rules, unknown_rule};
 use crate::policy_discovery::{Resolved, resolve};
 use crate::report::{self, Format, ListFormat};
 
@@ -39,7 +39,7 @@ pub enum Command {
     /// (`explain simulate`: the simulation's kubelet model).
     Explain {
         /// Rule name, e.g. `probe-endpoint-reused`, or `simulate`.
-        #[arg(value_parser = ExplainTopic, hide_possible_values = true)]
+        #[arg(value_parser = EXPLAIN_TOPIC, hide_possible_values = true)]
         rule: String,
     },
     /// Validate, show or describe policies (`check FILE`, `show`, `schema`).
@@ -95,7 +95,7 @@ pub struct LintArgs {
     /// Default: for each file, the nearest `.lifeguard.yaml` or
     /// `.lifeguard.yml` from its directory up to the repository root (for
     /// stdin, from the current directory), else `default`.
-    #[arg(long, env = "LIFEGUARD_POLICY", value_name = "FILE|PACK", value_parser = PolicyName, hide_possible_values = true)]
+    #[arg(long, env = "LIFEGUARD_POLICY", value_name = "FILE|PACK", value_parser = POLICY_NAME, hide_possible_values = true)]
     pub policy: Option<String>,
     /// Write the report to this file instead of stdout (colour only with `--color always`).
     #[arg(long, value_name = "FILE")]
@@ -120,7 +120,7 @@ pub struct FixArgs {
     #[arg(long)]
     pub diff: bool,
     /// Apply only this rule's fixes (repeatable).
-    #[arg(long = "rule", value_name = "RULE", value_parser = RuleName, hide_possible_values = true)]
+    #[arg(long = "rule", value_name = "RULE", value_parser = RULE_NAME, hide_possible_values = true)]
     pub rules: Vec<String>,
     /// Exit 1 when a finding at least this severe remains unfixed. Default:
     /// the policy's `denySeverity` (`error` in the default policy).
@@ -128,7 +128,7 @@ pub struct FixArgs {
     pub fail_on: Option<FailOn>,
     /// Policy file or built-in pack, as for `lint`: its parameters shape the
     /// fixes, and suppressed findings are not fixed.
-    #[arg(long, env = "LIFEGUARD_POLICY", value_name = "FILE|PACK", value_parser = PolicyName, hide_possible_values = true)]
+    #[arg(long, env = "LIFEGUARD_POLICY", value_name = "FILE|PACK", value_parser = POLICY_NAME, hide_possible_values = true)]
     pub policy: Option<String>,
     /// The flags `lint` and `fix` share.
     #[command(flatten)]

@@ -13,10 +13,10 @@ pub struct RunArgs {
     /// Run only these rules (repeatable or comma-separated, e.g.
     /// `--select probe-endpoint-reused,exec-probe`), for a quick run without a
     /// policy file; a rule the policy turns off runs when selected.
-    #[arg(long, value_name = "RULE", value_delimiter = ',', value_parser = RuleName, hide_possible_values = true)]
+    #[arg(long, value_name = "RULE", value_delimiter = ',', value_parser = RULE_NAME, hide_possible_values = true)]
     pub select: Vec<String>,
     /// Do not run these rules (repeatable or comma-separated); wins over `--select`.
-    #[arg(long, value_name = "RULE", value_delimiter = ',', value_parser = RuleName, hide_possible_values = true)]
+    #[arg(long, value_name = "RULE", value_delimiter = ',', value_parser = RULE_NAME, hide_possible_values = true)]
     pub ignore: Vec<String>,
     /// Skip files and directories whose path matches this glob (repeatable),
     /// e.g. `--exclude 'vendor/**' --exclude '*.generated.yaml'`; a glob
@@ -64,12 +64,13 @@ impl ColorWhen {
     }
 }
 
-/// A rule name: any string parses (a policy's custom rules are known only
-/// once it is loaded), but the built-in names are offered to completion.
+/// A value parser for names completion can offer, where any string still
+/// parses: a policy's custom rules are known only once it is loaded, and a
+/// policy may be a file as well as a pack.
 #[derive(Debug, Clone, Copy)]
-pub struct RuleName;
+pub struct Offering(fn() -> Vec<PossibleValue>);
 
-impl TypedValueParser for RuleName {
+impl TypedValueParser for Offering {
     type Value = String;
 
     fn parse_ref(
@@ -82,56 +83,29 @@ impl TypedValueParser for RuleName {
     }
 
     fn possible_values(&self) -> Option<Box<dyn Iterator<Item = PossibleValue> + '_>> {
-        Some(Box::new(policies::rules::RULES.iter().map(|r| PossibleValue::new(r.name).help(r.summary))))
+        Some(Box::new((self.0)().into_iter()))
     }
 }
 
-/// What `explain` takes: a rule name, or `simulate` (the simulation's
-/// model); both are offered to completion.
-#[derive(Debug, Clone, Copy)]
-pub struct ExplainTopic;
+fn rule_names() -> Vec<PossibleValue> {
+    policies::rules::RULES.iter().map(|r| PossibleValue::new(r.name).help(r.summary)).collect()
+}
+
+/// A rule name; the built-in names are offered.
+pub const RULE_NAME: Offering = Offering(rule_names);
 
 /// The `explain` topic that is not a rule.
 pub const SIMULATE_TOPIC: &str = "simulate";
 
-impl TypedValueParser for ExplainTopic {
-    type Value = String;
+/// What `explain` takes: a rule name, or `simulate` (the simulation's model).
+pub const EXPLAIN_TOPIC: Offering = Offering(|| {
+    let simulate = PossibleValue::new(SIMULATE_TOPIC).help("the kubelet model of `lifeguard simulate`");
+    rule_names().into_iter().chain([simulate]).collect()
+});
 
-    fn parse_ref(
-        &self,
-        cmd: &clap::Command,
-        arg: Option<&clap::Arg>,
-        value: &std::ffi::OsStr,
-    ) -> Result<String, clap::Error> {
-        RuleName.parse_ref(cmd, arg, value)
-    }
-
-    fn possible_values(&self) -> Option<Box<dyn Iterator<Item = PossibleValue> + '_>> {
-        let simulate = PossibleValue::new(SIMULATE_TOPIC).help("the kubelet model of `lifeguard simulate`");
-        Some(Box::new(RuleName.possible_values().into_iter().flatten().chain([simulate])))
-    }
-}
-
-/// A policy file or pack name: any string parses; pack names are offered to completion.
-#[derive(Debug, Clone, Copy)]
-pub struct PolicyName;
-
-impl TypedValueParser for PolicyName {
-    type Value = String;
-
-    fn parse_ref(
-        &self,
-        cmd: &clap::Command,
-        arg: Option<&clap::Arg>,
-        value: &std::ffi::OsStr,
-    ) -> Result<String, clap::Error> {
-        clap::builder::StringValueParser::new().parse_ref(cmd, arg, value)
-    }
-
-    fn possible_values(&self) -> Option<Box<dyn Iterator<Item = PossibleValue> + '_>> {
-        Some(Box::new(policies::policy::PACKS.iter().map(|p| PossibleValue::new(p.name))))
-    }
-}
+/// A policy file or pack name; pack names are offered.
+pub const POLICY_NAME: Offering =
+    Offering(|| policies::policy::PACKS.iter().map(|p| PossibleValue::new(p.name)).collect());
 
 /// The closest of `candidates` to a mistyped `word`, if one is close enough
 /// to be what was meant.

@@ -7,7 +7,7 @@ use clap::ValueEnum;
 use policies::simulate::{Assumptions, ProbeChecks, Scenario, VERDICTS, Verdict};
 
 use crate::input::Limits;
-use crate::options::{PolicyName, RunArgs};
+use crate::options::{POLICY_NAME, RunArgs};
 
 /// Output formats of `simulate`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -37,7 +37,7 @@ pub struct SimulateArgs {
     /// Policy file or built-in pack, as for `lint` (its model-server,
     /// drain and dependency settings shape the simulation). Default: for
     /// each file, the nearest `.lifeguard.yaml` or `.lifeguard.yml`, as for `lint`.
-    #[arg(long, env = "LIFEGUARD_POLICY", value_name = "FILE|PACK", value_parser = PolicyName, hide_possible_values = true)]
+    #[arg(long, env = "LIFEGUARD_POLICY", value_name = "FILE|PACK", value_parser = POLICY_NAME, hide_possible_values = true)]
     pub policy: Option<String>,
     /// What the probes really check, comma-separated
     /// `[CONTAINER/]PROBE=local|dependency` (e.g.

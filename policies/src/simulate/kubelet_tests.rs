@@ -24,18 +24,7 @@ fn probe(
 }
 
 fn container(probes: Vec<ProbeModel>) -> ContainerModel {
-    ContainerModel {
-        name: "app".into(),
-        pointer: "/spec/containers/0".into(),
-        probes,
-        restarts: true,
-        grace: 30,
-        prestop: None,
-        drain: 0,
-        shutdown: 0,
-        cold_start: 0,
-        replicas: 1,
-    }
+    ContainerModel::with_probes(probes)
 }
 
 fn times(run: &Run, kind: EventKind) -> Vec<i64> {

@@ -48,6 +48,24 @@ pub struct ContainerModel {
 }
 
 impl ContainerModel {
+    /// For tests: one container `app` with these probes and the kubelet's
+    /// defaults otherwise (grace 30, restarts, nothing declared, 1 replica).
+    #[cfg(test)]
+    pub(crate) fn with_probes(probes: Vec<ProbeModel>) -> ContainerModel {
+        ContainerModel {
+            name: "app".into(),
+            pointer: "/spec/containers/0".into(),
+            probes,
+            restarts: true,
+            grace: 30,
+            prestop: None,
+            drain: 0,
+            shutdown: 0,
+            cold_start: 0,
+            replicas: 1,
+        }
+    }
+
     /// The probe of a kind, if set.
     pub fn probe(&self, kind: ProbeKind) -> Option<&ProbeModel> {
         self.probes.iter().find(|p| p.kind == kind)

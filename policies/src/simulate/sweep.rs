@@ -191,26 +191,16 @@ mod tests {
     use crate::simulate::{Assumptions, Scenario, Verdict};
 
     fn model(probes: &[(ProbeKind, Check, i64, i64)]) -> ContainerModel {
-        ContainerModel {
-            name: "app".into(),
-            pointer: "/spec/containers/0".into(),
-            probes: probes
-                .iter()
-                .map(|&(kind, check, period, failure)| ProbeModel {
-                    kind,
-                    timing: ProbeTiming { initial_delay: 0, period, timeout: 1, success: 1, failure },
-                    check,
-                    grace: None,
-                })
-                .collect(),
-            restarts: true,
-            grace: 30,
-            prestop: None,
-            drain: 0,
-            shutdown: 0,
-            cold_start: 0,
-            replicas: 3,
-        }
+        let probes = probes
+            .iter()
+            .map(|&(kind, check, period, failure)| ProbeModel {
+                kind,
+                timing: ProbeTiming { initial_delay: 0, period, timeout: 1, success: 1, failure },
+                check,
+                grace: None,
+            })
+            .collect();
+        ContainerModel { replicas: 3, ..ContainerModel::with_probes(probes) }
     }
 
     #[test]

@@ -229,7 +229,9 @@ impl<'de, F: FnOnce(&RequestHead)> Visitor<'de> for RequestVisitor<'_, F> {
                     continue;
                 }
             };
-            if let Some(head) = head_of(&fields, None)
+            // Only while nobody has been told: the head is built at most once here.
+            if self.on_head.is_some()
+                && let Some(head) = head_of(&fields, None)
                 && let Some(on_head) = self.on_head.take()
             {
                 on_head(&head);

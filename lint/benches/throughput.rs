@@ -22,6 +22,7 @@ mod stream;
 
 use stream::deployment;
 
+
 const RUNS: usize = 7;
 
 /// The phases, in the order printed: `(name, label)`.
@@ -112,7 +113,9 @@ fn run_phase(phase: &str, count: usize) {
             }
             "lint" | "lint-one" => {
                 let threads = if phase == "lint" { threads } else { 1 };
-                let linted = lint_each(&source, vec![Batch::default()], &limits, threads);
+                // Templates are looked for on disk, as `lifeguard lint` does.
+                let finder = &mut lifeguard::input::TemplateFinder::on_disk(None);
+                let linted = lint_each(&source, vec![Batch::default()], &limits, threads, finder);
                 assert!(linted.syntax_errors.is_empty(), "generated YAML must parse");
                 assert_eq!(linted.outcome.objects, count);
                 (findings, objects) = (linted.outcome.findings.len(), linted.outcome.objects);

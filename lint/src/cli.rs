@@ -8,7 +8,7 @@ use anyhow::{Context, Result};
 use clap::{Parser, Subcommand, ValueEnum};
 use policies::Severity;
 
-use crate::input::Limits;
+use crate::input::{Limits, TemplateFinder};
 use crate::input::{Walk, discover_with};
 use crate::lint::lint_resolved;
 use crate::options::{EXPLAIN_TOPIC, POLICY_NAME, RULE_NAME, RunArgs, SIMULATE_TOPIC, select_rules, unknown_rule};
@@ -197,12 +197,9 @@ fn lint(args: LintArgs) -> Result<u8> {
         return Ok(2);
     }
     let quiet = args.run.quiet;
-    let mut out = lint_resolved(&mut resolved, &Limits::default());
-    if let Some(root) = &args.helm_chart_root {
-        out.rebase_templates(root);
-    }
     // Relative template paths are the repository's, from where lifeguard runs.
-    out.locate_templates(std::path::Path::new(""));
+    let mut templates = TemplateFinder::on_disk(args.helm_chart_root.as_deref());
+    let out = lint_resolved(&mut resolved, &Limits::default(), &mut templates);
     let mut stderr = anstream::stderr();
     for e in &out.errors {
         write!(stderr, "{}", report::text::input_error(e)).context("writing to stderr")?;

@@ -1,19 +1,17 @@
 //! The lint pipeline: read every input, parse it with positions, let the
 //! engine judge each object, and locate each finding in its file.
 
-use std::collections::HashMap;
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use policies::model::{object_label, object_label_of};
 use policies::{Batch, Finding, Policy, Severity, lint_object, objects_in};
 
-use crate::input::Template;
 use crate::input::{
     Contexts, Discovered, Document, InputName, Limits, Location, ParseError, contexts, discover, parse_stream_each,
     read_text,
 };
+use crate::input::{Template, TemplateFinder};
 use crate::policy_discovery::Resolved;
 
 /// How stdin is named (see [`InputName`]): no viewer can open it.
@@ -203,43 +201,6 @@ impl Outcome {
         self.linted.append(&mut part.linted);
         self.suppressed.append(&mut part.suppressed);
     }
-
-    /// Puts every Helm template path under `chart_root` (`--helm-chart-root`).
-    pub fn rebase_templates(&mut self, chart_root: &str) {
-        for t in self.templates_mut() {
-            *t = t.rebased(chart_root);
-        }
-    }
-
-    /// Looks for every Helm template on disk (relative paths from `base`),
-    /// reading each file once, and maps each rendered document's lines to
-    /// its template's lines (see [`crate::input::helm_lines`]).
-    pub fn locate_templates(&mut self, base: &Path) {
-        let mut files: HashMap<PathBuf, Option<Arc<str>>> = HashMap::new();
-        let mut read = |path: &Path| {
-            files
-                .entry(path.to_path_buf())
-                .or_insert_with(|| {
-                    let text = path.is_file().then(|| std::fs::read_to_string(path).ok()).flatten();
-                    text.map(Arc::from)
-                })
-                .clone()
-        };
-        // One alignment per rendered document, shared by its findings.
-        let mut done: HashMap<(String, u32, *const u8), Template> = HashMap::new();
-        for t in self.templates_mut() {
-            let key = (t.path.clone(), t.comment_line, t.rendered.as_ptr());
-            let located = done.entry(key).or_insert_with(|| t.locate(base, &mut read));
-            *t = located.clone();
-        }
-    }
-
-    fn templates_mut(&mut self) -> impl Iterator<Item = &mut Template> {
-        let findings = self.findings.iter_mut().map(|f| &mut f.template);
-        let suppressed = self.suppressed.iter_mut().map(|s| &mut s.located.template);
-        let objects = self.linted.iter_mut().map(|o| &mut o.template);
-        findings.chain(suppressed).chain(objects).flatten()
-    }
 }
 
 /// Parses one text; a panic in the parser (never expected) becomes an input
@@ -324,7 +285,13 @@ pub(crate) fn lint_document(
                     name: name.clone(),
                     template: template.cloned(),
                 });
-                let place = |finding: Finding| {
+                let place = |mut finding: Finding| {
+                    // A report names a fix by its description; the patch is
+                    // `lifeguard fix`'s, which plans its own. Kept, the
+                    // operations' JSON values were a third of a finding's memory.
+                    for fix in finding.fix.iter_mut().chain(finding.opt_in_fix.iter_mut()) {
+                        fix.operations = Vec::new();
+                    }
                     let pointer = format!("{prefix}{}", finding.pointer);
                     let at = doc.locate(&pointer);
                     Located {
@@ -383,6 +350,11 @@ pub fn lint_paths(paths: &[String], policy: &Policy, limits: &Limits) -> Outcome
 
 /// [`lint_paths`] on inputs already discovered (with `--exclude`, say).
 pub fn lint_found(found: Discovered, policy: &Policy, limits: &Limits) -> Outcome {
+    lint_found_with(found, policy, limits, &mut TemplateFinder::default())
+}
+
+/// [`lint_found`], with each document's Helm template put on disk by `finder`.
+pub fn lint_found_with(found: Discovered, policy: &Policy, limits: &Limits, finder: &mut TemplateFinder) -> Outcome {
     let (inputs, discover_errors) = (found.inputs, found.errors);
     let Contexts { of_input, seeds, .. } = contexts(&inputs, limits);
     let mut context_of = Vec::with_capacity(inputs.len());
@@ -404,7 +376,7 @@ pub fn lint_found(found: Discovered, policy: &Policy, limits: &Limits) -> Outcom
             }
         }
     }
-    let linted = crate::pipeline::lint_sources_in(&sources, &context_of, seeds, policy, limits);
+    let linted = crate::pipeline::lint_sources_in(&sources, &context_of, seeds, policy, limits, finder);
     let (mut out, parse_errors) = (linted.outcome, linted.syntax_errors);
     // Read errors sit before the source that followed them, as in input order.
     let mut by_source: Vec<(usize, InputError)> = read_errors;
@@ -427,13 +399,14 @@ pub fn lint_found(found: Discovered, policy: &Policy, limits: &Limits) -> Outcom
 }
 
 /// Lints each run of inputs with its own policy (see
-/// [`crate::policy_discovery`]) and puts the outcomes together in input order.
-pub fn lint_resolved(resolved: &mut Resolved, limits: &Limits) -> Outcome {
+/// [`crate::policy_discovery`]) and puts the outcomes together in input
+/// order; `finder` puts each document's Helm template on disk.
+pub fn lint_resolved(resolved: &mut Resolved, limits: &Limits, finder: &mut TemplateFinder) -> Outcome {
     let mut out = Outcome { policy: resolved.summary_note(), ..Outcome::default() };
     out.errors.append(&mut resolved.errors);
     for (index, found) in std::mem::take(&mut resolved.runs) {
         let Some(in_force) = resolved.policies.get(index) else { continue };
-        let part = lint_found(found, &in_force.policy, limits);
+        let part = lint_found_with(found, &in_force.policy, limits, finder);
         out.files += part.files;
         out.absorb(part);
     }

@@ -9,8 +9,8 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use lifeguard::input::Limits;
-use lifeguard::lint::lint_paths;
+use lifeguard::input::{Limits, TemplateFinder, discover};
+use lifeguard::lint::{lint_found_with, lint_paths};
 use lifeguard::report;
 use lifeguard_e2e::{installed_tool, repo_root};
 use policies::Policy;
@@ -50,7 +50,7 @@ fn a_chart_rendered_by_helm_is_linted_with_findings_at_its_templates() {
     let file = home.path().join("rendered.yaml");
     std::fs::write(&file, &rendered).expect("write the rendered stream");
 
-    let mut out = lint_paths(&[file.display().to_string()], &Policy::default(), &Limits::default());
+    let out = lint_paths(&[file.display().to_string()], &Policy::default(), &Limits::default());
     assert!(out.errors.is_empty(), "{:?}", out.errors);
     // The Deployment is linted; the Service only informs the rules.
     assert_eq!(out.objects, 1);
@@ -61,8 +61,8 @@ fn a_chart_rendered_by_helm_is_linted_with_findings_at_its_templates() {
     assert_eq!(finding.template.as_ref().map(|t| t.path.as_str()), Some("demo/templates/deployment.yaml"));
     assert_eq!(rendered.lines().nth(finding.line as usize - 1).map(str::trim), Some("livenessProbe:"));
 
-    out.rebase_templates(CHART);
-    out.locate_templates(&repo_root());
+    let finder = &mut TemplateFinder::on_disk(Some(CHART)).from(&repo_root());
+    let out = lint_found_with(discover(&[file.display().to_string()]), &Policy::default(), &Limits::default(), finder);
     let (path, line) = out.findings[0].shown_at();
     assert_eq!(path, "tests/fixtures/charts/demo/templates/deployment.yaml");
     // The rendered position differs: the Service comes first.
@@ -97,10 +97,9 @@ fn lint_chart(helm: &Path, home: &Path, dir: &Path, chart: &str) -> (String, lif
     let rendered = helm_in(helm, home, dir, &["template", "rel", chart]);
     let file = home.join("rendered.yaml");
     std::fs::write(&file, &rendered).expect("write the rendered stream");
-    let mut out = lint_paths(&[file.display().to_string()], &Policy::default(), &Limits::default());
+    let finder = &mut TemplateFinder::on_disk(Some(chart)).from(dir);
+    let out = lint_found_with(discover(&[file.display().to_string()]), &Policy::default(), &Limits::default(), finder);
     assert!(out.errors.is_empty(), "{:?}", out.errors);
-    out.rebase_templates(chart);
-    out.locate_templates(dir);
     (rendered, out)
 }
 

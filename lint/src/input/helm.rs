@@ -2,7 +2,8 @@
 //! before each document, so a finding can name the template a person edits
 //! instead of a line of the rendered stream.
 
-use std::path::Path;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::helm_lines::{LineMap, align};
@@ -18,9 +19,6 @@ pub struct Template {
     pub path: String,
     /// Line of the `# Source:` comment in the rendered stream.
     pub comment_line: u32,
-    /// What the template rendered for this document: the lines after the
-    /// `# Source:` comment, through the document's last line.
-    pub rendered: Arc<str>,
     /// Whether the template is on disk, and how its lines map.
     pub on_disk: OnDisk,
 }
@@ -43,8 +41,8 @@ pub enum OnDisk {
 
 impl Template {
     /// A template read from a `# Source:` comment, not yet looked for on disk.
-    pub fn new(path: impl Into<String>, comment_line: u32, rendered: impl Into<Arc<str>>) -> Template {
-        Template { path: path.into(), comment_line, rendered: rendered.into(), on_disk: OnDisk::Unchecked }
+    pub fn new(path: impl Into<String>, comment_line: u32) -> Template {
+        Template { path: path.into(), comment_line, on_disk: OnDisk::Unchecked }
     }
 
     /// The template's own line holding the key of `rendered_line` (a line of
@@ -81,17 +79,72 @@ impl Template {
     }
 
     /// Looks for the template under `base` (relative paths are taken from
-    /// there): `read` returns a file's text, or `None` when there is no file.
-    /// A template of a packaged subchart takes the archive's path.
-    pub fn locate(&self, base: &Path, read: &mut impl FnMut(&Path) -> Option<Arc<str>>) -> Template {
+    /// there) and aligns its lines with `rendered`, what it rendered for the
+    /// document (the lines after the `# Source:` comment, through the
+    /// document's last line): `read` returns a file's text, or `None` when
+    /// there is no file. A template of a packaged subchart takes the
+    /// archive's path.
+    pub fn locate(&self, base: &Path, rendered: &str, read: &mut impl FnMut(&Path) -> Option<Arc<str>>) -> Template {
         if let Some(text) = read(&base.join(&self.path)) {
-            let map = align(&self.rendered, &text);
+            let map = align(rendered, &text);
             return Template { on_disk: OnDisk::File(Arc::new(map)), ..self.clone() };
         }
         match packaged_subchart(base, &self.path) {
             Some(archive) => Template { path: archive, on_disk: OnDisk::Archive, ..self.clone() },
             None => Template { on_disk: OnDisk::Missing, ..self.clone() },
         }
+    }
+}
+
+/// Puts each document's template on disk as soon as the template is known,
+/// while the rendered text is at hand (so no copy of it is kept): under
+/// `--helm-chart-root` when given, relative paths from the working
+/// directory, each template file read once.
+#[derive(Debug, Default)]
+pub struct TemplateFinder {
+    /// `None`: templates stay [`OnDisk::Unchecked`] (library callers that
+    /// show no template lines).
+    active: Option<Active>,
+}
+
+#[derive(Debug, Default)]
+struct Active {
+    chart_root: Option<String>,
+    base: PathBuf,
+    files: HashMap<PathBuf, Option<Arc<str>>>,
+}
+
+impl TemplateFinder {
+    /// A finder that looks on disk, with template paths under `chart_root` when given.
+    pub fn on_disk(chart_root: Option<&str>) -> TemplateFinder {
+        let active = Active { chart_root: chart_root.map(str::to_owned), base: PathBuf::new(), files: HashMap::new() };
+        TemplateFinder { active: Some(active) }
+    }
+
+    /// The same finder, with relative template paths taken from `base`
+    /// instead of the working directory.
+    pub fn from(mut self, base: &Path) -> TemplateFinder {
+        if let Some(active) = &mut self.active {
+            active.base = base.to_path_buf();
+        }
+        self
+    }
+
+    /// The template as the report shows it; `rendered` is what it rendered.
+    pub fn find(&mut self, template: Template, rendered: &str) -> Template {
+        let Some(active) = &mut self.active else { return template };
+        let template = match &active.chart_root {
+            Some(root) => template.rebased(root),
+            None => template,
+        };
+        let files = &mut active.files;
+        let mut read = |path: &Path| {
+            files
+                .entry(path.to_path_buf())
+                .or_insert_with(|| path.is_file().then(|| std::fs::read_to_string(path).ok()).flatten().map(Arc::from))
+                .clone()
+        };
+        template.locate(&active.base, rendered, &mut read)
     }
 }
 
@@ -149,7 +202,7 @@ pub fn rebase(path: &str, chart_root: &str) -> String {
 /// first node of this one, or `None` where there is none.
 pub fn templates(text: &str, documents: &[Document]) -> Vec<Option<Template>> {
     let mut scanner = TemplateScanner::new(text);
-    documents.iter().map(|doc| scanner.next(doc)).collect()
+    documents.iter().map(|doc| scanner.next(doc).map(|(t, _)| t)).collect()
 }
 
 /// Finds documents' templates one document at a time, in input order, so
@@ -157,46 +210,58 @@ pub fn templates(text: &str, documents: &[Document]) -> Vec<Option<Template>> {
 #[derive(Debug, Clone, Default)]
 pub struct TemplateScanner<'a> {
     text: &'a str,
-    /// Byte offset where each line starts, to cut out each document's text.
-    line_starts: Vec<usize>,
     comments: Vec<(u32, String)>,
     /// Comments before this index lie above documents already seen: a
     /// cursor keeps the whole scan linear in the number of comments.
     next_comment: usize,
     previous_end: u32,
+    /// A line already found and the byte where it starts: comments come in
+    /// increasing line order, so each search goes on from the last one
+    /// (linear in the text, with no table of every line's start).
+    cursor: (u32, usize),
 }
 
 impl<'a> TemplateScanner<'a> {
     /// Reads the `# Source:` comments of a text.
     pub fn new(text: &'a str) -> TemplateScanner<'a> {
         let comments = source_comments(text);
-        // Only Helm output needs the line starts; plain files skip the pass.
-        let line_starts = if comments.is_empty() {
-            Vec::new()
-        } else {
-            std::iter::once(0).chain(text.match_indices('\n').map(|(i, _)| i + 1)).collect()
-        };
-        TemplateScanner { text, line_starts, comments, next_comment: 0, previous_end: 0 }
+        TemplateScanner { text, comments, next_comment: 0, previous_end: 0, cursor: (1, 0) }
+    }
+
+    /// Byte where 1-based `line` starts (the text's end past its last line),
+    /// searching on from `from`, a known `(line, byte)` at or before it.
+    fn start_of(&self, line: u32, from: (u32, usize)) -> (u32, usize) {
+        let (mut at_line, mut at) = if from.0 <= line { from } else { (1, 0) };
+        while at_line < line {
+            match self.text.get(at..).and_then(|rest| rest.find('\n')) {
+                Some(i) => {
+                    at += i + 1;
+                    at_line += 1;
+                }
+                None => return (line, self.text.len()),
+            }
+        }
+        (at_line, at)
     }
 
     /// Lines `from..=to` (1-based) of the text.
-    fn lines(&self, from: u32, to: u32) -> &'a str {
-        let start = |line: u32| {
-            let i = usize::try_from(line.saturating_sub(1)).unwrap_or(usize::MAX);
-            self.line_starts.get(i).copied().unwrap_or(self.text.len())
-        };
-        let (a, b) = (start(from), start(to.saturating_add(1)));
-        self.text.get(a..b.max(a)).unwrap_or("")
+    fn lines(&mut self, from: u32, to: u32) -> &'a str {
+        let a = self.start_of(from, self.cursor);
+        self.cursor = a;
+        let (_, b) = self.start_of(to.saturating_add(1), a);
+        self.text.get(a.1..b.max(a.1)).unwrap_or("")
     }
 
-    /// The template of the next document.
-    pub fn next(&mut self, doc: &Document) -> Option<Template> {
+    /// The template of the next document and what it rendered there.
+    pub fn next(&mut self, doc: &Document) -> Option<(Template, &'a str)> {
         self.next_at(doc.root.start.line, doc.root.end.line)
     }
 
-    /// The template of the next document, given the lines where its root
-    /// node starts and ends (what [`TemplateScanner::next`] reads of it).
-    pub fn next_at(&mut self, first_node: u32, end: u32) -> Option<Template> {
+    /// The template of the next document and what it rendered there (the
+    /// lines after the `# Source:` comment, through the document's last
+    /// line), given the lines where its root node starts and ends (what
+    /// [`TemplateScanner::next`] reads of it).
+    pub fn next_at(&mut self, first_node: u32, end: u32) -> Option<(Template, &'a str)> {
         let mut found = None;
         while let Some((line, path)) = self.comments.get(self.next_comment) {
             if *line >= first_node {
@@ -209,7 +274,8 @@ impl<'a> TemplateScanner<'a> {
         }
         self.previous_end = end.max(first_node);
         let (path, comment_line) = found?;
-        Some(Template::new(path, comment_line, self.lines(comment_line + 1, self.previous_end)))
+        let rendered = self.lines(comment_line + 1, self.previous_end);
+        Some((Template::new(path, comment_line), rendered))
     }
 }
 
@@ -288,8 +354,8 @@ mod tests {
     fn each_template_keeps_the_text_of_its_document() {
         let text = "---\n# Source: demo/templates/a.yaml\nkind: A\nmetadata:\n  name: a\n---\n# Source: demo/templates/b.yaml\nkind: B\n";
         let (docs, _) = parse_stream(text, &Limits::default());
-        let rendered: Vec<String> =
-            templates(text, &docs).into_iter().flatten().map(|t| t.rendered.to_string()).collect();
+        let mut scanner = TemplateScanner::new(text);
+        let rendered: Vec<String> = docs.iter().filter_map(|d| scanner.next(d)).map(|(_, r)| r.to_owned()).collect();
         assert!(rendered[0].starts_with("kind: A\nmetadata:\n  name: a\n"), "{rendered:?}");
         assert!(!rendered[0].contains("kind: B"), "{rendered:?}");
         assert_eq!(rendered[1], "kind: B\n");
@@ -299,13 +365,13 @@ mod tests {
     fn a_template_on_disk_maps_lines_and_one_missing_maps_none() {
         let text = "# Source: demo/templates/x.yaml\nkind: A\nspec:\n  replicas: 2\n";
         let (docs, _) = parse_stream(text, &Limits::default());
-        let t = templates(text, &docs).remove(0).expect("a template");
+        let (t, rendered) = TemplateScanner::new(text).next(&docs[0]).expect("a template");
         let file = "{{- if true }}\nkind: A\nspec:\n  replicas: {{ .Values.n }}\n{{- end }}\n";
-        let found = t.locate(Path::new("chart"), &mut |_| Some(file.into()));
+        let found = t.locate(Path::new("chart"), rendered, &mut |_| Some(file.into()));
         assert!(found.exists());
         assert_eq!((found.line(2), found.line(4)), (Some(2), Some(4)));
         assert_eq!(found.line(1), None, "the comment is no line of the template");
-        let missing = t.locate(Path::new("/nonexistent"), &mut |_| None);
+        let missing = t.locate(Path::new("/nonexistent"), rendered, &mut |_| None);
         assert_eq!((missing.on_disk.clone(), missing.line(4)), (OnDisk::Missing, None));
         assert_eq!(t.line(4), None, "unchecked: no line is claimed");
     }

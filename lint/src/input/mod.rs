@@ -13,7 +13,7 @@ pub mod yaml;
 
 pub use context::{Contexts, contexts, may_hold_a_service};
 pub use discover::{Discovered, Input, InputName, ReadError, Walk, discover, discover_with, is_manifest, read_text};
-pub use helm::{OnDisk, Template, TemplateScanner};
+pub use helm::{OnDisk, Template, TemplateFinder, TemplateScanner};
 pub use limits::Limits;
 pub use source::{Document, Location, SourceFile};
 pub use yaml::{ParseError, parse_part_each, parse_part_lean, parse_stream, parse_stream_each};

@@ -18,7 +18,7 @@ mod serial;
 
 use policies::{Batch, Policy};
 
-use crate::input::Limits;
+use crate::input::{Limits, TemplateFinder};
 use crate::lint::{InputError, Outcome};
 
 /// Sets the threads that parse and lint (`1`: the single-threaded path);
@@ -76,18 +76,21 @@ pub fn threads() -> usize {
 /// Parses and lints `(name, text)` sources that share one context (the
 /// Services of any of them inform all).
 pub fn lint_sources(sources: &[(String, String)], policy: &Policy, limits: &Limits) -> Linted {
-    lint_sources_in(sources, &vec![0; sources.len()], vec![Batch::default()], policy, limits)
+    let finder = &mut TemplateFinder::default();
+    lint_sources_in(sources, &vec![0; sources.len()], vec![Batch::default()], policy, limits, finder)
 }
 
 /// Parses and lints `(name, text)` sources, each in its context:
 /// `context_of[i]` indexes `seeds`, the batch its context starts from. A
-/// source whose context is out of range gets one of its own.
+/// source whose context is out of range gets one of its own. `finder`
+/// puts each document's Helm template on disk.
 pub fn lint_sources_in(
     sources: &[(String, String)],
     context_of: &[usize],
     seeds: Vec<Batch>,
     policy: &Policy,
     limits: &Limits,
+    finder: &mut TemplateFinder,
 ) -> Linted {
     let sources: Vec<Source<'_>> = sources
         .iter()
@@ -99,13 +102,20 @@ pub fn lint_sources_in(
             policy,
         })
         .collect();
-    lint_each(&sources, seeds, limits, threads())
+    lint_each(&sources, seeds, limits, threads(), finder)
 }
 
 /// Parses and lints sources, each with its own policy and context, on
 /// `threads` threads (`1`: the single-threaded path). A source whose context
-/// is out of range of `seeds` gets one of its own.
-pub fn lint_each(sources: &[Source<'_>], mut seeds: Vec<Batch>, limits: &Limits, threads: usize) -> Linted {
+/// is out of range of `seeds` gets one of its own; `finder` puts each
+/// document's Helm template on disk.
+pub fn lint_each(
+    sources: &[Source<'_>],
+    mut seeds: Vec<Batch>,
+    limits: &Limits,
+    threads: usize,
+    finder: &mut TemplateFinder,
+) -> Linted {
     let sources: Vec<Source<'_>> = sources
         .iter()
         .map(|s| {
@@ -118,9 +128,9 @@ pub fn lint_each(sources: &[Source<'_>], mut seeds: Vec<Batch>, limits: &Limits,
         })
         .collect();
     let results = if threads <= 1 {
-        serial::lint(&sources, seeds, limits)
+        serial::lint(&sources, seeds, limits, finder)
     } else {
-        parallel::lint(&sources, seeds, limits, threads)
+        parallel::lint(&sources, seeds, limits, threads, finder)
     };
     let mut outcome = Outcome { files: sources.len(), ..Outcome::default() };
     let mut syntax_errors = Vec::new();

@@ -21,7 +21,7 @@ use serde_json::Value;
 
 use super::{Source, SourceResult, pool, serial};
 use crate::input::split::{Part, parts};
-use crate::input::{Document, Limits, Template, TemplateScanner, may_hold_a_service, parse_part_lean};
+use crate::input::{Document, Limits, Template, TemplateFinder, TemplateScanner, may_hold_a_service, parse_part_lean};
 use crate::lint::{Outcome, lint_document};
 
 /// Text handed to one task: large enough that a task's overhead (a parser,
@@ -50,7 +50,13 @@ struct TaskResult {
 
 /// Lints `sources`; one result per source, in order. `seeds[c]` is the
 /// batch context `c` starts from (every source's context is in range).
-pub(super) fn lint(sources: &[Source<'_>], seeds: Vec<Batch>, limits: &Limits, threads: usize) -> Vec<SourceResult> {
+pub(super) fn lint(
+    sources: &[Source<'_>],
+    seeds: Vec<Batch>,
+    limits: &Limits,
+    threads: usize,
+    finder: &mut TemplateFinder,
+) -> Vec<SourceResult> {
     let mut failed = vec![false; seeds.len()];
     let fail = |failed: &mut Vec<bool>, context: usize| {
         if let Some(f) = failed.get_mut(context) {
@@ -130,7 +136,7 @@ pub(super) fn lint(sources: &[Source<'_>], seeds: Vec<Batch>, limits: &Limits, t
         Vec::new()
     } else {
         let subset: Vec<Source<'_>> = fallback.iter().map(|&i| sources[i]).collect();
-        serial::lint(&subset, seeds, limits)
+        serial::lint(&subset, seeds, limits, finder)
     };
     let mut redone = fallback.into_iter().zip(redone).peekable();
     let mut out = Vec::with_capacity(sources.len());
@@ -143,7 +149,8 @@ pub(super) fn lint(sources: &[Source<'_>], seeds: Vec<Batch>, limits: &Limits, t
         let mut scanner = TemplateScanner::new(source.text);
         for document in results.into_iter().flat_map(|r| r.documents) {
             let mut outcome = document.outcome;
-            set_template(&mut outcome, scanner.next_at(document.first, document.end));
+            let template = scanner.next_at(document.first, document.end).map(|(t, rendered)| finder.find(t, rendered));
+            set_template(&mut outcome, template);
             result.outcome.absorb(outcome);
         }
         out.push(result);

@@ -11,7 +11,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use policies::{Batch, BatchMark, objects_in};
 
 use super::{Source, SourceResult};
-use crate::input::{Document, Limits, Template, TemplateScanner, parse_stream_each};
+use crate::input::{Document, Limits, Template, TemplateFinder, TemplateScanner, parse_stream_each};
 use crate::lint::{Outcome, lint_document, syntax_error};
 
 struct Done {
@@ -24,7 +24,12 @@ struct Done {
 
 /// Lints `sources`, each with the batch `batches[source.context]` starts
 /// from; one result per source, in order.
-pub(super) fn lint(sources: &[Source<'_>], mut batches: Vec<Batch>, limits: &Limits) -> Vec<SourceResult> {
+pub(super) fn lint(
+    sources: &[Source<'_>],
+    mut batches: Vec<Batch>,
+    limits: &Limits,
+    finder: &mut TemplateFinder,
+) -> Vec<SourceResult> {
     let mut done: Vec<Done> = Vec::new();
     let mut results: Vec<SourceResult> =
         sources.iter().map(|_| SourceResult { serial: true, ..SourceResult::default() }).collect();
@@ -32,7 +37,7 @@ pub(super) fn lint(sources: &[Source<'_>], mut batches: Vec<Batch>, limits: &Lim
         let mut scanner = TemplateScanner::new(source.text);
         let parsed = catch_unwind(AssertUnwindSafe(|| {
             parse_stream_each(source.text, limits, |document| {
-                let template = scanner.next(&document);
+                let template = scanner.next(&document).map(|(t, rendered)| finder.find(t, rendered));
                 let Some(batch) = batches.get_mut(source.context) else { return };
                 for (_, object) in objects_in(&document.value) {
                     batch.add(object);

@@ -1,16 +1,15 @@
 //! Reading inputs as `lint` does and running the simulation on every
 //! pod-bearing object, each placed at its file and line.
 
-use std::collections::HashMap;
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 use policies::model::object_label_of;
 use policies::simulate::{Assumptions, ObjectSimulation, Scenario, simulate_object};
 use policies::{Batch, Policy, objects_in, plan_fixes};
 
-use crate::input::{Contexts, Discovered, Document, InputName, Limits, Template, TemplateScanner, contexts, read_text};
+use crate::input::{
+    Contexts, Discovered, Document, InputName, Limits, Template, TemplateFinder, TemplateScanner, contexts, read_text,
+};
 use crate::lint::{InputError, parse_text};
 use crate::policy_discovery::Resolved;
 
@@ -107,6 +106,7 @@ pub fn simulate_found(found: Discovered, policy: &Policy, options: &Options<'_>,
         message: e.to_string(),
     }));
     let Contexts { of_input, mut seeds, .. } = contexts(&found.inputs, limits);
+    let mut on_disk = TemplateFinder::on_disk(options.helm_chart_root);
     let mut sources = Vec::new();
     for (input, context) in found.inputs.iter().zip(of_input) {
         let file = input.display_name();
@@ -120,7 +120,8 @@ pub fn simulate_found(found: Discovered, policy: &Policy, options: &Options<'_>,
         let (documents, error) = parse_text(&file, &text, limits);
         out.errors.extend(error);
         let mut scanner = TemplateScanner::new(&text);
-        let templates = documents.iter().map(|d| scanner.next(d)).collect();
+        let templates =
+            documents.iter().map(|d| scanner.next(d).map(|(t, rendered)| on_disk.find(t, rendered))).collect();
         sources.push(Source { file, context, documents, templates });
     }
     if options.diff_fix {
@@ -131,40 +132,14 @@ pub fn simulate_found(found: Discovered, policy: &Policy, options: &Options<'_>,
             }
         }
     }
-    let mut on_disk = TemplateFiles::default();
     for s in &sources {
         let batch = seeds.get(s.context).cloned().unwrap_or_default();
         for (i, doc) in s.documents.iter().enumerate() {
-            let template = s.templates.get(i).and_then(Option::as_ref).map(|t| {
-                let t = match options.helm_chart_root {
-                    Some(root) => t.rebased(root),
-                    None => t.clone(),
-                };
-                on_disk.locate(&t)
-            });
-            simulate_document(&s.file, doc, template.as_ref(), &batch, policy, options, &mut out);
+            let template = s.templates.get(i).and_then(Option::as_ref);
+            simulate_document(&s.file, doc, template, &batch, policy, options, &mut out);
         }
     }
     out
-}
-
-/// Helm templates read from disk once each.
-#[derive(Default)]
-struct TemplateFiles {
-    files: HashMap<PathBuf, Option<Arc<str>>>,
-}
-
-impl TemplateFiles {
-    fn locate(&mut self, t: &Template) -> Template {
-        let files = &mut self.files;
-        let mut read = |path: &Path| {
-            files
-                .entry(path.to_path_buf())
-                .or_insert_with(|| path.is_file().then(|| std::fs::read_to_string(path).ok()).flatten().map(Arc::from))
-                .clone()
-        };
-        t.locate(Path::new(""), &mut read)
-    }
 }
 
 fn simulate_document(

@@ -13,15 +13,16 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use lifeguard::input::split::parts;
-use lifeguard::input::{Limits, parse_part_each, parse_stream, parse_stream_each};
+use lifeguard::input::{Limits, TemplateFinder, parse_part_each, parse_stream, parse_stream_each};
 use lifeguard::lint::{Parsed, lint_parsed, lint_paths};
-use lifeguard::pipeline::{Source, lint_each, threads};
+use lifeguard::pipeline::{Keep, Source, lint_each, threads};
+use lifeguard::report::Format;
+use lifeguard::report::stream::Render;
 use policies::{Batch, Policy};
 
 mod stream;
 
 use stream::deployment;
-
 
 const RUNS: usize = 7;
 
@@ -113,12 +114,13 @@ fn run_phase(phase: &str, count: usize) {
             }
             "lint" | "lint-one" => {
                 let threads = if phase == "lint" { threads } else { 1 };
-                // Templates are looked for on disk, as `lifeguard lint` does.
-                let finder = &mut lifeguard::input::TemplateFinder::on_disk(None);
-                let linted = lint_each(&source, vec![Batch::default()], &limits, threads, finder);
+                // As `lifeguard lint` does: templates looked for on disk, and
+                // the text report rendered as documents are linted.
+                let keep = &mut Keep { templates: TemplateFinder::on_disk(None), render: Render::new(Format::Text) };
+                let linted = lint_each(&source, vec![Batch::default()], &limits, threads, keep);
                 assert!(linted.syntax_errors.is_empty(), "generated YAML must parse");
                 assert_eq!(linted.outcome.objects, count);
-                (findings, objects) = (linted.outcome.findings.len(), linted.outcome.objects);
+                (findings, objects) = (linted.outcome.finding_count(), linted.outcome.objects);
                 Box::new(linted)
             }
             _ => {

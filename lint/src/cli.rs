@@ -12,7 +12,9 @@ use crate::input::{Limits, TemplateFinder};
 use crate::input::{Walk, discover_with};
 use crate::lint::lint_resolved;
 use crate::options::{EXPLAIN_TOPIC, POLICY_NAME, RULE_NAME, RunArgs, SIMULATE_TOPIC, select_rules, unknown_rule};
+use crate::pipeline::Keep;
 use crate::policy_discovery::{Resolved, resolve};
+use crate::report::stream::Render;
 use crate::report::{self, Format, ListFormat};
 
 /// lifeguard: finds (and fixes) Kubernetes probe and pod-lifecycle anti-patterns.
@@ -198,8 +200,10 @@ fn lint(args: LintArgs) -> Result<u8> {
     }
     let quiet = args.run.quiet;
     // Relative template paths are the repository's, from where lifeguard runs.
-    let mut templates = TemplateFinder::on_disk(args.helm_chart_root.as_deref());
-    let out = lint_resolved(&mut resolved, &Limits::default(), &mut templates);
+    // Text, JSON and GitHub commands are rendered as the input is linted.
+    let render = Render::new(args.format);
+    let mut keep = Keep { templates: TemplateFinder::on_disk(args.helm_chart_root.as_deref()), render };
+    let out = lint_resolved(&mut resolved, &Limits::default(), &mut keep);
     let mut stderr = anstream::stderr();
     for e in &out.errors {
         write!(stderr, "{}", report::text::input_error(e)).context("writing to stderr")?;
@@ -207,17 +211,14 @@ fn lint(args: LintArgs) -> Result<u8> {
     for w in &out.warnings {
         write!(stderr, "{}", report::text::input_warning(w)).context("writing to stderr")?;
     }
-    let report = match args.format {
-        Format::Text if quiet => report::text::findings(&out),
-        Format::Text => report::text::render(&out),
-        Format::Sarif => report::sarif::render(&out),
-        Format::Junit => report::junit::render(&out, &rules_run, fail_on),
-        Format::Github => report::github::render(&out),
-        Format::Json => report::json::render(&out),
+    let report = |w: &mut dyn Write| match (args.format, render) {
+        (_, Some(render)) => render.write(&out, quiet, w),
+        (Format::Junit, None) => w.write_all(report::junit::render(&out, &rules_run, fail_on).as_bytes()),
+        (_, None) => w.write_all(report::sarif::render(&out).as_bytes()),
     };
     match &args.output_file {
-        Some(path) => write_file(path, &report)?,
-        None => write_stdout(&report)?,
+        Some(path) => write_file_with(path, report)?,
+        None => write_stdout_with(report)?,
     }
     // Machine formats keep stdout for the report alone; a report in a file
     // still tells the terminal how the run went.
@@ -296,13 +297,10 @@ fn stdin_is_piped() -> bool {
     }
 }
 
-fn write_file(path: &std::path::Path, text: &str) -> Result<()> {
+fn write_file_with(path: &std::path::Path, write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>) -> Result<()> {
     let file = std::fs::File::create(path).with_context(|| format!("creating {}", path.display()))?;
-    let mut stream = anstream::AutoStream::new(file, anstream::ColorChoice::global());
-    stream
-        .write_all(text.as_bytes())
-        .and_then(|()| stream.flush())
-        .with_context(|| format!("writing {}", path.display()))
+    let mut stream = std::io::BufWriter::new(anstream::AutoStream::new(file, anstream::ColorChoice::global()));
+    write(&mut stream).and_then(|()| stream.flush()).with_context(|| format!("writing {}", path.display()))
 }
 
 fn fix(args: FixArgs) -> Result<u8> {
@@ -347,8 +345,13 @@ fn fix(args: FixArgs) -> Result<u8> {
 }
 
 pub(crate) fn write_stdout(text: &str) -> Result<()> {
-    let mut stdout = anstream::stdout();
-    match stdout.write_all(text.as_bytes()).and_then(|()| stdout.flush()) {
+    write_stdout_with(|w| w.write_all(text.as_bytes()))
+}
+
+/// [`write_stdout`] for a report written in pieces.
+fn write_stdout_with(write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>) -> Result<()> {
+    let mut stdout = std::io::BufWriter::with_capacity(64 * 1024, anstream::stdout());
+    match write(&mut stdout).and_then(|()| stdout.flush()) {
         Ok(()) => Ok(()),
         // A closed pipe (`lifeguard lint | head`) is not an error worth a message.
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),

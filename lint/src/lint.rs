@@ -7,12 +7,14 @@ use std::sync::Arc;
 use policies::model::{object_label, object_label_of};
 use policies::{Batch, Finding, Policy, Severity, lint_object, objects_in};
 
+use crate::input::Template;
 use crate::input::{
     Contexts, Discovered, Document, InputName, Limits, Location, ParseError, contexts, discover, parse_stream_each,
     read_text,
 };
-use crate::input::{Template, TemplateFinder};
+use crate::pipeline::Keep;
 use crate::policy_discovery::Resolved;
+use crate::report::stream::Rendered;
 
 /// How stdin is named (see [`InputName`]): no viewer can open it.
 const STDIN_NAME: &str = "<stdin>";
@@ -161,6 +163,9 @@ pub struct Outcome {
     /// The policy in force, as the summary names it (`policy .lifeguard.yaml`);
     /// `None` for the `default` pack nothing chose.
     pub policy: Option<String>,
+    /// Findings already rendered and dropped (see [`crate::pipeline::Keep`]),
+    /// which come before those in `findings`.
+    pub rendered: Rendered,
 }
 
 /// A finding the policy suppressed, placed in its file.
@@ -175,16 +180,31 @@ pub struct SuppressedAt {
 }
 
 impl Outcome {
-    /// Count of findings at a severity.
+    /// Count of findings at a severity, rendered ones included.
     pub fn count(&self, severity: Severity) -> usize {
-        self.findings.iter().filter(|f| f.finding.severity == severity).count()
+        self.findings.iter().filter(|f| f.finding.severity == severity).count() + self.rendered.count(severity)
+    }
+
+    /// Count of findings, rendered ones included.
+    pub fn finding_count(&self) -> usize {
+        self.findings.len() + self.rendered.total()
+    }
+
+    /// Count of suppressed findings, rendered ones' included.
+    pub fn suppressed_count(&self) -> usize {
+        self.suppressed.len() + self.rendered.suppressed
+    }
+
+    /// Whether a finding of a file for which `fails(file, severity)` holds was found.
+    pub fn any_fails(&self, fails: impl Fn(&str, Severity) -> bool) -> bool {
+        self.findings.iter().any(|f| fails(&f.file, f.finding.severity)) || self.rendered.any_fails(fails)
     }
 
     /// Process exit code: 2 on input errors, 1 on findings at or above `fail_on`, else 0.
     pub fn exit_code(&self, fail_on: Option<Severity>) -> u8 {
         if !self.errors.is_empty() {
             2
-        } else if fail_on.is_some_and(|min| self.findings.iter().any(|f| f.finding.severity >= min)) {
+        } else if fail_on.is_some_and(|min| self.any_fails(|_, severity| severity >= min)) {
             1
         } else {
             0
@@ -200,6 +220,7 @@ impl Outcome {
         self.objects += part.objects;
         self.linted.append(&mut part.linted);
         self.suppressed.append(&mut part.suppressed);
+        self.rendered.absorb(part.rendered);
     }
 }
 
@@ -350,11 +371,12 @@ pub fn lint_paths(paths: &[String], policy: &Policy, limits: &Limits) -> Outcome
 
 /// [`lint_paths`] on inputs already discovered (with `--exclude`, say).
 pub fn lint_found(found: Discovered, policy: &Policy, limits: &Limits) -> Outcome {
-    lint_found_with(found, policy, limits, &mut TemplateFinder::default())
+    lint_found_with(found, policy, limits, &mut Keep::default())
 }
 
-/// [`lint_found`], with each document's Helm template put on disk by `finder`.
-pub fn lint_found_with(found: Discovered, policy: &Policy, limits: &Limits, finder: &mut TemplateFinder) -> Outcome {
+/// [`lint_found`], with each document's outcome kept as `keep` says (its
+/// Helm template put on disk, its findings rendered as they come).
+pub fn lint_found_with(found: Discovered, policy: &Policy, limits: &Limits, keep: &mut Keep) -> Outcome {
     let (inputs, discover_errors) = (found.inputs, found.errors);
     let Contexts { of_input, seeds, .. } = contexts(&inputs, limits);
     let mut context_of = Vec::with_capacity(inputs.len());
@@ -376,7 +398,7 @@ pub fn lint_found_with(found: Discovered, policy: &Policy, limits: &Limits, find
             }
         }
     }
-    let linted = crate::pipeline::lint_sources_in(&sources, &context_of, seeds, policy, limits, finder);
+    let linted = crate::pipeline::lint_sources_in(&sources, &context_of, seeds, policy, limits, keep);
     let (mut out, parse_errors) = (linted.outcome, linted.syntax_errors);
     // Read errors sit before the source that followed them, as in input order.
     let mut by_source: Vec<(usize, InputError)> = read_errors;
@@ -400,13 +422,13 @@ pub fn lint_found_with(found: Discovered, policy: &Policy, limits: &Limits, find
 
 /// Lints each run of inputs with its own policy (see
 /// [`crate::policy_discovery`]) and puts the outcomes together in input
-/// order; `finder` puts each document's Helm template on disk.
-pub fn lint_resolved(resolved: &mut Resolved, limits: &Limits, finder: &mut TemplateFinder) -> Outcome {
+/// order; `keep` says how each document's outcome is kept.
+pub fn lint_resolved(resolved: &mut Resolved, limits: &Limits, keep: &mut Keep) -> Outcome {
     let mut out = Outcome { policy: resolved.summary_note(), ..Outcome::default() };
     out.errors.append(&mut resolved.errors);
     for (index, found) in std::mem::take(&mut resolved.runs) {
         let Some(in_force) = resolved.policies.get(index) else { continue };
-        let part = lint_found_with(found, &in_force.policy, limits, finder);
+        let part = lint_found_with(found, &in_force.policy, limits, keep);
         out.files += part.files;
         out.absorb(part);
     }

@@ -104,8 +104,7 @@ impl Resolved {
     pub fn exit_code(&self, out: &crate::lint::Outcome, flag: Option<Option<Severity>>) -> u8 {
         if !out.errors.is_empty() {
             2
-        } else if out.findings.iter().any(|f| self.fail_on(flag, &f.file).is_some_and(|min| f.finding.severity >= min))
-        {
+        } else if out.any_fails(|file, severity| self.fail_on(flag, file).is_some_and(|min| severity >= min)) {
             1
         } else {
             0

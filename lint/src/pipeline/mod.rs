@@ -20,10 +20,33 @@ use policies::{Batch, Policy};
 
 use crate::input::{Limits, TemplateFinder};
 use crate::lint::{InputError, Outcome};
+use crate::report::stream::Render;
 
 /// Sets the threads that parse and lint (`1`: the single-threaded path);
 /// unset, empty or not a number, every core.
 pub const THREADS_ENV: &str = "LIFEGUARD_THREADS";
+
+/// How each linted document's outcome is kept for the report, on the
+/// calling thread in input order: its Helm template put on disk and, for a
+/// report printed finding by finding, its findings rendered at once and
+/// dropped ([`Render`]): memory then holds the report's text, not the
+/// findings, which take several times as much.
+#[derive(Debug, Default)]
+pub struct Keep {
+    /// Puts each document's Helm template on disk (by default, it does not look).
+    pub templates: TemplateFinder,
+    /// Renders each document's findings as it comes (by default, they are kept).
+    pub render: Option<Render>,
+}
+
+impl Keep {
+    /// Shapes one document's outcome (its templates already set) before it is kept.
+    pub(crate) fn document(&self, outcome: &mut Outcome) {
+        if let Some(render) = &self.render {
+            render.document(outcome);
+        }
+    }
+}
 
 /// One input to lint: its name as shown, its text, its context (an index
 /// into the seeds) and the policy its documents are linted with.
@@ -76,21 +99,21 @@ pub fn threads() -> usize {
 /// Parses and lints `(name, text)` sources that share one context (the
 /// Services of any of them inform all).
 pub fn lint_sources(sources: &[(String, String)], policy: &Policy, limits: &Limits) -> Linted {
-    let finder = &mut TemplateFinder::default();
-    lint_sources_in(sources, &vec![0; sources.len()], vec![Batch::default()], policy, limits, finder)
+    let keep = &mut Keep::default();
+    lint_sources_in(sources, &vec![0; sources.len()], vec![Batch::default()], policy, limits, keep)
 }
 
 /// Parses and lints `(name, text)` sources, each in its context:
 /// `context_of[i]` indexes `seeds`, the batch its context starts from. A
-/// source whose context is out of range gets one of its own. `finder`
-/// puts each document's Helm template on disk.
+/// source whose context is out of range gets one of its own. `keep` says
+/// how each document's outcome is kept.
 pub fn lint_sources_in(
     sources: &[(String, String)],
     context_of: &[usize],
     seeds: Vec<Batch>,
     policy: &Policy,
     limits: &Limits,
-    finder: &mut TemplateFinder,
+    keep: &mut Keep,
 ) -> Linted {
     let sources: Vec<Source<'_>> = sources
         .iter()
@@ -102,19 +125,19 @@ pub fn lint_sources_in(
             policy,
         })
         .collect();
-    lint_each(&sources, seeds, limits, threads(), finder)
+    lint_each(&sources, seeds, limits, threads(), keep)
 }
 
 /// Parses and lints sources, each with its own policy and context, on
 /// `threads` threads (`1`: the single-threaded path). A source whose context
-/// is out of range of `seeds` gets one of its own; `finder` puts each
-/// document's Helm template on disk.
+/// is out of range of `seeds` gets one of its own; `keep` says how each
+/// document's outcome is kept.
 pub fn lint_each(
     sources: &[Source<'_>],
     mut seeds: Vec<Batch>,
     limits: &Limits,
     threads: usize,
-    finder: &mut TemplateFinder,
+    keep: &mut Keep,
 ) -> Linted {
     let sources: Vec<Source<'_>> = sources
         .iter()
@@ -128,9 +151,9 @@ pub fn lint_each(
         })
         .collect();
     let results = if threads <= 1 {
-        serial::lint(&sources, seeds, limits, finder)
+        serial::lint(&sources, seeds, limits, keep)
     } else {
-        parallel::lint(&sources, seeds, limits, threads, finder)
+        parallel::lint(&sources, seeds, limits, threads, keep)
     };
     let mut outcome = Outcome { files: sources.len(), ..Outcome::default() };
     let mut syntax_errors = Vec::new();

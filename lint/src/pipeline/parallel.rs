@@ -19,9 +19,9 @@ use policies::model::ServiceView;
 use policies::{Batch, objects_in};
 use serde_json::Value;
 
-use super::{Source, SourceResult, pool, serial};
+use super::{Keep, Source, SourceResult, pool, serial};
 use crate::input::split::{Part, parts};
-use crate::input::{Document, Limits, Template, TemplateFinder, TemplateScanner, may_hold_a_service, parse_part_lean};
+use crate::input::{Document, Limits, Template, TemplateScanner, may_hold_a_service, parse_part_lean};
 use crate::lint::{Outcome, lint_document};
 
 /// Text handed to one task: large enough that a task's overhead (a parser,
@@ -55,7 +55,7 @@ pub(super) fn lint(
     seeds: Vec<Batch>,
     limits: &Limits,
     threads: usize,
-    finder: &mut TemplateFinder,
+    keep: &mut Keep,
 ) -> Vec<SourceResult> {
     let mut failed = vec![false; seeds.len()];
     let fail = |failed: &mut Vec<bool>, context: usize| {
@@ -105,7 +105,11 @@ pub(super) fn lint(
 
     // Second pass: every part, linted with its context's Services.
     let tasks = tasks(sources, &split, |context| failed.get(context).is_some_and(|f| !f));
-    let results = pool::run(tasks.len(), threads, |i| {
+    let mut out: Vec<SourceResult> = sources.iter().map(|_| SourceResult::default()).collect();
+    // Each result is kept as soon as it and those before it are done, so
+    // the documents' outcomes never wait for the whole input.
+    let mut scanning: Option<(usize, TemplateScanner<'_>)> = None;
+    let lint_task = |i: usize| {
         let task = &tasks[i];
         let source = &sources[task.source];
         let (first, _) = split[task.source][task.parts.start];
@@ -114,46 +118,45 @@ pub(super) fn lint(
             Some(batch) => lint_part(source, &source.text[first.start..last.end], first, batch, limits),
             None => TaskResult { failed: true, ..TaskResult::default() },
         }
-    });
-    let mut by_source: Vec<Vec<TaskResult>> = sources.iter().map(|_| Vec::new()).collect();
-    for (task, result) in tasks.iter().zip(results) {
-        let context = sources[task.source].context;
+    };
+    pool::run_ordered(tasks.len(), threads, lint_task, |i, result| {
+        let task = &tasks[i];
+        let source = &sources[task.source];
         let Some(result) = result else {
-            fail(&mut failed, context);
-            continue;
+            fail(&mut failed, source.context);
+            return;
         };
         let expected: usize = expected[task.source][task.parts.clone()].iter().sum();
         if result.failed || result.services != expected {
-            fail(&mut failed, context);
+            fail(&mut failed, source.context);
         }
-        by_source[task.source].push(result);
-    }
+        // A context that failed is linted again below; what it gave here is dropped.
+        if failed.get(source.context) != Some(&false) {
+            return;
+        }
+        if scanning.as_ref().is_none_or(|(s, _)| *s != task.source) {
+            scanning = Some((task.source, TemplateScanner::new(source.text)));
+        }
+        let (Some((_, scanner)), Some(kept)) = (&mut scanning, out.get_mut(task.source)) else { return };
+        for document in result.documents {
+            let mut outcome = document.outcome;
+            let template = scanner.next_at(document.first, document.end);
+            set_template(&mut outcome, template.map(|(t, rendered)| keep.templates.find(t, rendered)));
+            keep.document(&mut outcome);
+            kept.outcome.absorb(outcome);
+        }
+    });
 
     // What could not be done here is done by the single-threaded path, a
     // context at a time, so a context's output always comes from one path.
     let fallback: Vec<usize> = (0..sources.len()).filter(|&i| failed.get(sources[i].context) != Some(&false)).collect();
-    let redone = if fallback.is_empty() {
-        Vec::new()
-    } else {
+    if !fallback.is_empty() {
         let subset: Vec<Source<'_>> = fallback.iter().map(|&i| sources[i]).collect();
-        serial::lint(&subset, seeds, limits, finder)
-    };
-    let mut redone = fallback.into_iter().zip(redone).peekable();
-    let mut out = Vec::with_capacity(sources.len());
-    for (i, (source, results)) in sources.iter().zip(by_source).enumerate() {
-        if let Some((_, result)) = redone.next_if(|(j, _)| *j == i) {
-            out.push(result);
-            continue;
+        for (i, result) in fallback.into_iter().zip(serial::lint(&subset, seeds, limits, keep)) {
+            if let Some(slot) = out.get_mut(i) {
+                *slot = result;
+            }
         }
-        let mut result = SourceResult::default();
-        let mut scanner = TemplateScanner::new(source.text);
-        for document in results.into_iter().flat_map(|r| r.documents) {
-            let mut outcome = document.outcome;
-            let template = scanner.next_at(document.first, document.end).map(|(t, rendered)| finder.find(t, rendered));
-            set_template(&mut outcome, template);
-            result.outcome.absorb(outcome);
-        }
-        out.push(result);
     }
     out
 }

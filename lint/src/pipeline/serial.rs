@@ -10,8 +10,8 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use policies::{Batch, BatchMark, objects_in};
 
-use super::{Source, SourceResult};
-use crate::input::{Document, Limits, Template, TemplateFinder, TemplateScanner, parse_stream_each};
+use super::{Keep, Source, SourceResult};
+use crate::input::{Document, Limits, Template, TemplateScanner, parse_stream_each};
 use crate::lint::{Outcome, lint_document, syntax_error};
 
 struct Done {
@@ -28,7 +28,7 @@ pub(super) fn lint(
     sources: &[Source<'_>],
     mut batches: Vec<Batch>,
     limits: &Limits,
-    finder: &mut TemplateFinder,
+    keep: &mut Keep,
 ) -> Vec<SourceResult> {
     let mut done: Vec<Done> = Vec::new();
     let mut results: Vec<SourceResult> =
@@ -37,7 +37,7 @@ pub(super) fn lint(
         let mut scanner = TemplateScanner::new(source.text);
         let parsed = catch_unwind(AssertUnwindSafe(|| {
             parse_stream_each(source.text, limits, |document| {
-                let template = scanner.next(&document).map(|(t, rendered)| finder.find(t, rendered));
+                let template = scanner.next(&document).map(|(t, rendered)| keep.templates.find(t, rendered));
                 let Some(batch) = batches.get_mut(source.context) else { return };
                 for (_, object) in objects_in(&document.value) {
                     batch.add(object);
@@ -63,6 +63,7 @@ pub(super) fn lint(
             }
         }
         if let Some(result) = results.get_mut(d.source) {
+            keep.document(&mut d.outcome);
             result.outcome.absorb(d.outcome);
         }
     }

@@ -50,7 +50,7 @@ pub fn finding(l: &Located) -> String {
     )
 }
 
-fn input_error(e: &InputError) -> String {
+pub(crate) fn input_error(e: &InputError) -> String {
     let file = e.file.strip_prefix("./").unwrap_or(&e.file);
     let mut props = vec![format!("file={}", property(file))];
     if let Some(line) = e.line {

@@ -5,6 +5,7 @@ pub mod json;
 pub mod junit;
 pub mod rules;
 pub mod sarif;
+pub mod stream;
 pub mod summary;
 pub mod text;
 

@@ -6,7 +6,7 @@ use crate::lint::Outcome;
 
 /// `3 findings (1 error, 2 warnings, 0 info) in 4 objects across 2 files; 2 suppressed; 1 input error; policy .lifeguard.yaml`
 pub fn line(out: &Outcome) -> String {
-    let n = out.findings.len();
+    let n = out.finding_count();
     let plural = |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
     let mut s = format!(
         "{} ({}, {}, {}) in {} across {}",
@@ -19,8 +19,9 @@ pub fn line(out: &Outcome) -> String {
     );
     // Suppressed findings are counted, not hidden: a reviewer sees how many
     // the policy and the annotations set aside.
-    if !out.suppressed.is_empty() {
-        s.push_str(&format!("; {} suppressed", out.suppressed.len()));
+    let suppressed = out.suppressed_count();
+    if suppressed > 0 {
+        s.push_str(&format!("; {suppressed} suppressed"));
     }
     if !out.errors.is_empty() {
         s.push_str(&format!("; {}", plural(out.errors.len(), "input error", "input errors")));

@@ -121,9 +121,14 @@ pub fn findings(out: &Outcome) -> String {
 /// Renders the whole report: findings, blank line, summary.
 pub fn render(out: &Outcome) -> String {
     let mut s = findings(out);
-    if !out.findings.is_empty() {
+    if out.finding_count() > 0 {
         s.push('\n');
     }
-    let _ = writeln!(s, "{BOLD}{}{BOLD:#}", summary::line(out));
+    s.push_str(&summary_line(&summary::line(out)));
     s
+}
+
+/// The summary as the text report ends with it.
+pub(crate) fn summary_line(line: &str) -> String {
+    format!("{BOLD}{line}{BOLD:#}\n")
 }

@@ -1,0 +1,196 @@
+//! Reports rendered as the input is linted: text, JSON and GitHub
+//! commands print finding by finding, so each document's findings are
+//! rendered as soon as the document is linted (in input order, see
+//! [`crate::pipeline::Keep`]) and dropped. Memory then holds the report's
+//! text, not the findings, which take several times as much (their message,
+//! help, fix and location, each in its own allocation). SARIF and JUnit
+//! group results across the whole input, so they keep the findings.
+//!
+//! The output is byte for byte what the whole-outcome renderers give (a
+//! test holds them to it); they stay for library callers.
+
+use std::io::Write;
+use std::sync::Arc;
+
+use policies::Severity;
+
+use crate::lint::{Located, Outcome};
+use crate::report::{Format, github, json, summary, text};
+
+/// Rendered text is kept in pieces of about this size: one growing buffer
+/// would hold up to twice the report while it doubles.
+const PIECE: usize = 64 * 1024;
+
+/// What a report rendered as it went keeps: the text, and the counts of the
+/// findings it dropped.
+#[derive(Debug, Default)]
+pub struct Rendered {
+    /// The text of the findings, in input order, in pieces.
+    pieces: Vec<String>,
+    /// Findings rendered: errors, warnings, info.
+    by_severity: [usize; 3],
+    /// Suppressed findings dropped (they are only counted).
+    pub(crate) suppressed: usize,
+    /// The most severe finding rendered of each file, in input order.
+    worst: Vec<(Arc<str>, Severity)>,
+}
+
+fn slot(severity: Severity) -> usize {
+    match severity {
+        Severity::Error => 0,
+        Severity::Warning => 1,
+        Severity::Info => 2,
+    }
+}
+
+impl Rendered {
+    /// Findings rendered at `severity`.
+    pub fn count(&self, severity: Severity) -> usize {
+        self.by_severity[slot(severity)]
+    }
+
+    /// Findings rendered.
+    pub fn total(&self) -> usize {
+        self.by_severity.iter().sum()
+    }
+
+    /// Whether a finding of a file for which `fails` holds was rendered.
+    pub fn any_fails(&self, fails: impl Fn(&str, Severity) -> bool) -> bool {
+        self.worst.iter().any(|(file, worst)| fails(file, *worst))
+    }
+
+    fn push_str(&mut self, text: &str) {
+        match self.pieces.last_mut() {
+            Some(last) if last.len() + text.len() <= PIECE => last.push_str(text),
+            _ => {
+                let mut piece = String::with_capacity(PIECE.max(text.len()));
+                piece.push_str(text);
+                self.pieces.push(piece);
+            }
+        }
+    }
+
+    fn note(&mut self, l: &Located) {
+        self.by_severity[slot(l.finding.severity)] += 1;
+        match self.worst.last_mut() {
+            Some((file, worst)) if *file == l.file => *worst = (*worst).max(l.finding.severity),
+            _ => self.worst.push((Arc::clone(&l.file), l.finding.severity)),
+        }
+    }
+
+    /// Appends what a later part of the input rendered.
+    pub fn absorb(&mut self, part: Rendered) {
+        for piece in part.pieces {
+            self.push_str(&piece);
+        }
+        for (count, more) in self.by_severity.iter_mut().zip(part.by_severity) {
+            *count += more;
+        }
+        self.suppressed += part.suppressed;
+        for (file, severity) in part.worst {
+            match self.worst.last_mut() {
+                Some((last, worst)) if *last == file => *worst = (*worst).max(severity),
+                _ => self.worst.push((file, severity)),
+            }
+        }
+    }
+}
+
+/// The formats printed finding by finding.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Render {
+    format: Format,
+}
+
+impl Render {
+    /// `None` for SARIF and JUnit, which need every finding at once.
+    pub fn new(format: Format) -> Option<Render> {
+        matches!(format, Format::Text | Format::Json | Format::Github).then_some(Render { format })
+    }
+
+    /// Renders a document's findings into its outcome's text and drops
+    /// them, with what only the report would read (the suppressed findings,
+    /// the objects' records); the counts stay.
+    pub(crate) fn document(&self, out: &mut Outcome) {
+        let mut rendered = Rendered::default();
+        for l in &out.findings {
+            match self.format {
+                Format::Json => rendered.push_str(&json_entry(&json::JsonFinding::new(l))),
+                Format::Github => rendered.push_str(&github::finding(l)),
+                _ => rendered.push_str(&text::finding(l)),
+            }
+            rendered.note(l);
+        }
+        rendered.suppressed = out.suppressed.len();
+        out.findings = Vec::new();
+        out.suppressed = Vec::new();
+        out.linted = Vec::new();
+        out.rendered.absorb(rendered);
+    }
+
+    /// Writes the whole report of `out` (whose findings were rendered as
+    /// they came, and any it still holds after them): what the format's
+    /// `render` gives for the same findings. `quiet`: text without its summary.
+    pub fn write(&self, out: &Outcome, quiet: bool, w: &mut dyn Write) -> std::io::Result<()> {
+        let pieces = out.rendered.pieces.iter().map(String::as_str);
+        match self.format {
+            Format::Json => {
+                let held = out.findings.iter().map(|l| json_entry(&json::JsonFinding::new(l)));
+                let errors = out.errors.iter().map(|e| json_entry(&json::JsonInputError::new(e)));
+                let mut entries = pieces.map(str::to_owned).chain(held).chain(errors).peekable();
+                if entries.peek().is_none() {
+                    return w.write_all(b"[]\n");
+                }
+                w.write_all(b"[")?;
+                let mut first = true;
+                for entry in entries {
+                    // Every entry starts with its separator; the first one's is dropped.
+                    let entry = if first { entry.strip_prefix(',').unwrap_or(&entry).to_owned() } else { entry };
+                    first = false;
+                    w.write_all(entry.as_bytes())?;
+                }
+                w.write_all(b"\n]\n")
+            }
+            Format::Github => {
+                for piece in pieces {
+                    w.write_all(piece.as_bytes())?;
+                }
+                for l in &out.findings {
+                    w.write_all(github::finding(l).as_bytes())?;
+                }
+                for e in &out.errors {
+                    w.write_all(github::input_error(e).as_bytes())?;
+                }
+                Ok(())
+            }
+            _ => {
+                for piece in pieces {
+                    w.write_all(piece.as_bytes())?;
+                }
+                for l in &out.findings {
+                    w.write_all(text::finding(l).as_bytes())?;
+                }
+                if quiet {
+                    return Ok(());
+                }
+                if out.finding_count() > 0 {
+                    w.write_all(b"\n")?;
+                }
+                w.write_all(text::summary_line(&summary::line(out)).as_bytes())
+            }
+        }
+    }
+}
+
+/// One entry of the JSON array as `to_string_pretty` prints it inside the
+/// array (indented one level), after its separator (`,` and a newline).
+fn json_entry(entry: &impl serde::Serialize) -> String {
+    let pretty = serde_json::to_string_pretty(entry).unwrap_or_else(|_| "null".to_owned());
+    let mut s = String::with_capacity(pretty.len() + pretty.len() / 8 + 4);
+    s.push(',');
+    for line in pretty.split('\n') {
+        s.push_str("\n  ");
+        s.push_str(line);
+    }
+    s
+}

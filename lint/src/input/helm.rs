@@ -85,8 +85,17 @@ impl Template {
     /// there is no file. A template of a packaged subchart takes the
     /// archive's path.
     pub fn locate(&self, base: &Path, rendered: &str, read: &mut impl FnMut(&Path) -> Option<Arc<str>>) -> Template {
+        self.locate_with(base, || rendered, read)
+    }
+
+    fn locate_with<'a>(
+        &self,
+        base: &Path,
+        rendered: impl FnOnce() -> &'a str,
+        read: &mut impl FnMut(&Path) -> Option<Arc<str>>,
+    ) -> Template {
         if let Some(text) = read(&base.join(&self.path)) {
-            let map = align(rendered, &text);
+            let map = align(rendered(), &text);
             return Template { on_disk: OnDisk::File(Arc::new(map)), ..self.clone() };
         }
         match packaged_subchart(base, &self.path) {
@@ -130,8 +139,9 @@ impl TemplateFinder {
         self
     }
 
-    /// The template as the report shows it; `rendered` is what it rendered.
-    pub fn find(&mut self, template: Template, rendered: &str) -> Template {
+    /// The template as the report shows it; `rendered` gives what it
+    /// rendered, asked for only when the template file is there to align.
+    pub fn find<'a>(&mut self, template: Template, rendered: impl FnOnce() -> &'a str) -> Template {
         let Some(active) = &mut self.active else { return template };
         let template = match &active.chart_root {
             Some(root) => template.rebased(root),
@@ -144,7 +154,7 @@ impl TemplateFinder {
                 .or_insert_with(|| path.is_file().then(|| std::fs::read_to_string(path).ok()).flatten().map(Arc::from))
                 .clone()
         };
-        template.locate(&active.base, rendered, &mut read)
+        template.locate_with(&active.base, rendered, &mut read)
     }
 }
 
@@ -215,23 +225,32 @@ pub struct TemplateScanner<'a> {
     /// cursor keeps the whole scan linear in the number of comments.
     next_comment: usize,
     previous_end: u32,
-    /// A line already found and the byte where it starts: comments come in
-    /// increasing line order, so each search goes on from the last one
+    /// Lines already found and the bytes where they start: spans come in
+    /// increasing line order, so each search goes on from the last ones
     /// (linear in the text, with no table of every line's start).
-    cursor: (u32, usize),
+    cursor: [(u32, usize); 2],
+}
+
+/// The lines a template rendered for a document, cut from the text only
+/// when asked for ([`TemplateScanner::rendered`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Span {
+    from: u32,
+    to: u32,
 }
 
 impl<'a> TemplateScanner<'a> {
     /// Reads the `# Source:` comments of a text.
     pub fn new(text: &'a str) -> TemplateScanner<'a> {
         let comments = source_comments(text);
-        TemplateScanner { text, comments, next_comment: 0, previous_end: 0, cursor: (1, 0) }
+        TemplateScanner { text, comments, next_comment: 0, previous_end: 0, cursor: [(1, 0); 2] }
     }
 
     /// Byte where 1-based `line` starts (the text's end past its last line),
-    /// searching on from `from`, a known `(line, byte)` at or before it.
-    fn start_of(&self, line: u32, from: (u32, usize)) -> (u32, usize) {
-        let (mut at_line, mut at) = if from.0 <= line { from } else { (1, 0) };
+    /// searching on from the latest known line at or before it.
+    fn start_of(&self, line: u32) -> (u32, usize) {
+        let known = self.cursor.iter().filter(|(l, _)| *l <= line).max_by_key(|(l, _)| *l);
+        let (mut at_line, mut at) = known.copied().unwrap_or((1, 0));
         while at_line < line {
             match self.text.get(at..).and_then(|rest| rest.find('\n')) {
                 Some(i) => {
@@ -244,24 +263,25 @@ impl<'a> TemplateScanner<'a> {
         (at_line, at)
     }
 
-    /// Lines `from..=to` (1-based) of the text.
-    fn lines(&mut self, from: u32, to: u32) -> &'a str {
-        let a = self.start_of(from, self.cursor);
-        self.cursor = a;
-        let (_, b) = self.start_of(to.saturating_add(1), a);
-        self.text.get(a.1..b.max(a.1)).unwrap_or("")
+    /// What a template rendered: lines `from..=to` (1-based) of the text.
+    pub fn rendered(&mut self, span: Span) -> &'a str {
+        let a = self.start_of(span.from);
+        self.cursor[0] = a;
+        let b = self.start_of(span.to.saturating_add(1));
+        self.cursor[1] = b;
+        self.text.get(a.1..b.1.max(a.1)).unwrap_or("")
     }
 
-    /// The template of the next document and what it rendered there.
-    pub fn next(&mut self, doc: &Document) -> Option<(Template, &'a str)> {
+    /// The template of the next document and the lines it rendered there.
+    pub fn next(&mut self, doc: &Document) -> Option<(Template, Span)> {
         self.next_at(doc.root.start.line, doc.root.end.line)
     }
 
-    /// The template of the next document and what it rendered there (the
-    /// lines after the `# Source:` comment, through the document's last
-    /// line), given the lines where its root node starts and ends (what
+    /// The template of the next document and the lines it rendered there
+    /// (after the `# Source:` comment, through the document's last line),
+    /// given the lines where its root node starts and ends (what
     /// [`TemplateScanner::next`] reads of it).
-    pub fn next_at(&mut self, first_node: u32, end: u32) -> Option<(Template, &'a str)> {
+    pub fn next_at(&mut self, first_node: u32, end: u32) -> Option<(Template, Span)> {
         let mut found = None;
         while let Some((line, path)) = self.comments.get(self.next_comment) {
             if *line >= first_node {
@@ -274,8 +294,7 @@ impl<'a> TemplateScanner<'a> {
         }
         self.previous_end = end.max(first_node);
         let (path, comment_line) = found?;
-        let rendered = self.lines(comment_line + 1, self.previous_end);
-        Some((Template::new(path, comment_line), rendered))
+        Some((Template::new(path, comment_line), Span { from: comment_line + 1, to: self.previous_end }))
     }
 }
 
@@ -355,7 +374,8 @@ mod tests {
         let text = "---\n# Source: demo/templates/a.yaml\nkind: A\nmetadata:\n  name: a\n---\n# Source: demo/templates/b.yaml\nkind: B\n";
         let (docs, _) = parse_stream(text, &Limits::default());
         let mut scanner = TemplateScanner::new(text);
-        let rendered: Vec<String> = docs.iter().filter_map(|d| scanner.next(d)).map(|(_, r)| r.to_owned()).collect();
+        let spans: Vec<Span> = docs.iter().filter_map(|d| scanner.next(d)).map(|(_, span)| span).collect();
+        let rendered: Vec<&str> = spans.into_iter().map(|span| scanner.rendered(span)).collect();
         assert!(rendered[0].starts_with("kind: A\nmetadata:\n  name: a\n"), "{rendered:?}");
         assert!(!rendered[0].contains("kind: B"), "{rendered:?}");
         assert_eq!(rendered[1], "kind: B\n");
@@ -365,7 +385,9 @@ mod tests {
     fn a_template_on_disk_maps_lines_and_one_missing_maps_none() {
         let text = "# Source: demo/templates/x.yaml\nkind: A\nspec:\n  replicas: 2\n";
         let (docs, _) = parse_stream(text, &Limits::default());
-        let (t, rendered) = TemplateScanner::new(text).next(&docs[0]).expect("a template");
+        let mut scanner = TemplateScanner::new(text);
+        let (t, span) = scanner.next(&docs[0]).expect("a template");
+        let rendered = scanner.rendered(span);
         let file = "{{- if true }}\nkind: A\nspec:\n  replicas: {{ .Values.n }}\n{{- end }}\n";
         let found = t.locate(Path::new("chart"), rendered, &mut |_| Some(file.into()));
         assert!(found.exists());

@@ -141,7 +141,7 @@ pub(super) fn lint(
         for document in result.documents {
             let mut outcome = document.outcome;
             let template = scanner.next_at(document.first, document.end);
-            set_template(&mut outcome, template.map(|(t, rendered)| keep.templates.find(t, rendered)));
+            set_template(&mut outcome, template.map(|(t, span)| keep.templates.find(t, || scanner.rendered(span))));
             keep.document(&mut outcome);
             kept.outcome.absorb(outcome);
         }

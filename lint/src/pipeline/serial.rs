@@ -37,7 +37,8 @@ pub(super) fn lint(
         let mut scanner = TemplateScanner::new(source.text);
         let parsed = catch_unwind(AssertUnwindSafe(|| {
             parse_stream_each(source.text, limits, |document| {
-                let template = scanner.next(&document).map(|(t, rendered)| keep.templates.find(t, rendered));
+                let template =
+                    scanner.next(&document).map(|(t, span)| keep.templates.find(t, || scanner.rendered(span)));
                 let Some(batch) = batches.get_mut(source.context) else { return };
                 for (_, object) in objects_in(&document.value) {
                     batch.add(object);

@@ -120,8 +120,10 @@ pub fn simulate_found(found: Discovered, policy: &Policy, options: &Options<'_>,
         let (documents, error) = parse_text(&file, &text, limits);
         out.errors.extend(error);
         let mut scanner = TemplateScanner::new(&text);
-        let templates =
-            documents.iter().map(|d| scanner.next(d).map(|(t, rendered)| on_disk.find(t, rendered))).collect();
+        let templates = documents
+            .iter()
+            .map(|d| scanner.next(d).map(|(t, span)| on_disk.find(t, || scanner.rendered(span))))
+            .collect();
         sources.push(Source { file, context, documents, templates });
     }
     if options.diff_fix {

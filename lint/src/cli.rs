@@ -204,6 +204,7 @@ fn lint(args: LintArgs) -> Result<u8> {
     let render = Render::new(args.format);
     let mut keep = Keep { templates: TemplateFinder::on_disk(args.helm_chart_root.as_deref()), render };
     let out = lint_resolved(&mut resolved, &Limits::default(), &mut keep);
+    let render = keep.render.take();
     let mut stderr = anstream::stderr();
     for e in &out.errors {
         write!(stderr, "{}", report::text::input_error(e)).context("writing to stderr")?;
@@ -211,10 +212,9 @@ fn lint(args: LintArgs) -> Result<u8> {
     for w in &out.warnings {
         write!(stderr, "{}", report::text::input_warning(w)).context("writing to stderr")?;
     }
-    let report = |w: &mut dyn Write| match (args.format, render) {
-        (_, Some(render)) => render.write(&out, quiet, w),
-        (Format::Junit, None) => w.write_all(report::junit::render(&out, &rules_run, fail_on).as_bytes()),
-        (_, None) => w.write_all(report::sarif::render(&out).as_bytes()),
+    let report = |w: &mut dyn Write| match render {
+        Some(render) => render.write(&out, quiet, w),
+        None => w.write_all(report::junit::render(&out, &rules_run, fail_on).as_bytes()),
     };
     match &args.output_file {
         Some(path) => write_file_with(path, report)?,

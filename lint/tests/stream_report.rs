@@ -1,4 +1,4 @@
-//! The reports rendered as the input is linted (text, JSON, GitHub
+//! The reports rendered as the input is linted (text, JSON, SARIF, GitHub
 //! commands: `lifeguard lint` keeps their text, not the findings) are byte
 //! for byte what the renderers of the whole outcome give, with the counts,
 //! exit codes and input errors they end with: on the shared corpus, on the
@@ -14,7 +14,7 @@ use lifeguard::input::{Limits, discover};
 use lifeguard::lint::{Outcome, lint_found_with, lint_paths};
 use lifeguard::pipeline::Keep;
 use lifeguard::report::stream::Render;
-use lifeguard::report::{Format, github, json, text};
+use lifeguard::report::{Format, github, json, sarif, text};
 use lifeguard_e2e::corpus_dir;
 use policies::{Policy, Severity};
 
@@ -27,6 +27,7 @@ fn whole(out: &Outcome, format: Format, quiet: bool) -> String {
         Format::Text if quiet => text::findings(out),
         Format::Text => text::render(out),
         Format::Json => json::render(out),
+        Format::Sarif => sarif::render(out),
         _ => github::render(out),
     }
 }
@@ -36,13 +37,19 @@ fn assert_same(paths: &[String]) {
     let policy = Policy::default();
     let limits = Limits::default();
     let kept = lint_paths(paths, &policy, &limits);
-    for (format, quiet) in [(Format::Text, false), (Format::Text, true), (Format::Json, false), (Format::Github, false)]
-    {
-        let render = Render::new(format).expect("a streamed format");
-        let keep = &mut Keep { render: Some(render), ..Keep::default() };
+    let formats = [
+        (Format::Text, false),
+        (Format::Text, true),
+        (Format::Json, false),
+        (Format::Sarif, false),
+        (Format::Github, false),
+    ];
+    for (format, quiet) in formats {
+        let keep = &mut Keep { render: Render::new(format), ..Keep::default() };
         let streamed = lint_found_with(discover(paths), &policy, &limits, keep);
         assert!(streamed.findings.is_empty(), "the findings were rendered and dropped");
         let mut bytes = Vec::new();
+        let render = keep.render.take().expect("a streamed format");
         render.write(&streamed, quiet, &mut bytes).expect("write to memory");
         let got = String::from_utf8(bytes).expect("UTF-8");
         let want = whole(&kept, format, quiet);

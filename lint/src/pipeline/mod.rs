@@ -41,8 +41,8 @@ pub struct Keep {
 
 impl Keep {
     /// Shapes one document's outcome (its templates already set) before it is kept.
-    pub(crate) fn document(&self, outcome: &mut Outcome) {
-        if let Some(render) = &self.render {
+    pub(crate) fn document(&mut self, outcome: &mut Outcome) {
+        if let Some(render) = &mut self.render {
             render.document(outcome);
         }
     }

@@ -22,22 +22,82 @@ const SCHEMA_URI: &str = "https://json.schemastore.org/sarif-2.1.0.json";
 
 /// Renders the outcome as one SARIF log with one run, pretty-printed, with a trailing newline.
 pub fn render(out: &Outcome) -> String {
-    let sarif = Sarif::builder().schema(SCHEMA_URI).version(json!("2.1.0")).runs(vec![run(out)]).build();
-    let mut s = serde_json::to_string_pretty(&sarif).unwrap_or_else(|_| "{}".to_owned());
+    let mut rules = RulesSeen::default();
+    let results: Vec<SarifResult> = out.findings.iter().map(|l| rules.result(l)).collect();
+    let mut s = serde_json::to_string_pretty(&sarif(out, rules, results)).unwrap_or_else(|_| "{}".to_owned());
     s.push('\n');
     s
 }
 
-fn run(out: &Outcome) -> Run {
-    let mut rules: Vec<ReportingDescriptor> = RULES.iter().copied().map(descriptor).collect();
-    let mut ids: Vec<&str> = RULES.iter().map(|r| r.name).collect();
-    // Custom rules come from the policy; describe them from their first finding.
-    for l in &out.findings {
-        if !ids.contains(&l.finding.rule.as_str()) {
-            ids.push(&l.finding.rule);
-            rules.push(custom_descriptor(l));
-        }
+fn sarif(out: &Outcome, rules: RulesSeen, results: Vec<SarifResult>) -> Sarif {
+    Sarif::builder().schema(SCHEMA_URI).version(json!("2.1.0")).runs(vec![run(out, rules, results)]).build()
+}
+
+/// The rules results refer to by index: every registered rule, then the
+/// custom rules of the policy in the order their first finding came,
+/// each described from that finding.
+#[derive(Debug)]
+pub(crate) struct RulesSeen {
+    ids: Vec<String>,
+    custom: Vec<ReportingDescriptor>,
+}
+
+impl Default for RulesSeen {
+    fn default() -> Self {
+        RulesSeen { ids: RULES.iter().map(|r| r.name.to_owned()).collect(), custom: Vec::new() }
     }
+}
+
+impl RulesSeen {
+    /// The SARIF result of a finding, its rule (if custom and new) noted.
+    fn result(&mut self, l: &Located) -> SarifResult {
+        if !self.ids.contains(&l.finding.rule) {
+            self.ids.push(l.finding.rule.clone());
+            self.custom.push(custom_descriptor(l));
+        }
+        result(l, &self.ids)
+    }
+
+    /// A finding's result as `to_string_pretty` prints it in the `results`
+    /// array of the report (indented four levels), after its separator.
+    pub(crate) fn result_entry(&mut self, l: &Located) -> String {
+        let pretty = serde_json::to_string_pretty(&self.result(l)).unwrap_or_else(|_| "null".to_owned());
+        super::stream::indented(&pretty, "        ")
+    }
+}
+
+/// The report of `out` whose results were rendered one by one
+/// ([`RulesSeen::result_entry`], in order): `render`'s output for them.
+pub(crate) fn write_streamed<'a>(
+    out: &Outcome,
+    rules: RulesSeen,
+    entries: impl Iterator<Item = &'a str>,
+    w: &mut dyn std::io::Write,
+) -> std::io::Result<()> {
+    let empty = serde_json::to_string_pretty(&sarif(out, rules, Vec::new())).unwrap_or_else(|_| "{}".to_owned());
+    // No string holds a raw newline, so this line is the run's own key.
+    const EMPTY: &str = "\n      \"results\": [],\n";
+    let mut entries = entries.peekable();
+    let Some(at) = empty.find(EMPTY).filter(|_| entries.peek().is_some()) else {
+        w.write_all(empty.as_bytes())?;
+        return w.write_all(b"\n");
+    };
+    w.write_all(&empty.as_bytes()[..at])?;
+    w.write_all(b"\n      \"results\": [")?;
+    let mut first = true;
+    for entry in entries {
+        // Every entry starts with its separator; the first one's is dropped.
+        w.write_all(if first { entry.strip_prefix(',').unwrap_or(entry) } else { entry }.as_bytes())?;
+        first = false;
+    }
+    w.write_all(b"\n      ],\n")?;
+    w.write_all(&empty.as_bytes()[at + EMPTY.len()..])?;
+    w.write_all(b"\n")
+}
+
+fn run(out: &Outcome, seen: RulesSeen, results: Vec<SarifResult>) -> Run {
+    let mut rules: Vec<ReportingDescriptor> = RULES.iter().copied().map(descriptor).collect();
+    rules.extend(seen.custom);
     let driver = ToolComponent::builder()
         .name("lifeguard")
         .version(env!("CARGO_PKG_VERSION"))
@@ -58,7 +118,7 @@ fn run(out: &Outcome) -> Run {
         // Columns count characters, not UTF-16 code units.
         .column_kind(json!("unicodeCodePoints"))
         .invocations(vec![invocation])
-        .results(out.findings.iter().map(|l| result(l, &ids)).collect::<Vec<_>>())
+        .results(results)
         .build()
 }
 
@@ -104,7 +164,7 @@ fn custom_descriptor(l: &Located) -> ReportingDescriptor {
         .build()
 }
 
-fn result(l: &Located, rule_ids: &[&str]) -> SarifResult {
+fn result(l: &Located, rule_ids: &[String]) -> SarifResult {
     let f = &l.finding;
     let (file, at) = l.primary();
     let object = l.object();

@@ -1,10 +1,10 @@
-//! Reports rendered as the input is linted: text, JSON and GitHub
+//! Reports rendered as the input is linted: text, JSON, SARIF and GitHub
 //! commands print finding by finding, so each document's findings are
 //! rendered as soon as the document is linted (in input order, see
 //! [`crate::pipeline::Keep`]) and dropped. Memory then holds the report's
 //! text, not the findings, which take several times as much (their message,
-//! help, fix and location, each in its own allocation). SARIF and JUnit
-//! group results across the whole input, so they keep the findings.
+//! help, fix and location, each in its own allocation). JUnit groups test
+//! cases by file and object across the whole input, so it keeps them.
 //!
 //! The output is byte for byte what the whole-outcome renderers give (a
 //! test holds them to it); they stay for library callers.
@@ -15,7 +15,7 @@ use std::sync::Arc;
 use policies::Severity;
 
 use crate::lint::{Located, Outcome};
-use crate::report::{Format, github, json, summary, text};
+use crate::report::{Format, github, json, sarif, summary, text};
 
 /// Rendered text is kept in pieces of about this size: one growing buffer
 /// would hold up to twice the report while it doubles.
@@ -97,26 +97,30 @@ impl Rendered {
 }
 
 /// The formats printed finding by finding.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug)]
 pub struct Render {
     format: Format,
+    /// SARIF's rule list, which a custom rule joins at its first finding.
+    sarif: sarif::RulesSeen,
 }
 
 impl Render {
-    /// `None` for SARIF and JUnit, which need every finding at once.
+    /// `None` for JUnit, which groups test cases by file and object across
+    /// the whole input.
     pub fn new(format: Format) -> Option<Render> {
-        matches!(format, Format::Text | Format::Json | Format::Github).then_some(Render { format })
+        (format != Format::Junit).then(|| Render { format, sarif: sarif::RulesSeen::default() })
     }
 
     /// Renders a document's findings into its outcome's text and drops
     /// them, with what only the report would read (the suppressed findings,
     /// the objects' records); the counts stay.
-    pub(crate) fn document(&self, out: &mut Outcome) {
+    pub(crate) fn document(&mut self, out: &mut Outcome) {
         let mut rendered = Rendered::default();
         for l in &out.findings {
             match self.format {
                 Format::Json => rendered.push_str(&json_entry(&json::JsonFinding::new(l))),
                 Format::Github => rendered.push_str(&github::finding(l)),
+                Format::Sarif => rendered.push_str(&self.sarif.result_entry(l)),
                 _ => rendered.push_str(&text::finding(l)),
             }
             rendered.note(l);
@@ -131,9 +135,13 @@ impl Render {
     /// Writes the whole report of `out` (whose findings were rendered as
     /// they came, and any it still holds after them): what the format's
     /// `render` gives for the same findings. `quiet`: text without its summary.
-    pub fn write(&self, out: &Outcome, quiet: bool, w: &mut dyn Write) -> std::io::Result<()> {
+    pub fn write(mut self, out: &Outcome, quiet: bool, w: &mut dyn Write) -> std::io::Result<()> {
         let pieces = out.rendered.pieces.iter().map(String::as_str);
         match self.format {
+            Format::Sarif => {
+                let held: Vec<String> = out.findings.iter().map(|l| self.sarif.result_entry(l)).collect();
+                sarif::write_streamed(out, self.sarif, pieces.chain(held.iter().map(String::as_str)), w)
+            }
             Format::Json => {
                 let held = out.findings.iter().map(|l| json_entry(&json::JsonFinding::new(l)));
                 let errors = out.errors.iter().map(|e| json_entry(&json::JsonInputError::new(e)));
@@ -185,11 +193,19 @@ impl Render {
 /// One entry of the JSON array as `to_string_pretty` prints it inside the
 /// array (indented one level), after its separator (`,` and a newline).
 fn json_entry(entry: &impl serde::Serialize) -> String {
-    let pretty = serde_json::to_string_pretty(entry).unwrap_or_else(|_| "null".to_owned());
-    let mut s = String::with_capacity(pretty.len() + pretty.len() / 8 + 4);
+    indented(&serde_json::to_string_pretty(entry).unwrap_or_else(|_| "null".to_owned()), "  ")
+}
+
+/// A value printed by `to_string_pretty` as it is printed inside an array
+/// whose items sit at `indent`, after its separator (`,` and a newline).
+/// Pretty JSON holds no raw newline inside a string, so every line is
+/// indented as the nested value's would be.
+pub(crate) fn indented(pretty: &str, indent: &str) -> String {
+    let mut s = String::with_capacity(pretty.len() + (pretty.len() / 8 + 2) * indent.len());
     s.push(',');
     for line in pretty.split('\n') {
-        s.push_str("\n  ");
+        s.push('\n');
+        s.push_str(indent);
         s.push_str(line);
     }
     s

@@ -201,7 +201,10 @@ fn lint(args: LintArgs) -> Result<u8> {
     let quiet = args.run.quiet;
     // Relative template paths are the repository's, from where lifeguard runs.
     // Text, JSON and GitHub commands are rendered as the input is linted.
-    let render = Render::new(args.format);
+    // A report for stdout that would lose its styles is rendered without them.
+    let plain =
+        args.output_file.is_none() && anstream::AutoStream::choice(&std::io::stdout()) == anstream::ColorChoice::Never;
+    let render = Render::new(args.format).map(|r| if plain { r.plain() } else { r });
     let mut keep = Keep { templates: TemplateFinder::on_disk(args.helm_chart_root.as_deref()), render };
     let out = lint_resolved(&mut resolved, &Limits::default(), &mut keep);
     let render = keep.render.take();
@@ -218,6 +221,7 @@ fn lint(args: LintArgs) -> Result<u8> {
     };
     match &args.output_file {
         Some(path) => write_file_with(path, report)?,
+        None if plain => write_plain_stdout_with(report)?,
         None => write_stdout_with(report)?,
     }
     // Machine formats keep stdout for the report alone; a report in a file
@@ -350,7 +354,17 @@ pub(crate) fn write_stdout(text: &str) -> Result<()> {
 
 /// [`write_stdout`] for a report written in pieces.
 fn write_stdout_with(write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>) -> Result<()> {
-    let mut stdout = std::io::BufWriter::with_capacity(64 * 1024, anstream::stdout());
+    written(write, anstream::stdout())
+}
+
+/// [`write_stdout_with`] for a report rendered without styles, which
+/// needs no stream to strip them.
+fn write_plain_stdout_with(write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>) -> Result<()> {
+    written(write, std::io::stdout().lock())
+}
+
+fn written(write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>, out: impl Write) -> Result<()> {
+    let mut stdout = std::io::BufWriter::with_capacity(64 * 1024, out);
     match write(&mut stdout).and_then(|()| stdout.flush()) {
         Ok(()) => Ok(()),
         // A closed pipe (`lifeguard lint | head`) is not an error worth a message.

@@ -100,6 +100,8 @@ impl Rendered {
 #[derive(Debug)]
 pub struct Render {
     format: Format,
+    /// Whether the text format keeps its styles (see [`Render::plain`]).
+    color: bool,
     /// SARIF's rule list, which a custom rule joins at its first finding.
     sarif: sarif::RulesSeen,
 }
@@ -108,7 +110,14 @@ impl Render {
     /// `None` for JUnit, which groups test cases by file and object across
     /// the whole input.
     pub fn new(format: Format) -> Option<Render> {
-        (format != Format::Junit).then(|| Render { format, sarif: sarif::RulesSeen::default() })
+        (format != Format::Junit).then(|| Render { format, color: true, sarif: sarif::RulesSeen::default() })
+    }
+
+    /// The same renderer, with the text format's styles left out: for a
+    /// destination that would strip them (a pipe, a file, `NO_COLOR`), so
+    /// the report is written as rendered rather than scanned again.
+    pub fn plain(self) -> Render {
+        Render { color: false, ..self }
     }
 
     /// Renders a document's findings into its outcome's text and drops
@@ -121,7 +130,7 @@ impl Render {
                 Format::Json => rendered.push_str(&json_entry(&json::JsonFinding::new(l))),
                 Format::Github => rendered.push_str(&github::finding(l)),
                 Format::Sarif => rendered.push_str(&self.sarif.result_entry(l)),
-                _ => rendered.push_str(&text::finding(l)),
+                _ => rendered.push_str(&text::finding_in(l, self.color)),
             }
             rendered.note(l);
         }
@@ -176,7 +185,7 @@ impl Render {
                     w.write_all(piece.as_bytes())?;
                 }
                 for l in &out.findings {
-                    w.write_all(text::finding(l).as_bytes())?;
+                    w.write_all(text::finding_in(l, self.color).as_bytes())?;
                 }
                 if quiet {
                     return Ok(());
@@ -184,7 +193,9 @@ impl Render {
                 if out.finding_count() > 0 {
                     w.write_all(b"\n")?;
                 }
-                w.write_all(text::summary_line(&summary::line(out)).as_bytes())
+                let line = summary::line(out);
+                let line = if self.color { text::summary_line(&line) } else { text::plain_summary_line(&line) };
+                w.write_all(line.as_bytes())
             }
         }
     }

@@ -25,14 +25,21 @@ fn severity_style(s: Severity) -> Style {
 /// Renders one finding:
 /// `file:line:col error[rule] Kind/ns/name` then the message and help, indented.
 pub fn finding(l: &Located) -> String {
+    finding_in(l, true)
+}
+
+/// [`finding`], without its styles when `color` is false: a report for a
+/// pipe or a file is then written as rendered, not scanned to strip them.
+pub(crate) fn finding_in(l: &Located, color: bool) -> String {
     let f = &l.finding;
-    let sev = severity_style(f.severity);
+    let (sev, bold, dim) =
+        if color { (severity_style(f.severity), BOLD, DIM) } else { (Style::new(), Style::new(), Style::new()) };
     let mut s = String::new();
     // For `helm template` output this names the template; the rendered position follows below.
     let (file, line) = l.shown_at();
     let _ = writeln!(
         s,
-        "{BOLD}{}:{}:{}{BOLD:#} {sev}{}{sev:#}[{BOLD}{}{BOLD:#}] {}",
+        "{bold}{}:{}:{}{bold:#} {sev}{}{sev:#}[{bold}{}{bold:#}] {}",
         file,
         line,
         l.column,
@@ -42,18 +49,18 @@ pub fn finding(l: &Located) -> String {
     );
     let _ = writeln!(s, "  {}", f.message);
     if !f.help.is_empty() {
-        let _ = writeln!(s, "  {DIM}help:{DIM:#} {}", f.help);
+        let _ = writeln!(s, "  {dim}help:{dim:#} {}", f.help);
     }
     match fix_note(f) {
         Ok(description) => {
-            let _ = writeln!(s, "  {DIM}fix:{DIM:#} {description}");
+            let _ = writeln!(s, "  {dim}fix:{dim:#} {description}");
         }
         Err(why) => {
-            let _ = writeln!(s, "  {DIM}no automatic fix:{DIM:#} {why}");
+            let _ = writeln!(s, "  {dim}no automatic fix:{dim:#} {why}");
         }
     }
     if let Some((label, note)) = helm_note(l) {
-        let _ = writeln!(s, "  {DIM}{label}:{DIM:#} {note}");
+        let _ = writeln!(s, "  {dim}{label}:{dim:#} {note}");
     }
     s
 }
@@ -131,4 +138,9 @@ pub fn render(out: &Outcome) -> String {
 /// The summary as the text report ends with it.
 pub(crate) fn summary_line(line: &str) -> String {
     format!("{BOLD}{line}{BOLD:#}\n")
+}
+
+/// [`summary_line`] without its style.
+pub(crate) fn plain_summary_line(line: &str) -> String {
+    format!("{line}\n")
 }

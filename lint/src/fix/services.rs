@@ -6,7 +6,9 @@
 //! ([`may_hold_a_service`]) are parsed, each alone (see
 //! [`crate::input::split`]). A whole read stops at a syntax error, and the
 //! Services after it do not count: so the documents before the last
-//! Service found are checked to parse as well, and a file where anything
+//! Service found are checked to read without error as well (a read that
+//! builds the values of Services alone, so a workload costs little more
+//! than its YAML events), and a file where anything
 //! fails to parse alone is read in one piece, as a whole read would. The
 //! fix then meets each file's Services again and counts them (see
 //! [`super::run`]).
@@ -18,7 +20,7 @@ use policies::objects_in;
 use serde_json::Value;
 
 use crate::input::split::{Part, parts};
-use crate::input::{Document, Limits, may_hold_a_service, parse_part_lean, parse_stream_each};
+use crate::input::{Document, Limits, may_hold_a_service, parse_part_services, parse_stream_each};
 
 /// The Service objects of `text`, in order, as a whole read of it finds them.
 pub(super) fn services_in(text: &str, limits: &Limits) -> Vec<Value> {
@@ -49,7 +51,7 @@ pub(super) fn services_in(text: &str, limits: &Limits) -> Vec<Value> {
 fn part_services(text: &str, part: Part, limits: &Limits) -> Option<Vec<Value>> {
     let mut services = Vec::new();
     let parsed = catch_unwind(AssertUnwindSafe(|| {
-        parse_part_lean(&text[part.start..part.end], part.origin, limits, |document| {
+        parse_part_services(&text[part.start..part.end], part.origin, limits, |document| {
             services.extend(services_of(&document).cloned());
         })
     }));

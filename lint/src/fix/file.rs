@@ -177,9 +177,10 @@ pub fn fix_text(
     } else {
         docs
     };
+    let lines: Vec<&str> = if changed.is_empty() { Vec::new() } else { out.fixed.lines().collect() };
     for (doc, scalars) in &changed {
         if let Some(d) = fixed_docs.get(*doc) {
-            out.stale_comments.extend(stale_comments(file, &out.fixed, d, scalars));
+            out.stale_comments.extend(stale_comments(file, &lines, d, scalars));
         }
     }
     for (doc, prefix, finding) in left {

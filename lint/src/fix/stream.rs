@@ -11,7 +11,7 @@ use policies::Severity;
 
 use super::diff;
 use super::run::{FixedInput, Output, fix_each};
-use super::summary::{Tally, file_block, line_of, tail};
+use super::summary::{Tally, file_block, file_block_mapped, line_of, tail};
 use crate::input::{Input, Limits};
 use crate::lint::InputError;
 use crate::policy_discovery::Resolved;
@@ -139,15 +139,20 @@ pub fn fix_and_write(
 /// that fixed it.
 fn keep(fixed: FixedInput, mode: Output, fail_on: &impl Fn(&str) -> Option<Severity>) -> (Written, FileReport) {
     let FixedInput { input, bom, mut fix } = fixed;
+    // `--diff` prints the diff and names lines as read: one diff gives both.
+    let diff = (mode == Output::Diff).then(|| diff::unified_and_map(&fix.file, &fix.original, &fix.fixed));
     let failing = fix.remaining.iter().any(|l| fail_on(&l.file).is_some_and(|min| l.finding.severity >= min));
     let report = FileReport {
-        block: file_block(&fix, mode, fail_on),
+        block: match &diff {
+            Some((_, map)) => file_block_mapped(&fix, map.as_ref(), mode, fail_on),
+            None => file_block(&fix, mode, fail_on),
+        },
         tally: Tally::of(&fix),
         errors: std::mem::take(&mut fix.errors),
         failing,
     };
     let written = match (mode, input) {
-        (Output::Diff, _) => Written::Stdout(diff::unified(&fix.file, &fix.original, &fix.fixed)),
+        (Output::Diff, _) => Written::Stdout(diff.map(|(text, _)| text).unwrap_or_default()),
         (Output::InPlace, Input::Stdin) => Written::Stdout(std::mem::take(&mut fix.fixed)),
         (Output::InPlace, Input::File(path)) if fix.changed() => {
             let mut bytes = Vec::with_capacity(fix.fixed.len() + 3);

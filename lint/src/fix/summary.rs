@@ -22,6 +22,17 @@ pub fn render(out: &FixOutcome, mode: Output, fail_on: impl Fn(&str) -> Option<S
 /// What the report says of one file (everything but the errors and the
 /// summary line), so that a file can be reported once its texts are gone.
 pub fn file_block(fix: &FileFix, mode: Output, fail_on: &impl Fn(&str) -> Option<Severity>) -> String {
+    let map = fix.changed().then(|| LineMap::new(&fix.original, &fix.fixed));
+    file_block_mapped(fix, map.as_ref(), mode, fail_on)
+}
+
+/// [`file_block`] with the file's [`LineMap`] already made (`None` when it is unchanged).
+pub fn file_block_mapped(
+    fix: &FileFix,
+    map: Option<&LineMap>,
+    mode: Output,
+    fail_on: &impl Fn(&str) -> Option<Severity>,
+) -> String {
     let mut s = String::new();
     let verb = match mode {
         Output::InPlace => "fixed",
@@ -29,12 +40,11 @@ pub fn file_block(fix: &FileFix, mode: Output, fail_on: &impl Fn(&str) -> Option
     };
     // Lines name the file as it is once this run is over: as read for
     // `--diff`, as fixed in place (see `LineMap`).
-    let map = fix.changed().then(|| LineMap::new(&fix.original, &fix.fixed));
-    let fixed_line = |line: u32| match (&map, mode) {
+    let fixed_line = |line: u32| match (map, mode) {
         (Some(m), Output::Diff) => m.old_line(line),
         _ => line,
     };
-    let read_line = |line: u32| match (&map, mode) {
+    let read_line = |line: u32| match (map, mode) {
         (Some(m), Output::InPlace) => m.new_line(line),
         _ => line,
     };

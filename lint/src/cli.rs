@@ -329,23 +329,23 @@ fn fix(args: FixArgs) -> Result<u8> {
         return Ok(2);
     };
     let mode = if args.diff { crate::fix::Output::Diff } else { crate::fix::Output::InPlace };
-    let mut out = crate::fix::run::fix_resolved(&mut resolved, only, &Limits::default());
+    let flag = args.fail_on.map(FailOn::severity);
     let mut stdout = std::io::stdout().lock();
-    match crate::fix::write(&mut out, mode, &mut stdout) {
+    let (out, written) =
+        crate::fix::stream::fix_and_write(&mut resolved, only, &Limits::default(), mode, flag, &mut stdout);
+    match written {
         Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => return Err(e).context("writing to stdout"),
         _ => {}
     }
-    let flag = args.fail_on.map(FailOn::severity);
-    let fail_on = |file: &str| resolved.fail_on(flag, file);
     let mut stderr = anstream::stderr();
     if !args.run.quiet {
-        write!(stderr, "{}", crate::fix::summary::render(&out, mode, fail_on)).context("writing to stderr")?;
+        write!(stderr, "{}", out.render(mode)).context("writing to stderr")?;
     } else {
         for e in out.all_errors() {
             write!(stderr, "{}", report::text::input_error(e)).context("writing to stderr")?;
         }
     }
-    Ok(out.exit_code_by(fail_on))
+    Ok(out.exit_code())
 }
 
 pub(crate) fn write_stdout(text: &str) -> Result<()> {

@@ -7,12 +7,22 @@ pub fn unified(name: &str, old: &str, new: &str) -> String {
     if old == new {
         return String::new();
     }
+    unified_of(&TextDiff::from_lines(old, new), name)
+}
+
+/// [`unified`] and [`LineMap::new`] of the same texts from one diff (the
+/// costly part of both); no map when they are equal.
+pub fn unified_and_map(name: &str, old: &str, new: &str) -> (String, Option<LineMap>) {
+    if old == new {
+        return (String::new(), None);
+    }
+    let diff = TextDiff::from_lines(old, new);
+    (unified_of(&diff, name), Some(LineMap::of(&diff)))
+}
+
+fn unified_of<'a>(diff: &'a TextDiff<'a, 'a, 'a, str>, name: &str) -> String {
     let name = name.trim_start_matches("./").trim_start_matches('/');
-    TextDiff::from_lines(old, new)
-        .unified_diff()
-        .context_radius(3)
-        .header(&format!("a/{name}"), &format!("b/{name}"))
-        .to_string()
+    diff.unified_diff().context_radius(3).header(&format!("a/{name}"), &format!("b/{name}")).to_string()
 }
 
 /// Line numbers between a text as read and as fixed. `fix --diff` leaves
@@ -33,7 +43,10 @@ impl LineMap {
     /// changed line to the line at the same place in the other side of its
     /// hunk; an inserted (or deleted) line to the line above it.
     pub fn new(old: &str, new: &str) -> LineMap {
-        let diff = TextDiff::from_lines(old, new);
+        LineMap::of(&TextDiff::from_lines(old, new))
+    }
+
+    fn of(diff: &TextDiff<'_, '_, '_, str>) -> LineMap {
         let mut to_old = Vec::new();
         let mut to_new = Vec::new();
         for op in diff.ops() {
@@ -92,5 +105,11 @@ mod tests {
         let d = unified("./k8s/app.yaml", "a: 1\nb: 2\n", "a: 1\nb: 3\n");
         assert_eq!(d, "--- a/k8s/app.yaml\n+++ b/k8s/app.yaml\n@@ -1,2 +1,2 @@\n a: 1\n-b: 2\n+b: 3\n");
         assert_eq!(unified("x", "same", "same"), "");
+        let (both, map) = super::unified_and_map("./k8s/app.yaml", "a: 1\nb: 2\n", "a: 1\nt: 0\nb: 3\n");
+        assert_eq!(both, unified("./k8s/app.yaml", "a: 1\nb: 2\n", "a: 1\nt: 0\nb: 3\n"));
+        let alone = LineMap::new("a: 1\nb: 2\n", "a: 1\nt: 0\nb: 3\n");
+        let lines = |m: &LineMap| ((1..=3).map(|l| m.old_line(l)).collect(), (1..=2).map(|l| m.new_line(l)).collect());
+        assert_eq!(map.as_ref().map(lines), Some(lines(&alone)));
+        assert_eq!(lines(&alone), (vec![1, 2, 2], vec![1, 2]));
     }
 }

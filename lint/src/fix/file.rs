@@ -157,7 +157,12 @@ pub fn fix_text(
         }
     }
     let fixed_docs = if out.changed() {
-        match verify(file, &out.fixed, &expected, json, limits) {
+        // The text as read is parsed again in the rare case it is needed,
+        // so a large stream is not held in two parses while it is checked.
+        drop(docs);
+        let verified = verify(file, &out.fixed, &expected, json, limits);
+        drop(expected);
+        match verified {
             Ok(docs) => docs,
             Err(why) => {
                 out.errors.push(InputError {
@@ -171,15 +176,16 @@ pub fn fix_text(
                 out.fixed = out.original.clone();
                 out.objects.clear();
                 changed.clear();
-                docs
+                parse_text(file, text, limits).0
             }
         }
     } else {
         docs
     };
+    let lines: Vec<&str> = if changed.is_empty() { Vec::new() } else { out.fixed.lines().collect() };
     for (doc, scalars) in &changed {
         if let Some(d) = fixed_docs.get(*doc) {
-            out.stale_comments.extend(stale_comments(file, &out.fixed, d, scalars));
+            out.stale_comments.extend(stale_comments(file, &lines, d, scalars));
         }
     }
     for (doc, prefix, finding) in left {

@@ -7,16 +7,19 @@ pub mod edit;
 pub mod file;
 mod layout;
 mod object;
+mod ordered;
 mod path;
 mod render;
 pub mod run;
+mod services;
 pub mod stale;
+pub mod stream;
 pub mod summary;
 mod text;
 
 pub use edit::EditError;
 pub use file::{FileFix, ObjectFixes, Skipped, fix_text};
-pub use run::{FixOutcome, FixedInput, Output, fix_found, fix_paths, write};
+pub use run::{FixOutcome, FixedInput, Output, fix_each, fix_found, fix_paths, write};
 pub use stale::StaleComment;
 #[cfg(test)]
 mod tests;

@@ -9,7 +9,8 @@ use policies::{Policy, Severity, objects_in};
 
 use super::diff;
 use super::file::{FileFix, fix_text};
-use crate::input::{Contexts, Discovered, Input, InputName, Limits, contexts, discover, read_text};
+use super::services::{services_in, services_of};
+use crate::input::{Contexts, Discovered, Document, Input, InputName, Limits, contexts, discover, read_text};
 use crate::lint::{InputError, parse_text};
 use crate::policy_discovery::Resolved;
 
@@ -86,15 +87,137 @@ pub fn fix_resolved(resolved: &mut Resolved, only: Option<&[String]>, limits: &L
 
 /// [`fix_paths`] on inputs already discovered (with `--exclude`, say).
 pub fn fix_found(found: Discovered, policy: &Policy, only: Option<&[String]>, limits: &Limits) -> FixOutcome {
+    let mut out = FixOutcome::default();
+    let threads = crate::pipeline::threads();
+    out.errors = fix_each(found, policy, only, limits, threads, |fixed| fixed, |fixed| out.inputs.push(fixed));
+    out
+}
+
+/// Fixes the inputs of `found` on `threads` threads and hands each one's
+/// result, turned into what the caller keeps by `keep` (on the thread that
+/// fixed it), to `sink` in input order as soon as it and all before it are
+/// done. Returns the inputs that could not be found or read, as errors.
+///
+/// Every context's Services are read first (see [`super::services`]);
+/// then each file is read, parsed, fixed and dropped on a worker, so no
+/// parse waits for the others. `threads == 1` is the single-threaded
+/// reference: every input parsed and held, then fixed in order.
+pub fn fix_each<T: Send>(
+    found: Discovered,
+    policy: &Policy,
+    only: Option<&[String]>,
+    limits: &Limits,
+    threads: usize,
+    keep: impl Fn(FixedInput) -> T + Sync,
+    mut sink: impl FnMut(T),
+) -> Vec<InputError> {
     // Skipped chart templates are never edited: they are not YAML.
     let (inputs, discover_errors) = (found.inputs, found.errors);
-    let mut out = FixOutcome::default();
-    out.errors.extend(discover_errors.into_iter().map(|(file, e)| InputError {
-        file,
-        line: None,
-        column: None,
-        message: e.to_string(),
-    }));
+    let mut errors: Vec<InputError> = discover_errors
+        .into_iter()
+        .map(|(file, e)| InputError { file, line: None, column: None, message: e.to_string() })
+        .collect();
+    if threads <= 1 {
+        for fixed in fix_held(inputs, policy, only, limits, &mut errors) {
+            sink(keep(fixed));
+        }
+        return errors;
+    }
+    let Contexts { of_input, mut seeds, .. } = contexts(&inputs, limits);
+    // First pass: each file's Services; only stdin's text is kept (it cannot be read twice).
+    let first = |i: usize| {
+        let input = &inputs[i];
+        read_text(input, limits).map(|text| {
+            let services = services_in(&text, limits);
+            (services, matches!(input, Input::Stdin).then_some(text))
+        })
+    };
+    let mut read: Vec<FirstLook<'_>> = Vec::with_capacity(inputs.len());
+    let firsts = crate::pipeline::run_tasks(inputs.len(), threads, first);
+    for (i, ((input, context), result)) in inputs.iter().zip(&of_input).zip(firsts).enumerate() {
+        match result.unwrap_or_else(|| first(i)) {
+            Ok((services, text)) => {
+                if let Some(batch) = seeds.get_mut(*context) {
+                    services.iter().for_each(|service| batch.add(service));
+                }
+                read.push(FirstLook { input, context: *context, services: services.len(), text });
+            }
+            Err(e) => {
+                errors.push(InputError { file: input.display_name(), line: None, column: None, message: e.to_string() })
+            }
+        }
+    }
+    let alone = policies::Batch::default();
+    let sharing = |context: usize| read.iter().filter(|r| r.context == context).count();
+    // Second pass: each file read again, parsed, fixed, handed over, dropped.
+    let second = |i: usize| {
+        let r = &read[i];
+        let name = r.input.display_name();
+        let text = match &r.text {
+            Some(text) => Ok(std::borrow::Cow::Borrowed(text.as_str())),
+            None => read_text(r.input, limits).map(std::borrow::Cow::Owned),
+        };
+        let fix = match text {
+            Ok(text) => {
+                let parse = parse_text(&name, &text, limits);
+                let met: usize = parse.0.iter().map(|d| services_of(d).count()).sum();
+                let batch = seeds.get(r.context).unwrap_or(&alone);
+                if met == r.services {
+                    fix_text(&name, &text, parse, batch, policy, only, limits)
+                } else if sharing(r.context) == 1 {
+                    // Its context is this file and the Services of files not
+                    // named: the Services it holds are known now.
+                    let mut own = batch.clone();
+                    own.services_from(&parse.0);
+                    fix_text(&name, &text, parse, &own, policy, only, limits)
+                } else {
+                    let mut fix = fix_text(&name, &text, parse, batch, policy, only, limits);
+                    fix.errors.push(InputError {
+                        file: name.clone(),
+                        line: None,
+                        column: None,
+                        message: format!(
+                            "internal error: {met} Services read where the first look found {} (please report); \
+                             the findings of the files beside it may be incomplete",
+                            r.services
+                        ),
+                    });
+                    fix
+                }
+            }
+            // The file went away between the two reads.
+            Err(e) => {
+                let mut fix = fix_text(&name, "", (Vec::new(), None), &alone, policy, only, limits);
+                fix.errors.push(InputError { file: name, line: None, column: None, message: e.to_string() });
+                fix
+            }
+        };
+        keep(FixedInput { input: r.input.clone(), bom: starts_with_bom(r.input), fix })
+    };
+    super::ordered::run(read.len(), threads, second, |_, kept| sink(kept));
+    errors
+}
+
+/// An input read by the first pass.
+struct FirstLook<'a> {
+    input: &'a Input,
+    context: usize,
+    /// The Services the first pass found in it.
+    services: usize,
+    /// Its text, for stdin only.
+    text: Option<String>,
+}
+
+/// The single-threaded reference: every input read and parsed first (its
+/// parse held, since Services in any file of a context inform the rules),
+/// then each fixed from its parse, in order.
+fn fix_held(
+    inputs: Vec<Input>,
+    policy: &Policy,
+    only: Option<&[String]>,
+    limits: &Limits,
+    errors: &mut Vec<InputError>,
+) -> Vec<FixedInput> {
     let Contexts { of_input, mut seeds, .. } = contexts(&inputs, limits);
     let mut texts = Vec::with_capacity(inputs.len());
     for (input, context) in inputs.into_iter().zip(of_input) {
@@ -103,49 +226,41 @@ pub fn fix_found(found: Discovered, policy: &Policy, only: Option<&[String]>, li
                 let bom = starts_with_bom(&input);
                 texts.push((input, bom, text, context));
             }
-            Err(e) => out.errors.push(InputError {
-                file: input.display_name(),
-                line: None,
-                column: None,
-                message: e.to_string(),
-            }),
-        }
-    }
-    // Each text is parsed once: all of them first (on every core), since
-    // Services in any file of a context inform the rules, then each one is
-    // fixed from its parse (on every core too; a fix re-reads what it writes).
-    let threads = crate::pipeline::threads();
-    let parse = |i: usize| {
-        let (input, _, text, _) = &texts[i];
-        parse_text(&input.display_name(), text, limits)
-    };
-    let parsed: Vec<_> = crate::pipeline::run_tasks(texts.len(), threads, parse)
-        .into_iter()
-        .enumerate()
-        // A task whose thread died is done again here, so it is never lost.
-        .map(|(i, p)| p.unwrap_or_else(|| parse(i)))
-        .collect();
-    for ((_, _, _, context), (docs, _)) in texts.iter().zip(&parsed) {
-        if let Some(batch) = seeds.get_mut(*context) {
-            for (_, object) in docs.iter().flat_map(|d| objects_in(&d.value)) {
-                batch.add(object);
+            Err(e) => {
+                errors.push(InputError { file: input.display_name(), line: None, column: None, message: e.to_string() })
             }
         }
     }
-    let alone = policies::Batch::default();
-    let parsed: Vec<std::sync::Mutex<Option<_>>> = parsed.into_iter().map(|p| std::sync::Mutex::new(Some(p))).collect();
-    let fix = |i: usize| {
-        let (input, _, text, context) = &texts[i];
-        let batch = seeds.get(*context).unwrap_or(&alone);
-        let parse = parsed.get(i).and_then(|p| p.lock().ok()?.take()).unwrap_or_else(|| parse(i));
-        fix_text(&input.display_name(), text, parse, batch, policy, only, limits)
-    };
-    let fixes = crate::pipeline::run_tasks(texts.len(), threads, fix);
-    for (i, ((input, bom, _, _), fixed)) in texts.iter().zip(fixes).enumerate() {
-        let fix = fixed.unwrap_or_else(|| fix(i));
-        out.inputs.push(FixedInput { input: input.clone(), bom: *bom, fix });
+    let parsed: Vec<_> =
+        texts.iter().map(|(input, _, text, _)| parse_text(&input.display_name(), text, limits)).collect();
+    for ((_, _, _, context), (docs, _)) in texts.iter().zip(&parsed) {
+        if let Some(batch) = seeds.get_mut(*context) {
+            batch.services_from(docs);
+        }
     }
-    out
+    let alone = policies::Batch::default();
+    texts
+        .into_iter()
+        .zip(parsed)
+        .map(|((input, bom, text, context), parse)| {
+            let batch = seeds.get(context).unwrap_or(&alone);
+            let fix = fix_text(&input.display_name(), &text, parse, batch, policy, only, limits);
+            FixedInput { input, bom, fix }
+        })
+        .collect()
+}
+
+/// Adding a file's objects to the batch of its context.
+trait AddDocuments {
+    fn services_from(&mut self, docs: &[Document]);
+}
+
+impl AddDocuments for policies::Batch {
+    fn services_from(&mut self, docs: &[Document]) {
+        for (_, object) in docs.iter().flat_map(|d| objects_in(&d.value)) {
+            self.add(object);
+        }
+    }
 }
 
 fn starts_with_bom(input: &Input) -> bool {

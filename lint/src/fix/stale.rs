@@ -28,10 +28,11 @@ pub struct StaleComment {
     pub new: Value,
 }
 
-/// The comments of `text` (parsed as `doc`) that sit on or right above a
-/// changed scalar `(pointer, old, new)` and mention a number or the field.
-pub(super) fn stale_comments(file: &str, text: &str, doc: &Document, changed: &[Changed]) -> Vec<StaleComment> {
-    let lines: Vec<&str> = text.lines().collect();
+/// The comments of a text (its `lines`, parsed as `doc`, one document of
+/// it) that sit on or right above a changed scalar `(pointer, old, new)`
+/// and mention a number or the field. The lines are the caller's, split
+/// once for all of a stream's documents.
+pub(super) fn stale_comments(file: &str, lines: &[&str], doc: &Document, changed: &[Changed]) -> Vec<StaleComment> {
     let mut out = Vec::new();
     for (pointer, old, new) in changed {
         let field = pointer.rsplit('/').next().unwrap_or_default().replace("~1", "/").replace("~0", "~");
@@ -85,7 +86,10 @@ mod tests {
     fn stale(text: &str, pointer: &str) -> Vec<(u32, String)> {
         let (docs, _) = parse_stream(text, &Limits::default());
         let changed = [(pointer.to_owned(), json!(6), json!(60))];
-        stale_comments("f.yaml", text, &docs[0], &changed).into_iter().map(|s| (s.line, s.comment)).collect()
+        stale_comments("f.yaml", &text.lines().collect::<Vec<_>>(), &docs[0], &changed)
+            .into_iter()
+            .map(|s| (s.line, s.comment))
+            .collect()
     }
 
     #[test]

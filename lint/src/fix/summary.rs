@@ -7,90 +7,111 @@ use std::fmt::Write as _;
 use policies::Severity;
 
 use super::diff::LineMap;
+use super::file::FileFix;
 use super::run::{FixOutcome, Output};
+use crate::lint::InputError;
 
 /// The report: one line per fix, per fix left out, per remaining finding at
 /// or above `fail_on` (of its file), then the summary line.
 pub fn render(out: &FixOutcome, mode: Output, fail_on: impl Fn(&str) -> Option<Severity>) -> String {
+    let mut s: String = out.inputs.iter().map(|i| file_block(&i.fix, mode, &fail_on)).collect();
+    s.push_str(&tail(out.all_errors(), &line(out, mode)));
+    s
+}
+
+/// What the report says of one file (everything but the errors and the
+/// summary line), so that a file can be reported once its texts are gone.
+pub fn file_block(fix: &FileFix, mode: Output, fail_on: &impl Fn(&str) -> Option<Severity>) -> String {
+    let map = fix.changed().then(|| LineMap::new(&fix.original, &fix.fixed));
+    file_block_mapped(fix, map.as_ref(), mode, fail_on)
+}
+
+/// [`file_block`] with the file's [`LineMap`] already made (`None` when it is unchanged).
+pub fn file_block_mapped(
+    fix: &FileFix,
+    map: Option<&LineMap>,
+    mode: Output,
+    fail_on: &impl Fn(&str) -> Option<Severity>,
+) -> String {
     let mut s = String::new();
     let verb = match mode {
         Output::InPlace => "fixed",
         Output::Diff => "would fix",
     };
-    for i in &out.inputs {
-        // Lines name the file as it is once this run is over: as read for
-        // `--diff`, as fixed in place (see `LineMap`).
-        let map = i.fix.changed().then(|| LineMap::new(&i.fix.original, &i.fix.fixed));
-        let fixed_line = |line: u32| match (&map, mode) {
-            (Some(m), Output::Diff) => m.old_line(line),
-            _ => line,
-        };
-        let read_line = |line: u32| match (&map, mode) {
-            (Some(m), Output::InPlace) => m.new_line(line),
-            _ => line,
-        };
-        for o in &i.fix.objects {
-            for a in &o.applied {
-                let _ = writeln!(s, "{}: {} {}: [{}] {}", i.fix.file, verb, o.object, a.rule, a.description);
-            }
-        }
-        for c in &i.fix.stale_comments {
-            let _ = writeln!(
-                s,
-                "{}:{}: comment may now be stale: {:?} is next to {}, which the fix {} from {} to {}",
-                c.file,
-                fixed_line(c.line),
-                c.comment,
-                c.field,
-                if mode == Output::Diff { "would change" } else { "changed" },
-                c.old,
-                c.new
-            );
-        }
-        let shown = |l: &crate::lint::Located| fail_on(&l.file).is_some_and(|min| l.finding.severity >= min);
-        // A fix left out whose finding is listed below is said once, on the
-        // finding's line (a pre-commit hook's output names each error once).
-        let said_below = |k: &super::Skipped| {
-            i.fix.remaining.iter().any(|l| {
-                shown(l)
-                    && fixed_line(l.line) == read_line(k.line)
-                    && l.finding.rule == k.rule
-                    && l.object() == k.object
-            })
-        };
-        for k in i.fix.skipped.iter().filter(|k| !said_below(k)) {
-            let _ = writeln!(s, "{}:{}: not fixed {}: [{}] {}", k.file, read_line(k.line), k.object, k.rule, k.reason);
-        }
-        for l in &i.fix.remaining {
-            if shown(l) {
-                let skipped = i.fix.skipped.iter().find(|k| {
-                    read_line(k.line) == fixed_line(l.line) && l.finding.rule == k.rule && l.object() == k.object
-                });
-                let left_out;
-                let what = match (&l.finding.fix, &l.finding.opt_in_fix, skipped) {
-                    (Some(_), _, Some(k)) => {
-                        left_out = format!("not fixed ({})", k.reason);
-                        left_out.as_str()
-                    }
-                    (Some(_), _, None) => "not fixed",
-                    (None, Some(_), _) => "opt-in fix (fixInfoFindings: true)",
-                    (None, None, _) => "no automatic fix",
-                };
-                let _ = writeln!(
-                    s,
-                    "{}:{}:{} {}[{}] {}: {what}: {}",
-                    l.file,
-                    fixed_line(l.line),
-                    l.column,
-                    l.finding.severity,
-                    l.finding.rule,
-                    l.object(),
-                    l.finding.message
-                );
-            }
+    // Lines name the file as it is once this run is over: as read for
+    // `--diff`, as fixed in place (see `LineMap`).
+    let fixed_line = |line: u32| match (map, mode) {
+        (Some(m), Output::Diff) => m.old_line(line),
+        _ => line,
+    };
+    let read_line = |line: u32| match (map, mode) {
+        (Some(m), Output::InPlace) => m.new_line(line),
+        _ => line,
+    };
+    for o in &fix.objects {
+        for a in &o.applied {
+            let _ = writeln!(s, "{}: {} {}: [{}] {}", fix.file, verb, o.object, a.rule, a.description);
         }
     }
-    for e in out.all_errors() {
+    for c in &fix.stale_comments {
+        let _ = writeln!(
+            s,
+            "{}:{}: comment may now be stale: {:?} is next to {}, which the fix {} from {} to {}",
+            c.file,
+            fixed_line(c.line),
+            c.comment,
+            c.field,
+            if mode == Output::Diff { "would change" } else { "changed" },
+            c.old,
+            c.new
+        );
+    }
+    let shown = |l: &crate::lint::Located| fail_on(&l.file).is_some_and(|min| l.finding.severity >= min);
+    // A fix left out whose finding is listed below is said once, on the
+    // finding's line (a pre-commit hook's output names each error once).
+    let said_below = |k: &super::Skipped| {
+        fix.remaining.iter().any(|l| {
+            shown(l) && fixed_line(l.line) == read_line(k.line) && l.finding.rule == k.rule && l.object() == k.object
+        })
+    };
+    for k in fix.skipped.iter().filter(|k| !said_below(k)) {
+        let _ = writeln!(s, "{}:{}: not fixed {}: [{}] {}", k.file, read_line(k.line), k.object, k.rule, k.reason);
+    }
+    for l in &fix.remaining {
+        if shown(l) {
+            let skipped = fix.skipped.iter().find(|k| {
+                read_line(k.line) == fixed_line(l.line) && l.finding.rule == k.rule && l.object() == k.object
+            });
+            let left_out;
+            let what = match (&l.finding.fix, &l.finding.opt_in_fix, skipped) {
+                (Some(_), _, Some(k)) => {
+                    left_out = format!("not fixed ({})", k.reason);
+                    left_out.as_str()
+                }
+                (Some(_), _, None) => "not fixed",
+                (None, Some(_), _) => "opt-in fix (fixInfoFindings: true)",
+                (None, None, _) => "no automatic fix",
+            };
+            let _ = writeln!(
+                s,
+                "{}:{}:{} {}[{}] {}: {what}: {}",
+                l.file,
+                fixed_line(l.line),
+                l.column,
+                l.finding.severity,
+                l.finding.rule,
+                l.object(),
+                l.finding.message
+            );
+        }
+    }
+    s
+}
+
+/// The end of the report: every error, then the summary line.
+pub fn tail<'e>(errors: impl Iterator<Item = &'e InputError>, summary: &str) -> String {
+    let mut s = String::new();
+    for e in errors {
         let at = match (e.line, e.column) {
             (Some(l), Some(c)) => format!("{}:{l}:{c}", e.file),
             (Some(l), None) => format!("{}:{l}", e.file),
@@ -98,22 +119,73 @@ pub fn render(out: &FixOutcome, mode: Output, fail_on: impl Fn(&str) -> Option<S
         };
         let _ = writeln!(s, "{at} error: {}", e.message);
     }
-    let _ = writeln!(s, "{}", line(out, mode));
+    let _ = writeln!(s, "{summary}");
     s
+}
+
+/// The counts the summary line gives, summed over files.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Tally {
+    /// Inputs read and parsed.
+    pub inputs: usize,
+    /// Fixes applied (or to apply).
+    pub fixes: usize,
+    /// Objects changed.
+    pub objects: usize,
+    /// Files changed.
+    pub files: usize,
+    /// Remaining findings with no fix at all.
+    pub without: usize,
+    /// Remaining info findings whose fix is opt-in.
+    pub opt_in: usize,
+    /// Remaining findings whose fix was not applied.
+    pub unfixed: usize,
+    /// Comments that may now be stale.
+    pub stale: usize,
+}
+
+impl Tally {
+    /// The counts of one file.
+    pub fn of(fix: &FileFix) -> Tally {
+        let remaining = || fix.remaining.iter();
+        Tally {
+            inputs: 1,
+            fixes: fix.fix_count(),
+            objects: fix.objects.len(),
+            files: usize::from(fix.changed()),
+            without: remaining().filter(|l| l.finding.fix.is_none() && l.finding.opt_in_fix.is_none()).count(),
+            opt_in: remaining().filter(|l| l.finding.fix.is_none() && l.finding.opt_in_fix.is_some()).count(),
+            unfixed: remaining().filter(|l| l.finding.fix.is_some()).count(),
+            stale: fix.stale_comments.len(),
+        }
+    }
+
+    /// Adds another file's counts.
+    pub fn add(&mut self, other: Tally) {
+        self.inputs += other.inputs;
+        self.fixes += other.fixes;
+        self.objects += other.objects;
+        self.files += other.files;
+        self.without += other.without;
+        self.opt_in += other.opt_in;
+        self.unfixed += other.unfixed;
+        self.stale += other.stale;
+    }
 }
 
 /// `4 fixes applied to 1 object in 1 file; 2 findings remain without an automatic fix`
 pub fn line(out: &FixOutcome, mode: Output) -> String {
+    let mut tally = Tally::default();
+    out.inputs.iter().for_each(|i| tally.add(Tally::of(&i.fix)));
+    line_of(&tally, out.all_errors().count(), out.policy.as_deref(), mode)
+}
+
+/// The summary line from its counts.
+pub fn line_of(tally: &Tally, errors: usize, policy: Option<&str>, mode: Output) -> String {
     let plural = |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
-    let fixes: usize = out.inputs.iter().map(|i| i.fix.fix_count()).sum();
-    let objects: usize = out.inputs.iter().map(|i| i.fix.objects.len()).sum();
-    let files = out.inputs.iter().filter(|i| i.fix.changed()).count();
-    let remaining = out.inputs.iter().flat_map(|i| &i.fix.remaining);
-    let without = remaining.clone().filter(|l| l.finding.fix.is_none() && l.finding.opt_in_fix.is_none()).count();
-    let opt_in = remaining.clone().filter(|l| l.finding.fix.is_none() && l.finding.opt_in_fix.is_some()).count();
-    let unfixed = remaining.filter(|l| l.finding.fix.is_some()).count();
+    let Tally { inputs, fixes, objects, files, without, opt_in, unfixed, stale } = *tally;
     let mut s = if fixes == 0 {
-        format!("nothing to fix in {}", plural(out.inputs.len(), "file", "files"))
+        format!("nothing to fix in {}", plural(inputs, "file", "files"))
     } else {
         let done = match mode {
             Output::InPlace => "applied to",
@@ -131,7 +203,6 @@ pub fn line(out: &FixOutcome, mode: Output) -> String {
         let _ =
             write!(s, "; {} not fixed (--rule, or see above)", plural(unfixed, "fixable finding", "fixable findings"));
     }
-    let stale: usize = out.inputs.iter().map(|i| i.fix.stale_comments.len()).sum();
     if stale > 0 {
         let _ = write!(s, "; {} may now be stale (see above)", plural(stale, "comment", "comments"));
     }
@@ -143,11 +214,10 @@ pub fn line(out: &FixOutcome, mode: Output) -> String {
             plural(opt_in, "info finding", "info findings")
         );
     }
-    let errors = out.all_errors().count();
     if errors > 0 {
         let _ = write!(s, "; {}", plural(errors, "error", "errors"));
     }
-    if let Some(policy) = &out.policy {
+    if let Some(policy) = policy {
         let _ = write!(s, "; {policy}");
     }
     s

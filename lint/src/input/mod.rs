@@ -16,4 +16,4 @@ pub use discover::{Discovered, Input, InputName, ReadError, Walk, discover, disc
 pub use helm::{OnDisk, Template, TemplateFinder, TemplateScanner};
 pub use limits::Limits;
 pub use source::{Document, Location, SourceFile};
-pub use yaml::{ParseError, parse_part_each, parse_part_lean, parse_stream, parse_stream_each};
+pub use yaml::{ParseError, parse_part_each, parse_part_lean, parse_part_services, parse_stream, parse_stream_each};

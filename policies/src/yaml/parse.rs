@@ -92,6 +92,9 @@ struct Builder<'l> {
     duplicates: Vec<DuplicateKey>,
     /// Whether values no rule reads may be left unbuilt (see [`skim`]).
     lean: bool,
+    /// A lean read for the Services alone: every other kind is inert, pod
+    /// templates included.
+    services_only: bool,
     /// The document's kind says it is inert: its values off [`PATH`] are skipped.
     inert: bool,
     /// The lean read cannot go on: read the part again in full.
@@ -118,7 +121,7 @@ impl Builder<'_> {
             if self.inert {
                 self.rebuild = true;
             } else if let Value::String(kind) = value {
-                self.inert = skim::inert_kind(kind);
+                self.inert = if self.services_only { skim::not_a_service(kind) } else { skim::inert_kind(kind) };
             }
         }
     }
@@ -137,7 +140,7 @@ impl Builder<'_> {
                     self.rebuild = true;
                     return false;
                 }
-                let on_path = PATH.get(*path).is_some_and(|p| p == k);
+                let on_path = !self.services_only && PATH.get(*path).is_some_and(|p| p == k);
                 !(on_path || (*path == 0 && k == "kind"))
             }
             _ => false,
@@ -415,7 +418,7 @@ pub fn parse_part_each(
     limits: &Limits,
     on_document: impl FnMut(Document),
 ) -> Option<ParseError> {
-    match read(text, origin, limits, false, 0, on_document) {
+    match read(text, origin, limits, Lean::No, 0, on_document) {
         Read::Done(error) => error,
         // Only a lean read asks for another.
         Read::Again => None,
@@ -432,16 +435,40 @@ pub fn parse_part_lean(
     text: &str,
     origin: Mark,
     limits: &Limits,
+    on_document: impl FnMut(Document),
+) -> Option<ParseError> {
+    lean_read(text, origin, limits, Lean::Rules, on_document)
+}
+
+/// Like [`parse_part_lean`], but only the values of Services and `List`s
+/// are built: every other document is checked (its errors found as a full
+/// read finds them) and handed over with its values left unbuilt. For a
+/// caller that needs a stream's Services, or to know that a part reads
+/// without error, and not its workloads.
+pub fn parse_part_services(
+    text: &str,
+    origin: Mark,
+    limits: &Limits,
+    on_document: impl FnMut(Document),
+) -> Option<ParseError> {
+    lean_read(text, origin, limits, Lean::Services, on_document)
+}
+
+fn lean_read(
+    text: &str,
+    origin: Mark,
+    limits: &Limits,
+    lean: Lean,
     mut on_document: impl FnMut(Document),
 ) -> Option<ParseError> {
     let mut handed = 0;
-    let first = read(text, origin, limits, true, 0, |document| {
+    let first = read(text, origin, limits, lean, 0, |document| {
         handed += 1;
         on_document(document);
     });
     match first {
         Read::Done(error) => error,
-        Read::Again => match read(text, origin, limits, false, handed, on_document) {
+        Read::Again => match read(text, origin, limits, Lean::No, handed, on_document) {
             Read::Done(error) => error,
             Read::Again => None,
         },
@@ -455,11 +482,22 @@ enum Read {
 }
 
 /// Reads the documents of a part, handing over all but the first `skip`.
+/// Which values a read may leave unbuilt.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Lean {
+    /// None: a full read.
+    No,
+    /// Those no rule reads.
+    Rules,
+    /// All but the Services' (and `List`s').
+    Services,
+}
+
 fn read(
     text: &str,
     origin: Mark,
     limits: &Limits,
-    lean: bool,
+    lean: Lean,
     skip: usize,
     mut on_document: impl FnMut(Document),
 ) -> Read {
@@ -471,7 +509,8 @@ fn read(
         alias_nodes: 0,
         root: None,
         duplicates: Vec::new(),
-        lean,
+        lean: lean != Lean::No,
+        services_only: lean == Lean::Services,
         inert: false,
         rebuild: false,
     };
@@ -672,6 +711,30 @@ mod tests {
             assert_eq!(full_err.is_some(), lean_err.is_some(), "{text}");
             let values = |d: &[Document]| d.iter().map(|d| d.value.clone()).collect::<Vec<_>>();
             assert_eq!(values(&full), values(&lean), "{text}");
+        }
+    }
+
+    #[test]
+    fn a_read_for_services_builds_only_services_and_finds_every_error() {
+        let text = "kind: Deployment\nmetadata: {name: web}\nspec: {template: {spec: {containers: [{name: a}]}}}\n---\nkind: Service\nmetadata: {name: web}\nspec: {selector: {app: web}}\n---\nkind: List\nitems: [{kind: Service}]\n";
+        let (full, full_err) = parse(text);
+        let mut read = Vec::new();
+        let err = parse_part_services(text, Mark::default(), &Limits::default(), |d| read.push(d));
+        assert_eq!((full_err, err), (None, None));
+        assert_eq!(read.len(), 3);
+        assert_eq!(read[0].value["spec"], Value::Null, "a workload is not built");
+        assert_eq!((read[0].root.start, read[0].root.end), (full[0].root.start, full[0].root.end), "its positions are");
+        assert_eq!(read[1].value, full[1].value);
+        assert_eq!(read[2].value, full[2].value);
+        for broken in [
+            "kind: Deployment\nspec: {template: [1\n",
+            "kind: Deployment\nspec: {a: *nowhere}\n",
+            "kind: Deployment\nspec: {a: !!int x}\n",
+        ] {
+            let (_, full_err) = parse(broken);
+            let err = parse_part_services(broken, Mark::default(), &Limits::default(), |_| {});
+            assert_eq!(full_err.is_some(), err.is_some(), "{broken}");
+            assert!(err.is_some(), "{broken}");
         }
     }
 }

@@ -28,6 +28,12 @@ pub(super) fn inert_kind(kind: &str) -> bool {
     !(crate::model::names_pod_kind(kind) || kind == "Service" || kind.ends_with("List"))
 }
 
+/// Whether a document of this kind can be neither a Service nor a `List`
+/// (for a read that needs the Services alone).
+pub(super) fn not_a_service(kind: &str) -> bool {
+    !(kind == "Service" || kind.ends_with("List"))
+}
+
 /// A mapping or sequence being read without building it.
 pub(super) struct Skipped {
     /// A mapping's keys so far: (key, where the key is).

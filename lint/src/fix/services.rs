@@ -1,0 +1,112 @@
+//! The Services a file adds to its context, read before any file is fixed,
+//! so that each file can then be parsed, fixed and dropped on its own: the
+//! rules see every Service of the context, wherever it comes.
+//!
+//! Only the documents whose text may hold a Service
+//! ([`may_hold_a_service`]) are parsed, each alone (see
+//! [`crate::input::split`]). A whole read stops at a syntax error, and the
+//! Services after it do not count: so the documents before the last
+//! Service found are checked to read without error as well (a read that
+//! builds the values of Services alone, so a workload costs little more
+//! than its YAML events), and a file where anything
+//! fails to parse alone is read in one piece, as a whole read would. The
+//! fix then meets each file's Services again and counts them (see
+//! [`super::run`]).
+
+use std::panic::{AssertUnwindSafe, catch_unwind};
+
+use policies::model::ServiceView;
+use policies::objects_in;
+use serde_json::Value;
+
+use crate::input::split::{Part, parts};
+use crate::input::{Document, Limits, may_hold_a_service, parse_part_services, parse_stream_each};
+
+/// The Service objects of `text`, in order, as a whole read of it finds them.
+pub(super) fn services_in(text: &str, limits: &Limits) -> Vec<Value> {
+    let parts = parts(text);
+    let candidates: Vec<usize> =
+        (0..parts.len()).filter(|&k| may_hold_a_service(&text[parts[k].start..parts[k].end])).collect();
+    let mut found: Vec<(usize, Vec<Value>)> = Vec::with_capacity(candidates.len());
+    for &k in &candidates {
+        match part_services(text, parts[k], limits) {
+            Some(services) => found.push((k, services)),
+            None => return whole(text, limits),
+        }
+    }
+    let Some(last) = found.iter().rev().find(|(_, s)| !s.is_empty()).map(|(k, _)| *k) else {
+        return Vec::new();
+    };
+    // A syntax error before the last Service would end a whole read there.
+    let before = (0..last).filter(|k| candidates.binary_search(k).is_err());
+    for k in before {
+        if part_services(text, parts[k], limits).is_none() {
+            return whole(text, limits);
+        }
+    }
+    found.into_iter().flat_map(|(_, services)| services).collect()
+}
+
+/// The Services of one part; `None` when it does not parse alone.
+fn part_services(text: &str, part: Part, limits: &Limits) -> Option<Vec<Value>> {
+    let mut services = Vec::new();
+    let parsed = catch_unwind(AssertUnwindSafe(|| {
+        parse_part_services(&text[part.start..part.end], part.origin, limits, |document| {
+            services.extend(services_of(&document).cloned());
+        })
+    }));
+    matches!(parsed, Ok(None)).then_some(services)
+}
+
+/// What a whole read finds: the Services of the documents before its first
+/// error (or a parser panic, never expected).
+fn whole(text: &str, limits: &Limits) -> Vec<Value> {
+    let mut services = Vec::new();
+    let _ = catch_unwind(AssertUnwindSafe(|| {
+        parse_stream_each(text, limits, |document| services.extend(services_of(&document).cloned()))
+    }));
+    services
+}
+
+/// The Service objects of a parsed document.
+pub(super) fn services_of(document: &Document) -> impl Iterator<Item = &Value> {
+    objects_in(&document.value).into_iter().map(|(_, o)| o).filter(|o| ServiceView::from_object(o).is_some())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::lint::parse_text;
+
+    const SERVICE: &str = "kind: Service\nmetadata: {name: web}\nspec: {selector: {app: web}}\n";
+    const WORKLOAD: &str = "kind: Deployment\nmetadata: {name: web}\nspec: {template: {spec: {containers: []}}}\n";
+
+    /// The names of the Services a whole read finds.
+    fn by_whole_read(text: &str) -> Vec<Value> {
+        let (docs, _) = parse_text("x", text, &Limits::default());
+        docs.iter().flat_map(|d| services_of(d).cloned().collect::<Vec<_>>()).collect()
+    }
+
+    #[test]
+    fn finds_what_a_whole_read_finds() {
+        let texts = [
+            format!("{WORKLOAD}---\n{SERVICE}"),
+            format!("{SERVICE}---\n{WORKLOAD}"),
+            WORKLOAD.to_owned(),
+            // A broken document before a Service ends a whole read before it...
+            format!("{WORKLOAD}---\nx: [1, 2\n---\n{SERVICE}"),
+            // ... and one after it does not.
+            format!("{SERVICE}---\nx: [1, 2\n---\n{WORKLOAD}"),
+            // A cut inside a quoted scalar, a directive.
+            format!("a: \"x\n---\n\"\n---\n{SERVICE}"),
+            format!("%YAML 1.2\n---\n{SERVICE}"),
+            format!("kind: List\nitems:\n- {}", SERVICE.replace('\n', "\n  ")),
+        ];
+        for text in &texts {
+            assert_eq!(services_in(text, &Limits::default()), by_whole_read(text), "{text}");
+        }
+        assert_eq!(services_in(&texts[0], &Limits::default()).len(), 1);
+        assert!(services_in(&texts[3], &Limits::default()).is_empty());
+        assert_eq!(services_in(&texts[4], &Limits::default()).len(), 1);
+    }
+}

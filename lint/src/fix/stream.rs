@@ -1,0 +1,168 @@
+//! `lifeguard fix` as it runs: each file's result is written (in place, as
+//! a diff, or stdin's stream to stdout) as soon as it and every file before
+//! it are fixed, and its texts are dropped; only what the report on stderr
+//! and the exit code need is kept. The output is what [`super::write`] and
+//! [`super::summary::render`] give for the whole [`super::FixOutcome`].
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use policies::Severity;
+
+use super::diff;
+use super::run::{FixedInput, Output, fix_each};
+use super::summary::{Tally, file_block, file_block_mapped, line_of, tail};
+use crate::input::{Input, Limits};
+use crate::lint::InputError;
+use crate::policy_discovery::Resolved;
+
+/// What is kept of one file once it is written.
+#[derive(Debug, Clone)]
+pub struct FileReport {
+    /// Its lines of the report (fixes, stale comments, fixes left out, findings shown).
+    pub block: String,
+    /// Its counts for the summary line.
+    pub tally: Tally,
+    /// Its syntax error and the fixes that failed verification.
+    pub errors: Vec<InputError>,
+    /// Whether a finding at or above its threshold remains.
+    pub failing: bool,
+}
+
+/// What a streamed fix run keeps for the report and the exit code.
+#[derive(Debug, Default)]
+pub struct Streamed {
+    /// Invalid policy files, inputs that could not be found or read, and
+    /// files that could not be written, in that order.
+    pub errors: Vec<InputError>,
+    /// Each file fixed, in input order.
+    pub files: Vec<FileReport>,
+    /// The policy in force, as the summary names it.
+    pub policy: Option<String>,
+}
+
+impl Streamed {
+    /// Every error, in the order the report lists them.
+    pub fn all_errors(&self) -> impl Iterator<Item = &InputError> {
+        self.errors.iter().chain(self.files.iter().flat_map(|f| &f.errors))
+    }
+
+    /// As [`super::FixOutcome::exit_code_by`]: 2 on any error; 1 when a file
+    /// changed (or would) or a finding at or above its threshold remains.
+    pub fn exit_code(&self) -> u8 {
+        if self.all_errors().next().is_some() {
+            2
+        } else if self.files.iter().any(|f| f.failing || f.tally.files > 0) {
+            1
+        } else {
+            0
+        }
+    }
+
+    /// The report on stderr, as [`super::summary::render`] gives it.
+    pub fn render(&self, mode: Output) -> String {
+        let mut tally = Tally::default();
+        let mut s = String::new();
+        for f in &self.files {
+            s.push_str(&f.block);
+            tally.add(f.tally);
+        }
+        let line = line_of(&tally, self.all_errors().count(), self.policy.as_deref(), mode);
+        s.push_str(&tail(self.all_errors(), &line));
+        s
+    }
+}
+
+/// What to write for one file.
+enum Written {
+    Nothing,
+    Stdout(String),
+    File { path: PathBuf, file: String, bytes: Vec<u8> },
+}
+
+/// Fixes each run of `resolved` with its policy and writes each file's
+/// result as soon as it is ready. `fail_on` is `--fail-on` when given. The
+/// `Err` is stdout's: nothing more is written after it, as with
+/// [`super::write`].
+pub fn fix_and_write(
+    resolved: &mut Resolved,
+    only: Option<&[String]>,
+    limits: &Limits,
+    mode: Output,
+    fail_on: Option<Option<Severity>>,
+    stdout: &mut impl Write,
+) -> (Streamed, std::io::Result<()>) {
+    let mut out = Streamed { policy: resolved.summary_note(), ..Streamed::default() };
+    out.errors.append(&mut resolved.errors);
+    let runs = std::mem::take(&mut resolved.runs);
+    let resolved = &*resolved;
+    let threshold = |file: &str| resolved.fail_on(fail_on, file);
+    let keep = |fixed: FixedInput| keep(fixed, mode, &threshold);
+    let mut stdout_error = None;
+    let mut write_errors = Vec::new();
+    let threads = crate::pipeline::threads();
+    for (index, found) in runs {
+        let Some(in_force) = resolved.policies.get(index) else { continue };
+        let mut errors = fix_each(found, &in_force.policy, only, limits, threads, keep, |(written, report)| {
+            if stdout_error.is_none() {
+                match written {
+                    Written::Nothing => {}
+                    Written::Stdout(text) => stdout_error = stdout.write_all(text.as_bytes()).err(),
+                    Written::File { path, file, bytes } => {
+                        if let Err(e) = std::fs::write(path, bytes) {
+                            write_errors.push(InputError {
+                                file,
+                                line: None,
+                                column: None,
+                                message: format!("cannot write the fixed file: {e}"),
+                            });
+                        }
+                    }
+                }
+            }
+            out.files.push(report);
+        });
+        out.errors.append(&mut errors);
+    }
+    let written = match stdout_error {
+        Some(e) => Err(e),
+        None => stdout.flush(),
+    };
+    // As with `write`: the errors of writing files count only when stdout took everything.
+    if written.is_ok() {
+        out.errors.append(&mut write_errors);
+    }
+    (out, written)
+}
+
+/// Turns a fixed file into what to write and what to keep, on the thread
+/// that fixed it.
+fn keep(fixed: FixedInput, mode: Output, fail_on: &impl Fn(&str) -> Option<Severity>) -> (Written, FileReport) {
+    let FixedInput { input, bom, mut fix } = fixed;
+    // `--diff` prints the diff and names lines as read: one diff gives both.
+    let diff = (mode == Output::Diff).then(|| diff::unified_and_map(&fix.file, &fix.original, &fix.fixed));
+    let failing = fix.remaining.iter().any(|l| fail_on(&l.file).is_some_and(|min| l.finding.severity >= min));
+    let report = FileReport {
+        block: match &diff {
+            Some((_, map)) => file_block_mapped(&fix, map.as_ref(), mode, fail_on),
+            None => file_block(&fix, mode, fail_on),
+        },
+        tally: Tally::of(&fix),
+        errors: std::mem::take(&mut fix.errors),
+        failing,
+    };
+    let written = match (mode, input) {
+        (Output::Diff, _) => Written::Stdout(diff.map(|(text, _)| text).unwrap_or_default()),
+        (Output::InPlace, Input::Stdin) => Written::Stdout(std::mem::take(&mut fix.fixed)),
+        (Output::InPlace, Input::File(path)) if fix.changed() => {
+            let mut bytes = Vec::with_capacity(fix.fixed.len() + 3);
+            if bom {
+                bytes.extend_from_slice(b"\xEF\xBB\xBF");
+            }
+            bytes.extend_from_slice(fix.fixed.as_bytes());
+            Written::File { path, file: fix.file.clone(), bytes }
+        }
+        (Output::InPlace, Input::File(_)) => Written::Nothing,
+    };
+    (written, report)
+}

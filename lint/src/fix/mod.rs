@@ -7,7 +7,6 @@ pub mod edit;
 pub mod file;
 mod layout;
 mod object;
-mod ordered;
 mod path;
 mod render;
 pub mod run;

@@ -194,7 +194,9 @@ pub fn fix_each<T: Send>(
         };
         keep(FixedInput { input: r.input.clone(), bom: starts_with_bom(r.input), fix })
     };
-    super::ordered::run(read.len(), threads, second, |_, kept| sink(kept));
+    // A task that panicked is done again here, so a panic it repeats is the
+    // caller's, as when the work is done without threads.
+    crate::pipeline::run_ordered(read.len(), threads, second, |i, kept| sink(kept.unwrap_or_else(|| second(i))));
     errors
 }
 

@@ -68,6 +68,18 @@ pub(crate) fn run_tasks<T: Send>(count: usize, threads: usize, task: impl Fn(usi
     pool::run(count, threads, task)
 }
 
+/// Runs `task(0..count)` on `threads` threads and hands each result to
+/// `consume` on the calling thread, in task order, as soon as it and all
+/// before it are done; `None` for a task that panicked.
+pub(crate) fn run_ordered<T: Send>(
+    count: usize,
+    threads: usize,
+    task: impl Fn(usize) -> T + Sync,
+    consume: impl FnMut(usize, Option<T>),
+) {
+    pool::run_ordered(count, threads, task, consume);
+}
+
 /// What one source gave.
 #[derive(Debug, Default)]
 pub(crate) struct SourceResult {

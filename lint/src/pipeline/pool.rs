@@ -131,6 +131,31 @@ mod tests {
     }
 
     #[test]
+    fn ordered_tasks_never_run_further_ahead_than_the_window() {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        let consumed = AtomicUsize::new(0);
+        let furthest = AtomicUsize::new(0);
+        let threads = 2;
+        super::run_ordered(
+            300,
+            threads,
+            |i| {
+                let ahead = i.saturating_sub(consumed.load(Ordering::SeqCst));
+                furthest.fetch_max(ahead, Ordering::SeqCst);
+            },
+            |_, _| {
+                // A slow consumer: the workers would race ahead without the window.
+                std::thread::sleep(std::time::Duration::from_micros(200));
+                consumed.fetch_add(1, Ordering::SeqCst);
+            },
+        );
+        assert_eq!(consumed.into_inner(), 300);
+        let furthest = furthest.into_inner();
+        assert!(furthest >= 1, "the workers ran ahead at all");
+        assert!(furthest < threads * super::AHEAD_PER_THREAD, "a task {furthest} ahead of the consumer");
+    }
+
+    #[test]
     fn ordered_results_come_in_task_order_and_a_dead_task_as_none() {
         for threads in [1, 2, 5] {
             let mut seen = Vec::new();

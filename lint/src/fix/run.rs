@@ -5,14 +5,13 @@
 
 use std::io::Read;
 
-use policies::{Policy, Severity, objects_in};
+use policies::{Policy, objects_in};
 
 use super::diff;
 use super::file::{FileFix, fix_text};
 use super::services::{services_in, services_of};
 use crate::input::{Contexts, Discovered, Document, Input, InputName, Limits, contexts, discover, read_text};
 use crate::lint::{InputError, parse_text};
-use crate::policy_discovery::Resolved;
 
 /// One input and its fixes.
 #[derive(Debug, Clone)]
@@ -42,47 +41,11 @@ impl FixOutcome {
     pub fn all_errors(&self) -> impl Iterator<Item = &InputError> {
         self.errors.iter().chain(self.inputs.iter().flat_map(|i| &i.fix.errors))
     }
-
-    /// 2 on any error; 1 when a file changed (or would) or a finding at or
-    /// above `fail_on` remains; else 0.
-    pub fn exit_code(&self, fail_on: Option<Severity>) -> u8 {
-        self.exit_code_by(|_| fail_on)
-    }
-
-    /// [`FixOutcome::exit_code`] with each file's own threshold (its policy's `denySeverity`).
-    pub fn exit_code_by(&self, fail_on: impl Fn(&str) -> Option<Severity>) -> u8 {
-        let remaining = self
-            .inputs
-            .iter()
-            .flat_map(|i| &i.fix.remaining)
-            .any(|l| fail_on(&l.file).is_some_and(|min| l.finding.severity >= min));
-        if self.all_errors().next().is_some() {
-            2
-        } else if remaining || self.inputs.iter().any(|i| i.fix.changed()) {
-            1
-        } else {
-            0
-        }
-    }
 }
 
 /// Reads, parses and fixes every input; writes nothing.
 pub fn fix_paths(paths: &[String], policy: &Policy, only: Option<&[String]>, limits: &Limits) -> FixOutcome {
     fix_found(discover(paths), policy, only, limits)
-}
-
-/// Fixes each run of inputs with its own policy (see
-/// [`crate::policy_discovery`]), in input order; writes nothing.
-pub fn fix_resolved(resolved: &mut Resolved, only: Option<&[String]>, limits: &Limits) -> FixOutcome {
-    let mut out = FixOutcome { policy: resolved.summary_note(), ..FixOutcome::default() };
-    out.errors.append(&mut resolved.errors);
-    for (index, found) in std::mem::take(&mut resolved.runs) {
-        let Some(in_force) = resolved.policies.get(index) else { continue };
-        let mut part = fix_found(found, &in_force.policy, only, limits);
-        out.inputs.append(&mut part.inputs);
-        out.errors.append(&mut part.errors);
-    }
-    out
 }
 
 /// [`fix_paths`] on inputs already discovered (with `--exclude`, say).
@@ -290,19 +253,7 @@ pub fn write(out: &mut FixOutcome, mode: Output, stdout: &mut impl std::io::Writ
             (Output::Diff, _) => stdout.write_all(diff::unified(&fix.file, &fix.original, &fix.fixed).as_bytes())?,
             (Output::InPlace, Input::Stdin) => stdout.write_all(fix.fixed.as_bytes())?,
             (Output::InPlace, Input::File(path)) if fix.changed() => {
-                let mut bytes = Vec::with_capacity(fix.fixed.len() + 3);
-                if i.bom {
-                    bytes.extend_from_slice(b"\xEF\xBB\xBF");
-                }
-                bytes.extend_from_slice(fix.fixed.as_bytes());
-                if let Err(e) = std::fs::write(path, bytes) {
-                    errors.push(InputError {
-                        file: fix.file.clone(),
-                        line: None,
-                        column: None,
-                        message: format!("cannot write the fixed file: {e}"),
-                    });
-                }
+                errors.extend(write_fixed(path, &fix.file, &with_bom(&fix.fixed, i.bom)).err());
             }
             (Output::InPlace, Input::File(_)) => {}
         }
@@ -310,4 +261,25 @@ pub fn write(out: &mut FixOutcome, mode: Output, stdout: &mut impl std::io::Writ
     stdout.flush()?;
     out.errors.extend(errors);
     Ok(())
+}
+
+/// The bytes to write for a fixed text: with the byte order mark the file
+/// was read with.
+pub(super) fn with_bom(fixed: &str, bom: bool) -> Vec<u8> {
+    let mut bytes = Vec::with_capacity(fixed.len() + 3);
+    if bom {
+        bytes.extend_from_slice(b"\xEF\xBB\xBF");
+    }
+    bytes.extend_from_slice(fixed.as_bytes());
+    bytes
+}
+
+/// Writes a fixed file in place; the error names `file` as shown.
+pub(super) fn write_fixed(path: &std::path::Path, file: &str, bytes: &[u8]) -> Result<(), InputError> {
+    std::fs::write(path, bytes).map_err(|e| InputError {
+        file: file.to_owned(),
+        line: None,
+        column: None,
+        message: format!("cannot write the fixed file: {e}"),
+    })
 }

@@ -1,8 +1,9 @@
 //! `lifeguard fix` as it runs: each file's result is written (in place, as
 //! a diff, or stdin's stream to stdout) as soon as it and every file before
 //! it are fixed, and its texts are dropped; only what the report on stderr
-//! and the exit code need is kept. The output is what [`super::write`] and
-//! [`super::summary::render`] give for the whole [`super::FixOutcome`].
+//! and the exit code need is kept. The single-threaded path
+//! (`LIFEGUARD_THREADS=1`) holds every file until the end and is reported
+//! the same way.
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -10,7 +11,7 @@ use std::path::PathBuf;
 use policies::Severity;
 
 use super::diff;
-use super::run::{FixedInput, Output, fix_each};
+use super::run::{FixedInput, Output, fix_each, with_bom, write_fixed};
 use super::summary::{Tally, file_block, file_block_mapped, line_of, tail};
 use crate::input::{Input, Limits};
 use crate::lint::InputError;
@@ -47,8 +48,8 @@ impl Streamed {
         self.errors.iter().chain(self.files.iter().flat_map(|f| &f.errors))
     }
 
-    /// As [`super::FixOutcome::exit_code_by`]: 2 on any error; 1 when a file
-    /// changed (or would) or a finding at or above its threshold remains.
+    /// 2 on any error; 1 when a file changed (or would) or a finding at or
+    /// above its file's threshold remains; else 0.
     pub fn exit_code(&self) -> u8 {
         if self.all_errors().next().is_some() {
             2
@@ -59,7 +60,7 @@ impl Streamed {
         }
     }
 
-    /// The report on stderr, as [`super::summary::render`] gives it.
+    /// The report on stderr: each file's lines, the errors, the summary line.
     pub fn render(&self, mode: Output) -> String {
         let mut tally = Tally::default();
         let mut s = String::new();
@@ -108,16 +109,7 @@ pub fn fix_and_write(
                 match written {
                     Written::Nothing => {}
                     Written::Stdout(text) => stdout_error = stdout.write_all(text.as_bytes()).err(),
-                    Written::File { path, file, bytes } => {
-                        if let Err(e) = std::fs::write(path, bytes) {
-                            write_errors.push(InputError {
-                                file,
-                                line: None,
-                                column: None,
-                                message: format!("cannot write the fixed file: {e}"),
-                            });
-                        }
-                    }
+                    Written::File { path, file, bytes } => write_errors.extend(write_fixed(&path, &file, &bytes).err()),
                 }
             }
             out.files.push(report);
@@ -155,12 +147,7 @@ fn keep(fixed: FixedInput, mode: Output, fail_on: &impl Fn(&str) -> Option<Sever
         (Output::Diff, _) => Written::Stdout(diff.map(|(text, _)| text).unwrap_or_default()),
         (Output::InPlace, Input::Stdin) => Written::Stdout(std::mem::take(&mut fix.fixed)),
         (Output::InPlace, Input::File(path)) if fix.changed() => {
-            let mut bytes = Vec::with_capacity(fix.fixed.len() + 3);
-            if bom {
-                bytes.extend_from_slice(b"\xEF\xBB\xBF");
-            }
-            bytes.extend_from_slice(fix.fixed.as_bytes());
-            Written::File { path, file: fix.file.clone(), bytes }
+            Written::File { path, file: fix.file.clone(), bytes: with_bom(&fix.fixed, bom) }
         }
         (Output::InPlace, Input::File(_)) => Written::Nothing,
     };

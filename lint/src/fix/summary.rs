@@ -8,16 +8,8 @@ use policies::Severity;
 
 use super::diff::LineMap;
 use super::file::FileFix;
-use super::run::{FixOutcome, Output};
+use super::run::Output;
 use crate::lint::InputError;
-
-/// The report: one line per fix, per fix left out, per remaining finding at
-/// or above `fail_on` (of its file), then the summary line.
-pub fn render(out: &FixOutcome, mode: Output, fail_on: impl Fn(&str) -> Option<Severity>) -> String {
-    let mut s: String = out.inputs.iter().map(|i| file_block(&i.fix, mode, &fail_on)).collect();
-    s.push_str(&tail(out.all_errors(), &line(out, mode)));
-    s
-}
 
 /// What the report says of one file (everything but the errors and the
 /// summary line), so that a file can be reported once its texts are gone.
@@ -173,14 +165,8 @@ impl Tally {
     }
 }
 
-/// `4 fixes applied to 1 object in 1 file; 2 findings remain without an automatic fix`
-pub fn line(out: &FixOutcome, mode: Output) -> String {
-    let mut tally = Tally::default();
-    out.inputs.iter().for_each(|i| tally.add(Tally::of(&i.fix)));
-    line_of(&tally, out.all_errors().count(), out.policy.as_deref(), mode)
-}
-
-/// The summary line from its counts.
+/// The summary line from its counts:
+/// `4 fixes applied to 1 object in 1 file; 2 findings remain without an automatic fix`.
 pub fn line_of(tally: &Tally, errors: usize, policy: Option<&str>, mode: Output) -> String {
     let plural = |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
     let Tally { inputs, fixes, objects, files, without, opt_in, unfixed, stale } = *tally;

@@ -84,12 +84,7 @@ pub(crate) fn write_streamed<'a>(
     };
     w.write_all(&empty.as_bytes()[..at])?;
     w.write_all(b"\n      \"results\": [")?;
-    let mut first = true;
-    for entry in entries {
-        // Every entry starts with its separator; the first one's is dropped.
-        w.write_all(if first { entry.strip_prefix(',').unwrap_or(entry) } else { entry }.as_bytes())?;
-        first = false;
-    }
+    super::stream::write_entries(entries, w)?;
     w.write_all(b"\n      ],\n")?;
     w.write_all(&empty.as_bytes()[at + EMPTY.len()..])?;
     w.write_all(b"\n")

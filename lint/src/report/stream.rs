@@ -9,6 +9,7 @@
 //! The output is byte for byte what the whole-outcome renderers give (a
 //! test holds them to it); they stay for library callers.
 
+use std::borrow::Cow;
 use std::io::Write;
 use std::sync::Arc;
 
@@ -72,9 +73,14 @@ impl Rendered {
 
     fn note(&mut self, l: &Located) {
         self.by_severity[slot(l.finding.severity)] += 1;
+        self.worsen(&l.file, l.finding.severity);
+    }
+
+    /// Notes a finding of `file` at `severity`: files come in input order.
+    fn worsen(&mut self, file: &Arc<str>, severity: Severity) {
         match self.worst.last_mut() {
-            Some((file, worst)) if *file == l.file => *worst = (*worst).max(l.finding.severity),
-            _ => self.worst.push((Arc::clone(&l.file), l.finding.severity)),
+            Some((last, worst)) if last == file => *worst = (*worst).max(severity),
+            _ => self.worst.push((Arc::clone(file), severity)),
         }
     }
 
@@ -87,11 +93,8 @@ impl Rendered {
             *count += more;
         }
         self.suppressed += part.suppressed;
-        for (file, severity) in part.worst {
-            match self.worst.last_mut() {
-                Some((last, worst)) if *last == file => *worst = (*worst).max(severity),
-                _ => self.worst.push((file, severity)),
-            }
+        for (file, severity) in &part.worst {
+            self.worsen(file, *severity);
         }
     }
 }
@@ -152,20 +155,14 @@ impl Render {
                 sarif::write_streamed(out, self.sarif, pieces.chain(held.iter().map(String::as_str)), w)
             }
             Format::Json => {
-                let held = out.findings.iter().map(|l| json_entry(&json::JsonFinding::new(l)));
-                let errors = out.errors.iter().map(|e| json_entry(&json::JsonInputError::new(e)));
-                let mut entries = pieces.map(str::to_owned).chain(held).chain(errors).peekable();
+                let held = out.findings.iter().map(|l| Cow::Owned(json_entry(&json::JsonFinding::new(l))));
+                let errors = out.errors.iter().map(|e| Cow::Owned(json_entry(&json::JsonInputError::new(e))));
+                let mut entries = pieces.map(Cow::Borrowed).chain(held).chain(errors).peekable();
                 if entries.peek().is_none() {
                     return w.write_all(b"[]\n");
                 }
                 w.write_all(b"[")?;
-                let mut first = true;
-                for entry in entries {
-                    // Every entry starts with its separator; the first one's is dropped.
-                    let entry = if first { entry.strip_prefix(',').unwrap_or(&entry).to_owned() } else { entry };
-                    first = false;
-                    w.write_all(entry.as_bytes())?;
-                }
+                write_entries(entries, w)?;
                 w.write_all(b"\n]\n")
             }
             Format::Github => {
@@ -205,6 +202,16 @@ impl Render {
 /// array (indented one level), after its separator (`,` and a newline).
 fn json_entry(entry: &impl serde::Serialize) -> String {
     indented(&serde_json::to_string_pretty(entry).unwrap_or_else(|_| "null".to_owned()), "  ")
+}
+
+/// Writes array entries made by [`indented`] (and pieces of them), each
+/// after its separator, but for the first: the array's first item has none.
+pub(crate) fn write_entries(entries: impl Iterator<Item = impl AsRef<str>>, w: &mut dyn Write) -> std::io::Result<()> {
+    for (i, entry) in entries.enumerate() {
+        let entry = entry.as_ref();
+        w.write_all(if i == 0 { entry.strip_prefix(',').unwrap_or(entry) } else { entry }.as_bytes())?;
+    }
+    Ok(())
 }
 
 /// A value printed by `to_string_pretty` as it is printed inside an array

@@ -63,7 +63,7 @@ pub struct Source<'a> {
 }
 
 /// Runs `task(0..count)` on `threads` threads and returns the results in
-/// task order; `None` for a task whose thread died (a caller redoes it).
+/// task order; `None` for a task that panicked (a caller redoes it).
 pub(crate) fn run_tasks<T: Send>(count: usize, threads: usize, task: impl Fn(usize) -> T + Sync) -> Vec<Option<T>> {
     pool::run(count, threads, task)
 }

@@ -199,9 +199,9 @@ fn lint(args: LintArgs) -> Result<u8> {
         return Ok(2);
     }
     let quiet = args.run.quiet;
-    // Relative template paths are the repository's, from where lifeguard runs.
-    // Text, JSON and GitHub commands are rendered as the input is linted.
-    // A report for stdout that would lose its styles is rendered without them.
+    // Every format but JUnit is rendered as the input is linted; a report for
+    // stdout that would lose its styles is rendered without them. Relative
+    // template paths are the repository's, from where lifeguard runs.
     let plain =
         args.output_file.is_none() && anstream::AutoStream::choice(&std::io::stdout()) == anstream::ColorChoice::Never;
     let render = Render::new(args.format).map(|r| if plain { r.plain() } else { r });

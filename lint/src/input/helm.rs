@@ -81,14 +81,10 @@ impl Template {
     /// Looks for the template under `base` (relative paths are taken from
     /// there) and aligns its lines with `rendered`, what it rendered for the
     /// document (the lines after the `# Source:` comment, through the
-    /// document's last line): `read` returns a file's text, or `None` when
-    /// there is no file. A template of a packaged subchart takes the
-    /// archive's path.
-    pub fn locate(&self, base: &Path, rendered: &str, read: &mut impl FnMut(&Path) -> Option<Arc<str>>) -> Template {
-        self.locate_with(base, || rendered, read)
-    }
-
-    fn locate_with<'a>(
+    /// document's last line), asked for only when the file is there: `read`
+    /// returns a file's text, or `None` when there is no file. A template
+    /// of a packaged subchart takes the archive's path.
+    pub fn locate<'a>(
         &self,
         base: &Path,
         rendered: impl FnOnce() -> &'a str,
@@ -154,7 +150,7 @@ impl TemplateFinder {
                 .or_insert_with(|| path.is_file().then(|| std::fs::read_to_string(path).ok()).flatten().map(Arc::from))
                 .clone()
         };
-        template.locate_with(&active.base, rendered, &mut read)
+        template.locate(&active.base, rendered, &mut read)
     }
 }
 
@@ -389,11 +385,11 @@ mod tests {
         let (t, span) = scanner.next(&docs[0]).expect("a template");
         let rendered = scanner.rendered(span);
         let file = "{{- if true }}\nkind: A\nspec:\n  replicas: {{ .Values.n }}\n{{- end }}\n";
-        let found = t.locate(Path::new("chart"), rendered, &mut |_| Some(file.into()));
+        let found = t.locate(Path::new("chart"), || rendered, &mut |_| Some(file.into()));
         assert!(found.exists());
         assert_eq!((found.line(2), found.line(4)), (Some(2), Some(4)));
         assert_eq!(found.line(1), None, "the comment is no line of the template");
-        let missing = t.locate(Path::new("/nonexistent"), rendered, &mut |_| None);
+        let missing = t.locate(Path::new("/nonexistent"), || rendered, &mut |_| None);
         assert_eq!((missing.on_disk.clone(), missing.line(4)), (OnDisk::Missing, None));
         assert_eq!(t.line(4), None, "unchecked: no line is claimed");
     }

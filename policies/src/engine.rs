@@ -119,7 +119,7 @@ pub fn lint_object(object: &Value, batch: &Batch, policy: &Policy) -> Result<Opt
     let Some(workload) = Workload::from_object(object)? else {
         return Ok(None);
     };
-    let ctx = Ctx { policy, batch };
+    let ctx = Ctx::new(policy, batch);
     let mut findings = Vec::new();
     for rule in RULES.iter().filter(|r| policy.is_enabled(r.name)) {
         (rule.check)(&workload, &ctx, &mut findings);

@@ -2,7 +2,25 @@
 
 /// Escapes one reference token (`~` -> `~0`, `/` -> `~1`).
 pub fn escape_token(token: &str) -> String {
-    token.replace('~', "~0").replace('/', "~1")
+    let mut out = String::with_capacity(token.len());
+    push_token(&mut out, token);
+    out
+}
+
+/// Appends one reference token, escaped. Tokens rarely hold `~` or `/`,
+/// and every rule builds pointers, so the plain case copies the token once.
+fn push_token(out: &mut String, token: &str) {
+    if !token.contains(['~', '/']) {
+        out.push_str(token);
+        return;
+    }
+    for c in token.chars() {
+        match c {
+            '~' => out.push_str("~0"),
+            '/' => out.push_str("~1"),
+            c => out.push(c),
+        }
+    }
 }
 
 /// Appends reference tokens to a pointer, escaping each.
@@ -11,7 +29,7 @@ pub fn join(base: &str, tokens: &[&str]) -> String {
     out.push_str(base);
     for t in tokens {
         out.push('/');
-        out.push_str(&escape_token(t));
+        push_token(&mut out, t);
     }
     out
 }
@@ -27,5 +45,7 @@ mod tests {
             "/metadata/annotations/lifeguard.dev~1ignore"
         );
         assert_eq!(escape_token("a~b"), "a~0b");
+        assert_eq!(escape_token("~/a/~1"), "~0~1a~1~01");
+        assert_eq!(join("", &["plain", "0"]), "/plain/0");
     }
 }

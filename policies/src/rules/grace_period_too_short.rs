@@ -4,7 +4,7 @@
 use serde_json::Value;
 
 use crate::finding::{Finding, Fix, Severity, add_op};
-use crate::model::{ANNOTATION_DRAIN, ANNOTATION_SHUTDOWN, ShutdownNeed, SleepSeconds, Workload, join, shutdown_needs};
+use crate::model::{ANNOTATION_DRAIN, ANNOTATION_SHUTDOWN, ShutdownNeed, SleepSeconds, Workload, join};
 use crate::rules::{Ctx, FixAvailability, Rule, with_fix};
 
 pub(crate) static RULE: Rule = Rule {
@@ -89,7 +89,7 @@ fn check(w: &Workload, ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
             ));
         }
     }
-    let needs = shutdown_needs(w, ctx.policy);
+    let needs = ctx.shutdown_needs(w);
     let rank = |n: &ShutdownNeed| n.total().finite().unwrap_or(i64::MAX);
     // The first container that needs the most: the grace period is pod-wide.
     let Some(worst) = needs.iter().filter(|n| n.declared()).fold(None::<&ShutdownNeed>, |best, n| match best {

@@ -3,7 +3,9 @@
 
 use crate::engine::Batch;
 use crate::finding::{Finding, Fix, Severity};
-use crate::model::Workload;
+use std::cell::OnceCell;
+
+use crate::model::{ShutdownNeed, Workload, shutdown_needs};
 use crate::policy::Policy;
 
 mod exec_probe;
@@ -27,12 +29,28 @@ mod startup_probe_missing;
 #[cfg(test)]
 pub(crate) mod testing;
 
-/// What a rule's check sees besides the workload.
+/// What a rule's check sees besides the workload. One `Ctx` serves the
+/// rules of one workload: what several rules derive from it is kept here.
 pub struct Ctx<'a> {
     /// The policy in force.
     pub policy: &'a Policy,
     /// Other objects of the same input (Services).
     pub batch: &'a Batch,
+    /// The workload's shutdown needs, read once for the three rules that
+    /// weigh them (parsing preStop scripts and env is a good part of a lint).
+    needs: OnceCell<Vec<ShutdownNeed>>,
+}
+
+impl<'a> Ctx<'a> {
+    /// The context for the rules of one workload.
+    pub fn new(policy: &'a Policy, batch: &'a Batch) -> Ctx<'a> {
+        Ctx { policy, batch, needs: OnceCell::new() }
+    }
+
+    /// [`shutdown_needs`] of `w`, the workload this context serves.
+    pub fn shutdown_needs(&self, w: &Workload) -> &[ShutdownNeed] {
+        self.needs.get_or_init(|| shutdown_needs(w, self.policy))
+    }
 }
 
 /// Whether and how a rule's findings can be fixed automatically.

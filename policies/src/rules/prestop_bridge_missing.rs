@@ -4,9 +4,7 @@
 use serde_json::{Value, json};
 
 use crate::finding::{Finding, Fix, Severity, add_op};
-use crate::model::{
-    PreStopSleep, Receiver, SleepSeconds, Workload, join, receivers, required_grace, services_send, shutdown_needs,
-};
+use crate::model::{PreStopSleep, Receiver, SleepSeconds, Workload, join, receivers, required_grace, services_send};
 use crate::rules::{Ctx, FixAvailability, Rule, with_fix};
 
 pub(crate) static RULE: Rule = Rule {
@@ -112,7 +110,7 @@ fn check(w: &Workload, ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
     // What the pod needs once every missing bridge is in: the shared sum, so
     // the merged fixes leave neither grace rule firing.
     let bridged = |pointer: &str| missing.iter().any(|r| r.view.pointer == pointer);
-    let mut needs = shutdown_needs(w, ctx.policy);
+    let mut needs = ctx.shutdown_needs(w).to_vec();
     for n in needs.iter_mut().filter(|n| bridged(&n.pointer)) {
         n.prestop = Some(PreStopSleep { seconds: SleepSeconds::Finite(bridge), sleep_only: true, native: true });
     }

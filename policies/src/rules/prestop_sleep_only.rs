@@ -3,7 +3,7 @@
 use serde_json::{Value, json};
 
 use crate::finding::{Finding, Fix, Severity, add_op};
-use crate::model::{ShutdownNeed, SleepSeconds, Workload, join, required_grace, shutdown_needs};
+use crate::model::{ShutdownNeed, SleepSeconds, Workload, join, required_grace};
 use crate::rules::{Ctx, FixAvailability, Rule, with_fix};
 
 pub(crate) static RULE: Rule = Rule {
@@ -85,7 +85,7 @@ fn check(w: &Workload, ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
     let min_remaining = settings.prestop_min_remaining_seconds;
     let native_ok = settings.kubernetes_minor() >= (1, 30);
     let grace = w.grace_period();
-    let needs = shutdown_needs(w, ctx.policy);
+    let needs = ctx.shutdown_needs(w);
     let need_after = |n: &ShutdownNeed| n.shutdown_seconds().max(min_remaining);
     let sleeps = |n: &ShutdownNeed| n.prestop.filter(|p| p.sleep_only);
     // One grace period for the pod: the largest any short-changed container
@@ -98,10 +98,10 @@ fn check(w: &Workload, ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
             (grace.saturating_sub(s) < need_after(n)).then(|| n.grace_after_sleep(s, min_remaining))
         })
         .max()
-        .map(|own| own.max(required_grace(&needs).unwrap_or(0)));
+        .map(|own| own.max(required_grace(needs).unwrap_or(0)));
     let grace_field = join(&w.spec_pointer, &["terminationGracePeriodSeconds"]);
 
-    for n in &needs {
+    for n in needs {
         let Some(p) = sleeps(n) else { continue };
         let name = n.container.as_str();
         let pointer = if p.native {

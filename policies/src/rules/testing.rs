@@ -21,7 +21,7 @@ pub(crate) fn check_with(rule: &Rule, object: &Value, policy: &Policy, batch: &B
         Err(e) => panic!("test object does not parse: {e}"),
     };
     let mut out = Vec::new();
-    (rule.check)(&workload, &Ctx { policy, batch }, &mut out);
+    (rule.check)(&workload, &Ctx::new(policy, batch), &mut out);
     out
 }
 

@@ -4,7 +4,7 @@
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 
-use policies::model::{object_label, object_label_of};
+use policies::model::{ObjectLabel, object_label, object_label_of};
 use policies::{Batch, Finding, Policy, Severity, lint_object, objects_in};
 
 use crate::input::Template;
@@ -47,7 +47,12 @@ pub struct Located {
 impl Located {
     /// `Kind/namespace/name`, with `<unnamed>` for a missing name.
     pub fn object(&self) -> String {
-        object_label(&self.kind, self.namespace.as_deref(), self.name.as_deref())
+        self.label().to_string()
+    }
+
+    /// [`Located::object`], to write where it is shown.
+    pub fn label(&self) -> ObjectLabel<'_> {
+        ObjectLabel { kind: &self.kind, namespace: self.namespace.as_deref(), name: self.name.as_deref() }
     }
 
     /// The file and line to show a person: the Helm template and its own

@@ -107,13 +107,21 @@ pub struct Render {
     color: bool,
     /// SARIF's rule list, which a custom rule joins at its first finding.
     sarif: sarif::RulesSeen,
+    /// Where a text finding is written before it joins the report: one
+    /// buffer reused rather than a string per finding.
+    scratch: String,
 }
 
 impl Render {
     /// `None` for JUnit, which groups test cases by file and object across
     /// the whole input.
     pub fn new(format: Format) -> Option<Render> {
-        (format != Format::Junit).then(|| Render { format, color: true, sarif: sarif::RulesSeen::default() })
+        (format != Format::Junit).then(|| Render {
+            format,
+            color: true,
+            sarif: sarif::RulesSeen::default(),
+            scratch: String::new(),
+        })
     }
 
     /// The same renderer, with the text format's styles left out: for a
@@ -133,7 +141,13 @@ impl Render {
                 Format::Json => rendered.push_str(&json_entry(&json::JsonFinding::new(l))),
                 Format::Github => rendered.push_str(&github::finding(l)),
                 Format::Sarif => rendered.push_str(&self.sarif.result_entry(l)),
-                _ => rendered.push_str(&text::finding_in(l, self.color)),
+                _ => {
+                    let mut scratch = std::mem::take(&mut self.scratch);
+                    scratch.clear();
+                    text::write_finding(&mut scratch, l, self.color);
+                    rendered.push_str(&scratch);
+                    self.scratch = scratch;
+                }
             }
             rendered.note(l);
         }
@@ -182,7 +196,9 @@ impl Render {
                     w.write_all(piece.as_bytes())?;
                 }
                 for l in &out.findings {
-                    w.write_all(text::finding_in(l, self.color).as_bytes())?;
+                    let mut s = String::new();
+                    text::write_finding(&mut s, l, self.color);
+                    w.write_all(s.as_bytes())?;
                 }
                 if quiet {
                     return Ok(());

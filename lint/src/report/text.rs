@@ -1,6 +1,7 @@
 //! The default, human output. Styles are plain ANSI; the writer strips them
 //! when stdout is not a terminal or `NO_COLOR` is set.
 
+use std::borrow::Cow;
 use std::fmt::Write as _;
 
 use anstyle::{AnsiColor, Style};
@@ -25,44 +26,76 @@ fn severity_style(s: Severity) -> Style {
 /// Renders one finding:
 /// `file:line:col error[rule] Kind/ns/name` then the message and help, indented.
 pub fn finding(l: &Located) -> String {
-    finding_in(l, true)
+    let mut s = String::new();
+    write_finding(&mut s, l, true);
+    s
 }
 
-/// [`finding`], without its styles when `color` is false: a report for a
-/// pipe or a file is then written as rendered, not scanned to strip them.
-pub(crate) fn finding_in(l: &Located, color: bool) -> String {
+/// Appends [`finding`] to `s`, without its styles when `color` is false: a
+/// report for a pipe or a file is then written as rendered, not scanned to
+/// strip them. Written in place, as a stream's report is rendered finding
+/// by finding and a string per finding was a good part of its cost.
+pub(crate) fn write_finding(s: &mut String, l: &Located, color: bool) {
     let f = &l.finding;
     let (sev, bold, dim) =
         if color { (severity_style(f.severity), BOLD, DIM) } else { (Style::new(), Style::new(), Style::new()) };
-    let mut s = String::new();
     // For `helm template` output this names the template; the rendered position follows below.
     let (file, line) = l.shown_at();
-    let _ = writeln!(
-        s,
-        "{bold}{}:{}:{}{bold:#} {sev}{}{sev:#}[{bold}{}{bold:#}] {}",
-        file,
-        line,
-        l.column,
-        f.severity,
-        f.rule,
-        l.object()
-    );
-    let _ = writeln!(s, "  {}", f.message);
+    open(s, bold);
+    let _ = write!(s, "{file}:{line}:{}", l.column);
+    close(s, bold);
+    s.push(' ');
+    styled(s, sev, f.severity.as_str());
+    s.push('[');
+    styled(s, bold, &f.rule);
+    let _ = writeln!(s, "] {}", l.label());
+    push_line(s, "  ", &f.message);
     if !f.help.is_empty() {
-        let _ = writeln!(s, "  {dim}help:{dim:#} {}", f.help);
+        s.push_str("  ");
+        styled(s, dim, "help:");
+        push_line(s, " ", &f.help);
     }
-    match fix_note(f) {
-        Ok(description) => {
-            let _ = writeln!(s, "  {dim}fix:{dim:#} {description}");
-        }
-        Err(why) => {
-            let _ = writeln!(s, "  {dim}no automatic fix:{dim:#} {why}");
-        }
-    }
+    let (label, note) = match fix_note(f) {
+        Ok(description) => ("fix:", description),
+        Err(why) => ("no automatic fix:", why),
+    };
+    s.push_str("  ");
+    styled(s, dim, label);
+    push_line(s, " ", &note);
     if let Some((label, note)) = helm_note(l) {
-        let _ = writeln!(s, "  {dim}{label}:{dim:#} {note}");
+        s.push_str("  ");
+        open(s, dim);
+        s.push_str(label);
+        s.push(':');
+        close(s, dim);
+        push_line(s, " ", &note);
     }
-    s
+}
+
+// A stream's report writes several pieces per finding: plain text goes in
+// without the formatting machinery.
+fn open(s: &mut String, style: Style) {
+    if style != Style::new() {
+        let _ = write!(s, "{style}");
+    }
+}
+
+fn close(s: &mut String, style: Style) {
+    if style != Style::new() {
+        let _ = write!(s, "{style:#}");
+    }
+}
+
+fn styled(s: &mut String, style: Style, text: &str) {
+    open(s, style);
+    s.push_str(text);
+    close(s, style);
+}
+
+fn push_line(s: &mut String, before: &str, text: &str) {
+    s.push_str(before);
+    s.push_str(text);
+    s.push('\n');
 }
 
 /// For `helm template` output, the other location: the rendered position
@@ -81,22 +114,22 @@ pub fn helm_note(l: &Located) -> Option<(&'static str, String)> {
 
 /// What `lifeguard fix` would do with a finding: `Ok(description)` of its
 /// fix, or `Err(reason)` there is none.
-pub fn fix_note(f: &Finding) -> Result<String, String> {
+pub fn fix_note(f: &Finding) -> Result<Cow<'_, str>, Cow<'_, str>> {
     if let Some(fix) = &f.fix {
-        return Ok(fix.description.clone());
+        return Ok(Cow::Borrowed(&fix.description));
     }
     if let Some(fix) = &f.opt_in_fix {
-        return Ok(format!(
+        return Ok(Cow::Owned(format!(
             "{} (opt-in: info findings are fixed only when the policy sets `fixInfoFindings: true`)",
             fix.description
-        ));
+        )));
     }
     Err(match policies::rules::find(&f.rule).map(|r| r.fix) {
-        Some(FixAvailability::NoFix(why)) => why.to_owned(),
+        Some(FixAvailability::NoFix(why)) => Cow::Borrowed(why),
         Some(FixAvailability::Fix(_)) => {
-            format!("not for this case (`lifeguard explain {}` says when there is one)", f.rule)
+            Cow::Owned(format!("not for this case (`lifeguard explain {}` says when there is one)", f.rule))
         }
-        None => "a custom rule has none".to_owned(),
+        None => Cow::Borrowed("a custom rule has none"),
     })
 }
 

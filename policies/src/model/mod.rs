@@ -30,6 +30,6 @@ pub use probe::{
 };
 pub use service::{Receiver, ServiceView, port_label, receivers, services_send};
 pub use workload::{
-    ANNOTATION_COLD_START, ANNOTATION_DRAIN, ANNOTATION_SHUTDOWN, ContainerView, Workload, image_repository,
-    object_label, object_label_of,
+    ANNOTATION_COLD_START, ANNOTATION_DRAIN, ANNOTATION_SHUTDOWN, ContainerView, ObjectLabel, Workload,
+    image_repository, object_label, object_label_of,
 };

@@ -328,11 +328,29 @@ impl Workload {
 /// `Kind/namespace/name` (or `Kind/name`), the one way every front end names
 /// an object; `<no kind>` and `<unnamed>` stand in for what is missing.
 pub fn object_label(kind: &str, namespace: Option<&str>, name: Option<&str>) -> String {
-    let kind = if kind.is_empty() { "<no kind>" } else { kind };
-    let name = name.unwrap_or("<unnamed>");
-    match namespace {
-        Some(ns) => format!("{kind}/{ns}/{name}"),
-        None => format!("{kind}/{name}"),
+    ObjectLabel { kind, namespace, name }.to_string()
+}
+
+/// [`object_label`] written where it is displayed: a report of thousands
+/// of findings writes it in place rather than building a string for each.
+#[derive(Debug, Clone, Copy)]
+pub struct ObjectLabel<'a> {
+    /// `kind` (empty when unset).
+    pub kind: &'a str,
+    /// `metadata.namespace`
+    pub namespace: Option<&'a str>,
+    /// `metadata.name`
+    pub name: Option<&'a str>,
+}
+
+impl std::fmt::Display for ObjectLabel<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let kind = if self.kind.is_empty() { "<no kind>" } else { self.kind };
+        let name = self.name.unwrap_or("<unnamed>");
+        match self.namespace {
+            Some(ns) => write!(f, "{kind}/{ns}/{name}"),
+            None => write!(f, "{kind}/{name}"),
+        }
     }
 }
 

@@ -22,9 +22,15 @@ use policies::{Batch, Policy};
 
 mod stream;
 
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use stream::deployment;
 
 const RUNS: usize = 7;
+
+/// Rounds of the paired parse-then-lint runs the ratio is read from.
+const PAIRED_RUNS: usize = 15;
 
 /// The phases, in the order printed: `(name, label)`.
 const PHASES: [(&str, &str); 8] = [
@@ -94,23 +100,20 @@ fn run_phase(phase: &str, count: usize) {
     });
     let source = [Source { name: "bench.yaml", text: &text, context: 0, policy: &policy }];
     let (_, base) = memory();
-    let mut times = Vec::with_capacity(RUNS);
-    let (mut findings, mut objects) = (0, 0);
-    for _ in 0..RUNS {
-        let t = Instant::now();
-        // Each run returns what it built so that freeing it is not timed.
-        let kept: Box<dyn std::any::Any> = match phase {
-            "events" => Box::new(saphyr_parser::Parser::new_from_str(&text).filter(Result::is_ok).count()),
+    // One run of a phase; it returns what it built so that freeing it is not timed.
+    let once = |phase: &str| -> (Box<dyn std::any::Any>, usize, usize) {
+        match phase {
+            "events" => (Box::new(saphyr_parser::Parser::new_from_str(&text).filter(Result::is_ok).count()), 0, 0),
             "parse" => {
                 let mut documents = 0;
                 parse_stream_each(&text, &limits, |_| documents += 1);
-                Box::new(documents)
+                (Box::new(documents), 0, 0)
             }
-            "parse-all" => Box::new(parse_on_all_cores(&text, &limits, threads)),
+            "parse-all" => (Box::new(parse_on_all_cores(&text, &limits, threads)), 0, 0),
             "rules" => {
                 let out = lint_parsed(pre.as_ref().map_or(&[][..], |p| &p[..]), &policy);
-                (findings, objects) = (out.findings.len(), out.objects);
-                Box::new(out)
+                let (findings, objects) = (out.findings.len(), out.objects);
+                (Box::new(out), findings, objects)
             }
             "lint" | "lint-one" => {
                 let threads = if phase == "lint" { threads } else { 1 };
@@ -120,25 +123,57 @@ fn run_phase(phase: &str, count: usize) {
                 let linted = lint_each(&source, vec![Batch::default()], &limits, threads, keep);
                 assert!(linted.syntax_errors.is_empty(), "generated YAML must parse");
                 assert_eq!(linted.outcome.objects, count);
-                (findings, objects) = (linted.outcome.finding_count(), linted.outcome.objects);
-                Box::new(linted)
+                let (findings, objects) = (linted.outcome.finding_count(), linted.outcome.objects);
+                (Box::new(linted), findings, objects)
             }
             _ => {
                 // The corpus through `lint_paths`, as `lifeguard lint DIR` reads it;
                 // `corpus-one` runs with LIFEGUARD_THREADS=1 (set by `main`).
-                let Some(dir) = corpus_dir.as_deref() else { break };
+                let Some(dir) = corpus_dir.as_deref() else { return (Box::new(()), 0, 0) };
                 let out = lint_paths(&[dir.to_owned()], &policy, &Limits::default());
-                (findings, objects) = (out.findings.len(), out.objects);
-                Box::new(out)
+                let (findings, objects) = (out.findings.len(), out.objects);
+                (Box::new(out), findings, objects)
             }
-        };
-        times.push(t.elapsed());
+        }
+    };
+    let timed = |phase: &str| {
+        let t = Instant::now();
+        let (kept, findings, objects) = once(phase);
+        let elapsed = t.elapsed();
         drop(kept);
+        (elapsed, findings, objects)
+    };
+    let median = |times: &mut Vec<Duration>| {
+        times.sort();
+        times.get(times.len() / 2).map_or(0, Duration::as_nanos)
+    };
+    if phase == "paired" {
+        // The parse on one core and the lint on all cores in alternate runs
+        // of one process: this machine's speed drifts by tens of percent
+        // from one second to the next, which separate phases would read as
+        // a change of ratio. Prints `parse_ns lint_ns ratio_per_mille`.
+        let (mut parse, mut lint, mut ratios) = (Vec::new(), Vec::new(), Vec::new());
+        for _ in 0..PAIRED_RUNS {
+            let (p, _, _) = timed("parse");
+            let (l, _, _) = timed("lint");
+            ratios.push((l.as_secs_f64() / p.as_secs_f64() * 1000.0) as u64);
+            parse.push(p);
+            lint.push(l);
+        }
+        ratios.sort_unstable();
+        let ratio = ratios.get(ratios.len() / 2).copied().unwrap_or(0);
+        println!("{} {} {ratio}", median(&mut parse), median(&mut lint));
+        return;
     }
-    times.sort();
+    let mut times = Vec::with_capacity(RUNS);
+    let (mut findings, mut objects) = (0, 0);
+    for _ in 0..RUNS {
+        let (elapsed, f, o) = timed(phase);
+        (findings, objects) = (f, o);
+        times.push(elapsed);
+    }
     let (peak, _) = memory();
-    let median = times.get(times.len() / 2).map_or(0, Duration::as_nanos);
-    println!("{median} {} {peak} {findings} {objects}", peak.saturating_sub(base));
+    println!("{} {} {peak} {findings} {objects}", median(&mut times), peak.saturating_sub(base));
 }
 
 fn main() {
@@ -196,7 +231,18 @@ fn main() {
         );
     }
     let time = |p: &str| rows.iter().find(|r| r.0 == p).map_or(f64::NAN, |r| r.2.as_secs_f64());
-    println!("lint / parse on one core: {:.2}x (target <= 0.75x)", time("lint") / time("parse"));
+    let paired = Command::new(&exe).args(["--phase", "paired", &count.to_string()]).output().expect("run paired");
+    let paired: Vec<f64> =
+        String::from_utf8_lossy(&paired.stdout).split_whitespace().map(|v| v.parse().unwrap_or(f64::NAN)).collect();
+    let at = |i: usize| paired.get(i).copied().unwrap_or(f64::NAN);
+    println!(
+        "lint / parse on one core: {:.2}x (target <= 0.75x), median of {PAIRED_RUNS} alternate runs in one process \
+         (parse {:.1}ms, lint {:.1}ms); from the table's phases: {:.2}x",
+        at(2) / 1000.0,
+        at(0) / 1e6,
+        at(1) / 1e6,
+        time("lint") / time("parse")
+    );
     println!("lint / parse on all cores: {:.2}x", time("lint") / time("parse-all"));
     if let Some(r) = rows.iter().find(|r| r.0 == "corpus") {
         println!("corpus: {} pod-bearing objects linted, {} findings", r.6, r.5);

@@ -116,10 +116,12 @@ fn siblings(dir: &Path) -> Vec<PathBuf> {
 /// reason to parse a large document.
 pub fn may_hold_a_service(text: &str) -> bool {
     // `kind: "Serv\u0069ce"`: an escape on a line that names `kind`.
-    if text.contains('\\') && text.lines().any(|l| l.contains("kind") && l.contains('\\')) {
+    let escaped = memchr::memchr(b'\\', text.as_bytes()).is_some();
+    if escaped && text.lines().any(|l| l.contains("kind") && l.contains('\\')) {
         return true;
     }
-    text.match_indices("Service").any(|(at, word)| {
+    let word = "Service";
+    memchr::memmem::find_iter(text.as_bytes(), word).any(|at| {
         let longer =
             text[at + word.len()..].chars().next().is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '-');
         if longer {

@@ -60,14 +60,21 @@ impl Rendered {
         self.worst.iter().any(|(file, worst)| fails(file, *worst))
     }
 
+    // A piece grows as a string does, so a document's few findings take a
+    // small one; whole pieces move from one `Rendered` to the next rather
+    // than being copied again (see `absorb`).
     fn push_str(&mut self, text: &str) {
         match self.pieces.last_mut() {
-            Some(last) if last.len() + text.len() <= PIECE => last.push_str(text),
-            _ => {
-                let mut piece = String::with_capacity(PIECE.max(text.len()));
-                piece.push_str(text);
-                self.pieces.push(piece);
+            Some(last) if last.len() + text.len() <= PIECE => {
+                // Doubling, but never past a piece: a string's own doubling
+                // would leave up to half of each piece unused.
+                if last.capacity() - last.len() < text.len() {
+                    let want = (last.capacity() * 2).clamp(last.len() + text.len(), PIECE);
+                    last.reserve_exact(want - last.len());
+                }
+                last.push_str(text);
             }
+            _ => self.pieces.push(text.to_owned()),
         }
     }
 
@@ -87,7 +94,10 @@ impl Rendered {
     /// Appends what a later part of the input rendered.
     pub fn absorb(&mut self, part: Rendered) {
         for piece in part.pieces {
-            self.push_str(&piece);
+            match self.pieces.last() {
+                Some(last) if last.len() + piece.len() <= PIECE => self.push_str(&piece),
+                _ => self.pieces.push(piece),
+            }
         }
         for (count, more) in self.by_severity.iter_mut().zip(part.by_severity) {
             *count += more;

@@ -1,13 +1,13 @@
 //! Unified diffs of fixed files, with `a/` and `b/` headers like git's.
 
-use similar::TextDiff;
+use similar::{Algorithm, TextDiff};
 
 /// The unified diff from `old` to `new` (empty when they are equal).
 pub fn unified(name: &str, old: &str, new: &str) -> String {
     if old == new {
         return String::new();
     }
-    unified_of(&TextDiff::from_lines(old, new), name)
+    unified_of(&lines(old, new), name)
 }
 
 /// [`unified`] and [`LineMap::new`] of the same texts from one diff (the
@@ -16,8 +16,18 @@ pub fn unified_and_map(name: &str, old: &str, new: &str) -> (String, Option<Line
     if old == new {
         return (String::new(), None);
     }
-    let diff = TextDiff::from_lines(old, new);
+    let diff = lines(old, new);
     (unified_of(&diff, name), Some(LineMap::of(&diff)))
+}
+
+/// The line diff. Patience, not Myers: a fixed stream changes lines in
+/// thousands of places, and Myers' cost grows with the number of changes
+/// times the length (11.5 s for the fixes of a 10,000-object stream, where
+/// patience, anchored on the many unique lines such as object names, takes
+/// a fraction of a second); both give the same hunks on the corpus and on
+/// that stream.
+fn lines<'a>(old: &'a str, new: &'a str) -> TextDiff<'a, 'a, 'a, str> {
+    TextDiff::configure().algorithm(Algorithm::Patience).diff_lines(old, new)
 }
 
 fn unified_of<'a>(diff: &'a TextDiff<'a, 'a, 'a, str>, name: &str) -> String {
@@ -43,7 +53,7 @@ impl LineMap {
     /// changed line to the line at the same place in the other side of its
     /// hunk; an inserted (or deleted) line to the line above it.
     pub fn new(old: &str, new: &str) -> LineMap {
-        LineMap::of(&TextDiff::from_lines(old, new))
+        LineMap::of(&lines(old, new))
     }
 
     fn of(diff: &TextDiff<'_, '_, '_, str>) -> LineMap {

@@ -3,6 +3,7 @@
 //! edited text reads back as exactly the fixed object (and every other
 //! document as it was).
 
+use std::borrow::Cow;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use policies::{AppliedFix, Batch, Finding, Policy, objects_in};
@@ -114,35 +115,34 @@ pub fn fix_text(
         out.errors.push(e);
         return out;
     }
-    let mut ranges = doc_ranges(text, &docs);
+    let ranges = doc_ranges(text, &docs);
     let mut expected: Vec<Value> = docs.iter().map(|d| d.value.clone()).collect();
     // (document, prefix, finding) left after fixing, located at the end.
     let mut left: Vec<(usize, String, Finding)> = Vec::new();
     // (document, changed scalars) of the objects whose edits were kept.
     let mut changed: Vec<(usize, Vec<Changed>)> = Vec::new();
+    // The fixed text is built document by document, in order: splicing each
+    // edit into the whole text moved the rest of it every time (quadratic
+    // on a large stream).
+    let mut fixed = String::with_capacity(text.len());
+    fixed.push_str(&text[..ranges.first().map_or(text.len(), |r| r.0)]);
     for (doc, d) in docs.iter().enumerate() {
+        let (from, to) = ranges[doc];
+        let mut doc_text: Cow<'_, str> = Cow::Borrowed(&text[from..to]);
         for (prefix, object) in objects_in(&d.value) {
             if !object.is_object() {
                 continue;
             }
             let place = Place { name: policies::model::object_label_of(object), prefix, object };
-            let (from, to) = ranges[doc];
             let ctx = Ctx { file, doc: d, json, batch, policy, only, limits };
-            let done =
-                catch_unwind(AssertUnwindSafe(|| fix_object(&ctx, &place, &out.fixed[from..to], &mut expected[doc])));
+            let done = catch_unwind(AssertUnwindSafe(|| fix_object(&ctx, &place, &doc_text, &mut expected[doc])));
             match done {
                 Ok(Fixed { findings, edited, applied, skipped, errors, changed: scalars }) => {
                     left.extend(findings.into_iter().map(|f| (doc, place.prefix.clone(), f)));
                     out.skipped.extend(skipped);
                     out.errors.extend(errors);
                     if let Some(edited) = edited {
-                        out.fixed.replace_range(from..to, &edited);
-                        // Later documents move with the end of this one.
-                        let new_to = from + edited.len();
-                        ranges[doc].1 = new_to;
-                        for r in ranges.iter_mut().skip(doc + 1) {
-                            *r = (r.0 - to + new_to, r.1 - to + new_to);
-                        }
+                        doc_text = Cow::Owned(edited);
                         out.objects.push(ObjectFixes { object: place.name.clone(), applied });
                         changed.push((doc, scalars));
                     }
@@ -155,7 +155,9 @@ pub fn fix_text(
                 )),
             }
         }
+        fixed.push_str(&doc_text);
     }
+    out.fixed = fixed;
     let fixed_docs = if out.changed() {
         // The text as read is parsed again in the rare case it is needed,
         // so a large stream is not held in two parses while it is checked.

@@ -3,9 +3,11 @@
 //! lint of the shared corpus of real manifests as one run.
 //!
 //! Run: `cargo bench -p lifeguard --bench throughput` (add `-- N` for another
-//! object count, `-- --write FILE` to write the stream instead). Each phase runs in its own child process so its peak
-//! memory (VmHWM, Linux) is its own and no counting allocator skews the
-//! timings. Prints one table; figures go to BENCHMARKS.md.
+//! object count, `-- --write FILE` to write the stream instead). Each phase
+//! runs in its own child process so its peak memory (VmHWM, Linux) is its
+//! own and no counting allocator skews the timings; the lint / parse ratio
+//! comes from one more child that alternates the two (`--phase paired`).
+//! Prints one table; figures go to BENCHMARKS.md.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -22,6 +24,7 @@ use policies::{Batch, Policy};
 
 mod stream;
 
+// The CLI's allocator, so the phases cost what they cost in `lifeguard lint`.
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 

@@ -102,7 +102,8 @@ pub fn fix_text(
     let mut out = FileFix {
         file: file.to_owned(),
         original: text.to_owned(),
-        fixed: text.to_owned(),
+        // Built document by document below; a file left alone is its text.
+        fixed: String::new(),
         json,
         objects: Vec::new(),
         remaining: Vec::new(),
@@ -113,6 +114,7 @@ pub fn fix_text(
     let (docs, error) = parse;
     if let Some(e) = error {
         out.errors.push(e);
+        out.fixed = out.original.clone();
         return out;
     }
     let ranges = doc_ranges(text, &docs);

@@ -152,11 +152,9 @@ impl Render {
                 Format::Github => rendered.push_str(&github::finding(l)),
                 Format::Sarif => rendered.push_str(&self.sarif.result_entry(l)),
                 _ => {
-                    let mut scratch = std::mem::take(&mut self.scratch);
-                    scratch.clear();
-                    text::write_finding(&mut scratch, l, self.color);
-                    rendered.push_str(&scratch);
-                    self.scratch = scratch;
+                    self.scratch.clear();
+                    text::write_finding(&mut self.scratch, l, self.color);
+                    rendered.push_str(&self.scratch);
                 }
             }
             rendered.note(l);
@@ -206,9 +204,9 @@ impl Render {
                     w.write_all(piece.as_bytes())?;
                 }
                 for l in &out.findings {
-                    let mut s = String::new();
-                    text::write_finding(&mut s, l, self.color);
-                    w.write_all(s.as_bytes())?;
+                    self.scratch.clear();
+                    text::write_finding(&mut self.scratch, l, self.color);
+                    w.write_all(self.scratch.as_bytes())?;
                 }
                 if quiet {
                     return Ok(());

@@ -8,6 +8,8 @@
 //! failure, so CI still runs them all.
 
 use std::io::Write as _;
+pub mod cluster;
+
 use std::path::{Path, PathBuf};
 
 /// Set (to anything but `0`) to make a skipped test fail instead.

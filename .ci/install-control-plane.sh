@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# Builds a real Kubernetes control plane for the tests that run lifeguard
+# against it (tests/tests/cluster_*.rs) into target/tools/k8s/:
+#   kube-apiserver, kube-controller-manager, kubectl  from k8s.io/kubernetes v1.37.2
+#   etcd                                               from go.etcd.io/etcd/server/v3 v3.6.16
+# The sources come from the Go module proxy; nothing of them is committed.
+# Our two small modules under .ci/control-plane/ pin them (go.mod, go.sum).
+# Idempotent: does nothing when the binaries are there with this version's
+# stamp; otherwise the Go build cache makes a rebuild take seconds.
+#
+# k8s.io/kubernetes v1.37.2 is the newest release whose go.mod the machine's
+# Go 1.26 accepts (it says `go 1.26.0`). Bump KUBE_VERSION together with the
+# `require` and every `replace` in .ci/control-plane/kubernetes/go.mod.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+KUBE_VERSION="v1.37.2"
+ETCD_VERSION="v3.6.16"
+
+TOOLS="$(pwd)/target/tools/k8s"
+STAMP="$TOOLS/.built-kubernetes-$KUBE_VERSION-etcd-$ETCD_VERSION"
+BINARIES=(kube-apiserver kube-controller-manager kubectl etcd)
+
+all_present() {
+  local binary
+  for binary in "${BINARIES[@]}"; do
+    [[ -x "$TOOLS/$binary" ]] || return 1
+  done
+}
+
+if [[ -f "$STAMP" ]] && all_present && "$TOOLS/kube-apiserver" --version >/dev/null 2>&1; then
+  echo "control plane already built: $("$TOOLS/kube-apiserver" --version), etcd $ETCD_VERSION ($TOOLS)"
+  exit 0
+fi
+
+if ! command -v go >/dev/null 2>&1; then
+  echo "install-control-plane: go (1.26 or newer) is required" >&2
+  exit 1
+fi
+
+mkdir -p "$TOOLS"
+export CGO_ENABLED=0
+# The machine's own Go; the modules ask for nothing newer.
+export GOTOOLCHAIN="${GOTOOLCHAIN:-local}"
+
+# What Kubernetes' own build stamps into its binaries (hack/lib/version.sh):
+# without it the API server reports v0.0.0-master to `kubectl version` and to
+# Helm's kubeVersion checks.
+minor="${KUBE_VERSION#v1.}"
+minor="${minor%%.*}"
+build_date="$(date -u +'%Y-%m-%dT%H:%M:%SZ')"
+ldflags="-s -w"
+for package in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
+  ldflags+=" -X $package.gitVersion=$KUBE_VERSION"
+  ldflags+=" -X $package.gitMajor=1 -X $package.gitMinor=$minor"
+  ldflags+=" -X $package.gitTreeState=clean -X $package.buildDate=$build_date"
+done
+
+started=$SECONDS
+# Write beside the target and rename, so an interrupted run never leaves half a binary.
+partial="$TOOLS/.partial"
+rm -rf "$partial"
+mkdir -p "$partial"
+(
+  cd .ci/control-plane/kubernetes
+  go build -trimpath -ldflags "$ldflags" -o "$partial/" \
+    k8s.io/kubernetes/cmd/kube-apiserver \
+    k8s.io/kubernetes/cmd/kube-controller-manager \
+    k8s.io/kubernetes/cmd/kubectl
+)
+(
+  cd .ci/control-plane/etcd
+  go build -trimpath -ldflags "-s -w" -o "$partial/etcd" .
+)
+for binary in "${BINARIES[@]}"; do
+  mv -f "$partial/$binary" "$TOOLS/$binary"
+done
+rmdir "$partial"
+rm -f "$TOOLS"/.built-*
+touch "$STAMP"
+
+echo "built $("$TOOLS/kube-apiserver" --version), kube-controller-manager, kubectl and etcd ($("$TOOLS/etcd" --version | head -1)) into $TOOLS in $((SECONDS - started)) s"

@@ -1,0 +1,123 @@
+//! A real Kubernetes control plane for the tests: etcd and kube-apiserver
+//! (and kube-controller-manager when a test needs controllers) on loopback,
+//! built from their Go modules by `.ci/install-control-plane.sh`; the real
+//! `lifeguard-webhook` binary run as the chart's Deployment runs it; the
+//! chart's own webhook configurations registered with the API server;
+//! `kubectl` and `helm` as a user runs them.
+//!
+//! One control plane per test binary ([`ControlPlane::shared`]), started on
+//! first use and stopped when the binary exits, however it exits. Without
+//! the binaries (a fresh clone, no Go) the tests skip and say why;
+//! `LIFEGUARD_NO_SKIP=1` makes that a failure, as in CI.
+
+pub mod chart;
+pub mod control_plane;
+pub mod injector;
+pub mod kubectl;
+pub mod objects;
+pub mod pki;
+pub mod process;
+pub mod webhook;
+
+use std::io::{Read as _, Write as _};
+use std::net::{SocketAddr, TcpStream};
+use std::time::Duration;
+
+use serde_json::Value;
+
+pub use control_plane::ControlPlane;
+pub use kubectl::{Client, Run};
+pub use webhook::Webhook;
+
+use chart::{Rendered, changes, pointed_at};
+
+/// lifeguard installed in a control plane: the webhook process and the
+/// chart's configurations pointing at it.
+pub struct Installation {
+    /// The webhook the configurations call.
+    pub webhook: Webhook,
+    /// What the chart rendered.
+    pub rendered: Rendered,
+    /// The configurations as registered (pointed at the webhook).
+    pub registered: Vec<Value>,
+}
+
+impl Installation {
+    /// Renders the chart with `set`, starts the webhook as its Deployment
+    /// would, registers its webhook configurations pointed at that process,
+    /// and waits until the API server calls it.
+    pub fn install(plane: &ControlPlane, set: &[&str]) -> Option<Installation> {
+        let binary = webhook::binary()?;
+        let helm = plane.helm()?;
+        let rendered = Rendered::render(&helm, &plane.kubectl, set);
+        let pair = webhook::serving_pair(&plane.pki.ca);
+        let webhook = Webhook::start(&binary, &rendered, &pair, &[]);
+        let registered: Vec<Value> = rendered
+            .webhook_configurations()
+            .iter()
+            .map(|c| pointed_at(c, &webhook.base_url(), &plane.pki.ca.pem))
+            .collect();
+        let installation = Installation { webhook, rendered, registered };
+        installation.register(plane);
+        Some(installation)
+    }
+
+    /// Applies the configurations and waits until the API server sends the
+    /// webhook a review (the configuration informer lags a write).
+    pub fn register(&self, plane: &ControlPlane) {
+        for configuration in &self.registered {
+            plane.kubectl.apply(configuration);
+        }
+        let before = self.webhook.reviews().len();
+        let probe = "lifeguard-registration-probe";
+        if plane.kubectl.get("", "namespace", probe).is_none() {
+            plane.kubectl.namespace(probe, &["lifeguard.dev/mode=audit"]);
+        }
+        let object = objects::naive_gpu_deployment("probe").to_string();
+        process::wait_for("the API server calling the webhook", Duration::from_secs(30), || {
+            let run = plane
+                .kubectl
+                .run_with_input(&["create", "--dry-run=server", "-n", probe, "-o", "name", "-f", "-"], Some(&object));
+            if self.webhook.reviews().len() > before { Ok(()) } else { Err(format!("{}{}", run.stdout, run.stderr)) }
+        });
+    }
+
+    /// Deletes the configurations.
+    pub fn unregister(&self, plane: &ControlPlane) {
+        for configuration in &self.registered {
+            let kind = configuration["kind"].as_str().unwrap_or_default();
+            let name = configuration["metadata"]["name"].as_str().unwrap_or_default();
+            plane.kubectl.run(&["delete", kind, name, "--ignore-not-found"]).ok();
+        }
+    }
+
+    /// Every difference between the chart's configurations and what the API
+    /// server stores, besides `clientConfig` (see [`chart::changes`]).
+    pub fn stored_changes(&self, plane: &ControlPlane) -> Vec<String> {
+        let mut out = Vec::new();
+        for rendered in self.rendered.webhook_configurations() {
+            let kind = rendered["kind"].as_str().unwrap_or_default();
+            let name = rendered["metadata"]["name"].as_str().unwrap_or_default();
+            let stored = plane.kubectl.run(&["get", kind, name, "-o", "json"]).json();
+            out.extend(changes(&rendered, &stored).into_iter().map(|c| format!("{kind}/{name}{c}")));
+        }
+        out
+    }
+}
+
+/// A plain HTTP/1.1 GET on loopback: (status, body).
+pub fn http_get(addr: SocketAddr, path: &str) -> (u16, String) {
+    let Ok(mut stream) = TcpStream::connect_timeout(&addr, Duration::from_secs(2)) else {
+        return (0, "connection refused".to_owned());
+    };
+    let _ = stream.set_read_timeout(Some(Duration::from_secs(5)));
+    let request = format!("GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n");
+    if stream.write_all(request.as_bytes()).is_err() {
+        return (0, "write failed".to_owned());
+    }
+    let mut response = String::new();
+    let _ = stream.read_to_string(&mut response);
+    let status = response.split(' ').nth(1).and_then(|s| s.parse().ok()).unwrap_or(0);
+    let body = response.split_once("\r\n\r\n").map(|(_, b)| b.to_owned()).unwrap_or_default();
+    (status, body)
+}

@@ -1,0 +1,99 @@
+//! The control plane's certificates, made in the test: one CA that signs the
+//! API server's serving pair, the admin's client certificate and the
+//! webhook's serving pairs, plus the service-account signing key.
+
+use std::path::{Path, PathBuf};
+
+use rcgen::{BasicConstraints, CertificateParams, CertifiedIssuer, DnType, ExtendedKeyUsagePurpose, IsCa, KeyPair};
+
+/// A certificate authority and what it issues.
+pub struct Ca {
+    issuer: CertifiedIssuer<'static, KeyPair>,
+    /// The CA certificate (PEM).
+    pub pem: String,
+}
+
+/// A certificate and its key, both PEM.
+#[derive(Clone)]
+pub struct Pair {
+    /// The certificate.
+    pub cert: String,
+    /// Its private key (PKCS#8).
+    pub key: String,
+}
+
+impl Ca {
+    /// A fresh CA named `name`.
+    pub fn new(name: &str) -> Ca {
+        let mut params = CertificateParams::new(Vec::<String>::new()).expect("CA params");
+        params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+        params.distinguished_name.push(DnType::CommonName, name);
+        let issuer = CertifiedIssuer::self_signed(params, KeyPair::generate().expect("CA key")).expect("CA");
+        let pem = issuer.pem();
+        Ca { issuer, pem }
+    }
+
+    /// A serving pair for loopback (`127.0.0.1`, `localhost`) and `names`.
+    pub fn serving(&self, common_name: &str, names: &[&str]) -> Pair {
+        let mut sans = vec!["localhost".to_owned(), "127.0.0.1".to_owned()];
+        sans.extend(names.iter().map(|n| (*n).to_owned()));
+        let mut params = CertificateParams::new(sans).expect("serving params");
+        params.distinguished_name.push(DnType::CommonName, common_name);
+        params.extended_key_usages = vec![ExtendedKeyUsagePurpose::ServerAuth];
+        self.sign(params)
+    }
+
+    /// A client certificate: Kubernetes reads the user from the common name
+    /// and the groups from the organisations.
+    pub fn client(&self, user: &str, groups: &[&str]) -> Pair {
+        let mut params = CertificateParams::new(Vec::<String>::new()).expect("client params");
+        params.distinguished_name.push(DnType::CommonName, user);
+        for group in groups {
+            params.distinguished_name.push(DnType::OrganizationName, *group);
+        }
+        params.extended_key_usages = vec![ExtendedKeyUsagePurpose::ClientAuth];
+        self.sign(params)
+    }
+
+    fn sign(&self, params: CertificateParams) -> Pair {
+        let key = KeyPair::generate().expect("key");
+        let cert = params.signed_by(&key, &self.issuer).expect("sign");
+        Pair { cert: cert.pem(), key: key.serialize_pem() }
+    }
+}
+
+/// Every file the control plane is started with, written under one directory.
+pub struct Pki {
+    /// The cluster CA.
+    pub ca: Ca,
+    /// `ca.crt`.
+    pub ca_file: PathBuf,
+    /// `apiserver.crt` / `apiserver.key`.
+    pub apiserver: (PathBuf, PathBuf),
+    /// The admin's client pair (group `system:masters`), for the kubeconfig.
+    pub admin: Pair,
+    /// `sa.pub` / `sa.key`: service-account token verification and signing.
+    pub service_account: (PathBuf, PathBuf),
+}
+
+impl Pki {
+    /// Makes the CA and every pair, and writes the files into `dir`.
+    pub fn write(dir: &Path) -> Pki {
+        let ca = Ca::new("lifeguard test cluster CA");
+        let apiserver = ca.serving(
+            "kube-apiserver",
+            &["kubernetes", "kubernetes.default", "kubernetes.default.svc", "kubernetes.default.svc.cluster.local"],
+        );
+        let admin = ca.client("lifeguard-test-admin", &["system:masters"]);
+        let sa = KeyPair::generate().expect("service-account key");
+        let write = |name: &str, text: &str| {
+            let path = dir.join(name);
+            std::fs::write(&path, text).unwrap_or_else(|e| panic!("write {}: {e}", path.display()));
+            path
+        };
+        let ca_file = write("ca.crt", &ca.pem);
+        let apiserver = (write("apiserver.crt", &apiserver.cert), write("apiserver.key", &apiserver.key));
+        let service_account = (write("sa.pub", &sa.public_key_pem()), write("sa.key", &sa.serialize_pem()));
+        Pki { ca, ca_file, apiserver, admin, service_account }
+    }
+}

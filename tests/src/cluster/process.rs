@@ -1,0 +1,106 @@
+//! Child processes that never outlive the test binary, free loopback ports
+//! and bounded waits.
+//!
+//! The control plane lives in a `static` (one per test binary), and Rust
+//! never drops statics, so each child gets a watchdog: a `sh` that blocks
+//! reading a pipe from this process and kills the child when the pipe
+//! closes. The kernel closes it however this process ends — the harness
+//! returning, a panic, an abort, SIGKILL — so no etcd or kube-apiserver is
+//! left behind holding ports.
+
+use std::fs::File;
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// A running child with its watchdog; killed on drop.
+pub struct Supervised {
+    /// What it is, for messages.
+    pub name: String,
+    child: Child,
+    _watchdog: Option<(Child, ChildStdin)>,
+    /// Its stdout and stderr, together.
+    pub log: PathBuf,
+}
+
+impl Supervised {
+    /// Starts `command` with its output in `log`.
+    pub fn spawn(name: &str, mut command: Command, log: &Path) -> Supervised {
+        let out = File::create(log).unwrap_or_else(|e| panic!("create {}: {e}", log.display()));
+        let err = out.try_clone().expect("clone log handle");
+        command.stdin(Stdio::null()).stdout(out).stderr(err);
+        let child = command.spawn().unwrap_or_else(|e| panic!("start {name}: {e}"));
+        let watchdog = watchdog(child.id());
+        Supervised { name: name.to_owned(), child, _watchdog: watchdog, log: log.to_owned() }
+    }
+
+    /// The process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Panics with the end of its log if it has exited.
+    pub fn assert_running(&mut self) {
+        if let Ok(Some(status)) = self.child.try_wait() {
+            panic!("{} exited ({status}); the end of its log:\n{}", self.name, tail(&self.log, 40));
+        }
+    }
+
+    /// Sends SIGKILL and reaps it.
+    pub fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for Supervised {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+/// A `sh` that waits for EOF on its stdin, then sends `pid` SIGTERM and,
+/// if it is still there a few seconds later, SIGKILL.
+pub fn watchdog(pid: u32) -> Option<(Child, ChildStdin)> {
+    let script = format!(
+        "read _ignored; kill -TERM {pid} 2>/dev/null || exit 0; \
+         for _ in 1 2 3 4 5 6 7 8 9 10; do kill -0 {pid} 2>/dev/null || exit 0; sleep 0.5; done; \
+         kill -KILL {pid} 2>/dev/null"
+    );
+    let mut child = Command::new("sh")
+        .args(["-c", &script])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .ok()?;
+    let stdin = child.stdin.take()?;
+    Some((child, stdin))
+}
+
+/// The last `lines` lines of a log file.
+pub fn tail(path: &Path, lines: usize) -> String {
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    let all: Vec<&str> = text.lines().collect();
+    all[all.len().saturating_sub(lines)..].join("\n")
+}
+
+/// A loopback port free right now (the child binds it a moment later; a
+/// port taken in between makes the child fail to start, which its log says).
+pub fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).map(|a| a.port()).expect("a free loopback port")
+}
+
+/// Polls `ready` every 100 ms until it returns `Some`, for at most `limit`;
+/// panics with `what` and the last failure otherwise.
+pub fn wait_for<T>(what: &str, limit: Duration, mut ready: impl FnMut() -> Result<T, String>) -> T {
+    let start = Instant::now();
+    loop {
+        match ready() {
+            Ok(value) => return value,
+            Err(last) if start.elapsed() >= limit => panic!("{what}: not within {limit:?}; last: {last}"),
+            Err(_) => std::thread::sleep(Duration::from_millis(100)),
+        }
+    }
+}

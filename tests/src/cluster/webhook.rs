@@ -1,0 +1,202 @@
+//! The real `lifeguard-webhook` binary, started with the arguments and
+//! environment of the chart's own Deployment (paths and listen addresses
+//! moved to a directory and ports of the test's), its serving pair from the
+//! test CA in a Secret-volume layout, and its policy from the chart's
+//! ConfigMap.
+
+use std::io::{BufRead, BufReader};
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::Value;
+
+use super::chart::Rendered;
+use super::pki::{Ca, Pair};
+use super::process::{wait_for, watchdog};
+use crate::skip;
+
+/// The `lifeguard-webhook` binary beside this test binary's directory
+/// (`cargo test --workspace` builds it); built with `cargo build` when it is
+/// missing (a run of this crate's tests alone), `None` if that fails.
+pub fn binary() -> Option<PathBuf> {
+    let exe = std::env::current_exe().ok()?;
+    // target/<profile>/deps/<test> -> target/<profile>/lifeguard-webhook
+    let path = exe.parent()?.parent()?.join("lifeguard-webhook");
+    if !path.is_file() {
+        let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+        let built =
+            Command::new(cargo).args(["build", "-p", "lifeguard-webhook", "--bin", "lifeguard-webhook"]).status();
+        if !built.is_ok_and(|s| s.success()) || !path.is_file() {
+            skip(&format!("{} is not built (cargo build -p lifeguard-webhook)", path.display()));
+            return None;
+        }
+    }
+    Some(path)
+}
+
+/// A running webhook.
+pub struct Webhook {
+    child: Option<Child>,
+    // Kills it when this process ends without dropping it (a `static`).
+    _watchdog: Option<(Child, ChildStdin)>,
+    /// Its HTTPS admission address.
+    pub admission: SocketAddr,
+    /// Its plain-HTTP health and metrics address.
+    pub health: SocketAddr,
+    /// Its directory: `tls/` (a Secret volume) and `policy/policy.yaml`.
+    pub dir: tempfile::TempDir,
+    logs: Arc<Mutex<Vec<Value>>>,
+}
+
+/// The chart's webhook container: its args and env, as rendered.
+fn container(rendered: &Rendered) -> Value {
+    let deployment = rendered.find("Deployment", None).expect("the chart renders a Deployment");
+    let containers = deployment["spec"]["template"]["spec"]["containers"].as_array().cloned().unwrap_or_default();
+    containers.into_iter().find(|c| c["name"] == "webhook").expect("the chart's Deployment has a webhook container")
+}
+
+impl Webhook {
+    /// Starts `binary` as `rendered`'s Deployment runs it, serving `pair`;
+    /// waits until `/readyz` is 200. `extra` flags go last (they win).
+    pub fn start(binary: &Path, rendered: &Rendered, pair: &Pair, extra: &[&str]) -> Webhook {
+        let dir = tempfile::tempdir().expect("webhook directory");
+        let tls = dir.path().join("tls");
+        let policy = dir.path().join("policy");
+        std::fs::create_dir_all(&tls).expect("tls directory");
+        std::fs::create_dir_all(&policy).expect("policy directory");
+        write_secret_volume(&tls, 1, pair);
+        let config_map = rendered
+            .objects
+            .iter()
+            .find(|o| o["kind"] == "ConfigMap" && o["data"]["policy.yaml"].is_string())
+            .expect("the chart renders the policy ConfigMap");
+        let policy_text = config_map["data"]["policy.yaml"].as_str().unwrap_or_default();
+        std::fs::write(policy.join("policy.yaml"), policy_text).expect("write the policy");
+
+        let container = container(rendered);
+        let mut command = Command::new(binary);
+        for arg in container["args"].as_array().into_iter().flatten().filter_map(Value::as_str) {
+            let arg = arg
+                .replace("/etc/lifeguard/tls", &tls.to_string_lossy())
+                .replace("/etc/lifeguard/policy", &policy.to_string_lossy())
+                .replace("0.0.0.0:8443", "127.0.0.1:0")
+                .replace("0.0.0.0:8080", "127.0.0.1:0");
+            command.arg(arg);
+        }
+        for var in container["env"].as_array().into_iter().flatten() {
+            if let (Some(name), Some(value)) = (var["name"].as_str(), var["value"].as_str()) {
+                command.env(name, value);
+            }
+        }
+        // Read by the harness line by line; the chart's own is JSON too.
+        command.env("LIFEGUARD_LOG_FORMAT", "json").env_remove("RUST_LOG");
+        command.args(extra).stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::inherit());
+        let mut child = command.spawn().unwrap_or_else(|e| panic!("start {}: {e}", binary.display()));
+        let stdout = child.stdout.take().expect("stdout");
+        let logs: Arc<Mutex<Vec<Value>>> = Arc::default();
+        let sink = logs.clone();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                let value = serde_json::from_str(&line).unwrap_or(Value::String(line));
+                sink.lock().expect("logs").push(value);
+            }
+        });
+        let unset: SocketAddr = "0.0.0.0:0".parse().expect("address");
+        let watchdog = watchdog(child.id());
+        let mut webhook =
+            Webhook { child: Some(child), _watchdog: watchdog, admission: unset, health: unset, dir, logs };
+        let listening =
+            webhook.wait_log("the webhook's listening line", Duration::from_secs(20), |l| l["message"] == "listening");
+        let address = |key: &str| listening[key].as_str().and_then(|a| a.parse().ok()).expect("an address in the log");
+        webhook.admission = address("admission");
+        webhook.health = address("health");
+        wait_for("the webhook's /readyz", Duration::from_secs(20), || match webhook.health_get("/readyz") {
+            (200, _) => Ok(()),
+            (status, body) => Err(format!("{status} {body}")),
+        });
+        webhook
+    }
+
+    /// `https://127.0.0.1:PORT`, the base of the configurations' URLs.
+    pub fn base_url(&self) -> String {
+        format!("https://{}", self.admission)
+    }
+
+    /// Every log line so far.
+    pub fn logs(&self) -> Vec<Value> {
+        self.logs.lock().expect("logs").clone()
+    }
+
+    /// The `review` log lines so far.
+    pub fn reviews(&self) -> Vec<Value> {
+        self.logs().into_iter().filter(|l| l["message"] == "review").collect()
+    }
+
+    /// Waits (bounded) for a log line matching `pred`.
+    pub fn wait_log(&self, what: &str, limit: Duration, pred: impl Fn(&Value) -> bool) -> Value {
+        wait_for(what, limit, || self.logs().into_iter().find(|l| pred(l)).ok_or_else(|| format!("{:?}", self.logs())))
+    }
+
+    /// GET on the health port: (status, body).
+    pub fn health_get(&self, path: &str) -> (u16, String) {
+        crate::cluster::http_get(self.health, path)
+    }
+
+    /// The sum of the series of metric `name` whose labels include every
+    /// one of `labels` (`verdict="skipped"`, say).
+    pub fn metric(&self, name: &str, labels: &[&str]) -> f64 {
+        let (_, text) = self.health_get("/metrics");
+        text.lines()
+            .filter(|l| l.strip_prefix(name).is_some_and(|rest| rest.starts_with(['{', ' '])))
+            .filter(|l| labels.iter().all(|label| l.contains(label)))
+            .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+            .sum()
+    }
+
+    /// Replaces the serving pair the way a Secret volume's update does.
+    pub fn rotate(&self, generation: u32, pair: &Pair) {
+        write_secret_volume(&self.dir.path().join("tls"), generation, pair);
+    }
+
+    /// Sends SIGKILL and reaps it.
+    pub fn kill(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+impl Drop for Webhook {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+/// A serving pair from `ca` for the webhook on loopback.
+pub fn serving_pair(ca: &Ca) -> Pair {
+    ca.serving("lifeguard-webhook", &["lifeguard.lifeguard.svc"])
+}
+
+/// Writes `pair` into `dir` as a Secret volume holds it: the data in a
+/// timestamped directory, `..data` a symlink to it, and `tls.crt` /
+/// `tls.key` symlinks through `..data`; an update swaps `..data` atomically.
+pub fn write_secret_volume(dir: &Path, generation: u32, pair: &Pair) {
+    let data = dir.join(format!("..2026_12_02_{generation:04}"));
+    std::fs::create_dir_all(&data).expect("mkdir");
+    std::fs::write(data.join("tls.crt"), &pair.cert).expect("write cert");
+    std::fs::write(data.join("tls.key"), &pair.key).expect("write key");
+    let tmp = dir.join("..data_tmp");
+    let _ = std::fs::remove_file(&tmp);
+    std::os::unix::fs::symlink(data.file_name().expect("name"), &tmp).expect("symlink");
+    std::fs::rename(&tmp, dir.join("..data")).expect("swap ..data");
+    for name in ["tls.crt", "tls.key"] {
+        let link = dir.join(name);
+        if std::fs::symlink_metadata(&link).is_err() {
+            std::os::unix::fs::symlink(format!("..data/{name}"), &link).expect("symlink");
+        }
+    }
+}

@@ -1,0 +1,325 @@
+//! lifeguard as the real kube-apiserver meets it: the chart's webhook
+//! configurations registered with the API server, the real webhook binary
+//! behind them (run as the chart's Deployment runs it), and `kubectl` as a
+//! user runs it, its exit code, stdout and stderr asserted.
+//!
+//! Every test has namespaces of its own, so they run side by side on the
+//! binary's one control plane and one webhook.
+
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use lifeguard_e2e::cluster::injector::{Injector, SIDECAR};
+use lifeguard_e2e::cluster::{ControlPlane, Installation, Run, objects, webhook};
+use serde_json::{Value, json};
+
+static LIFEGUARD: OnceLock<Option<Installation>> = OnceLock::new();
+
+/// The control plane with lifeguard installed from the chart's defaults
+/// (without cert-manager, whose CRDs are absent), or `None` (after saying
+/// why) when the control plane is not built.
+fn cluster() -> Option<(&'static ControlPlane, &'static Installation)> {
+    let plane = ControlPlane::shared()?;
+    let installation =
+        LIFEGUARD.get_or_init(|| Installation::install(plane, &["certManager.enabled=false"])).as_ref()?;
+    Some((plane, installation))
+}
+
+fn create(plane: &ControlPlane, namespace: &str, object: &Value, extra: &[&str]) -> Run {
+    let mut args = vec!["create", "-n", namespace, "-f", "-"];
+    args.extend_from_slice(extra);
+    plane.kubectl.run_with_input(&args, Some(&object.to_string()))
+}
+
+/// The spec of the stored object's first container named `name`.
+fn container<'a>(object: &'a Value, name: &str) -> &'a Value {
+    object["spec"]["template"]["spec"]["containers"]
+        .as_array()
+        .and_then(|c| c.iter().find(|c| c["name"] == name))
+        .unwrap_or_else(|| panic!("no container {name} in {object:#}"))
+}
+
+#[test]
+fn the_registered_configurations_are_the_charts_own_but_for_the_url() {
+    let Some((plane, lifeguard)) = cluster() else { return };
+    assert_eq!(lifeguard.stored_changes(plane), Vec::<String>::new());
+    let names: Vec<&str> = lifeguard.registered.iter().filter_map(|c| c["kind"].as_str()).collect();
+    assert_eq!(names, ["MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"]);
+    for rendered in lifeguard.rendered.webhook_configurations() {
+        let kind = rendered["kind"].as_str().unwrap_or_default();
+        let name = rendered["metadata"]["name"].as_str().unwrap_or_default();
+        let stored = plane.kubectl.run(&["get", kind, name, "-o", "json"]).json();
+        let webhooks = stored["webhooks"].as_array().cloned().unwrap_or_default();
+        let rendered = rendered["webhooks"].as_array().cloned().unwrap_or_default();
+        assert_eq!(webhooks.len(), rendered.len());
+        for (stored, rendered) in webhooks.iter().zip(&rendered) {
+            let path = rendered["clientConfig"]["service"]["path"].as_str().expect("the chart names a path");
+            let url = format!("{}{path}", lifeguard.webhook.base_url());
+            assert_eq!(stored["clientConfig"]["url"], url.as_str());
+            assert!(stored["clientConfig"].get("service").is_none());
+        }
+    }
+}
+
+#[test]
+fn enforce_refuses_the_naive_gpu_server_naming_its_rules_and_stores_nothing() {
+    let Some((plane, _)) = cluster() else { return };
+    plane.kubectl.namespace("enforce-gpu", &["lifeguard.dev/mode=enforce"]);
+    let run = create(plane, "enforce-gpu", &objects::naive_gpu_deployment("llm"), &[]);
+    assert_eq!(run.code, 1, "{run:#?}");
+    assert_eq!(run.stdout, "");
+    let first = run.stderr.lines().next().unwrap_or_default();
+    assert!(
+        first.starts_with(
+            "Error from server (Forbidden): error when creating \"STDIN\": admission webhook \
+             \"enforce.validate.lifeguard.dev\" denied the request: lifeguard denied Deployment/enforce-gpu/llm: \
+             2 findings at or above the deny severity of "
+        ),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains(
+            "\n- probe-endpoint-reused container \"vllm\" at /spec/template/spec/containers/0/livenessProbe: "
+        )
+    );
+    assert!(run.stderr.contains("\n- startup-probe-missing container \"vllm\" at "));
+    assert!(plane.kubectl.get("enforce-gpu", "deployment", "llm").is_none(), "nothing is stored");
+}
+
+#[test]
+fn warn_admits_with_one_kubectl_warning_per_finding_within_120_characters() {
+    let Some((plane, _)) = cluster() else { return };
+    plane.kubectl.namespace("warn-gpu", &["lifeguard.dev/mode=warn"]);
+    let run = create(plane, "warn-gpu", &objects::naive_gpu_deployment("llm"), &[]);
+    assert_eq!(run.code, 0, "{run:#?}");
+    assert_eq!(run.stdout, "deployment.apps/llm created\n");
+    let warnings = run.warnings();
+    assert_eq!(warnings.len(), 2, "{}", run.stderr);
+    assert!(warnings[0].starts_with("probe-endpoint-reused: container \"vllm\": "), "{warnings:?}");
+    assert!(warnings[1].starts_with("startup-probe-missing: container \"vllm\": "), "{warnings:?}");
+    for line in run.stderr.lines() {
+        assert!(line.starts_with("Warning: "), "every stderr line is a warning: {line}");
+        assert!(line.trim_start_matches("Warning: ").chars().count() <= 120, "{line}");
+    }
+    assert!(plane.kubectl.get("warn-gpu", "deployment", "llm").is_some());
+}
+
+#[test]
+fn audit_admits_silently_and_the_api_servers_audit_log_holds_the_findings() {
+    let Some((plane, _)) = cluster() else { return };
+    plane.kubectl.namespace("audit-gpu", &["lifeguard.dev/mode=audit"]);
+    let run = create(plane, "audit-gpu", &objects::naive_gpu_deployment("llm"), &[]);
+    assert_eq!(run.code, 0, "{run:#?}");
+    assert_eq!(run.stderr, "", "audit prints nothing");
+    let event = lifeguard_e2e::cluster::process::wait_for("the create's audit event", Duration::from_secs(10), || {
+        plane
+            .audit_events()
+            .into_iter()
+            .find(|e| {
+                e["verb"] == "create"
+                    && e["stage"] == "ResponseComplete"
+                    && e["objectRef"]["resource"] == "deployments"
+                    && e["objectRef"]["namespace"] == "audit-gpu"
+                    && e["objectRef"]["name"] == "llm"
+            })
+            .ok_or_else(|| "not logged yet".to_owned())
+    });
+    let annotations = &event["annotations"];
+    let key = |k: &str| annotations[format!("audit.validate.lifeguard.dev/{k}")].as_str().map(str::to_owned);
+    assert_eq!(key("mode").as_deref(), Some("audit"), "{annotations:#}");
+    assert_eq!(key("would-deny").as_deref(), Some("true"));
+    assert_eq!(key("finding-count").as_deref(), Some("2"));
+    let findings: Value = serde_json::from_str(&key("findings").expect("findings")).expect("findings are JSON");
+    let rules: Vec<&str> = findings.as_array().into_iter().flatten().filter_map(|f| f["rule"].as_str()).collect();
+    assert_eq!(rules, ["probe-endpoint-reused", "startup-probe-missing"]);
+    assert_eq!(event["responseStatus"]["code"], 201);
+}
+
+/// The stored object's fields a server-side dry run also gives.
+fn comparable(object: &Value) -> Value {
+    let mut object = object.clone();
+    if let Some(metadata) = object["metadata"].as_object_mut() {
+        for owned in ["uid", "resourceVersion", "creationTimestamp", "generation", "managedFields"] {
+            metadata.remove(owned);
+        }
+    }
+    // The deployment controller's, when another test has started it.
+    object["metadata"]["annotations"].as_object_mut().map(|a| a.remove("deployment.kubernetes.io/revision"));
+    object.as_object_mut().map(|o| o.remove("status"));
+    object
+}
+
+#[test]
+fn mutate_stores_the_fixes_and_a_server_dry_run_gives_the_same_object_storing_nothing() {
+    let Some((plane, _)) = cluster() else { return };
+    plane.kubectl.namespace("mutate-gpu", &["lifeguard.dev/mutate=true"]);
+    let dry = create(plane, "mutate-gpu", &objects::naive_gpu_deployment("llm"), &["--dry-run=server", "-o", "json"]);
+    let dry = dry.json();
+    assert!(plane.kubectl.get("mutate-gpu", "deployment", "llm").is_none(), "a dry run stores nothing");
+
+    let run = create(plane, "mutate-gpu", &objects::naive_gpu_deployment("llm"), &[]);
+    assert_eq!(run.code, 0, "{run:#?}");
+    let stored = plane.kubectl.get("mutate-gpu", "deployment", "llm").expect("stored");
+    let startup = &container(&stored, "vllm")["startupProbe"];
+    assert_eq!(startup["httpGet"], json!({ "path": "/health", "port": "http", "scheme": "HTTP" }));
+    assert_eq!(startup["periodSeconds"], 10);
+    assert_eq!(startup["failureThreshold"], 48, "430 s declared, x 1.1, / 10 s, rounded up");
+    assert_eq!(stored["metadata"]["annotations"]["lifeguard.dev/mutated"], "startup-probe-missing");
+    assert_eq!(comparable(&dry), comparable(&stored));
+}
+
+#[test]
+fn a_sidecar_injected_after_lifeguard_is_fixed_on_reinvocation() {
+    let Some((plane, _)) = cluster() else { return };
+    let namespace = "mutate-reinvoke";
+    plane.kubectl.namespace(namespace, &["lifeguard.dev/mutate=true"]);
+    let injector = Injector::start(&webhook::serving_pair(&plane.pki.ca));
+    plane.kubectl.apply(&injector.configuration(namespace, &plane.pki.ca.pem));
+    // The configuration informer lags the write: wait for the first injection.
+    let probe = objects::typical_deployment("probe");
+    lifeguard_e2e::cluster::process::wait_for("the injector to be called", Duration::from_secs(30), || {
+        let run = create(plane, namespace, &probe, &["--dry-run=server", "-o", "json"]);
+        let object: Value = serde_json::from_str(&run.stdout).map_err(|e| format!("{e}: {run:?}"))?;
+        let containers = object["spec"]["template"]["spec"]["containers"].as_array().map_or(0, Vec::len);
+        if containers == 2 { Ok(()) } else { Err(run.stdout) }
+    });
+
+    let run = create(plane, namespace, &objects::typical_deployment("web"), &[]);
+    assert_eq!(run.code, 0, "{run:#?}");
+    let stored = plane.kubectl.get(namespace, "deployment", "web").expect("stored");
+    assert_eq!(container(&stored, SIDECAR)["lifecycle"]["preStop"]["sleep"]["seconds"], 40);
+    // The typical Deployment's 40 s were enough for its own container; the
+    // sidecar's 40 s sleep plus 5 s to shut down needs 45.
+    assert_eq!(stored["spec"]["template"]["spec"]["terminationGracePeriodSeconds"], 45, "{stored:#}");
+    let mutated = stored["metadata"]["annotations"]["lifeguard.dev/mutated"].as_str().unwrap_or_default();
+    assert!(mutated.contains("prestop-sleep-only"), "{mutated}");
+    plane.kubectl.run(&["delete", "mutatingwebhookconfiguration", "zz-sidecar-injector"]).ok();
+}
+
+#[test]
+fn a_workload_admitted_in_audit_can_be_scaled_relabelled_and_rolled_under_enforce_but_not_made_worse() {
+    let Some((plane, _)) = cluster() else { return };
+    let kubectl = &plane.kubectl;
+    let ns = "ratchet";
+    kubectl.namespace(ns, &["lifeguard.dev/mode=audit"]);
+    assert_eq!(create(plane, ns, &objects::naive_gpu_deployment("llm"), &[]).code, 0);
+    kubectl.run(&["label", "namespace", ns, "lifeguard.dev/mode=enforce", "--overwrite"]).ok();
+
+    let scale = kubectl.run(&["scale", "deployment/llm", "-n", ns, "--replicas=3"]);
+    assert_eq!((scale.code, scale.stdout.as_str()), (0, "deployment.apps/llm scaled\n"), "{scale:#?}");
+    let label = kubectl.run(&["label", "deployment/llm", "-n", ns, "team=inference"]);
+    assert_eq!(label.code, 0, "{label:#?}");
+    let restart = kubectl.run(&["rollout", "restart", "deployment/llm", "-n", ns]);
+    assert_eq!((restart.code, restart.stdout.as_str()), (0, "deployment.apps/llm restarted\n"), "{restart:#?}");
+    for warning in restart.warnings() {
+        assert!(
+            warning.ends_with("(already there before this update)") || warning.contains("already there"),
+            "{warning}"
+        );
+    }
+
+    // A second container reusing one endpoint is a finding the old object
+    // did not have.
+    let worse = json!([{ "op": "add", "path": "/spec/template/spec/containers/-", "value": {
+        "name": "metrics", "image": "registry.example/exporter:2",
+        "livenessProbe": { "httpGet": { "path": "/up", "port": 9100 } },
+        "readinessProbe": { "httpGet": { "path": "/up", "port": 9100 } },
+    }}]);
+    let patch = kubectl.run(&["patch", "deployment/llm", "-n", ns, "--type=json", "-p", &worse.to_string()]);
+    assert_eq!(patch.code, 1, "{patch:#?}");
+    let (warnings, denial) = patch.stderr.split_once("Error from server (Forbidden): ").expect("a denial");
+    assert!(denial.contains("denied the request: lifeguard denied Deployment/ratchet/llm: 1 finding"), "{denial}");
+    assert!(denial.contains("\n- probe-endpoint-reused container \"metrics\" at "), "{denial}");
+    assert!(!denial.contains("container \"vllm\""), "old findings are not what denies: {denial}");
+    assert!(
+        warnings.contains("probe-endpoint-reused (already there before this update): container \"vllm\""),
+        "{warnings}"
+    );
+    let stored = kubectl.get(ns, "deployment", "llm").expect("stored");
+    assert_eq!(stored["spec"]["replicas"], 3);
+    assert_eq!(stored["metadata"]["labels"]["team"], "inference");
+    assert_eq!(stored["spec"]["template"]["spec"]["containers"].as_array().map(Vec::len), Some(1));
+}
+
+#[test]
+fn controllers_make_the_replicaset_and_pods_which_lifeguard_skips() {
+    let Some((plane, lifeguard)) = cluster() else { return };
+    plane.start_controllers();
+    let kubectl = &plane.kubectl;
+    let ns = "controllers";
+    kubectl.namespace(ns, &["lifeguard.dev/mode=warn", "lifeguard.dev/mutate=true"]);
+    let skipped_before = lifeguard.webhook.metric("lifeguard_webhook_requests_total", &["verdict=\"skipped\""]);
+    let mut deployment = objects::naive_gpu_deployment("llm");
+    deployment["spec"]["replicas"] = json!(2);
+    let run = create(plane, ns, &deployment, &[]);
+    assert_eq!(run.code, 0, "{run:#?}");
+    // The validating webhooks see the mutated object: one finding fixed,
+    // one left for a person.
+    let warnings = run.warnings();
+    assert_eq!(warnings.len(), 2, "{}", run.stderr);
+    assert!(warnings[0].starts_with("startup-probe-missing (fixed by lifeguard): "), "{warnings:?}");
+    assert!(warnings[1].starts_with("probe-endpoint-reused: "), "{warnings:?}");
+
+    let pods = kubectl.wait_until(
+        "two Pending pods",
+        Duration::from_secs(60),
+        &["get", "pods", "-n", ns, "-o", "json"],
+        |l| l["items"].as_array().is_some_and(|p| p.len() == 2),
+    );
+    for pod in pods["items"].as_array().into_iter().flatten() {
+        assert_eq!(pod["status"]["phase"], "Pending", "no node runs them");
+        // The pod spec is the mutated template's, copied by the controller:
+        // lifeguard did not patch the Pod itself.
+        assert_eq!(container(&json!({"spec": {"template": pod}}), "vllm")["startupProbe"]["failureThreshold"], 48);
+        assert!(pod["metadata"]["annotations"].get("lifeguard.dev/mutated").is_none(), "{pod:#}");
+    }
+    let replicasets = kubectl.run(&["get", "replicasets", "-n", ns, "-o", "json"]).json();
+    assert_eq!(replicasets["items"].as_array().map(Vec::len), Some(1));
+
+    let reviews = lifeguard.webhook.reviews();
+    let controlled: Vec<&Value> = reviews
+        .iter()
+        .filter(|r| {
+            r["object"]
+                .as_str()
+                .is_some_and(|o| (o.starts_with("Pod/") || o.starts_with("ReplicaSet/")) && o.contains("/controllers/"))
+        })
+        .collect();
+    assert!(controlled.len() >= 6, "the ReplicaSet and two Pods, each validated and mutated: {controlled:#?}");
+    assert!(controlled.iter().all(|r| r["verdict"] == "skipped"), "{controlled:#?}");
+    let skipped_after = lifeguard.webhook.metric("lifeguard_webhook_requests_total", &["verdict=\"skipped\""]);
+    assert!(skipped_after >= skipped_before + 6.0, "{skipped_before} -> {skipped_after}");
+}
+
+#[test]
+fn kube_system_and_lifeguards_namespace_are_never_sent_to_the_webhook() {
+    let Some((plane, lifeguard)) = cluster() else { return };
+    let kubectl = &plane.kubectl;
+    kubectl
+        .run(&[
+            "label",
+            "namespace",
+            "kube-system",
+            "lifeguard.dev/mode=enforce",
+            "lifeguard.dev/mutate=true",
+            "--overwrite",
+        ])
+        .ok();
+    kubectl.namespace("lifeguard", &["lifeguard.dev/mode=enforce", "lifeguard.dev/mutate=true"]);
+    for ns in ["kube-system", "lifeguard"] {
+        let run = create(plane, ns, &objects::naive_gpu_deployment("unjudged"), &[]);
+        assert_eq!((run.code, run.stderr.as_str()), (0, ""), "{run:#?}");
+        let stored = kubectl.get(ns, "deployment", "unjudged").expect("stored");
+        assert!(container(&stored, "vllm").get("startupProbe").is_none(), "not mutated in {ns}");
+    }
+    // Lines are written in batches: give the last ones time to arrive.
+    std::thread::sleep(Duration::from_millis(500));
+    let sent: Vec<Value> = lifeguard
+        .webhook
+        .reviews()
+        .into_iter()
+        .filter(|r| r["object"].as_str().is_some_and(|o| o.contains("/kube-system/") || o.contains("/lifeguard/")))
+        .collect();
+    assert_eq!(sent, Vec::<Value>::new());
+}

@@ -3,6 +3,9 @@
 # against it (tests/tests/cluster_*.rs) into target/tools/k8s/:
 #   kube-apiserver, kube-controller-manager, kubectl  from k8s.io/kubernetes v1.37.2
 #   etcd                                               from go.etcd.io/etcd/server/v3 v3.6.16
+#   crds/cert-manager.io_*.yaml                        from github.com/cert-manager/cert-manager v1.21.2
+# (cert-manager's own CRDs, so `kubectl apply --server-side -f deploy/manifests/`
+# is validated against the real Certificate and Issuer schemas).
 # The sources come from the Go module proxy; nothing of them is committed.
 # Our two small modules under .ci/control-plane/ pin them (go.mod, go.sum).
 # Idempotent: does nothing when the binaries are there with this version's
@@ -16,15 +19,21 @@ cd "$(dirname "$0")/.."
 
 KUBE_VERSION="v1.37.2"
 ETCD_VERSION="v3.6.16"
+CERT_MANAGER_VERSION="v1.21.2"
 
 TOOLS="$(pwd)/target/tools/k8s"
-STAMP="$TOOLS/.built-kubernetes-$KUBE_VERSION-etcd-$ETCD_VERSION"
+STAMP="$TOOLS/.built-kubernetes-$KUBE_VERSION-etcd-$ETCD_VERSION-cert-manager-$CERT_MANAGER_VERSION"
 BINARIES=(kube-apiserver kube-controller-manager kubectl etcd)
+CRDS=(cert-manager.io_certificates cert-manager.io_issuers cert-manager.io_clusterissuers cert-manager.io_certificaterequests)
 
 all_present() {
   local binary
   for binary in "${BINARIES[@]}"; do
     [[ -x "$TOOLS/$binary" ]] || return 1
+  done
+  local crd
+  for crd in "${CRDS[@]}"; do
+    [[ -f "$TOOLS/crds/$crd.yaml" ]] || return 1
   done
 }
 
@@ -76,7 +85,15 @@ for binary in "${BINARIES[@]}"; do
   mv -f "$partial/$binary" "$TOOLS/$binary"
 done
 rmdir "$partial"
+
+# The module's zip carries the repository's deploy/crds/ (no build needed).
+go mod download "github.com/cert-manager/cert-manager@$CERT_MANAGER_VERSION"
+crd_source="$(go env GOMODCACHE)/github.com/cert-manager/cert-manager@$CERT_MANAGER_VERSION/deploy/crds"
+mkdir -p "$TOOLS/crds"
+for crd in "${CRDS[@]}"; do
+  install -m 0644 "$crd_source/$crd.yaml" "$TOOLS/crds/$crd.yaml"
+done
 rm -f "$TOOLS"/.built-*
 touch "$STAMP"
 
-echo "built $("$TOOLS/kube-apiserver" --version), kube-controller-manager, kubectl and etcd ($("$TOOLS/etcd" --version | head -1)) into $TOOLS in $((SECONDS - started)) s"
+echo "built $("$TOOLS/kube-apiserver" --version), kube-controller-manager, kubectl, etcd ($("$TOOLS/etcd" --version | head -1)) and cert-manager $CERT_MANAGER_VERSION's CRDs into $TOOLS in $((SECONDS - started)) s"

@@ -30,6 +30,7 @@ pub use kubectl::{Client, Run};
 pub use webhook::Webhook;
 
 use chart::{Rendered, changes, pointed_at};
+use pki::Pair;
 
 /// lifeguard installed in a control plane: the webhook process and the
 /// chart's configurations pointing at it.
@@ -47,16 +48,18 @@ impl Installation {
     /// would, registers its webhook configurations pointed at that process,
     /// and waits until the API server calls it.
     pub fn install(plane: &ControlPlane, set: &[&str]) -> Option<Installation> {
+        Installation::install_serving(plane, set, &webhook::serving_pair(&plane.pki.ca), &plane.pki.ca.pem)
+    }
+
+    /// [`Installation::install`] with the webhook serving `pair` and the
+    /// configurations' `caBundle` set to `bundle` (PEM, one CA or several).
+    pub fn install_serving(plane: &ControlPlane, set: &[&str], pair: &Pair, bundle: &str) -> Option<Installation> {
         let binary = webhook::binary()?;
         let helm = plane.helm()?;
         let rendered = Rendered::render(&helm, &plane.kubectl, set);
-        let pair = webhook::serving_pair(&plane.pki.ca);
-        let webhook = Webhook::start(&binary, &rendered, &pair, &[]);
-        let registered: Vec<Value> = rendered
-            .webhook_configurations()
-            .iter()
-            .map(|c| pointed_at(c, &webhook.base_url(), &plane.pki.ca.pem))
-            .collect();
+        let webhook = Webhook::start(&binary, &rendered, pair, &[]);
+        let registered: Vec<Value> =
+            rendered.webhook_configurations().iter().map(|c| pointed_at(c, &webhook.base_url(), bundle)).collect();
         let installation = Installation { webhook, rendered, registered };
         installation.register(plane);
         Some(installation)

@@ -35,6 +35,16 @@ pub struct Injector {
 impl Injector {
     /// Serves `pair` on a free loopback port.
     pub fn start(pair: &Pair) -> Injector {
+        Injector::serve(pair, true)
+    }
+
+    /// The same server allowing everything and changing nothing: what any
+    /// webhook costs the API server, to measure lifeguard against.
+    pub fn no_op(pair: &Pair) -> Injector {
+        Injector::serve(pair, false)
+    }
+
+    fn serve(pair: &Pair, inject: bool) -> Injector {
         let certs: Vec<CertificateDer<'static>> =
             CertificateDer::pem_slice_iter(pair.cert.as_bytes()).collect::<Result<_, _>>().expect("certificate PEM");
         let key = PrivateKeyDer::from_pem_slice(pair.key.as_bytes()).expect("key PEM");
@@ -53,7 +63,7 @@ impl Injector {
             for stream in listener.incoming().map_while(Result::ok) {
                 let config = config.clone();
                 let counter = counter.clone();
-                std::thread::spawn(move || serve(stream, config, &counter));
+                std::thread::spawn(move || serve(stream, config, &counter, inject));
             }
         });
         Injector { addr, calls }
@@ -61,12 +71,18 @@ impl Injector {
 
     /// Its MutatingWebhookConfiguration: Deployments created in `namespace`.
     pub fn configuration(&self, namespace: &str, ca_pem: &str) -> Value {
-        json!({
+        self.configuration_as("MutatingWebhookConfiguration", "zz-sidecar-injector", namespace, ca_pem)
+    }
+
+    /// A webhook configuration of `kind` named `name` calling it for
+    /// Deployments created in `namespace`.
+    pub fn configuration_as(&self, kind: &str, name: &str, namespace: &str, ca_pem: &str) -> Value {
+        let mut configuration = json!({
             "apiVersion": "admissionregistration.k8s.io/v1",
-            "kind": "MutatingWebhookConfiguration",
-            "metadata": { "name": "zz-sidecar-injector" },
+            "kind": kind,
+            "metadata": { "name": name },
             "webhooks": [{
-                "name": "inject.sidecar.test",
+                "name": format!("{name}.webhooks.test"),
                 "admissionReviewVersions": ["v1"],
                 "sideEffects": "None",
                 "failurePolicy": "Fail",
@@ -85,11 +101,15 @@ impl Injector {
                     "scope": "Namespaced",
                 }],
             }],
-        })
+        });
+        if kind == "ValidatingWebhookConfiguration" {
+            configuration["webhooks"][0].as_object_mut().map(|w| w.remove("reinvocationPolicy"));
+        }
+        configuration
     }
 }
 
-fn serve(stream: TcpStream, config: Arc<rustls::ServerConfig>, calls: &AtomicUsize) {
+fn serve(stream: TcpStream, config: Arc<rustls::ServerConfig>, calls: &AtomicUsize, inject: bool) {
     let Ok(connection) = rustls::ServerConnection::new(config) else { return };
     let mut reader = BufReader::new(rustls::StreamOwned::new(connection, stream));
     // Keep-alive: one request after another until the client hangs up.
@@ -118,7 +138,7 @@ fn serve(stream: TcpStream, config: Arc<rustls::ServerConfig>, calls: &AtomicUsi
         }
         calls.fetch_add(1, Ordering::SeqCst);
         let review: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
-        let answer = answer(&review).to_string();
+        let answer = answer(&review, inject).to_string();
         let response = format!(
             "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{answer}",
             answer.len()
@@ -130,13 +150,14 @@ fn serve(stream: TcpStream, config: Arc<rustls::ServerConfig>, calls: &AtomicUsi
     }
 }
 
-/// The AdmissionReview answer: the sidecar added unless it is there.
-fn answer(review: &Value) -> Value {
+/// The AdmissionReview answer: the sidecar added unless it is there (or
+/// `inject` is false).
+fn answer(review: &Value, inject: bool) -> Value {
     let request = &review["request"];
     let containers = request["object"]["spec"]["template"]["spec"]["containers"].as_array();
     let injected = containers.is_some_and(|c| c.iter().any(|c| c["name"] == SIDECAR));
     let mut response = json!({ "uid": request["uid"], "allowed": true });
-    if !injected && containers.is_some() {
+    if inject && !injected && containers.is_some() {
         let patch = json!([{
             "op": "add",
             "path": "/spec/template/spec/containers/-",

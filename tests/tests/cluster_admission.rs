@@ -144,17 +144,24 @@ fn comparable(object: &Value) -> Value {
             metadata.remove(owned);
         }
     }
-    // The deployment controller's, when another test has started it.
-    object["metadata"]["annotations"].as_object_mut().map(|a| a.remove("deployment.kubernetes.io/revision"));
+    // The deployment controller's, when another test has started it, and
+    // what `kubectl apply` records (the stored object was created).
+    if let Some(annotations) = object["metadata"]["annotations"].as_object_mut() {
+        annotations.remove("deployment.kubernetes.io/revision");
+        annotations.remove("kubectl.kubernetes.io/last-applied-configuration");
+    }
     object.as_object_mut().map(|o| o.remove("status"));
     object
 }
 
 #[test]
-fn mutate_stores_the_fixes_and_a_server_dry_run_gives_the_same_object_storing_nothing() {
+fn mutate_stores_the_fixes_and_apply_dry_run_server_gives_the_same_object_storing_nothing() {
     let Some((plane, _)) = cluster() else { return };
     plane.kubectl.namespace("mutate-gpu", &["lifeguard.dev/mutate=true"]);
-    let dry = create(plane, "mutate-gpu", &objects::naive_gpu_deployment("llm"), &["--dry-run=server", "-o", "json"]);
+    let object = objects::naive_gpu_deployment("llm").to_string();
+    let dry = plane
+        .kubectl
+        .run_with_input(&["apply", "--dry-run=server", "-n", "mutate-gpu", "-o", "json", "-f", "-"], Some(&object));
     let dry = dry.json();
     assert!(plane.kubectl.get("mutate-gpu", "deployment", "llm").is_none(), "a dry run stores nothing");
 

@@ -11,7 +11,7 @@ use base64::engine::general_purpose::STANDARD as BASE64;
 
 use super::kubectl::Client;
 use super::pki::Pki;
-use super::process::{Supervised, free_port, tail, wait_for};
+use super::process::{Supervised, free_port, wait_for};
 use crate::{installed_tool, repo_root};
 
 /// Where `.ci/install-control-plane.sh` puts the binaries.
@@ -159,8 +159,6 @@ impl ControlPlane {
             let run = plane.kubectl.run(&["get", "--raw=/readyz"]);
             if run.code == 0 { Ok(()) } else { Err(format!("{}{}", run.stdout, run.stderr)) }
         });
-        // The default namespace's ServiceAccount comes from a controller; the
-        // ones a test needs are made by the test.
         plane
     }
 
@@ -192,11 +190,6 @@ impl ControlPlane {
         for process in self.processes.lock().expect("processes").iter_mut() {
             process.assert_running();
         }
-    }
-
-    /// The end of a component's log (`etcd`, `kube-apiserver`, ...).
-    pub fn log_tail(&self, component: &str, lines: usize) -> String {
-        tail(&self.dir.join(format!("{component}.log")), lines)
     }
 
     /// `helm` from `.ci/install-helm.sh`, with this cluster's kubeconfig.

@@ -65,10 +65,3 @@ pub fn typical_deployment(name: &str) -> Value {
         }
     })
 }
-
-/// `object` with its name (and labels) changed, for one more copy.
-pub fn renamed(object: &Value, name: &str) -> Value {
-    let mut object = object.clone();
-    object["metadata"]["name"] = json!(name);
-    object
-}

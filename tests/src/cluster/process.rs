@@ -35,11 +35,6 @@ impl Supervised {
         Supervised { name: name.to_owned(), child, _watchdog: watchdog, log: log.to_owned() }
     }
 
-    /// The process id.
-    pub fn pid(&self) -> u32 {
-        self.child.id()
-    }
-
     /// Panics with the end of its log if it has exited.
     pub fn assert_running(&mut self) {
         if let Ok(Some(status)) = self.child.try_wait() {
@@ -92,8 +87,8 @@ pub fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).map(|a| a.port()).expect("a free loopback port")
 }
 
-/// Polls `ready` every 100 ms until it returns `Some`, for at most `limit`;
-/// panics with `what` and the last failure otherwise.
+/// Polls `ready` every 100 ms until it returns `Ok`, for at most `limit`;
+/// panics with `what` and the last error otherwise.
 pub fn wait_for<T>(what: &str, limit: Duration, mut ready: impl FnMut() -> Result<T, String>) -> T {
     let start = Instant::now();
     loop {

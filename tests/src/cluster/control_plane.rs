@@ -1,6 +1,7 @@
 //! etcd, kube-apiserver and (on demand) kube-controller-manager on
 //! loopback, built by `.ci/install-control-plane.sh` from their Go modules.
 
+use std::os::unix::process::CommandExt as _;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::{Mutex, OnceLock};
@@ -222,6 +223,7 @@ fn janitor(dir: &Path) {
     let script = format!("read _ignored; sleep 8; rm -rf '{}'", dir.display());
     if let Ok(mut child) = Command::new("sh")
         .args(["-c", &script])
+        .process_group(0)
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())

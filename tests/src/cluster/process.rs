@@ -10,6 +10,7 @@
 
 use std::fs::File;
 use std::net::TcpListener;
+use std::os::unix::process::CommandExt as _;
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -65,6 +66,9 @@ pub fn watchdog(pid: u32) -> Option<(Child, ChildStdin)> {
     );
     let mut child = Command::new("sh")
         .args(["-c", &script])
+        // A group of its own: Ctrl-C, or a signal sent to this process's
+        // group, must not end the watchdog before the child it watches.
+        .process_group(0)
         .stdin(Stdio::piped())
         .stdout(Stdio::null())
         .stderr(Stdio::null())

@@ -361,7 +361,8 @@ async fn dry_run_requests_get_the_same_answer() {
 #[tokio::test(flavor = "multi_thread")]
 async fn client_certificates_are_required_with_client_ca() {
     let client_ca = common::Ca::new("api server client CA");
-    let (client_cert, client_key) = client_ca.issue("kube-apiserver");
+    let client = client_ca.client("kube-apiserver", &[]);
+    let (client_cert, client_key) = (client.cert, client.key);
     let dir = tempfile::tempdir().expect("tempdir");
     let ca_path = dir.path().join("client-ca.pem");
     std::fs::write(&ca_path, &client_ca.pem).expect("write");
@@ -371,7 +372,8 @@ async fn client_certificates_are_required_with_client_ca() {
     let refused = anonymous.post(server.url("/validate")).body(body.to_string()).send().await;
     assert!(refused.is_err(), "no client certificate, no admission");
     let stranger = common::Ca::new("someone else");
-    let (bad_cert, bad_key) = stranger.issue("intruder");
+    let intruder = stranger.client("intruder", &[]);
+    let (bad_cert, bad_key) = (intruder.cert, intruder.key);
     let wrong = common::client_trusting(&server.ca.pem, true, Some((&bad_cert, &bad_key)));
     assert!(wrong.post(server.url("/validate")).body(body.to_string()).send().await.is_err());
     let trusted = common::client_trusting(&server.ca.pem, true, Some((&client_cert, &client_key)));

@@ -44,7 +44,8 @@ async fn a_symlink_swap_rotates_the_certificate_during_a_burst_without_a_failed_
     // A third of the clients open a new connection (and handshake) each time.
     let burst = Burst::start(&server, "/validate/warn", &body, 12, Some(3));
     tokio::time::sleep(Duration::from_millis(300)).await;
-    let (cert, key) = server.ca.issue("lifeguard-webhook generation 2");
+    let pair = server.ca.serving("lifeguard-webhook generation 2", &[]);
+    let (cert, key) = (pair.cert, pair.key);
     write_secret_volume(server.dir.path(), 2, &cert, &key);
     let took = wait_cn(&server, "lifeguard-webhook generation 2").await;
     assert!(took < Duration::from_secs(2), "picked up in {took:?} (reload interval 0.2 s)");
@@ -55,8 +56,8 @@ async fn a_symlink_swap_rotates_the_certificate_during_a_burst_without_a_failed_
     assert_eq!(server.metric(r#"lifeguard_webhook_reloads_total{what="certificate",result="success"}"#), 2.0);
 
     // A key that does not belong to the certificate is refused; generation 2 stays.
-    let (_, other_key) = server.ca.issue("someone else");
-    let (cert3, _) = server.ca.issue("lifeguard-webhook generation 3");
+    let other_key = server.ca.serving("someone else", &[]).key;
+    let cert3 = server.ca.serving("lifeguard-webhook generation 3", &[]).cert;
     write_secret_volume(server.dir.path(), 3, &cert3, &other_key);
     server.wait_log(
         |l| l["message"] == "new serving certificate refused; keeping the current pair",
@@ -70,7 +71,8 @@ async fn a_symlink_swap_rotates_the_certificate_during_a_burst_without_a_failed_
     assert_eq!(server.metric(r#"lifeguard_webhook_reloads_total{what="certificate",result="failure"}"#), 2.0);
     assert_eq!(server.health_get("/readyz").0, 200, "a refused rotation does not make the replica unready");
     // And a good pair after the bad ones is taken.
-    let (cert5, key5) = server.ca.issue("lifeguard-webhook generation 5");
+    let pair = server.ca.serving("lifeguard-webhook generation 5", &[]);
+    let (cert5, key5) = (pair.cert, pair.key);
     write_secret_volume(server.dir.path(), 5, &cert5, &key5);
     wait_cn(&server, "lifeguard-webhook generation 5").await;
 }
@@ -135,7 +137,8 @@ async fn not_ready_with_the_reason_until_certificate_and_policy_load() {
     let (status, reason) = server.health_get("/readyz");
     assert_eq!(status, 503);
     assert!(reason.contains("serving certificate") && reason.contains("tls.crt"), "{reason}");
-    let (cert, key) = server.ca.issue("lifeguard-webhook generation 1");
+    let pair = server.ca.serving("lifeguard-webhook generation 1", &[]);
+    let (cert, key) = (pair.cert, pair.key);
     std::fs::write(server.dir.path().join("tls.key"), key).expect("write");
     std::fs::write(server.dir.path().join("tls.crt"), cert).expect("write");
     server.wait_ready(Duration::from_secs(3));

@@ -74,7 +74,7 @@ impl Webhook {
         let policy = dir.path().join("policy");
         std::fs::create_dir_all(&tls).expect("tls directory");
         std::fs::create_dir_all(&policy).expect("policy directory");
-        write_secret_volume(&tls, 1, pair);
+        write_secret_volume(&tls, 1, &pair.cert, &pair.key);
         let config_map = rendered
             .objects
             .iter()
@@ -165,7 +165,7 @@ impl Webhook {
 
     /// Replaces the serving pair the way a Secret volume's update does.
     pub fn rotate(&self, generation: u32, pair: &Pair) {
-        write_secret_volume(&self.dir.path().join("tls"), generation, pair);
+        write_secret_volume(&self.dir.path().join("tls"), generation, &pair.cert, &pair.key);
     }
 
     /// `GET /livez` on the admission port over a TLS connection that trusts
@@ -224,11 +224,11 @@ pub fn serving_pair(ca: &Ca) -> Pair {
 /// Writes `pair` into `dir` as a Secret volume holds it: the data in a
 /// timestamped directory, `..data` a symlink to it, and `tls.crt` /
 /// `tls.key` symlinks through `..data`; an update swaps `..data` atomically.
-pub fn write_secret_volume(dir: &Path, generation: u32, pair: &Pair) {
+pub fn write_secret_volume(dir: &Path, generation: u32, cert: &str, key: &str) {
     let data = dir.join(format!("..2026_12_02_{generation:04}"));
     std::fs::create_dir_all(&data).expect("mkdir");
-    std::fs::write(data.join("tls.crt"), &pair.cert).expect("write cert");
-    std::fs::write(data.join("tls.key"), &pair.key).expect("write key");
+    std::fs::write(data.join("tls.crt"), cert).expect("write cert");
+    std::fs::write(data.join("tls.key"), key).expect("write key");
     let tmp = dir.join("..data_tmp");
     let _ = std::fs::remove_file(&tmp);
     std::os::unix::fs::symlink(data.file_name().expect("name"), &tmp).expect("symlink");

@@ -6,41 +6,18 @@
 
 use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use rcgen::{BasicConstraints, CertificateParams, CertifiedIssuer, DnType, IsCa, KeyPair};
 use serde_json::{Value, json};
 
-/// A test CA and the serving pairs it issues.
-pub struct Ca {
-    issuer: CertifiedIssuer<'static, KeyPair>,
-    /// The CA certificate (PEM), what clients trust.
-    pub pem: String,
-}
-
-impl Ca {
-    /// A fresh CA.
-    pub fn new(name: &str) -> Ca {
-        let mut params = CertificateParams::new(Vec::<String>::new()).expect("params");
-        params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
-        params.distinguished_name.push(DnType::CommonName, name);
-        let issuer = CertifiedIssuer::self_signed(params, KeyPair::generate().expect("key")).expect("CA");
-        let pem = issuer.pem();
-        Ca { issuer, pem }
-    }
-
-    /// A serving pair for 127.0.0.1 and localhost: (certificate PEM, key PEM).
-    pub fn issue(&self, common_name: &str) -> (String, String) {
-        let mut params = CertificateParams::new(vec!["localhost".to_owned(), "127.0.0.1".to_owned()]).expect("params");
-        params.distinguished_name.push(DnType::CommonName, common_name);
-        let key = KeyPair::generate().expect("key");
-        let cert = params.signed_by(&key, &self.issuer).expect("sign");
-        (cert.pem(), key.serialize_pem())
-    }
-}
+// Shared with the cluster tests' harness: the test CA, the Secret-volume
+// layout and a plain GET.
+pub use lifeguard_e2e::cluster::http_get;
+pub use lifeguard_e2e::cluster::pki::Ca;
+pub use lifeguard_e2e::cluster::webhook::write_secret_volume;
 
 /// A running `lifeguard-webhook`.
 pub struct Server {
@@ -97,26 +74,6 @@ impl Start {
     }
 }
 
-/// Writes a pair into `dir` the way a Secret volume holds it: the data in a
-/// timestamped directory, `..data` a symlink to it, and `tls.crt` /
-/// `tls.key` symlinks through `..data`. Rotation swaps `..data` atomically.
-pub fn write_secret_volume(dir: &Path, generation: u32, cert: &str, key: &str) {
-    let data = dir.join(format!("..2026_12_01_{generation:04}"));
-    std::fs::create_dir_all(&data).expect("mkdir");
-    std::fs::write(data.join("tls.crt"), cert).expect("write cert");
-    std::fs::write(data.join("tls.key"), key).expect("write key");
-    let tmp = dir.join("..data_tmp");
-    let _ = std::fs::remove_file(&tmp);
-    std::os::unix::fs::symlink(data.file_name().expect("name"), &tmp).expect("symlink");
-    std::fs::rename(&tmp, dir.join("..data")).expect("swap ..data");
-    for name in ["tls.crt", "tls.key"] {
-        let link = dir.join(name);
-        if std::fs::symlink_metadata(&link).is_err() {
-            std::os::unix::fs::symlink(format!("..data/{name}"), &link).expect("symlink");
-        }
-    }
-}
-
 impl Server {
     /// Starts the binary with `start`, fails the test if it does not come up.
     pub fn start(start: Start) -> Server {
@@ -128,7 +85,8 @@ impl Server {
         if start.insecure {
             cmd.arg("--insecure-http");
         } else {
-            let (cert, key) = ca.issue("lifeguard-webhook generation 1");
+            let pair = ca.serving("lifeguard-webhook generation 1", &[]);
+            let (cert, key) = (pair.cert, pair.key);
             let (cert_path, key_path) = if !start.write_certs {
                 (dir.path().join("tls.crt"), dir.path().join("tls.key"))
             } else if start.secret_volume {
@@ -272,24 +230,6 @@ impl Drop for Server {
             let _ = child.wait();
         }
     }
-}
-
-/// A blocking HTTP/1.1 GET over plain TCP: (status, body).
-pub fn http_get(addr: SocketAddr, path: &str) -> (u16, String) {
-    use std::io::{Read, Write};
-    let Ok(mut stream) = std::net::TcpStream::connect_timeout(&addr, Duration::from_secs(2)) else {
-        return (0, "connection refused".to_owned());
-    };
-    let _ = stream.set_read_timeout(Some(Duration::from_secs(5)));
-    let request = format!("GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n");
-    if stream.write_all(request.as_bytes()).is_err() {
-        return (0, "write failed".to_owned());
-    }
-    let mut response = String::new();
-    let _ = stream.read_to_string(&mut response);
-    let status = response.split(' ').nth(1).and_then(|s| s.parse().ok()).unwrap_or(0);
-    let body = response.split_once("\r\n\r\n").map(|(_, b)| b.to_owned()).unwrap_or_default();
-    (status, body)
 }
 
 /// rustls client configuration trusting `ca_pem`, with ALPN for h2 or

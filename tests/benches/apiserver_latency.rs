@@ -19,6 +19,7 @@ use std::time::{Duration, Instant};
 
 use lifeguard_e2e::cluster::control_plane::tools;
 use lifeguard_e2e::cluster::injector::Injector;
+use lifeguard_e2e::cluster::pki::client_tls;
 use lifeguard_e2e::cluster::{ControlPlane, Installation, objects, webhook};
 
 const JUDGED: &str = "latency-lifeguard";
@@ -170,24 +171,9 @@ impl Histograms {
 }
 
 fn client(plane: &ControlPlane) -> reqwest::Client {
-    use rustls::pki_types::pem::PemObject as _;
-    use rustls::pki_types::{CertificateDer, PrivateKeyDer};
-    let mut roots = rustls::RootCertStore::empty();
-    for cert in CertificateDer::pem_slice_iter(plane.pki.ca.pem.as_bytes()) {
-        roots.add(cert.expect("CA PEM")).expect("a root");
-    }
-    let chain: Vec<CertificateDer<'static>> =
-        CertificateDer::pem_slice_iter(plane.pki.admin.cert.as_bytes()).collect::<Result<_, _>>().expect("chain");
-    let key = PrivateKeyDer::from_pem_slice(plane.pki.admin.key.as_bytes()).expect("key");
-    let mut tls = rustls::ClientConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
-        .with_safe_default_protocol_versions()
-        .expect("versions")
-        .with_root_certificates(roots)
-        .with_client_auth_cert(chain, key)
-        .expect("client certificate");
-    tls.alpn_protocols = vec![b"h2".to_vec()];
+    let identity = (plane.pki.admin.cert.as_str(), plane.pki.admin.key.as_str());
     reqwest::Client::builder()
-        .tls_backend_preconfigured(tls)
+        .tls_backend_preconfigured(client_tls(&plane.pki.ca.pem, true, Some(identity)))
         .http2_prior_knowledge()
         .timeout(Duration::from_secs(30))
         .build()
@@ -240,15 +226,7 @@ fn percentile(values: &mut [f64], q: f64) -> f64 {
 }
 
 fn webhook_summary(lifeguard: &Installation) -> String {
-    let (_, text) = lifeguard.webhook.health_get("/metrics");
-    let sum: f64 = sum_series(&text, "lifeguard_webhook_request_duration_seconds_sum");
-    let count: f64 = sum_series(&text, "lifeguard_webhook_request_duration_seconds_count");
+    let sum = lifeguard.webhook.metric("lifeguard_webhook_request_duration_seconds_sum", &[]);
+    let count = lifeguard.webhook.metric("lifeguard_webhook_request_duration_seconds_count", &[]);
     format!("{count} requests, mean {:.3} ms", 1000.0 * sum / count.max(1.0))
-}
-
-fn sum_series(text: &str, name: &str) -> f64 {
-    text.lines()
-        .filter(|l| l.starts_with(name))
-        .filter_map(|l| l.rsplit(' ').next().and_then(|v| v.parse::<f64>().ok()))
-        .sum::<f64>()
 }

@@ -120,6 +120,11 @@ pub fn http_get(addr: SocketAddr, path: &str) -> (u16, String) {
     }
     let mut response = String::new();
     let _ = stream.read_to_string(&mut response);
+    parse_response(&response)
+}
+
+/// An HTTP/1.1 response's status (0 when there is none) and body.
+fn parse_response(response: &str) -> (u16, String) {
     let status = response.split(' ').nth(1).and_then(|s| s.parse().ok()).unwrap_or(0);
     let body = response.split_once("\r\n\r\n").map(|(_, b)| b.to_owned()).unwrap_or_default();
     (status, body)

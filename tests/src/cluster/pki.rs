@@ -97,3 +97,29 @@ impl Pki {
         Pki { ca, ca_file, apiserver, admin, service_account }
     }
 }
+
+/// rustls client configuration trusting `ca_pem`, with ALPN for h2 or
+/// http/1.1 and an optional client certificate (PEM cert, PEM key).
+pub fn client_tls(ca_pem: &str, h2: bool, identity: Option<(&str, &str)>) -> rustls::ClientConfig {
+    use rustls::pki_types::pem::PemObject;
+    use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+    let mut roots = rustls::RootCertStore::empty();
+    for cert in CertificateDer::pem_slice_iter(ca_pem.as_bytes()) {
+        roots.add(cert.expect("CA PEM")).expect("add root");
+    }
+    let provider = std::sync::Arc::new(rustls::crypto::ring::default_provider());
+    let builder = rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .expect("versions")
+        .with_root_certificates(roots);
+    let mut config = match identity {
+        None => builder.with_no_client_auth(),
+        Some((cert, key)) => {
+            let chain = CertificateDer::pem_slice_iter(cert.as_bytes()).collect::<Result<Vec<_>, _>>().expect("chain");
+            let key = PrivateKeyDer::from_pem_slice(key.as_bytes()).expect("key");
+            builder.with_client_auth_cert(chain, key).expect("client auth")
+        }
+    };
+    config.alpn_protocols = if h2 { vec![b"h2".to_vec()] } else { vec![b"http/1.1".to_vec()] };
+    config
+}

@@ -171,17 +171,8 @@ impl Webhook {
     /// `GET /livez` on the admission port over a TLS connection that trusts
     /// `ca_pem` alone: (status, body), or why the handshake failed.
     pub fn livez_trusting(&self, ca_pem: &str) -> Result<(u16, String), String> {
-        use rustls::pki_types::pem::PemObject as _;
         use std::io::{Read as _, Write as _};
-        let mut roots = rustls::RootCertStore::empty();
-        for cert in rustls::pki_types::CertificateDer::pem_slice_iter(ca_pem.as_bytes()) {
-            roots.add(cert.map_err(|e| e.to_string())?).map_err(|e| e.to_string())?;
-        }
-        let config = rustls::ClientConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
-            .with_safe_default_protocol_versions()
-            .map_err(|e| e.to_string())?
-            .with_root_certificates(roots)
-            .with_no_client_auth();
+        let config = super::pki::client_tls(ca_pem, false, None);
         let name = rustls::pki_types::ServerName::try_from("127.0.0.1").map_err(|e| e.to_string())?;
         let connection = rustls::ClientConnection::new(Arc::new(config), name).map_err(|e| e.to_string())?;
         let tcp = std::net::TcpStream::connect(self.admission).map_err(|e| e.to_string())?;
@@ -192,13 +183,10 @@ impl Webhook {
         let mut response = String::new();
         // The server closes without a TLS close_notify at times; what was read counts.
         let _ = tls.read_to_string(&mut response);
-        let status = response
-            .split(' ')
-            .nth(1)
-            .and_then(|s| s.parse().ok())
-            .ok_or_else(|| format!("no response: {response:?}"))?;
-        let body = response.split_once("\r\n\r\n").map(|(_, b)| b.to_owned()).unwrap_or_default();
-        Ok((status, body))
+        match super::parse_response(&response) {
+            (0, _) => Err(format!("no response: {response:?}")),
+            answer => Ok(answer),
+        }
     }
 
     /// Sends SIGKILL and reaps it.

@@ -143,6 +143,39 @@ async fn mutate_patches_every_kind_and_converges() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn updates_are_patched_only_where_they_change_a_mutable_template() {
+    let server = Server::start(Start::default());
+    let client = server.client(false);
+    let spec = json!({"containers": [aggressive_container()]});
+    for old in every_kind(&spec) {
+        let kind = old["kind"].as_str().unwrap_or_default().to_owned();
+        // A relabel: the pod template is untouched, so no patch (no rollout).
+        let mut relabelled = old.clone();
+        relabelled["metadata"]["labels"] = json!({"team": "payments"});
+        let (_, out) =
+            post(&client, &server.url("/mutate"), &review("u1", "UPDATE", Some(&relabelled), Some(&old))).await;
+        assert_eq!(response(&out)["allowed"], true, "{kind}: {out}");
+        assert!(patch_of(&out).is_none(), "{kind}: a relabel is not patched: {out}");
+
+        // A new image: the update rolls the pods anyway, so the fixes ride
+        // along, except where the kind forbids changing the pod spec.
+        let mut reimaged = old.clone();
+        let containers = match kind.as_str() {
+            "Pod" => "/spec/containers/0/image",
+            "CronJob" => "/spec/jobTemplate/spec/template/spec/containers/0/image",
+            "PodTemplate" => "/template/spec/containers/0/image",
+            _ => "/spec/template/spec/containers/0/image",
+        };
+        *reimaged.pointer_mut(containers).expect("image") = json!("registry.example/web:2.1");
+        let (_, out) =
+            post(&client, &server.url("/mutate"), &review("u2", "UPDATE", Some(&reimaged), Some(&old))).await;
+        assert_eq!(response(&out)["allowed"], true, "{kind}: {out}");
+        let immutable = matches!(kind.as_str(), "Pod" | "Job");
+        assert_eq!(patch_of(&out).is_some(), !immutable, "{kind}: {out}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn a_clean_object_is_allowed_without_warnings_or_patch() {
     let server = Server::start(Start::default());
     let client = server.client(false);

@@ -4,6 +4,7 @@
 //! metrics around it.
 
 mod object;
+mod on_update;
 mod outcome;
 mod request;
 mod scope;
@@ -17,7 +18,7 @@ use policies::policy::AdmissionMode;
 
 pub use outcome::{Reply, Summary, Verdict, error_reply, wire_json};
 pub use request::{Invalid, Parsed, RequestHead, parse, parse_with};
-pub use text::{MAX_WARNING_CHARS, warning_line};
+pub use text::{API_SERVER_WARNING_CHARS, MAX_WARNING_CHARS, WARNING_BUDGET_CHARS, warning_line};
 
 use crate::config::OnError;
 

@@ -4,18 +4,18 @@
 //! `reinvocationPolicy: IfNeeded` converges.
 
 use kube_core::DynamicObject;
-use kube_core::admission::{AdmissionRequest, AdmissionResponse};
+use kube_core::admission::{AdmissionRequest, AdmissionResponse, Operation};
 use policies::finding::add_op;
 use policies::fix::AppliedFix;
-use policies::model::join;
+use policies::model::{Workload, join};
 use policies::{Batch, Policy, plan_fixes};
 use serde_json::{Value, json};
 
-use super::Endpoint;
 use super::outcome::{Reply, Summary, Verdict, error_reply, reply, skipped};
 use super::request::Parsed;
 use super::scope::unparsable;
-use super::text::{capped, warning_line};
+use super::text::{fitted, warning_line};
+use super::{Endpoint, on_update};
 use crate::config::OnError;
 
 /// The annotation listing the rules whose fixes lifeguard applied.
@@ -24,6 +24,17 @@ pub const MUTATED_ANNOTATION: &str = "lifeguard.dev/mutated";
 /// Plans the fixes for `object` (the request's own JSON).
 pub fn mutate(request: &AdmissionRequest<DynamicObject>, parsed: &Parsed, object: &Value, policy: &Policy) -> Reply {
     let endpoint = Endpoint::Mutate;
+    if request.operation == Operation::Update {
+        let kind = object.get("kind").and_then(Value::as_str).unwrap_or_default();
+        let template_pointer = match Workload::from_object(object) {
+            Ok(Some(workload)) => workload.template_pointer,
+            Ok(None) => return skipped(&parsed.head, endpoint, None, "the object carries no pod spec".to_owned()),
+            Err(e) => return error_reply(&parsed.head, endpoint, None, OnError::Allow, &unparsable(&e)),
+        };
+        if let Err(why) = on_update::may_patch(kind, &template_pointer, object, parsed.raw_old_object()) {
+            return skipped(&parsed.head, endpoint, None, format!("UPDATE not patched: {why}"));
+        }
+    }
     let plan = match plan_fixes(object, &Batch::default(), policy, None) {
         Ok(Some(plan)) => plan,
         Ok(None) => return skipped(&parsed.head, endpoint, None, "the object carries no pod spec".to_owned()),
@@ -48,11 +59,12 @@ pub fn mutate(request: &AdmissionRequest<DynamicObject>, parsed: &Parsed, object
         Ok(patched) => patched,
         Err(why) => return error_reply(&parsed.head, endpoint, None, OnError::Allow, &format!("patch: {why}")),
     };
-    response.warnings = Some(capped(
+    response.warnings = Some(fitted(
         plan.applied
             .iter()
             .map(|a| warning_line(&format!("{} (fixed by lifeguard): {}", a.rule, a.description)))
             .collect(),
+        "fixes",
     ));
     let rules: Vec<String> = plan.applied.iter().map(|a| a.rule.clone()).collect();
     response.audit_annotations.insert("fixed".to_owned(), rules.join(","));

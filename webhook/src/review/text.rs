@@ -11,20 +11,51 @@ pub const MAX_WARNING_CHARS: usize = 120;
 
 /// At most this many findings are listed in a deny message or as warnings
 /// (then one line says how many more): the API server passes both to the
-/// client whole, and caps warnings at a few KiB anyway.
+/// client whole.
 pub const MAX_LISTED: usize = 20;
+
+/// The API server keeps at most this many characters of warning text per
+/// request, from every webhook together (its warning recorder; exact
+/// duplicates are dropped). Past it, it cuts each warning to 256 characters
+/// and drops whatever comes after the limit.
+pub const API_SERVER_WARNING_CHARS: usize = 4096;
+
+/// lifeguard's share of [`API_SERVER_WARNING_CHARS`] in one answer: both
+/// `/mutate` and `/validate` may answer the same request, and the API
+/// server's own warnings (deprecations, Pod Security) and other webhooks
+/// need room too. Within it every answer keeps its "N more" line.
+pub const WARNING_BUDGET_CHARS: usize = 1800;
 
 /// At most this many findings go into the `findings` audit annotation.
 pub const MAX_AUDITED: usize = 100;
 
-/// Cuts a list of lines at [`MAX_LISTED`], ending with a line naming the rest.
-pub fn capped(mut lines: Vec<String>) -> Vec<String> {
-    if lines.len() > MAX_LISTED {
-        let more = lines.len() - (MAX_LISTED - 1);
-        lines.truncate(MAX_LISTED - 1);
-        lines.push(format!("... and {more} more findings (`lifeguard lint` lists them all)"));
+/// Fits warning lines into [`MAX_LISTED`] lines and [`WARNING_BUDGET_CHARS`]
+/// characters; when some do not fit, the last line says how many `what`
+/// (`findings`, `fixes`) were left out. The nouns differ between endpoints
+/// so the API server never drops one endpoint's line as a duplicate of the
+/// other's.
+pub fn fitted(lines: Vec<String>, what: &str) -> Vec<String> {
+    let chars = |line: &str| line.chars().count();
+    let total: usize = lines.iter().map(|l| chars(l)).sum();
+    if lines.len() <= MAX_LISTED && total <= WARNING_BUDGET_CHARS {
+        return lines;
     }
-    lines
+    let more = |n: usize| format!("... and {n} more {what} (`lifeguard lint` lists them all)");
+    // The count is at most the number of lines, so this reserves enough.
+    let reserve = chars(&more(lines.len()));
+    let mut used = 0;
+    let mut kept = Vec::new();
+    for line in &lines {
+        let n = chars(line);
+        if kept.len() + 1 >= MAX_LISTED || used + n + reserve > WARNING_BUDGET_CHARS {
+            break;
+        }
+        used += n;
+        kept.push(line.clone());
+    }
+    let left_out = lines.len() - kept.len();
+    kept.push(more(left_out));
+    kept
 }
 
 /// One warning line: printable, single line, at most [`MAX_WARNING_CHARS`]
@@ -112,10 +143,26 @@ mod tests {
     #[test]
     fn long_lists_are_cut_with_a_count() {
         let lines: Vec<String> = (0..25).map(|i| i.to_string()).collect();
-        let cut = capped(lines);
+        let cut = fitted(lines, "findings");
         assert_eq!(cut.len(), MAX_LISTED);
         assert_eq!(cut[MAX_LISTED - 1], "... and 6 more findings (`lifeguard lint` lists them all)");
-        assert_eq!(capped(vec!["a".into()]), ["a"]);
+        assert_eq!(fitted(vec!["a".into()], "fixes"), ["a"]);
+    }
+
+    #[test]
+    fn long_lines_fit_the_budget_with_their_count() {
+        let lines: Vec<String> = (0..20).map(|i| format!("{i:03}{}", "x".repeat(MAX_WARNING_CHARS - 3))).collect();
+        let cut = fitted(lines, "fixes");
+        let total: usize = cut.iter().map(|l| l.chars().count()).sum();
+        assert!(total <= WARNING_BUDGET_CHARS, "{total}");
+        let kept = cut.len() - 1;
+        assert_eq!(kept, 14);
+        assert_eq!(cut[kept], format!("... and {} more fixes (`lifeguard lint` lists them all)", 20 - kept));
+        // Two endpoints' answers together stay within what the API server keeps.
+        assert!(2 * WARNING_BUDGET_CHARS < API_SERVER_WARNING_CHARS);
+        // Exactly at the budget nothing is cut.
+        let exact: Vec<String> = (0..15).map(|_| "y".repeat(WARNING_BUDGET_CHARS / 15)).collect();
+        assert_eq!(fitted(exact.clone(), "fixes"), exact);
     }
 
     #[test]

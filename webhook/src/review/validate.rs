@@ -12,7 +12,7 @@ use serde_json::Value;
 use super::outcome::{Reply, Summary, Verdict, error_reply, reply, skipped};
 use super::request::Parsed;
 use super::scope::unparsable;
-use super::text::{capped, deny_message, finding_warning, findings_annotation};
+use super::text::{deny_message, finding_warning, findings_annotation, fitted};
 use super::{Endpoint, Options};
 
 /// Judges `object` (the request's own JSON) in `mode`.
@@ -57,7 +57,7 @@ pub fn validate(
         response.audit_annotations.insert("suppressed".to_owned(), report.suppressed.len().to_string());
     }
     let warn = |items: &mut dyn Iterator<Item = &(&Finding, bool)>| -> Vec<String> {
-        capped(items.map(|(f, pre)| finding_warning(f, *pre && policy.denies(f.severity))).collect())
+        fitted(items.map(|(f, pre)| finding_warning(f, *pre && policy.denies(f.severity))).collect(), "findings")
     };
     let mut verdict = if judged.is_empty() { Verdict::Allowed } else { Verdict::Warned };
     match mode {

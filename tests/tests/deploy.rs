@@ -37,8 +37,15 @@ const KUBERNETES_VALIDATE: &str = "target/tools/py/bin/kubernetes-validate";
 
 /// `helm template lifeguard CHART -n lifeguard ARGS`.
 fn render(args: &[&str]) -> String {
+    let out = helm_template(args);
+    assert!(out.status.success(), "helm template {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout).expect("helm output is UTF-8")
+}
+
+/// Runs `helm template` with a throwaway helm home, success or not.
+fn helm_template(args: &[&str]) -> std::process::Output {
     let home = tempfile::tempdir().expect("temp dir");
-    let out = Command::new(tool(HELM, ".ci/install-helm.sh"))
+    Command::new(tool(HELM, ".ci/install-helm.sh"))
         .args(["template", "lifeguard", CHART, "--namespace", "lifeguard"])
         .args(args)
         .current_dir(repo_root())
@@ -46,9 +53,7 @@ fn render(args: &[&str]) -> String {
         .env("HELM_CONFIG_HOME", home.path().join("config"))
         .env("HELM_DATA_HOME", home.path().join("data"))
         .output()
-        .expect("run helm");
-    assert!(out.status.success(), "helm template {args:?}: {}", String::from_utf8_lossy(&out.stderr));
-    String::from_utf8(out.stdout).expect("helm output is UTF-8")
+        .expect("run helm")
 }
 
 /// The value sets CI renders: the defaults and each non-default choice.
@@ -251,6 +256,31 @@ fn the_workload_practises_what_lifeguard_preaches() {
     assert!(["startupProbe", "livenessProbe", "readinessProbe"].iter().all(|p| c[*p]["httpGet"]["port"] == "health"));
     let pdb = one(&objs, "PodDisruptionBudget");
     assert_eq!(pdb["spec"]["selector"], deployment["spec"]["selector"]);
+}
+
+#[test]
+fn extra_rules_reach_namespaced_kinds_only() {
+    // Only helm is needed here.
+    if installed_tool(HELM, ".ci/install-helm.sh").is_none() {
+        return;
+    }
+    let rule = |scope: &str| {
+        format!(
+            r#"webhook.extraRules=[{{"apiGroups":["argoproj.io"],"apiVersions":["*"],"resources":["rollouts"]{scope}}}]"#
+        )
+    };
+    let objs = objects(&render(&["--set-json", &rule("")]));
+    for (_, w) in webhooks(&objs) {
+        let rules = w["rules"].as_array().cloned().unwrap_or_default();
+        assert!(rules.iter().any(|r| r["resources"] == json!(["rollouts"])), "{w}");
+        assert!(rules.iter().all(|r| r["scope"] == "Namespaced"), "{w}");
+    }
+    for scope in ["Cluster", "*"] {
+        let out = helm_template(&["--set-json", &rule(&format!(r#","scope":"{scope}""#))]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "scope {scope} must be refused");
+        assert!(stderr.contains("/webhook/extraRules/0/scope") && stderr.contains("Namespaced"), "{stderr}");
+    }
 }
 
 fn webhooks(objs: &[Value]) -> Vec<(String, Value)> {

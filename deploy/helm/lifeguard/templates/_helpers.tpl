@@ -59,7 +59,7 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
   apiGroups: {{ toJson .apiGroups }}
   apiVersions: {{ toJson .apiVersions }}
   resources: {{ toJson .resources }}
-  scope: {{ .scope | default "Namespaced" }}
+  scope: Namespaced
 {{- end }}
 {{- end -}}
 

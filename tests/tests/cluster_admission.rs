@@ -330,3 +330,126 @@ fn kube_system_and_lifeguards_namespace_are_never_sent_to_the_webhook() {
         .collect();
     assert_eq!(sent, Vec::<Value>::new());
 }
+
+/// The naive GPU server's pod template (a fixable `startup-probe-missing`)
+/// as a bare Pod and as a Job.
+fn naive_gpu_pod_and_job(name: &str) -> (Value, Value) {
+    let deployment = objects::naive_gpu_deployment(name);
+    let mut template = deployment["spec"]["template"].clone();
+    template["spec"]["restartPolicy"] = json!("Never");
+    let pod = json!({"apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": name, "annotations": template["metadata"]["annotations"]}, "spec": template["spec"]});
+    let job = json!({"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": name},
+        "spec": {"backoffLimit": 0, "template": template}});
+    (pod, job)
+}
+
+#[test]
+fn updates_in_a_mutate_namespace_change_nothing_the_user_did_not_change() {
+    let Some((plane, _)) = cluster() else { return };
+    // Admitted before the namespace opted into mutation, so each object
+    // still has a fixable finding when it is updated.
+    let (ns, control) = ("updates", "updates-control");
+    plane.kubectl.namespace(ns, &[]);
+    plane.kubectl.namespace(control, &[]);
+    // Pods need the namespace's default ServiceAccount, which no controller
+    // makes unless a test has started them.
+    let account = plane.kubectl.run(&["create", "serviceaccount", "default", "-n", ns]);
+    assert!(run_ok_or_exists(&account), "{account:#?}");
+    let (pod, job) = naive_gpu_pod_and_job("llm");
+    for object in [&pod, &job, &objects::naive_gpu_deployment("llm")] {
+        create(plane, ns, object, &[]).ok();
+    }
+    create(plane, control, &objects::naive_gpu_deployment("llm"), &[]).ok();
+    plane.kubectl.run(&["label", "namespace", ns, "lifeguard.dev/mutate=true"]).ok();
+
+    // The pod spec of a Pod and the template of a Job are immutable: a
+    // patch there would make the API server refuse the relabel with 422.
+    for (kind, what) in [("pod", "pod/llm labeled\n"), ("job", "job.batch/llm labeled\n")] {
+        let run = plane.kubectl.run(&["label", kind, "llm", "-n", ns, "team=ml"]);
+        assert_eq!((run.code, run.stdout.as_str(), run.stderr.as_str()), (0, what, ""), "{run:#?}");
+        let stored = plane.kubectl.get(ns, kind, "llm").expect("stored");
+        assert!(stored["metadata"]["annotations"].get("lifeguard.dev/mutated").is_none(), "{stored:#}");
+    }
+
+    // A relabel and a scale of a Deployment do to it exactly what they do
+    // without lifeguard: no template change, so no rollout.
+    let deployment = |namespace: &str| plane.kubectl.get(namespace, "deployment", "llm").expect("the deployment");
+    let generation = |d: &Value| d["metadata"]["generation"].as_i64().unwrap_or_default();
+    let before = deployment(ns);
+    let changes: [&[&str]; 3] = [
+        &["label", "deployment", "llm", "team=ml"],
+        &["patch", "deployment", "llm", "--type=merge", "-p", r#"{"spec":{"replicas":3}}"#],
+        &["scale", "deployment", "llm", "--replicas=2"],
+    ];
+    for change in changes {
+        for namespace in [ns, control] {
+            let mut args = change.to_vec();
+            args.extend(["-n", namespace]);
+            let run = plane.kubectl.run(&args);
+            assert_eq!((run.code, run.stderr.as_str()), (0, ""), "{run:#?}");
+        }
+        let (judged, unjudged) = (deployment(ns), deployment(control));
+        assert_eq!(generation(&judged), generation(&unjudged), "{change:?}: the same generation as without lifeguard");
+        assert_eq!(judged["spec"]["template"], before["spec"]["template"], "{change:?}: the template is untouched");
+    }
+    // Two spec changes (replicas 1 -> 3 -> 2), none from the relabel.
+    assert_eq!(generation(&deployment(ns)), generation(&before) + 2);
+
+    // An update that rolls the pods anyway carries the fixes.
+    let run = plane.kubectl.run(&["set", "image", "deployment/llm", "vllm=vllm/vllm-openai:v0.6.4", "-n", ns]);
+    assert_eq!(run.code, 0, "{run:#?}");
+    let rolled = deployment(ns);
+    assert_eq!(rolled["metadata"]["annotations"]["lifeguard.dev/mutated"], "startup-probe-missing", "{rolled:#}");
+    assert!(container(&rolled, "vllm")["startupProbe"].is_object(), "{rolled:#}");
+}
+
+/// A Deployment of `n` containers, each with liveness and readiness on one
+/// endpoint (two findings without a fix) and a liveness that restarts on
+/// the first failure (`liveness-too-aggressive`, fixed by `/mutate`).
+fn many_findings(name: &str, n: usize) -> Value {
+    let containers: Vec<Value> = (0..n)
+        .map(|i| {
+            json!({"name": format!("app-{i:02}"), "image": "registry.example/app:1.0",
+                "ports": [{"name": format!("http-{i:02}"), "containerPort": 8080 + i}],
+                "livenessProbe": {"httpGet": {"path": "/health", "port": 8080 + i}, "periodSeconds": 10, "failureThreshold": 1},
+                "readinessProbe": {"httpGet": {"path": "/health", "port": 8080 + i}, "periodSeconds": 5}})
+        })
+        .collect();
+    let mut deployment = objects::typical_deployment(name);
+    deployment["spec"]["template"]["spec"]["containers"] = json!(containers);
+    deployment
+}
+
+#[test]
+fn both_endpoints_answering_many_findings_each_keep_their_summary_line_in_kubectls_output() {
+    let Some((plane, _)) = cluster() else { return };
+    let ns = "warn-mutate-many";
+    plane.kubectl.namespace(ns, &["lifeguard.dev/mode=warn", "lifeguard.dev/mutate=true"]);
+    let run = create(plane, ns, &many_findings("crowded", 25), &["--dry-run=server"]);
+    assert_eq!(run.code, 0, "{run:#?}");
+    let warnings = run.warnings();
+    let fixes = warnings.iter().filter(|w| w.contains("(fixed by lifeguard)")).count();
+    let findings = warnings.iter().filter(|w| w.starts_with("probe-endpoint-reused: ")).count();
+    assert!(fixes > 0 && findings > 0, "{}", run.stderr);
+    let fixes_more = format!("... and {} more fixes (`lifeguard lint` lists them all)", 25 - fixes);
+    assert!(warnings.contains(&fixes_more.as_str()), "mutate's summary: {}", run.stderr);
+    // Validation judges the fixed object; its count of the rest comes last.
+    let findings_more = warnings
+        .iter()
+        .filter_map(|w| w.strip_prefix("... and ")?.strip_suffix(" more findings (`lifeguard lint` lists them all)"))
+        .filter_map(|n| n.parse::<usize>().ok())
+        .collect::<Vec<_>>();
+    assert_eq!(findings_more.len(), 1, "validate's summary: {}", run.stderr);
+    assert!(findings_more[0] >= 25 - findings, "{}", run.stderr);
+    let total: usize = warnings.iter().map(|w| w.chars().count()).sum();
+    assert!(total <= 2 * webhook_budget(), "{total} characters of warnings");
+}
+
+fn webhook_budget() -> usize {
+    ::webhook::review::WARNING_BUDGET_CHARS
+}
+
+fn run_ok_or_exists(run: &Run) -> bool {
+    run.code == 0 || run.stderr.contains("AlreadyExists")
+}

@@ -155,3 +155,104 @@ fn the_serving_pair_rotates_to_a_second_ca_under_load_without_a_failed_request()
     assert!(lifeguard.webhook.livez_trusting(&plane.pki.ca.pem).is_err());
     lifeguard.unregister(plane);
 }
+
+/// One create through the API server: when it was sent and answered.
+struct Timed {
+    sent: Instant,
+    answered: Instant,
+    run: Run,
+}
+
+/// The webhook's drain as the API server meets it: the API server speaks
+/// HTTP/1.1 to webhooks (its client offers only `http/1.1` by ALPN), so
+/// what it sees of the drain is `Connection: close` on each answer and a
+/// new connection for the next request, then the closed listener.
+#[test]
+fn sigterm_drains_every_request_the_api_server_sends_then_the_failure_policy_applies() {
+    let Some(plane) = ControlPlane::shared() else { return };
+    let _turn = TURN.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(mut lifeguard) =
+        Installation::install(plane, &["certManager.enabled=false", "webhook.failurePolicy=Fail"])
+    else {
+        return;
+    };
+    let ns = "drain";
+    plane.kubectl.namespace(ns, &["lifeguard.dev/mode=warn"]);
+    let drain = Duration::from_secs(lifeguard.webhook.env_seconds("LIFEGUARD_DRAIN_SECONDS"));
+    assert!(drain >= Duration::from_secs(2), "the chart drains for {drain:?}");
+    let judged = |run: &Run| run.code == 0 && run.warnings().iter().any(|w| w.starts_with("probe-endpoint-reused: "));
+
+    let stop = AtomicBool::new(false);
+    let answers: Mutex<Vec<Timed>> = Mutex::default();
+    let mut terminated = None;
+    std::thread::scope(|scope| {
+        for client in 0..3 {
+            let (stop, answers) = (&stop, &answers);
+            scope.spawn(move || {
+                let started = Instant::now();
+                let mut i = 0;
+                // Bounded: the main thread stops it, or a minute passes.
+                while !stop.load(Ordering::SeqCst) && started.elapsed() < Duration::from_secs(60) {
+                    let sent = Instant::now();
+                    let run = create(plane, ns, &objects::naive_gpu_deployment(&format!("llm-{client}-{i}")));
+                    answers.lock().expect("answers").push(Timed { sent, answered: Instant::now(), run });
+                    i += 1;
+                }
+            });
+        }
+        let answered = || answers.lock().expect("answers").len();
+        lifeguard_e2e::cluster::process::wait_for("requests before SIGTERM", Duration::from_secs(30), || {
+            if answered() >= 6 { Ok(()) } else { Err(format!("{} answered", answered())) }
+        });
+        terminated = Some(Instant::now());
+        lifeguard.webhook.terminate();
+        let status = lifeguard.webhook.wait_exit(drain + Duration::from_secs(20));
+        assert!(status.success(), "the drained webhook exits 0: {status:?}");
+        // Requests go on past the exit, for the failure policy to answer.
+        std::thread::sleep(Duration::from_secs(1));
+        stop.store(true, Ordering::SeqCst);
+    });
+    let terminated = terminated.expect("SIGTERM was sent");
+    let answers = answers.into_inner().expect("answers");
+
+    // Every request answered before the drain's end was judged: none fails.
+    let margin = Duration::from_millis(300);
+    let in_window: Vec<&Timed> =
+        answers.iter().filter(|t| t.sent >= terminated && t.answered + margin < terminated + drain).collect();
+    assert!(in_window.len() >= 6, "{} requests in the drain window", in_window.len());
+    eprintln!(
+        "{} creates in all, {} sent and answered within the {drain:?} drain, all judged",
+        answers.len(),
+        in_window.len()
+    );
+    let unjudged: Vec<&Run> = in_window.iter().filter(|t| !judged(&t.run)).map(|t| &t.run).collect();
+    assert!(unjudged.is_empty(), "requests in the drain window not judged: {unjudged:#?}");
+    let before: Vec<&Run> = answers.iter().filter(|t| t.answered < terminated).map(|t| &t.run).collect();
+    assert!(before.iter().all(|r| judged(r)), "{before:#?}");
+    let drain_over =
+        lifeguard.webhook.logs().iter().any(|l| l["message"].as_str().is_some_and(|m| m.starts_with("drain over")));
+    assert!(drain_over, "the webhook logged the end of its drain");
+
+    // After the exit, the failure policy as configured: Fail refuses...
+    let run = create(plane, ns, &objects::naive_gpu_deployment("after-exit"));
+    assert_eq!(run.code, 1, "{run:#?}");
+    assert!(run.stderr.contains("failed calling webhook \"warn.validate.lifeguard.dev\""), "{}", run.stderr);
+    assert!(run.stderr.contains("connection refused"), "{}", run.stderr);
+    // ... and Ignore, once configured, admits unjudged.
+    let validating = lifeguard
+        .registered
+        .iter()
+        .find(|c| c["kind"] == "ValidatingWebhookConfiguration")
+        .expect("a validating configuration");
+    let mut ignoring = validating.clone();
+    for hook in ignoring["webhooks"].as_array_mut().into_iter().flatten() {
+        hook["failurePolicy"] = "Ignore".into();
+    }
+    plane.kubectl.apply(&ignoring).ok();
+    let admitted = lifeguard_e2e::cluster::process::wait_for("Ignore in effect", Duration::from_secs(30), || {
+        let run = create(plane, ns, &objects::naive_gpu_deployment("after-exit"));
+        if run.code == 0 { Ok(run) } else { Err(run.stderr) }
+    });
+    assert_eq!(admitted.warnings(), Vec::<&str>::new(), "admitted unjudged: {admitted:#?}");
+    lifeguard.unregister(plane);
+}

@@ -56,6 +56,8 @@ pub struct Webhook {
     /// Its directory: `tls/` (a Secret volume) and `policy/policy.yaml`.
     pub dir: tempfile::TempDir,
     logs: Arc<Mutex<Vec<Value>>>,
+    /// The chart's env, as set on the process.
+    env: Vec<(String, String)>,
 }
 
 /// The chart's webhook container: its args and env, as rendered.
@@ -93,9 +95,11 @@ impl Webhook {
                 .replace("0.0.0.0:8080", "127.0.0.1:0");
             command.arg(arg);
         }
+        let mut env = Vec::new();
         for var in container["env"].as_array().into_iter().flatten() {
             if let (Some(name), Some(value)) = (var["name"].as_str(), var["value"].as_str()) {
                 command.env(name, value);
+                env.push((name.to_owned(), value.to_owned()));
             }
         }
         // Read by the harness line by line; the chart's own is JSON too.
@@ -114,7 +118,7 @@ impl Webhook {
         let unset: SocketAddr = "0.0.0.0:0".parse().expect("address");
         let watchdog = watchdog(child.id());
         let mut webhook =
-            Webhook { child: Some(child), _watchdog: watchdog, admission: unset, health: unset, dir, logs };
+            Webhook { child: Some(child), _watchdog: watchdog, admission: unset, health: unset, dir, logs, env };
         let listening =
             webhook.wait_log("the webhook's listening line", Duration::from_secs(20), |l| l["message"] == "listening");
         let address = |key: &str| listening[key].as_str().and_then(|a| a.parse().ok()).expect("an address in the log");
@@ -187,6 +191,35 @@ impl Webhook {
             (0, _) => Err(format!("no response: {response:?}")),
             answer => Ok(answer),
         }
+    }
+
+    /// A whole-seconds variable of the chart's env the webhook runs with.
+    pub fn env_seconds(&self, name: &str) -> u64 {
+        self.env
+            .iter()
+            .find(|(n, _)| n == name)
+            .and_then(|(_, v)| v.parse().ok())
+            .unwrap_or_else(|| panic!("no {name} in the chart's env"))
+    }
+
+    /// Sends SIGTERM, as the kubelet does to begin a pod's shutdown.
+    pub fn terminate(&self) {
+        if let Some(child) = &self.child {
+            let status = Command::new("kill").args(["-TERM", &child.id().to_string()]).status().expect("run kill");
+            assert!(status.success(), "kill -TERM {}", child.id());
+        }
+    }
+
+    /// Waits (bounded) for the process to exit by itself; its status.
+    pub fn wait_exit(&mut self, limit: Duration) -> std::process::ExitStatus {
+        let child = self.child.as_mut().expect("the webhook was started and not killed");
+        let status = wait_for("the webhook's exit", limit, || match child.try_wait() {
+            Ok(Some(status)) => Ok(status),
+            Ok(None) => Err("still running".to_owned()),
+            Err(e) => Err(e.to_string()),
+        });
+        self.child = None;
+        status
     }
 
     /// Sends SIGKILL and reaps it.

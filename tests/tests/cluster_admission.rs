@@ -451,5 +451,5 @@ fn webhook_budget() -> usize {
 }
 
 fn run_ok_or_exists(run: &Run) -> bool {
-    run.code == 0 || run.stderr.contains("AlreadyExists")
+    run.code == 0 || run.stderr.contains("already exists")
 }

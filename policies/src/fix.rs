@@ -9,7 +9,10 @@
 //! Which findings get a fix at all is decided here too: an info-tier
 //! finding's fix is opt-in ([`hold_back_info_fixes`]).
 
+use std::collections::HashSet;
+
 use json_patch::PatchOperation;
+use json_patch::jsonptr::Pointer;
 use serde_json::Value;
 
 use crate::engine::{Batch, lint_object};
@@ -84,11 +87,11 @@ pub fn plan_fixes(
     // A finding fixable in the object as given keeps its fix in later rounds
     // even when another rule's fix has made it info by then: the tier is the
     // user's spec's, not an artefact of the order fixes merge in.
-    let fixable_first: Vec<(&str, Option<&str>, &str)> =
+    let fixable_first: HashSet<(&str, Option<&str>, &str)> =
         first.findings.iter().filter(|f| f.fix.is_some()).map(finding_key).collect();
     let mut findings = first.findings.clone();
     for _ in 0..MAX_ROUNDS {
-        let mut touched: Vec<String> = Vec::new();
+        let mut touched = Touched::default();
         let mut progressed = false;
         let round: Vec<Finding> = findings
             .iter()
@@ -102,22 +105,19 @@ pub fn plan_fixes(
             .collect();
         for finding in round.iter().filter(|f| allowed(f)) {
             let Some(fix) = &finding.fix else { continue };
-            let paths: Vec<String> = fix.operations.iter().map(|op| op.path().to_string()).collect();
-            let overlaps = paths.iter().any(|p| touched.iter().any(|t| is_prefix(t, p) || is_prefix(p, t)));
+            let overlaps = fix.operations.iter().any(|op| touched.overlaps(op.path().as_str()));
             if overlaps || fix.operations.is_empty() {
                 continue;
             }
-            let mut candidate = current.clone();
-            if json_patch::patch(&mut candidate, &fix.operations).is_err() {
-                // A fix that does not apply is a bug in its rule; leave the finding standing.
+            // A fix that does not apply is a bug in its rule: the finding is
+            // left standing. One already in the fixed state adds nothing
+            // (keeps re-fixing a no-op).
+            if apply(&mut current, &fix.operations) != Outcome::Changed {
                 continue;
             }
-            if candidate == current {
-                // Already in the fixed state: nothing to add (keeps re-fixing a no-op).
-                continue;
+            for op in &fix.operations {
+                touched.insert(op.path().as_str());
             }
-            current = candidate;
-            touched.extend(paths);
             plan.operations.extend(fix.operations.iter().cloned());
             plan.applied.push(AppliedFix {
                 rule: finding.rule.clone(),
@@ -142,6 +142,132 @@ pub fn plan_fixes(
     Ok(Some(plan))
 }
 
+/// The paths one round's fixes have written, to refuse a later fix of the
+/// round that writes at, above or below one of them. A list searched per
+/// operation made a round quadratic in the object's fixes.
+#[derive(Default)]
+struct Touched {
+    /// The paths written.
+    paths: HashSet<String>,
+    /// Every proper prefix (token-wise) of a path written.
+    above: HashSet<String>,
+}
+
+impl Touched {
+    fn insert(&mut self, path: &str) {
+        for (at, _) in path.match_indices('/') {
+            self.above.insert(path[..at].to_owned());
+        }
+        self.paths.insert(path.to_owned());
+    }
+
+    /// Whether `path` is a written path, or lies above or below one
+    /// ([`is_prefix`] either way).
+    fn overlaps(&self, path: &str) -> bool {
+        if self.paths.contains(path) || self.above.contains(path) {
+            return true;
+        }
+        path.match_indices('/').any(|(at, _)| self.paths.contains(&path[..at]))
+    }
+}
+
+/// What applying one fix's operations to the object did.
+#[derive(Debug, PartialEq, Eq)]
+enum Outcome {
+    /// The object is another one now.
+    Changed,
+    /// The object is as it was (the fix is already in place).
+    Unchanged,
+    /// An operation did not apply; the object is as it was.
+    Failed,
+}
+
+/// Applies `operations` to `current` in place; on [`Outcome::Unchanged`]
+/// or [`Outcome::Failed`] the object is left exactly as it was, member
+/// order included.
+///
+/// Copying the whole object to try each fix on the copy, and comparing
+/// the copy with the object, cost the object's size per fix: planning an
+/// object's fixes grew with the square of their number. What the rules
+/// emit (`add` or `replace` of an object member) changes nothing outside
+/// the members at their paths, so it is enough to keep those members and
+/// compare them; anything else takes the copy.
+fn apply(current: &mut Value, operations: &[PatchOperation]) -> Outcome {
+    let Some(roots) = member_roots(current, operations) else {
+        return apply_on_copy(current, operations);
+    };
+    let kept: Vec<Option<Value>> = roots.iter().map(|r| current.pointer(r.as_str()).cloned()).collect();
+    if json_patch::patch(current, operations).is_err() {
+        restore(current, &roots, kept);
+        return Outcome::Failed;
+    }
+    if roots.iter().zip(&kept).all(|(r, k)| current.pointer(r.as_str()) == k.as_ref()) {
+        // Equal is not identical: an `add` of an equal mapping can reorder
+        // its keys, and the object must stay as the user wrote it.
+        restore(current, &roots, kept);
+        return Outcome::Unchanged;
+    }
+    Outcome::Changed
+}
+
+/// The old way, for operations [`member_roots`] does not vouch for.
+fn apply_on_copy(current: &mut Value, operations: &[PatchOperation]) -> Outcome {
+    let mut candidate = current.clone();
+    if json_patch::patch(&mut candidate, operations).is_err() {
+        return Outcome::Failed;
+    }
+    if candidate == *current {
+        return Outcome::Unchanged;
+    }
+    *current = candidate;
+    Outcome::Changed
+}
+
+/// The outermost paths of `operations` when every operation is an `add`
+/// or `replace` and each outermost path is a member of an existing object:
+/// then the operations change nothing but those members (an operation
+/// below one only changes what lies inside it). `None` otherwise (a
+/// sequence item, the root, another kind of operation).
+fn member_roots<'o>(current: &Value, operations: &'o [PatchOperation]) -> Option<Vec<&'o Pointer>> {
+    let mut roots: Vec<&Pointer> = Vec::new();
+    for op in operations {
+        if !matches!(op, PatchOperation::Add(_) | PatchOperation::Replace(_)) {
+            return None;
+        }
+        let path = op.path();
+        let covered = operations.iter().any(|other| {
+            let o = other.path().as_str();
+            o != path.as_str() && is_prefix(o, path.as_str())
+        });
+        if !covered && !roots.iter().any(|r| r.as_str() == path.as_str()) {
+            roots.push(path);
+        }
+    }
+    let member_of_object =
+        |r: &&Pointer| r.parent().and_then(|p| current.pointer(p.as_str())).is_some_and(Value::is_object);
+    roots.iter().all(member_of_object).then_some(roots)
+}
+
+/// Puts the kept members back where they were, in place, and takes out
+/// the ones that were not there.
+fn restore(current: &mut Value, roots: &[&Pointer], kept: Vec<Option<Value>>) {
+    for (root, kept) in roots.iter().zip(kept) {
+        let Some((parent, last)) = root.split_back() else { continue };
+        let Some(Value::Object(members)) = current.pointer_mut(parent.as_str()) else { continue };
+        let key = last.decoded();
+        match (kept, members.get_mut(key.as_ref())) {
+            (Some(value), Some(slot)) => *slot = value,
+            (Some(value), None) => {
+                members.insert(key.into_owned(), value);
+            }
+            (None, _) => {
+                // Shifting, not swapping: the other members keep their places.
+                members.shift_remove(key.as_ref());
+            }
+        }
+    }
+}
+
 fn finding_key(f: &Finding) -> (&str, Option<&str>, &str) {
     (&f.rule, f.container.as_deref(), &f.pointer)
 }
@@ -154,7 +280,7 @@ fn is_prefix(prefix: &str, path: &str) -> bool {
 mod tests {
     use serde_json::json;
 
-    use super::{is_prefix, plan_fixes};
+    use super::{Outcome, Touched, apply, apply_on_copy, is_prefix, plan_fixes};
     use crate::engine::{Batch, lint_object};
     use crate::finding::Severity;
     use crate::policy::Policy;
@@ -222,5 +348,100 @@ mod tests {
         assert!(is_prefix("/a/b", "/a/b/c"));
         assert!(is_prefix("/a/b", "/a/b"));
         assert!(!is_prefix("/a/b", "/a/bc"));
+    }
+
+    #[test]
+    fn touched_agrees_with_prefixes_either_way() {
+        let written = ["/spec/a", "/spec/b/c", "/x~1y/0", "/z"];
+        let mut touched = Touched::default();
+        for w in written {
+            touched.insert(w);
+        }
+        for probe in [
+            "",
+            "/spec",
+            "/spec/a",
+            "/spec/a/deep",
+            "/spec/ab",
+            "/spec/b",
+            "/spec/b/c/d",
+            "/spec/b/cd",
+            "/x~1y",
+            "/x",
+            "/x~1y/0/k",
+            "/z",
+            "/zz",
+            "/other",
+        ] {
+            let listed = written.iter().any(|t| is_prefix(t, probe) || is_prefix(probe, t));
+            assert_eq!(touched.overlaps(probe), listed, "{probe}");
+        }
+    }
+
+    fn ops(patch: serde_json::Value) -> Vec<json_patch::PatchOperation> {
+        serde_json::from_value::<json_patch::Patch>(patch).expect("a patch").0
+    }
+
+    /// In place or on a copy, a fix has the same outcome and leaves the
+    /// same object, member order included (compared as text).
+    #[test]
+    fn in_place_application_matches_the_copy() {
+        let object = json!({"a": {"x": 1, "y": {"p": 1, "q": 2}}, "list": [1, 2], "b": "s"});
+        let cases = [
+            json!([{"op": "add", "path": "/a/x", "value": 3}]),
+            json!([{"op": "add", "path": "/a/x", "value": 1}]),
+            // Equal but reordered: unchanged, and the order stays the user's.
+            json!([{"op": "add", "path": "/a/y", "value": {"q": 2, "p": 1}}]),
+            json!([{"op": "add", "path": "/a/z", "value": 1}, {"op": "add", "path": "/a/z/w", "value": 2}]),
+            json!([{"op": "add", "path": "/a/new", "value": 1}, {"op": "add", "path": "/missing/k", "value": 2}]),
+            json!([{"op": "add", "path": "/a/n1", "value": 1}, {"op": "add", "path": "/a/n2", "value": {}},
+                {"op": "replace", "path": "/a/absent", "value": 0}]),
+            json!([{"op": "add", "path": "/a/y", "value": {"p": 1}}, {"op": "add", "path": "/a/y/q", "value": 2}]),
+            json!([{"op": "add", "path": "/list/1", "value": 9}]),
+            json!([{"op": "replace", "path": "/list/0", "value": 1}]),
+            json!([{"op": "add", "path": "", "value": {"b": "s"}}]),
+            json!([{"op": "remove", "path": "/b"}]),
+            json!([{"op": "add", "path": "/b", "value": "s"}, {"op": "add", "path": "/b", "value": "t"}]),
+        ];
+        for case in cases {
+            let operations = ops(case.clone());
+            let (mut in_place, mut copy) = (object.clone(), object.clone());
+            let outcome = apply(&mut in_place, &operations);
+            assert_eq!(outcome, apply_on_copy(&mut copy, &operations), "{case}");
+            assert_eq!(in_place.to_string(), copy.to_string(), "{case}");
+            if outcome != Outcome::Changed {
+                assert_eq!(in_place.to_string(), object.to_string(), "{case}");
+            }
+        }
+    }
+
+    /// The planned operations for many containers are the ones planned for
+    /// one, container by container, in container order.
+    #[test]
+    fn many_containers_plan_as_one_each_in_order() {
+        let container = |i: usize| {
+            json!({"name": format!("c{i}"), "image": "example/app:1",
+                "readinessProbe": {"httpGet": {"path": "/ready", "port": 8080}},
+                "livenessProbe": {"httpGet": {"path": "/livez", "port": 8080}, "periodSeconds": 5, "failureThreshold": 1}})
+        };
+        let deployment = |n: usize| {
+            json!({"kind": "Deployment", "metadata": {"name": "many"},
+                "spec": {"template": {"spec": {"containers": (0..n).map(container).collect::<Vec<_>>()}}}})
+        };
+        let policy = Policy::default();
+        let one = plan_fixes(&deployment(1), &Batch::default(), &policy, None).expect("reads").expect("a pod");
+        let n = 50;
+        let many = plan_fixes(&deployment(n), &Batch::default(), &policy, None).expect("reads").expect("a pod");
+        assert_eq!(many.applied.len(), n * one.applied.len());
+        assert_eq!(many.operations.len(), n * one.operations.len());
+        for (i, chunk) in many.operations.chunks(one.operations.len()).enumerate() {
+            for (op, first) in chunk.iter().zip(&one.operations) {
+                let want = first.path().as_str().replace("/containers/0/", &format!("/containers/{i}/"));
+                assert_eq!(op.path().as_str(), want);
+            }
+        }
+        let fixed = many.fixed.expect("fixed");
+        let again = plan_fixes(&fixed, &Batch::default(), &policy, None).expect("reads").expect("a pod");
+        assert!(again.operations.is_empty(), "{:?}", again.operations);
     }
 }

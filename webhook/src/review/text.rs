@@ -26,6 +26,9 @@ pub const API_SERVER_WARNING_CHARS: usize = 4096;
 /// need room too. Within it every answer keeps its "N more" line.
 pub const WARNING_BUDGET_CHARS: usize = 1800;
 
+// Both endpoints' answers together stay within what the API server keeps.
+const _: () = assert!(2 * WARNING_BUDGET_CHARS < API_SERVER_WARNING_CHARS);
+
 /// At most this many findings go into the `findings` audit annotation.
 pub const MAX_AUDITED: usize = 100;
 
@@ -158,8 +161,6 @@ mod tests {
         let kept = cut.len() - 1;
         assert_eq!(kept, 14);
         assert_eq!(cut[kept], format!("... and {} more fixes (`lifeguard lint` lists them all)", 20 - kept));
-        // Two endpoints' answers together stay within what the API server keeps.
-        assert!(2 * WARNING_BUDGET_CHARS < API_SERVER_WARNING_CHARS);
         // Exactly at the budget nothing is cut.
         let exact: Vec<String> = (0..15).map(|_| "y".repeat(WARNING_BUDGET_CHARS / 15)).collect();
         assert_eq!(fitted(exact.clone(), "fixes"), exact);

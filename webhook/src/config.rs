@@ -8,6 +8,8 @@ use std::time::Duration;
 use clap::{ArgAction, Parser, ValueEnum};
 use thiserror::Error;
 
+use crate::connections::Bounds;
+
 /// What to answer when lifeguard cannot judge a request it should judge
 /// (an object that does not parse as its kind, the engine timing out).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -107,6 +109,40 @@ pub struct Cli {
     )]
     pub request_timeout_seconds: Duration,
 
+    /// Admission connections open at once; one accepted beyond it is
+    /// closed at once (counted in lifeguard_webhook_connections_refused_total).
+    #[arg(
+        long,
+        env = "LIFEGUARD_MAX_CONNECTIONS",
+        value_name = "N",
+        default_value_t = crate::connections::DEFAULT_MAX_CONNECTIONS
+    )]
+    pub max_connections: usize,
+
+    /// Time from a request's first byte to the end of its headers; a slower
+    /// client's connection is closed.
+    #[arg(
+        long,
+        env = "LIFEGUARD_HEADER_READ_TIMEOUT_SECONDS",
+        value_name = "SECONDS",
+        default_value = "10",
+        value_parser = seconds
+    )]
+    pub header_read_timeout_seconds: Duration,
+
+    /// Time a connection may wait for its next request before it is
+    /// closed. Keep it above the API server's 90 s, so the client always
+    /// closes an idle connection first and never sends a request on one
+    /// being closed.
+    #[arg(
+        long,
+        env = "LIFEGUARD_IDLE_TIMEOUT_SECONDS",
+        value_name = "SECONDS",
+        default_value = "120",
+        value_parser = seconds
+    )]
+    pub idle_timeout_seconds: Duration,
+
     /// Log line format.
     #[arg(long, env = "LIFEGUARD_LOG_FORMAT", value_enum, default_value_t = LogFormat::Text)]
     pub log_format: LogFormat,
@@ -191,6 +227,8 @@ pub struct Config {
     pub max_body_bytes: usize,
     /// Per-request time limit.
     pub request_timeout: Duration,
+    /// The admission listener's connection bounds.
+    pub connections: Bounds,
     /// Log format.
     pub log_format: LogFormat,
     /// Ratcheting on UPDATE.
@@ -227,6 +265,9 @@ impl Cli {
             ("--request-timeout-seconds", self.request_timeout_seconds.is_zero()),
             ("--reload-interval-seconds", self.reload_interval_seconds.is_zero()),
             ("--self-test-interval-seconds", self.self_test_interval_seconds.is_zero()),
+            ("--max-connections", self.max_connections == 0),
+            ("--header-read-timeout-seconds", self.header_read_timeout_seconds.is_zero()),
+            ("--idle-timeout-seconds", self.idle_timeout_seconds.is_zero()),
         ] {
             if zero {
                 return Err(ConfigError::Zero(name));
@@ -242,6 +283,11 @@ impl Cli {
             on_error: self.on_error,
             max_body_bytes: self.max_body_bytes,
             request_timeout: self.request_timeout_seconds,
+            connections: Bounds {
+                header_read: self.header_read_timeout_seconds,
+                idle: self.idle_timeout_seconds,
+                max_connections: self.max_connections,
+            },
             log_format: self.log_format,
             ratchet: self.ratchet,
             include_controlled: self.include_controlled,
@@ -282,6 +328,7 @@ mod tests {
         assert!(c.ratchet);
         assert!(!c.include_controlled);
         assert_eq!(c.policy, "default");
+        assert_eq!(c.connections, Bounds::default());
     }
 
     #[test]

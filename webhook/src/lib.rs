@@ -8,7 +8,9 @@
 //! [`metrics`]. [`run`] wires them together; [`router`] builds the admission
 //! app so tests can drive it in process.
 
+pub mod activity;
 pub mod config;
+pub mod connections;
 pub mod handlers;
 pub mod health;
 pub mod logging;
@@ -38,6 +40,7 @@ use tower_http::catch_panic::CatchPanicLayer;
 pub use config::{Cli, Config};
 pub use state::{Shared, State};
 
+use crate::connections::{Bounds, Connections, HEALTH_MAX_CONNECTIONS};
 use crate::reload::{PolicySource, Seen};
 use crate::server::Phase;
 
@@ -134,19 +137,40 @@ pub async fn run(config: Config) -> Result<(), RunError> {
     let watcher = tokio::spawn(reload::watch(state.clone(), source, seen));
     let tester = tokio::spawn(self_test::watch(state.clone()));
 
-    let (stop_health, health_stopped) = tokio::sync::oneshot::channel::<()>();
+    // The health port keeps serving through the drain (/readyz says 503
+    // there) and closes last; its connections have the admission port's
+    // time bounds and a cap of their own.
+    let (health_phase, health_phase_rx) = watch::channel(Phase::Serving);
     let health_addr = health_listener.local_addr().ok();
-    let health = axum::serve(health_listener, health_router(state.clone()))
-        .with_graceful_shutdown(async move {
-            let _ = health_stopped.await;
-        })
-        .into_future();
-    let health = background.spawn(health);
+    let health_bounds = Bounds { max_connections: HEALTH_MAX_CONNECTIONS, ..config.connections };
+    let health_connections = Arc::new(Connections::new("health", health_bounds, state.metrics.connections("health")));
+    let health = background.spawn(server::serve(
+        health_listener,
+        None,
+        health_router(state.clone()),
+        health_phase_rx,
+        background.clone(),
+        health_connections,
+    ));
 
+    if config.connections.idle <= connections::API_SERVER_IDLE_TIMEOUT {
+        tracing::warn!(
+            idle_timeout_seconds = config.connections.idle.as_secs_f64(),
+            "the idle timeout is not above the API server's 90 s: a request it sends on a connection being closed fails"
+        );
+    }
+    let admission = Arc::new(Connections::new("admission", config.connections, state.metrics.connections("admission")));
     let (phase_tx, phase_rx) = watch::channel(Phase::Serving);
     let connections = TaskTracker::new();
     let addr = listener.local_addr().ok();
-    let accept = tokio::spawn(server::serve(listener, acceptor, router(state.clone()), phase_rx, connections.clone()));
+    let accept = tokio::spawn(server::serve(
+        listener,
+        acceptor,
+        router(state.clone()),
+        phase_rx,
+        connections.clone(),
+        admission,
+    ));
     tracing::info!(
         admission = %addr.map(|a| a.to_string()).unwrap_or_default(),
         health = %health_addr.map(|a| a.to_string()).unwrap_or_default(),
@@ -181,9 +205,11 @@ pub async fn run(config: Config) -> Result<(), RunError> {
     }
     watcher.abort();
     tester.abort();
-    let _ = stop_health.send(());
+    let _ = health_phase.send(Phase::Closing);
+    let _ = health.await;
     background.close();
-    let _ = tokio::time::timeout(Duration::from_secs(1), health).await;
+    // Open health connections (a scraper's keep-alive) finish their request.
+    let _ = tokio::time::timeout(Duration::from_secs(1), background.wait()).await;
     tracing::info!("exiting");
     Ok(())
 }

@@ -32,6 +32,30 @@ struct EndpointLabels {
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct ListenerLabels {
+    listener: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct ClosedLabels {
+    listener: String,
+    reason: String,
+}
+
+/// One listener's connection series (handles into the registered families).
+#[derive(Clone, Debug, Default)]
+pub struct ConnectionMetrics {
+    /// Connections open now.
+    pub open: Gauge,
+    /// Connections closed at accept because the cap was reached.
+    pub refused: Counter,
+    /// Connections closed because a request's headers took too long.
+    pub header_timeouts: Counter,
+    /// Connections closed after the idle bound.
+    pub idle_closes: Counter,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct ReloadLabels {
     what: String,
     result: String,
@@ -57,6 +81,9 @@ pub struct Metrics {
     cert_expiry: Gauge,
     self_test_ok: Gauge,
     log_lines_dropped: Counter,
+    connections_open: Family<ListenerLabels, Gauge>,
+    connections_refused: Family<ListenerLabels, Counter>,
+    connections_closed: Family<ClosedLabels, Counter>,
     /// Serialises the catch-up of `log_lines_dropped` between scrapes.
     catch_up: std::sync::Mutex<()>,
 }
@@ -101,6 +128,20 @@ impl Metrics {
             "Log lines dropped because stdout was not read fast enough",
             log_lines_dropped.clone(),
         );
+        let connections_open = Family::<ListenerLabels, Gauge>::default();
+        registry.register("connections", "Open connections, by listener", connections_open.clone());
+        let connections_refused = Family::<ListenerLabels, Counter>::default();
+        registry.register(
+            "connections_refused",
+            "Connections closed as soon as accepted because the listener's cap was reached",
+            connections_refused.clone(),
+        );
+        let connections_closed = Family::<ClosedLabels, Counter>::default();
+        registry.register(
+            "connections_closed",
+            "Connections the server closed on a bound: header_timeout (a request's headers too slow) or idle_timeout",
+            connections_closed.clone(),
+        );
         Metrics {
             registry,
             requests,
@@ -111,6 +152,9 @@ impl Metrics {
             cert_expiry,
             self_test_ok,
             log_lines_dropped,
+            connections_open,
+            connections_refused,
+            connections_closed,
             catch_up: std::sync::Mutex::default(),
         }
     }
@@ -138,6 +182,19 @@ impl Metrics {
     pub fn in_flight(&self) -> InFlight {
         self.in_flight.inc();
         InFlight(self.in_flight.clone())
+    }
+
+    /// The connection series of `listener` (`admission` or `health`).
+    pub fn connections(&self, listener: &str) -> ConnectionMetrics {
+        let of = || ListenerLabels { listener: listener.to_owned() };
+        let closed = |reason: &str| ClosedLabels { listener: listener.to_owned(), reason: reason.to_owned() };
+        // One at a time: a family's guard held over a second lookup of the
+        // same family deadlocks.
+        let open = self.connections_open.get_or_create(&of()).clone();
+        let refused = self.connections_refused.get_or_create(&of()).clone();
+        let header_timeouts = self.connections_closed.get_or_create(&closed("header_timeout")).clone();
+        let idle_closes = self.connections_closed.get_or_create(&closed("idle_timeout")).clone();
+        ConnectionMetrics { open, refused, header_timeouts, idle_closes }
     }
 
     /// Counts a reload attempt.

@@ -2,7 +2,9 @@
 //! file, touching only the bytes that must change: a scalar is replaced in
 //! place, a new key goes on new lines after its mapping's last entry (or
 //! into a flow mapping, in flow style), a replaced collection takes exactly
-//! the span of the old one. The caller re-parses after every edit.
+//! the span of the old one. An operation is located as a [`Splice`] of the
+//! text it was parsed from, so several can be located in one parse
+//! (`super::splice`) when they do not depend on each other.
 
 use json_patch::PatchOperation;
 use serde_json::{Map, Value};
@@ -15,6 +17,7 @@ use super::text::{
     Offsets, after_block_indicator, anchor_at, comments_in, flow_end, indent_of, line_at, line_start, next_line_start,
     skip_properties,
 };
+use crate::input::source::Node;
 use crate::input::{Document, Limits, parse_stream};
 
 /// Why an operation was not applied to the text.
@@ -79,35 +82,98 @@ pub fn apply(
     json: bool,
     limits: &Limits,
 ) -> Result<String, EditError> {
-    let pointer = pointer.to_owned();
     let (docs, _) = parse_stream(text, limits);
     let doc = docs.get(doc_index).ok_or(EditError::NoDocument(doc_index))?;
-    let resolved = resolve(&doc.value, &doc.root, &pointer)?;
-    let editor = Editor { text, off: Offsets::new(text), layout: detect(text, doc, json) };
-    editor.refuse_shared_anchors(doc, &resolved.chain, &pointer)?;
-    match (resolved.chain.last(), resolved.missing.split_first()) {
-        (Some(target), None) => editor.replace(target, value, &pointer),
-        (Some(parent), Some((key, rest))) => {
-            let nested = rest.iter().rev().fold(value.clone(), |v, k| Value::Object(Map::from_iter([(k.clone(), v)])));
-            editor.insert(parent, key, &nested, &pointer)
-        }
-        (None, _) => Err(EditError::NotContainer(pointer)),
-    }
+    let editor = Editor::new(text, Offsets::new(text), detect(text, doc, json));
+    let splice = editor.locate(doc, pointer, value)?.splice;
+    let mut out = String::with_capacity(text.len() + splice.text.len());
+    out.push_str(&text[..splice.from]);
+    out.push_str(&splice.text);
+    out.push_str(&text[splice.to..]);
+    Ok(out)
 }
 
-struct Editor<'t> {
+/// One operation's edit: the text's bytes `from..to` become `text`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct Splice {
+    pub(super) from: usize,
+    pub(super) to: usize,
+    pub(super) text: String,
+    pub(super) kind: Kind,
+    /// The spans (inclusive at both ends) of the text the edit was worked
+    /// out from besides the parse: an edit elsewhere in them could change it.
+    pub(super) reads: Vec<(usize, usize)>,
+}
+
+/// What a [`Splice`] does, as far as other edits of the same parse care.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Kind {
+    /// An existing value rewritten; `to_end` when `to` is where its text
+    /// ends (not past comments moved after it).
+    Replace { to_end: bool },
+    /// New lines after a block mapping whose last entry's text ends at `last_end`.
+    BlockInsert { last_end: usize },
+    /// A new entry in a flow mapping after the last entry's value, which ends
+    /// at `last_end`; `None` for an empty mapping.
+    FlowInsert { last_end: Option<usize> },
+}
+
+/// An operation located in one parse.
+pub(super) struct Located<'d> {
+    pub(super) splice: Splice,
+    /// Tokens of the member written: the target, or the first missing key.
+    pub(super) written: usize,
+    /// Whether a value on the way is anchored (no alias uses it).
+    pub(super) anchored: bool,
+    /// A block collection rewritten, whose old text counted in the layout.
+    pub(super) reshaped: Option<Reshaped<'d>>,
+}
+
+/// A block collection replaced by [`Located::splice`]: the layout's tallies
+/// lose what it counted and gain what its new value counts.
+pub(super) struct Reshaped<'d> {
+    pub(super) node: &'d Node,
+    pub(super) value: &'d Value,
+    /// Its key's column when it is a mapping entry.
+    pub(super) key_col: Option<usize>,
+    /// The column its new value starts at.
+    pub(super) col: usize,
+}
+
+pub(super) struct Editor<'t> {
     text: &'t str,
     off: Offsets<'t>,
     layout: Layout,
 }
 
-impl Editor<'_> {
-    fn splice(&self, from: usize, to: usize, with: &str) -> String {
-        let mut out = String::with_capacity(self.text.len() + with.len());
-        out.push_str(&self.text[..from]);
-        out.push_str(with);
-        out.push_str(&self.text[to..]);
-        out
+impl<'t> Editor<'t> {
+    pub(super) fn new(text: &'t str, off: Offsets<'t>, layout: Layout) -> Self {
+        Editor { text, off, layout }
+    }
+
+    /// Where and how setting `pointer` (from the document root) to `value`
+    /// edits the text, creating missing parent mappings.
+    pub(super) fn locate<'d>(&self, doc: &'d Document, pointer: &str, value: &Value) -> Result<Located<'d>, EditError> {
+        let resolved = resolve(&doc.value, &doc.root, pointer)?;
+        let anchored = self.refuse_shared_anchors(doc, &resolved.chain, pointer)?;
+        let written = resolved.chain.len().saturating_sub(1) + usize::from(!resolved.missing.is_empty());
+        match (resolved.chain.last(), resolved.missing.split_first()) {
+            (Some(target), None) => {
+                let (splice, reshaped) = self.replace(&resolved.chain, target, value, pointer)?;
+                Ok(Located { splice, written, anchored, reshaped })
+            }
+            (Some(parent), Some((key, rest))) => {
+                let nested =
+                    rest.iter().rev().fold(value.clone(), |v, k| Value::Object(Map::from_iter([(k.clone(), v)])));
+                let splice = self.insert(parent, key, &nested, pointer)?;
+                Ok(Located { splice, written, anchored, reshaped: None })
+            }
+            (None, _) => Err(EditError::NotContainer(pointer.to_owned())),
+        }
+    }
+
+    fn splice(&self, from: usize, to: usize, with: String, kind: Kind, reads: Vec<(usize, usize)>) -> Splice {
+        Splice { from, to, text: with, kind, reads }
     }
 
     /// Replaces the collection at `from..to` with `with`, keeping every
@@ -115,25 +181,30 @@ impl Editor<'_> {
     /// value usually keeps it (`exec: sleep 60` becomes `sleep: {seconds: 60}`).
     /// They go above the new value when it starts its line, else on the
     /// lines after it, at its column.
-    fn splice_keeping_comments(&self, from: usize, to: usize, with: &str) -> String {
+    fn splice_keeping_comments(&self, from: usize, to: usize, with: String) -> Splice {
+        let reads = |end: usize| vec![(line_start(self.text, from), end)];
         let comments = if self.layout.json { Vec::new() } else { comments_in(self.text, from, to) };
         if comments.is_empty() {
-            return self.splice(from, to, with);
+            return self.splice(from, to, with, Kind::Replace { to_end: true }, reads(to));
         }
         let nl = self.layout.newline;
         let lead = &self.text[line_start(self.text, from)..from];
         if lead.trim().is_empty() {
             let above: String = comments.iter().map(|c| format!("{c}{nl}{lead}")).collect();
-            return self.splice(from, to, &format!("{above}{with}"));
+            return self.splice(from, to, format!("{above}{with}"), Kind::Replace { to_end: true }, reads(to));
         }
         let pad = " ".repeat(self.column(from));
-        let spliced = self.splice(from, to, with);
-        let after = from + with.len();
         let below: String = comments.iter().map(|c| format!("{pad}{c}{nl}")).collect();
-        match next_line_start(&spliced, after) {
-            Some(at) => format!("{}{below}{}", &spliced[..at], &spliced[at..]),
-            None => format!("{spliced}{nl}{}", below.trim_end_matches(['\n', '\r'])),
-        }
+        // The comments go after the rest of the value's last line: the
+        // splice runs on to the start of the next line (or the text's end).
+        let (end, with) = match next_line_start(self.text, to) {
+            Some(at) => (at, format!("{with}{}{below}", &self.text[to..at])),
+            None => {
+                let len = self.text.len();
+                (len, format!("{with}{}{nl}{}", &self.text[to..], below.trim_end_matches(['\n', '\r'])))
+            }
+        };
+        self.splice(from, end, with, Kind::Replace { to_end: false }, reads(end))
     }
 
     fn byte(&self, index: u32) -> usize {
@@ -154,13 +225,16 @@ impl Editor<'_> {
         self.text[line_start(self.text, at)..at].chars().count()
     }
 
-    /// Refuses to edit inside a value that is anchored and aliased elsewhere.
-    fn refuse_shared_anchors(&self, doc: &Document, chain: &[Step<'_>], pointer: &str) -> Result<(), EditError> {
+    /// Refuses to edit inside a value that is anchored and aliased elsewhere;
+    /// whether a value on the way is anchored at all.
+    fn refuse_shared_anchors(&self, doc: &Document, chain: &[Step<'_>], pointer: &str) -> Result<bool, EditError> {
         let doc_text = &self.text[self.byte(doc.start.index)..];
+        let mut anchored = false;
         for step in chain {
             let Some(anchor) = anchor_at(self.text, self.byte(step.node.start.index)) else {
                 continue;
             };
+            anchored = true;
             let alias = format!("*{anchor}");
             let used = doc_text.match_indices(&alias).any(|(i, _)| {
                 doc_text[i + alias.len()..].chars().next().is_none_or(|c| c.is_whitespace() || ",]}".contains(c))
@@ -169,12 +243,12 @@ impl Editor<'_> {
                 return Err(EditError::Anchored { pointer: pointer.to_owned(), anchor: anchor.to_owned() });
             }
         }
-        Ok(())
+        Ok(anchored)
     }
 
     /// Byte offset just past the last character of a value's text: the end of
     /// a scalar or flow collection, or of the last entry of a block one.
-    fn content_end(&self, node: &crate::input::source::Node, value: &Value) -> Option<usize> {
+    fn content_end(&self, node: &Node, value: &Value) -> Option<usize> {
         let start = self.byte(node.start.index);
         let end = self.byte(node.end.index);
         match value {
@@ -220,8 +294,14 @@ impl Editor<'_> {
         last
     }
 
-    /// Replaces an existing value.
-    fn replace(&self, target: &Step<'_>, value: &Value, pointer: &str) -> Result<String, EditError> {
+    /// Replaces an existing value, the last step of `chain`.
+    fn replace<'d>(
+        &self,
+        chain: &[Step<'d>],
+        target: &Step<'d>,
+        value: &Value,
+        pointer: &str,
+    ) -> Result<(Splice, Option<Reshaped<'d>>), EditError> {
         let start = self.byte(target.node.start.index);
         let end = self.byte(target.node.end.index);
         if target.value.is_object() || target.value.is_array() {
@@ -236,12 +316,16 @@ impl Editor<'_> {
                 } else {
                     render::flow(value, self.layout.json)
                 };
-                return Ok(self.splice_keeping_comments(cs, end, &new));
+                return Ok((self.splice_keeping_comments(cs, end, new), None));
             }
             let stop =
                 self.content_end(target.node, target.value).ok_or_else(|| EditError::Aliased(pointer.to_owned()))?;
-            let lines = render::block_value_at(value, self.column(cs), &self.layout);
-            return Ok(self.splice_keeping_comments(cs, stop, &lines.join(self.layout.newline)));
+            let col = self.column(cs);
+            let lines = render::block_value_at(value, col, &self.layout);
+            let in_mapping = chain.len() >= 2 && chain.get(chain.len() - 2).is_some_and(|p| p.value.is_object());
+            let key_col = target.node.key.filter(|_| in_mapping).map(|k| k.col as usize);
+            let reshaped = Reshaped { node: target.node, value: target.value, key_col, col };
+            return Ok((self.splice_keeping_comments(cs, stop, lines.join(self.layout.newline)), Some(reshaped)));
         }
         if start < end && after_block_indicator(self.text, start) {
             return Err(EditError::BlockScalar(pointer.to_owned()));
@@ -257,13 +341,14 @@ impl Editor<'_> {
             // An empty value is marked at its key's `:`; the new one goes after it.
             let at = if self.text[cs..].starts_with(':') { cs + 1 } else { cs };
             new.insert(0, ' ');
-            return Ok(self.splice(at, at, &new));
+            let reads = vec![(start, at)];
+            return Ok((self.splice(at, at, new, Kind::Replace { to_end: false }, reads), None));
         }
-        Ok(self.splice(cs, end, &new))
+        Ok((self.splice(cs, end, new, Kind::Replace { to_end: true }, vec![(start, end)]), None))
     }
 
     /// Adds `key: value` to the mapping `parent`.
-    fn insert(&self, parent: &Step<'_>, key: &str, value: &Value, pointer: &str) -> Result<String, EditError> {
+    fn insert(&self, parent: &Step<'_>, key: &str, value: &Value, pointer: &str) -> Result<Splice, EditError> {
         let Value::Object(map) = parent.value else {
             return Err(EditError::NotContainer(pointer.to_owned()));
         };
@@ -278,13 +363,16 @@ impl Editor<'_> {
                     return Err(EditError::Aliased(pointer.to_owned()));
                 }
                 let entry = format!("{}: {}", render::key(key, json), render::flow(value, json));
-                return Ok(self.splice(cs + 1, cs + 1, &entry));
+                let reads = vec![(line_start(self.text, cs), cs + 1)];
+                return Ok(self.splice(cs + 1, cs + 1, entry, Kind::FlowInsert { last_end: None }, reads));
             };
             let i = parent.node.kids.iter().position(|k| std::ptr::eq(k, last));
             let last_value = i.and_then(|i| map.values().nth(i)).unwrap_or(&Value::Null);
             let after = self.content_end(last, last_value).ok_or_else(|| EditError::Aliased(pointer.to_owned()))?;
             let key_at = self.byte(last.key.map_or(last.start.index, |k| k.index));
+            let mut reads = vec![(after, after)];
             let entry = if line_start(self.text, key_at) > line_start(self.text, cs) {
+                reads.extend([(line_start(self.text, key_at), key_at), (line_start(self.text, cs), cs)]);
                 let line_begin = line_start(self.text, key_at);
                 let lead = &self.text[line_begin..key_at];
                 let indent = if lead.trim().is_empty() { lead.to_owned() } else { " ".repeat(self.column(key_at)) };
@@ -299,7 +387,7 @@ impl Editor<'_> {
             } else {
                 format!(", {}: {}", render::key(key, json), render::flow(value, json))
             };
-            return Ok(self.splice(after, after, &entry));
+            return Ok(self.splice(after, after, entry, Kind::FlowInsert { last_end: Some(after) }, reads));
         }
         let last = last.ok_or_else(|| EditError::Aliased(pointer.to_owned()))?;
         let i = parent.node.kids.iter().position(|k| std::ptr::eq(k, last));
@@ -309,11 +397,12 @@ impl Editor<'_> {
         let mut lines = Vec::new();
         render::block_entry(key, value, col, &self.layout, &mut lines);
         let block = lines.join(nl);
-        Ok(match next_line_start(self.text, end.saturating_sub(1)) {
-            Some(at) => self.splice(at, at, &format!("{block}{nl}")),
+        let (at, with) = match next_line_start(self.text, end.saturating_sub(1)) {
+            Some(at) => (at, format!("{block}{nl}")),
             // The last line has no line break: add one before, none after.
-            None => self.splice(self.text.len(), self.text.len(), &format!("{nl}{block}")),
-        })
+            None => (self.text.len(), format!("{nl}{block}")),
+        };
+        Ok(self.splice(at, at, with, Kind::BlockInsert { last_end: end }, vec![(end, at)]))
     }
 
     /// The indentation one level of a multi-line JSON value adds.

@@ -1,7 +1,7 @@
-//! Fixing one file: plan each object's fixes with the engine, apply them to
-//! the text one operation at a time, and keep an object's edits only when the
-//! edited text reads back as exactly the fixed object (and every other
-//! document as it was).
+//! Fixing one file: plan each object's fixes with the engine, write them
+//! into the text (as applying them one operation at a time would), and keep
+//! an object's edits only when the edited text reads back as exactly the
+//! fixed object (and every other document as it was).
 
 use std::borrow::Cow;
 use std::panic::{AssertUnwindSafe, catch_unwind};

@@ -1,10 +1,12 @@
 //! Reading a document's indentation style, so inserted keys look like their
 //! neighbours: the indentation step of nested mappings and whether sequence
-//! dashes sit under their key or one step to the right.
+//! dashes sit under their key or one step to the right. The tallies are kept
+//! so that edits located in one parse can tell when one of them changes the
+//! style the next would read.
 
 use std::collections::HashMap;
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use super::path::genuine;
 use super::render::Layout;
@@ -13,8 +15,8 @@ use crate::input::Document;
 use crate::input::source::Node;
 
 /// Tallies of what the document does.
-#[derive(Default)]
-struct Tally {
+#[derive(Default, Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Tally {
     steps: HashMap<usize, usize>,
     dashes: HashMap<usize, usize>,
 }
@@ -22,15 +24,90 @@ struct Tally {
 /// The layout of `doc` in `text`: the most common indentation step and
 /// dash offset among its block collections (2 and 0 when it has none).
 pub(crate) fn detect(text: &str, doc: &Document, json: bool) -> Layout {
-    let off = Offsets::new(text);
-    let mut tally = Tally::default();
-    walk(text, &off, &doc.root, &doc.value, &mut tally);
-    let most = |m: &HashMap<usize, usize>| m.iter().max_by_key(|(v, n)| (**n, std::cmp::Reverse(**v))).map(|(v, _)| *v);
-    Layout {
-        step: most(&tally.steps).unwrap_or(2),
-        dash_offset: most(&tally.dashes).unwrap_or(0),
-        newline: newline_of(text),
-        json,
+    Tally::of(text, &Offsets::new(text), doc).layout(newline_of(text), json)
+}
+
+impl Tally {
+    /// What the block collections of `doc` in `text` do.
+    pub(crate) fn of(text: &str, off: &Offsets<'_>, doc: &Document) -> Tally {
+        let mut tally = Tally::default();
+        walk(text, off, &doc.root, &doc.value, &mut tally);
+        tally
+    }
+
+    pub(crate) fn layout(&self, newline: &'static str, json: bool) -> Layout {
+        let most =
+            |m: &HashMap<usize, usize>| m.iter().max_by_key(|(v, n)| (**n, std::cmp::Reverse(**v))).map(|(v, _)| *v);
+        Layout { step: most(&self.steps).unwrap_or(2), dash_offset: most(&self.dashes).unwrap_or(0), newline, json }
+    }
+
+    /// Takes out what a value of the text counted: its own indentation
+    /// relative to its key (`key_col`, for a mapping entry) and its children's.
+    pub(crate) fn remove(&mut self, text: &str, off: &Offsets<'_>, key_col: Option<usize>, node: &Node, value: &Value) {
+        let mut gone = Tally::default();
+        if let Some(key_col) = key_col {
+            measure(text, off, key_col, node, value, &mut gone);
+        }
+        walk(text, off, node, value, &mut gone);
+        for (mine, theirs) in [(&mut self.steps, gone.steps), (&mut self.dashes, gone.dashes)] {
+            for (v, n) in theirs {
+                if let Some(count) = mine.get_mut(&v) {
+                    *count = count.saturating_sub(n);
+                    // A style no collection has any more is not a candidate.
+                    if *count == 0 {
+                        mine.remove(&v);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Adds what `value` counts once written by `render::block_value_at` at
+    /// column `col` in `layout`, for a mapping entry whose key is at `key_col`.
+    pub(crate) fn add_written(&mut self, value: &Value, key_col: Option<usize>, col: usize, layout: &Layout) {
+        match value {
+            Value::Object(map) if !map.is_empty() => {
+                if let Some(key_col) = key_col.filter(|k| col > *k) {
+                    *self.steps.entry(col - key_col).or_default() += 1;
+                }
+                self.add_entries(map, layout);
+            }
+            Value::Array(items) if !items.is_empty() => {
+                if let Some(key_col) = key_col.filter(|k| col >= *k) {
+                    *self.dashes.entry(col - key_col).or_default() += 1;
+                }
+                self.add_items(items, layout);
+            }
+            _ => {}
+        }
+    }
+
+    /// What `render::block_map` writes: every nested block collection
+    /// indented as `layout` says.
+    fn add_entries(&mut self, map: &Map<String, Value>, layout: &Layout) {
+        for v in map.values() {
+            match v {
+                Value::Object(inner) if !inner.is_empty() => {
+                    *self.steps.entry(layout.step).or_default() += 1;
+                    self.add_entries(inner, layout);
+                }
+                Value::Array(items) if !items.is_empty() => {
+                    *self.dashes.entry(layout.dash_offset).or_default() += 1;
+                    self.add_items(items, layout);
+                }
+                _ => {}
+            }
+        }
+    }
+
+    /// What `render::block_seq` writes: its mapping items' entries (other
+    /// items are written in flow style).
+    fn add_items(&mut self, items: &[Value], layout: &Layout) {
+        for item in items {
+            if let Value::Object(map) = item {
+                self.add_entries(map, layout);
+            }
+        }
     }
 }
 

@@ -11,6 +11,7 @@ mod path;
 mod render;
 pub mod run;
 mod services;
+mod splice;
 pub mod stale;
 pub mod stream;
 pub mod summary;
@@ -20,5 +21,7 @@ pub use edit::EditError;
 pub use file::{FileFix, ObjectFixes, Skipped, fix_text};
 pub use run::{FixOutcome, FixedInput, Output, fix_each, fix_found, fix_paths, write};
 pub use stale::StaleComment;
+#[cfg(test)]
+mod splice_tests;
 #[cfg(test)]
 mod tests;

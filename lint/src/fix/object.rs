@@ -1,13 +1,17 @@
 //! Fixing one object: plan its fixes, write them into its document's text
-//! one operation at a time, and check the result reads back as the fixed
-//! object. A rule whose fix cannot be written (an alias, a block scalar) is
-//! left out and the plan redone, so the other rules' fixes still apply.
+//! (located in as few parses as they allow), and check the result reads
+//! back as the fixed object. A rule whose fix cannot be written (an alias, a
+//! block scalar) is left out and the plan redone, so the other rules' fixes
+//! still apply.
+
+use std::collections::HashSet;
 
 use policies::{AppliedFix, Batch, Finding, Policy, lint_object, plan_fixes};
 use serde_json::Value;
 
 use super::edit::{self, EditError};
 use super::file::{Place, Skipped, error_at, pointer_mut, verify};
+use super::splice;
 use super::stale::Changed;
 use crate::input::{Document, Limits};
 use crate::lint::InputError;
@@ -127,13 +131,15 @@ pub(super) fn fix_object(ctx: &Ctx<'_>, place: &Place<'_>, doc_text: &str, expec
 /// The existing scalars the operations gave another value, once each.
 fn changed_scalars(place: &Place<'_>, operations: &[json_patch::PatchOperation], fixed: &Value) -> Vec<Changed> {
     let mut out: Vec<Changed> = Vec::new();
+    // A set: searching the list per operation was quadratic in an object's fixes.
+    let mut seen: HashSet<String> = HashSet::new();
     for op in operations {
         let path = op.path().to_string();
         let old = place.object.pointer(&path).filter(|v| !v.is_object() && !v.is_array());
         let new = fixed.pointer(&path);
         if let (Some(old), Some(new)) = (old, new) {
             let pointer = format!("{}{path}", place.prefix);
-            if old != new && !out.iter().any(|(p, _, _)| *p == pointer) {
+            if old != new && seen.insert(pointer.clone()) {
                 out.push((pointer, old.clone(), new.clone()));
             }
         }
@@ -141,8 +147,8 @@ fn changed_scalars(place: &Place<'_>, operations: &[json_patch::PatchOperation],
     out
 }
 
-/// Applies a plan's operations to the text, re-parsing after each; on
-/// failure, the pointer (from the document root) and why.
+/// Applies a plan's operations to the text, in order, as if re-parsing
+/// after each; on failure, the pointer (from the document root) and why.
 fn write_plan(
     place: &Place<'_>,
     text: &str,
@@ -150,12 +156,26 @@ fn write_plan(
     json: bool,
     limits: &Limits,
 ) -> Result<String, (String, EditError)> {
-    let mut text = text.to_owned();
+    // An operation the rules never emit fails where it comes, after the
+    // operations before it were written (and could fail first).
+    let mut ops = Vec::with_capacity(operations.len());
+    let mut unsupported = None;
     for op in operations {
-        let (path, value) = edit::parts(op).map_err(|e| (String::new(), e))?;
-        let pointer = format!("{}{path}", place.prefix);
-        // The text is the object's document alone: document 0.
-        text = edit::apply(&text, 0, &pointer, value, json, limits).map_err(|e| (pointer, e))?;
+        match edit::parts(op) {
+            Ok((path, value)) => ops.push((format!("{}{path}", place.prefix), value)),
+            Err(e) => {
+                unsupported = Some(e);
+                break;
+            }
+        }
     }
-    Ok(text)
+    // The text is the object's document alone: document 0.
+    let text = splice::apply_all(text, 0, &ops, json, limits).map_err(|(i, e)| {
+        let pointer = ops.get(i).map(|(p, _)| p.clone()).unwrap_or_default();
+        (pointer, e)
+    })?;
+    match unsupported {
+        Some(e) => Err((String::new(), e)),
+        None => Ok(text),
+    }
 }

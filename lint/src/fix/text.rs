@@ -91,14 +91,20 @@ pub(crate) fn after_block_indicator(text: &str, at: usize) -> bool {
         let start = line_start(text, end - 1);
         let line = text[start..end].trim_end_matches(['\n', '\r']);
         end = start;
-        let code = strip_comment(line).trim_end();
-        if code.is_empty() {
+        if strip_comment(line).trim().is_empty() {
             continue;
         }
-        let tail = code.trim_end_matches(|c: char| c.is_ascii_digit() || c == '+' || c == '-');
-        return tail.ends_with('|') || tail.ends_with('>');
+        return opens_block_scalar(line);
     }
     false
+}
+
+/// Whether a line's code ends with a block scalar indicator, so that
+/// [`after_block_indicator`] takes the lines after it as the scalar's content.
+pub(crate) fn opens_block_scalar(line: &str) -> bool {
+    let code = strip_comment(line).trim_end();
+    let tail = code.trim_end_matches(|c: char| c.is_ascii_digit() || c == '+' || c == '-');
+    tail.ends_with('|') || tail.ends_with('>')
 }
 
 /// Byte offset just past the bracket closing the flow collection that opens

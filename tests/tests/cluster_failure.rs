@@ -256,3 +256,60 @@ fn sigterm_drains_every_request_the_api_server_sends_then_the_failure_policy_app
     assert_eq!(admitted.warnings(), Vec::<&str>::new(), "admitted unjudged: {admitted:#?}");
     lifeguard.unregister(plane);
 }
+
+/// A greedy client takes every connection slot the API server does not
+/// hold: the API server's requests are still answered, on the keep-alive
+/// connections it already has, while every new connection is refused.
+#[test]
+fn at_the_connection_cap_the_api_servers_requests_are_still_answered_on_its_connections() {
+    let Some(plane) = ControlPlane::shared() else { return };
+    let _turn = TURN.lock().unwrap_or_else(|e| e.into_inner());
+    let cap = 12;
+    let set = ["certManager.enabled=false", "webhook.failurePolicy=Fail", &format!("webhook.maxConnections={cap}")];
+    let Some(lifeguard) = Installation::install(plane, &set) else { return };
+    let ns = "at-the-cap";
+    plane.kubectl.namespace(ns, &["lifeguard.dev/mode=warn"]);
+    // Pods need the namespace's default ServiceAccount; the controllers may have made it first.
+    let account = plane.kubectl.run(&["create", "serviceaccount", "default", "-n", ns]);
+    assert!(account.code == 0 || account.stderr.contains("already exists"), "{account:#?}");
+    let judged = |run: &Run| run.code == 0 && run.warnings().iter().any(|w| w.starts_with("probe-endpoint-reused: "));
+
+    // Concurrent creates leave the API server a few idle connections to the webhook.
+    std::thread::scope(|scope| {
+        for client in 0..4 {
+            scope.spawn(move || {
+                for i in 0..3 {
+                    let run = create(plane, ns, &objects::naive_gpu_pod(&format!("warm-{client}-{i}")));
+                    assert!(judged(&run), "{run:#?}");
+                }
+            });
+        }
+    });
+    let open = |hook: &webhook::Webhook| hook.metric("lifeguard_webhook_connections", &["listener=\"admission\""]);
+    let held_by_the_api_server = open(&lifeguard.webhook) as usize;
+    assert!((1..cap).contains(&held_by_the_api_server), "the API server holds {held_by_the_api_server} connections");
+
+    // The greedy client takes every other slot; one more is refused.
+    let greedy: Vec<webhook::Held> = (held_by_the_api_server..cap)
+        .map(|i| lifeguard.webhook.hold_connection(&plane.pki.ca.pem).unwrap_or_else(|e| panic!("slot {i}: {e}")))
+        .collect();
+    assert_eq!(open(&lifeguard.webhook) as usize, cap);
+    let refused = lifeguard.webhook.hold_connection(&plane.pki.ca.pem);
+    assert!(refused.is_err(), "a connection beyond the cap is refused");
+    let refusals = || lifeguard.webhook.metric("lifeguard_webhook_connections_refused_total", &[]);
+    assert_eq!(refusals(), 1.0);
+
+    // One create at a time needs one connection: the API server's own.
+    for i in 0..10 {
+        let run = create(plane, ns, &objects::naive_gpu_pod(&format!("at-cap-{i}")));
+        assert!(judged(&run), "create {i} at the cap: {run:#?}");
+    }
+    assert_eq!(refusals(), 1.0, "the API server never needed a new connection");
+    eprintln!("the API server held {held_by_the_api_server} of {cap} connections; 10 creates at the cap, all judged");
+    let logged = lifeguard.webhook.logs().iter().any(|l| {
+        l["message"].as_str().is_some_and(|m| m.starts_with("connection cap reached")) && l["max_connections"] == cap
+    });
+    assert!(logged, "the cap is logged with its value");
+    drop(greedy);
+    lifeguard.unregister(plane);
+}

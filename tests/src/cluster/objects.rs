@@ -36,6 +36,20 @@ pub fn naive_gpu_deployment(name: &str) -> Value {
     })
 }
 
+/// [`naive_gpu_deployment`]'s pod as a bare Pod: judged like it, and
+/// nothing else is created from it (no controller acts on a bare Pod, and
+/// no kubelet runs it here).
+pub fn naive_gpu_pod(name: &str) -> Value {
+    let deployment = naive_gpu_deployment(name);
+    let template = &deployment["spec"]["template"];
+    json!({
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": { "name": name, "labels": template["metadata"]["labels"], "annotations": template["metadata"]["annotations"] },
+        "spec": template["spec"],
+    })
+}
+
 /// A typical web Deployment lifeguard has nothing to say about: liveness on
 /// a local endpoint, readiness on another, a native preStop sleep and a
 /// grace period that covers it.

@@ -44,6 +44,11 @@ pub fn binary() -> Option<PathBuf> {
     Some(path)
 }
 
+/// A connection held open to the webhook; closed when dropped.
+pub struct Held {
+    _stream: Box<rustls::StreamOwned<rustls::ClientConnection, std::net::TcpStream>>,
+}
+
 /// A running webhook.
 pub struct Webhook {
     child: Option<Child>,
@@ -190,6 +195,36 @@ impl Webhook {
         match super::parse_response(&response) {
             (0, _) => Err(format!("no response: {response:?}")),
             answer => Ok(answer),
+        }
+    }
+
+    /// A keep-alive TLS connection to the admission port that trusts
+    /// `ca_pem`, after one `GET /livez` answered 200 on it: held open (and
+    /// idle) until dropped, as a greedy client holds it. `Err` when the
+    /// webhook refused or closed it.
+    pub fn hold_connection(&self, ca_pem: &str) -> Result<Held, String> {
+        use std::io::{Read as _, Write as _};
+        let config = super::pki::client_tls(ca_pem, false, None);
+        let name = rustls::pki_types::ServerName::try_from("127.0.0.1").map_err(|e| e.to_string())?;
+        let connection = rustls::ClientConnection::new(Arc::new(config), name).map_err(|e| e.to_string())?;
+        let tcp = std::net::TcpStream::connect(self.admission).map_err(|e| e.to_string())?;
+        let _ = tcp.set_read_timeout(Some(Duration::from_secs(5)));
+        let mut tls = rustls::StreamOwned::new(connection, tcp);
+        let request = format!("GET /livez HTTP/1.1\r\nHost: {}\r\n\r\n", self.admission);
+        tls.write_all(request.as_bytes()).map_err(|e| e.to_string())?;
+        // `/livez` answers a short fixed body: the head and body arrive together.
+        let mut response = Vec::new();
+        let mut buf = [0u8; 1024];
+        while !String::from_utf8_lossy(&response).contains("\r\n\r\n") {
+            match tls.read(&mut buf) {
+                Ok(0) => return Err("closed by the webhook".to_owned()),
+                Ok(n) => response.extend_from_slice(&buf[..n]),
+                Err(e) => return Err(e.to_string()),
+            }
+        }
+        match super::parse_response(&String::from_utf8_lossy(&response)) {
+            (200, _) => Ok(Held { _stream: Box::new(tls) }),
+            (status, body) => Err(format!("{status} {body}")),
         }
     }
 

@@ -260,7 +260,8 @@ pub(crate) fn prepare(paths: &[String], policy_arg: Option<&str>, run: &RunArgs)
     let walk = Walk::excluding(&run.exclude).map_err(|e| eprintln!("lifeguard: {e}")).ok()?;
     let named = !paths.is_empty();
     let paths = if named { paths.to_vec() } else { vec![".".to_owned()] };
-    let found = discover_with(&paths, &walk);
+    let mut found = discover_with(&paths, &walk);
+    found.allow_empty_stdin = run.allow_empty;
     let nothing = found.inputs.is_empty() && found.errors.is_empty();
     let cwd = std::env::current_dir().unwrap_or_default();
     let resolved = resolve(found, policy_arg, &cwd, |policy| select_rules(policy, &run.select, &run.ignore))

@@ -10,7 +10,7 @@ use policies::{Batch, Finding, Policy, Severity, lint_object, objects_in};
 use crate::input::Template;
 use crate::input::{
     Contexts, Discovered, Document, InputName, Limits, Location, ParseError, contexts, discover, parse_stream_each,
-    read_text,
+    read_input,
 };
 use crate::pipeline::Keep;
 use crate::policy_discovery::Resolved;
@@ -123,6 +123,14 @@ pub struct InputError {
     pub column: Option<u32>,
     /// What is wrong.
     pub message: String,
+}
+
+impl InputError {
+    /// An input that could not be read, at the error's position if it has one.
+    pub fn unread(file: String, error: &crate::input::ReadError) -> InputError {
+        let (line, column) = error.position();
+        InputError { file, line, column, message: error.to_string() }
+    }
 }
 
 impl std::fmt::Display for InputError {
@@ -382,6 +390,7 @@ pub fn lint_found(found: Discovered, policy: &Policy, limits: &Limits) -> Outcom
 /// [`lint_found`], with each document's outcome kept as `keep` says (its
 /// Helm template put on disk, its findings rendered as they come).
 pub fn lint_found_with(found: Discovered, policy: &Policy, limits: &Limits, keep: &mut Keep) -> Outcome {
+    let allow_empty = found.allow_empty_stdin;
     let (inputs, discover_errors) = (found.inputs, found.errors);
     let Contexts { of_input, seeds, .. } = contexts(&inputs, limits);
     let mut context_of = Vec::with_capacity(inputs.len());
@@ -393,14 +402,12 @@ pub fn lint_found_with(found: Discovered, policy: &Policy, limits: &Limits, keep
     let mut read_errors: Vec<(usize, InputError)> = Vec::new();
     for (input, context) in inputs.iter().zip(of_input) {
         let file = input.display_name();
-        match read_text(input, limits) {
+        match read_input(input, limits, allow_empty) {
             Ok(text) => {
                 sources.push((file, text));
                 context_of.push(context);
             }
-            Err(e) => {
-                read_errors.push((sources.len(), InputError { file, line: None, column: None, message: e.to_string() }))
-            }
+            Err(e) => read_errors.push((sources.len(), InputError::unread(file, &e))),
         }
     }
     let linted = crate::pipeline::lint_sources_in(&sources, &context_of, seeds, policy, limits, keep);

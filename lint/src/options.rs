@@ -23,6 +23,11 @@ pub struct RunArgs {
     /// without `/` matches a name at any depth.
     #[arg(long, value_name = "GLOB")]
     pub exclude: Vec<String>,
+    /// Accept a stdin (`-`) that holds no document. Without it an empty
+    /// stdin is an input error (exit 2): `helm template ... | lifeguard lint -`
+    /// where helm failed must not pass as a clean result.
+    #[arg(long)]
+    pub allow_empty: bool,
     /// Print only the findings (and input errors): no summary line, no notes.
     #[arg(long, short)]
     pub quiet: bool,

@@ -83,7 +83,53 @@ fn json_syntax_error_points_at_the_line() {
     // The comma after "Pod" is missing: the parser stops at the next key.
     let text = "{\n  \"apiVersion\": \"v1\",\n  \"kind\": \"Pod\"\n  \"metadata\": {\"name\": \"x\"}\n}\n";
     let r = lint_beside_good("bad.json", text.as_bytes());
-    assert_one_error(&r, "bad.json:4:3", "did not find expected ',' or '}'");
+    assert_one_error(
+        &r,
+        "bad.json:4:3",
+        "not JSON (a .json file must be RFC 8259 JSON, as kubectl reads it): expected `,` or `}`",
+    );
+}
+
+/// What YAML's flow syntax allows and kubectl refuses in a `.json` file:
+/// each an input error at its position, the other file still linted; the
+/// same text in a `.yaml` file is YAML, and fine.
+#[test]
+fn json_files_are_strict_json() {
+    let cases = [
+        ("{\"apiVersion\": \"v1\", \"kind\": \"Pod\",}\n", "bad.json:1:35", "trailing comma"),
+        (
+            "{\n  \"apiVersion\": \"v1\", // a pod\n  \"kind\": \"Pod\"\n}\n",
+            "bad.json:2:23",
+            "a comment (JSON has none)",
+        ),
+        ("{'apiVersion': 'v1', 'kind': 'Pod'}\n", "bad.json:1:2", "key must be a string"),
+        ("{apiVersion: v1, kind: Pod}\n", "bad.json:1:2", "key must be a string"),
+    ];
+    for (text, at, what) in cases {
+        let r = lint_beside_good("bad.json", text.as_bytes());
+        assert_one_error(&r, at, what);
+        let r = lint_beside_good("fine.yaml", text.as_bytes());
+        assert_eq!(r.code, 1, "YAML flow syntax in a .yaml file is fine: {}", r.stderr);
+        assert_eq!(r.stderr, "");
+    }
+    // A duplicate key is JSON; it warns as in YAML (and as kubectl's field validation does).
+    let r = lint_beside_good("dup.json", b"{\"apiVersion\": \"v1\", \"kind\": \"Pod\", \"kind\": \"Pod\"}\n");
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(r.stderr.contains("dup.json:1:") && r.stderr.contains("kind"), "{}", r.stderr);
+    // fix and simulate read files the same way.
+    for command in ["fix", "simulate"] {
+        let dir = tempfile::tempdir().expect("temp dir");
+        std::fs::write(dir.path().join("bad.json"), cases[0].0).expect("write");
+        std::fs::write(dir.path().join("good.yaml"), GOOD).expect("write");
+        let r = lint_in(dir.path(), &[command, "bad.json", "good.yaml"]);
+        assert_eq!(r.code, 2, "{command}: {}", r.stderr);
+        assert!(r.stderr.contains("bad.json:1:35") && r.stderr.contains("not JSON"), "{command}: {}", r.stderr);
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("bad.json")).expect("read"),
+            cases[0].0,
+            "{command} left it"
+        );
+    }
 }
 
 #[test]
@@ -91,7 +137,7 @@ fn truncated_files_are_errors_at_the_cut() {
     // Cut in the middle of a string, as an interrupted download leaves it.
     let text = "{\n  \"apiVersion\": \"v1\",\n  \"kind\": \"Pod\",\n  \"metadata\": {\"name\": \"trunc";
     let r = lint_beside_good("bad.json", text.as_bytes());
-    assert_one_error(&r, "bad.json:4:24", "unexpected end of stream");
+    assert_one_error(&r, "bad.json:4:30", "the input ends here, inside a string");
 
     let r = lint_beside_good("bad.yaml", pod("      image: \"example/app").as_bytes());
     assert_one_error(&r, "bad.yaml:8:14", "unexpected end of stream");
@@ -99,7 +145,7 @@ fn truncated_files_are_errors_at_the_cut() {
     // Cut after an opening bracket: the error is on the last line, not past it.
     let text = "{\n  \"apiVersion\": \"v1\",\n  \"kind\": \"Pod\",\n  \"spec\": {\"containers\": [\n";
     let r = lint_beside_good("bad.json", text.as_bytes());
-    assert_one_error(&r, "bad.json:4:27", "the input ends here");
+    assert_one_error(&r, "bad.json:4:27", "the input ends here, inside a list");
 }
 
 #[test]
@@ -196,4 +242,29 @@ fn empty_documents_other_kinds_and_unnamed_objects_are_not_errors() {
         r.stdout
     );
     assert!(r.stdout.contains("in 1 object across 5 files\n"), "{}", r.stdout);
+}
+
+/// `helm template ... | lifeguard lint -` where helm failed feeds an empty
+/// stream: that is an input error (exit 2) for every command reading stdin,
+/// unless `--allow-empty`; an empty file named on the command line is not.
+#[test]
+fn an_empty_stdin_is_an_input_error_unless_allowed() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    std::fs::write(dir.path().join("empty.yaml"), "").expect("write");
+    for stdin in ["", "\n\n", "# rendered nothing\n---\n"] {
+        for command in ["lint", "fix", "simulate"] {
+            let r = support::lifeguard(dir.path(), &[command, "-"], Some(stdin), &[("NO_COLOR", Some("1"))]);
+            r.assert_no_panic();
+            assert_eq!(r.code, 2, "{command} on {stdin:?}: {}", r.stderr);
+            assert!(r.stderr.contains("<stdin>") && r.stderr.contains("no document on stdin"), "{}", r.stderr);
+            assert!(r.stderr.contains("--allow-empty"), "the error says how to accept it: {}", r.stderr);
+            let r = support::lifeguard(dir.path(), &[command, "--allow-empty", "-"], Some(stdin), &[]);
+            assert_eq!(r.code, 0, "{command} --allow-empty on {stdin:?}: {}", r.stderr);
+        }
+    }
+    // A document, even an empty mapping, is input someone wrote.
+    let r = support::lifeguard(dir.path(), &["lint", "-"], Some("{}\n"), &[]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let r = support::lifeguard(dir.path(), &["lint", "empty.yaml"], None, &[]);
+    assert_eq!((r.code, r.stderr.as_str()), (0, ""), "an empty file named on the command line is not an error");
 }

@@ -10,7 +10,9 @@ use policies::{Policy, objects_in};
 use super::diff;
 use super::file::{FileFix, fix_text};
 use super::services::{services_in, services_of};
-use crate::input::{Contexts, Discovered, Document, Input, InputName, Limits, contexts, discover, read_text};
+use crate::input::{
+    Contexts, Discovered, Document, Input, InputName, Limits, contexts, discover, read_input, read_text,
+};
 use crate::lint::{InputError, parse_text};
 
 /// One input and its fixes.
@@ -75,13 +77,14 @@ pub fn fix_each<T: Send>(
     mut sink: impl FnMut(T),
 ) -> Vec<InputError> {
     // Skipped chart templates are never edited: they are not YAML.
+    let allow_empty = found.allow_empty_stdin;
     let (inputs, discover_errors) = (found.inputs, found.errors);
     let mut errors: Vec<InputError> = discover_errors
         .into_iter()
         .map(|(file, e)| InputError { file, line: None, column: None, message: e.to_string() })
         .collect();
     if threads <= 1 {
-        for fixed in fix_held(inputs, policy, only, limits, &mut errors) {
+        for fixed in fix_held(inputs, allow_empty, policy, only, limits, &mut errors) {
             sink(keep(fixed));
         }
         return errors;
@@ -90,7 +93,7 @@ pub fn fix_each<T: Send>(
     // First pass: each file's Services; only stdin's text is kept (it cannot be read twice).
     let first = |i: usize| {
         let input = &inputs[i];
-        read_text(input, limits).map(|text| {
+        read_input(input, limits, allow_empty).map(|text| {
             let services = services_in(&text, limits);
             (services, matches!(input, Input::Stdin).then_some(text))
         })
@@ -105,9 +108,7 @@ pub fn fix_each<T: Send>(
                 }
                 read.push(FirstLook { input, context: *context, services: services.len(), text });
             }
-            Err(e) => {
-                errors.push(InputError { file: input.display_name(), line: None, column: None, message: e.to_string() })
-            }
+            Err(e) => errors.push(InputError::unread(input.display_name(), &e)),
         }
     }
     let alone = policies::Batch::default();
@@ -151,7 +152,7 @@ pub fn fix_each<T: Send>(
             // The file went away between the two reads.
             Err(e) => {
                 let mut fix = fix_text(&name, "", (Vec::new(), None), &alone, policy, only, limits);
-                fix.errors.push(InputError { file: name, line: None, column: None, message: e.to_string() });
+                fix.errors.push(InputError::unread(name, &e));
                 fix
             }
         };
@@ -178,6 +179,7 @@ struct FirstLook<'a> {
 /// then each fixed from its parse, in order.
 fn fix_held(
     inputs: Vec<Input>,
+    allow_empty: bool,
     policy: &Policy,
     only: Option<&[String]>,
     limits: &Limits,
@@ -186,14 +188,12 @@ fn fix_held(
     let Contexts { of_input, mut seeds, .. } = contexts(&inputs, limits);
     let mut texts = Vec::with_capacity(inputs.len());
     for (input, context) in inputs.into_iter().zip(of_input) {
-        match read_text(&input, limits) {
+        match read_input(&input, limits, allow_empty) {
             Ok(text) => {
                 let bom = starts_with_bom(&input);
                 texts.push((input, bom, text, context));
             }
-            Err(e) => {
-                errors.push(InputError { file: input.display_name(), line: None, column: None, message: e.to_string() })
-            }
+            Err(e) => errors.push(InputError::unread(input.display_name(), &e)),
         }
     }
     let parsed: Vec<_> =

@@ -11,6 +11,7 @@ use ignore::WalkBuilder;
 use thiserror::Error;
 
 use super::limits::Limits;
+use super::strict_json::strict_json_error;
 
 /// One input to read.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
@@ -48,6 +49,31 @@ pub enum ReadError {
     /// The input is not UTF-8 text.
     #[error("not a text file: {0}")]
     NotText(String),
+    /// Stdin held no document: what fed it most likely failed.
+    #[error(
+        "no document on stdin: the command feeding it most likely failed (`helm template` prints nothing when a chart does not render; use `set -o pipefail`); pass --allow-empty if an empty stream is expected"
+    )]
+    EmptyStdin,
+    /// A `.json` file that is not strict JSON (RFC 8259).
+    #[error("not JSON (a .json file must be RFC 8259 JSON, as kubectl reads it): {what}")]
+    NotJson {
+        /// 1-based line.
+        line: u32,
+        /// 1-based column.
+        column: u32,
+        /// What is wrong there.
+        what: String,
+    },
+}
+
+impl ReadError {
+    /// Line and column, when the error has a position.
+    pub fn position(&self) -> (Option<u32>, Option<u32>) {
+        match self {
+            ReadError::NotJson { line, column, .. } => (Some(*line), Some(*column)),
+            _ => (None, None),
+        }
+    }
 }
 
 /// Whether a file name has a manifest extension.
@@ -64,6 +90,24 @@ pub struct Discovered {
     pub errors: Vec<(String, ReadError)>,
     /// Helm charts whose `templates/` a directory walk skipped.
     pub skipped_charts: Vec<PathBuf>,
+    /// `--allow-empty`: a stdin without a document is a clean result, not an error.
+    pub allow_empty_stdin: bool,
+}
+
+/// Reads an input as [`read_text`] does; stdin without a single document
+/// is an error unless `allow_empty_stdin` (`--allow-empty`).
+pub fn read_input(input: &Input, limits: &Limits, allow_empty_stdin: bool) -> Result<String, ReadError> {
+    let text = read_text(input, limits)?;
+    if matches!(input, Input::Stdin) && !allow_empty_stdin && holds_no_document(&text) {
+        return Err(ReadError::EmptyStdin);
+    }
+    Ok(text)
+}
+
+/// Blank lines, comments and document markers only. A document holding
+/// `null` or `{}` is still a document someone wrote.
+fn holds_no_document(text: &str) -> bool {
+    text.lines().map(str::trim).all(|l| l.is_empty() || l.starts_with('#') || l == "---" || l == "...")
 }
 
 /// How paths are expanded: what `--exclude` leaves out.
@@ -280,10 +324,15 @@ pub fn read_text(input: &Input, limits: &Limits) -> Result<String, ReadError> {
         return Err(ReadError::NotText(format!("NUL byte at line {}", line_of(&bytes, pos))));
     }
     let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").map(<[u8]>::to_vec).unwrap_or(bytes);
-    String::from_utf8(bytes).map_err(|e| {
+    let text = String::from_utf8(bytes).map_err(|e| {
         let pos = e.utf8_error().valid_up_to();
         ReadError::NotText(format!("invalid UTF-8 at line {}", line_of(e.as_bytes(), pos)))
-    })
+    })?;
+    let named_json = matches!(input, Input::File(p) if p.extension().is_some_and(|e| e.eq_ignore_ascii_case("json")));
+    if named_json && let Some((line, column, what)) = strict_json_error(&text) {
+        return Err(ReadError::NotJson { line, column, what });
+    }
+    Ok(text)
 }
 
 fn line_of(bytes: &[u8], pos: usize) -> usize {

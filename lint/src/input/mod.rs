@@ -9,10 +9,13 @@ pub mod limits;
 pub mod scalar;
 pub mod source;
 pub mod split;
+pub mod strict_json;
 pub mod yaml;
 
 pub use context::{Contexts, contexts, may_hold_a_service};
-pub use discover::{Discovered, Input, InputName, ReadError, Walk, discover, discover_with, is_manifest, read_text};
+pub use discover::{
+    Discovered, Input, InputName, ReadError, Walk, discover, discover_with, is_manifest, read_input, read_text,
+};
 pub use helm::{OnDisk, Template, TemplateFinder, TemplateScanner};
 pub use limits::Limits;
 pub use source::{Document, Location, SourceFile};

@@ -8,7 +8,7 @@ use policies::simulate::{Assumptions, ObjectSimulation, Scenario, simulate_objec
 use policies::{Batch, Policy, objects_in, plan_fixes};
 
 use crate::input::{
-    Contexts, Discovered, Document, InputName, Limits, Template, TemplateFinder, TemplateScanner, contexts, read_text,
+    Contexts, Discovered, Document, InputName, Limits, Template, TemplateFinder, TemplateScanner, contexts, read_input,
 };
 use crate::lint::{InputError, parse_text};
 use crate::policy_discovery::Resolved;
@@ -98,6 +98,7 @@ pub fn simulate_resolved(resolved: &mut Resolved, options: &Options<'_>, limits:
 
 /// Reads, parses and simulates discovered inputs under one policy.
 pub fn simulate_found(found: Discovered, policy: &Policy, options: &Options<'_>, limits: &Limits) -> SimulateRun {
+    let allow_empty = found.allow_empty_stdin;
     let mut out = SimulateRun::default();
     out.errors.extend(found.errors.into_iter().map(|(file, e)| InputError {
         file,
@@ -110,10 +111,10 @@ pub fn simulate_found(found: Discovered, policy: &Policy, options: &Options<'_>,
     let mut sources = Vec::new();
     for (input, context) in found.inputs.iter().zip(of_input) {
         let file = input.display_name();
-        let text = match read_text(input, limits) {
+        let text = match read_input(input, limits, allow_empty) {
             Ok(text) => text,
             Err(e) => {
-                out.errors.push(InputError { file, line: None, column: None, message: e.to_string() });
+                out.errors.push(InputError::unread(file, &e));
                 continue;
             }
         };

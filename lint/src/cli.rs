@@ -209,7 +209,10 @@ fn lint(args: LintArgs) -> Result<u8> {
     let out = lint_resolved(&mut resolved, &Limits::default(), &mut keep);
     let render = keep.render.take();
     let mut stderr = anstream::stderr();
-    for e in &out.errors {
+    // GitHub annotations on stdout already carry every input error, and an
+    // Actions log shows both streams: each error is said once.
+    let annotated = args.format == Format::Github && args.output_file.is_none();
+    for e in out.errors.iter().filter(|_| !annotated) {
         write!(stderr, "{}", report::text::input_error(e)).context("writing to stderr")?;
     }
     for w in &out.warnings {

@@ -144,14 +144,16 @@ fn a_helm_chart_root_that_is_not_a_directory_is_a_usage_error() {
 }
 
 #[test]
-fn input_errors_are_in_every_report_and_on_stderr() {
+fn input_errors_are_in_every_report_and_on_stderr_but_said_once_with_github() {
     let dir = tempfile::tempdir().expect("temp dir");
     std::fs::copy(fixtures().join("worker.yaml"), dir.path().join("worker.yaml")).expect("copy");
     std::fs::write(dir.path().join("broken.yaml"), "kind: Deployment\nmetadata: {name: [\n").expect("write");
     for format in FORMATS {
         let run = lifeguard(&["lint", "--format", format, "."], None, dir.path());
         assert_eq!(run.code, 2, "{format}: input errors exit 2");
-        assert!(run.stderr.contains("./broken.yaml:"), "{format}: {}", run.stderr);
+        if format != "github" {
+            assert!(run.stderr.contains("./broken.yaml:"), "{format}: {}", run.stderr);
+        }
         // The summary counts the error, on stdout for text and on stderr for the rest.
         let summary = if format == "text" { &run.stdout } else { &run.stderr };
         assert!(summary.contains("; 1 input error"), "{format}: {summary}");
@@ -173,6 +175,13 @@ fn input_errors_are_in_every_report_and_on_stderr() {
                 let line = run.stdout.lines().last().expect("an annotation per error");
                 assert!(line.starts_with("::error file=broken.yaml,line="), "{line}");
                 assert!(line.contains(",title=lifeguard input error::"), "{line}");
+                // An Actions log shows both streams: the error is not repeated on stderr.
+                assert!(!run.stderr.contains("broken.yaml"), "said once, as the annotation: {}", run.stderr);
+                // With --output-file the annotations are in the file: stderr says it.
+                let to_file =
+                    lifeguard(&["lint", "--format", format, "--output-file", "out.txt", "."], None, dir.path());
+                assert!(to_file.stderr.contains("./broken.yaml:"), "{}", to_file.stderr);
+                assert!(run.stderr.contains("1 input error"), "the summary line stays: {}", run.stderr);
             }
             _ => {}
         }

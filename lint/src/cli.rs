@@ -283,7 +283,7 @@ pub(crate) fn prepare(paths: &[String], policy_arg: Option<&str>, run: &RunArgs)
         }
         if nothing {
             eprintln!(
-                "lifeguard: note: no manifest found in {} (files ending .yaml, .yml or .json, outside hidden, git-ignored and excluded paths)",
+                "lifeguard: note: no manifest found in {} (files ending .yaml, .yml or .json, outside hidden, git-ignored and excluded paths, other than Chart.yaml, values.yaml, kustomization.yaml and other tools' configuration)",
                 paths.join(" ")
             );
         }

@@ -238,8 +238,63 @@ fn a_directory_walk_skips_helm_chart_templates_and_says_how_to_lint_them() {
     assert_eq!(notes.len(), 1, "said once: {}", r.stderr);
     assert!(notes[0].starts_with("./charts/api/templates input warning: "), "{}", notes[0]);
     assert!(notes[0].contains("`helm template RELEASE ./charts/api | lifeguard lint -`"), "{}", notes[0]);
-    assert!(r.stdout.contains("across 3 files"), "values.yaml, Chart.yaml and k8s/templates/cm.yaml: {}", r.stdout);
+    assert!(r.stdout.contains("across 1 file"), "k8s/templates/cm.yaml, not values.yaml or Chart.yaml: {}", r.stdout);
     // Named explicitly, a template is still read (and is not YAML).
     let named = support::lifeguard(dir.path(), &["lint", "charts/api/templates/deployment.yaml"], None, &[]);
     assert_eq!(named.code, 2, "{}", named.stderr);
+}
+
+#[test]
+fn a_walk_lists_a_directorys_files_before_its_subdirectories() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let pod = |name: &str| {
+        format!("apiVersion: v1\nkind: Pod\nmetadata: {{name: {name}}}\nspec:\n  containers: [{{name: c, image: x}}]\n")
+    };
+    for path in ["x.yaml", "z.yaml", "team/x.yaml", "team/a.yaml", "team/sub/b.yaml", "apps/y.yaml"] {
+        let file = dir.path().join(path);
+        std::fs::create_dir_all(file.parent().expect("parent")).expect("mkdir");
+        std::fs::write(&file, pod(&path.replace(['/', '.'], "-"))).expect("write");
+    }
+    let r = support::lifeguard(dir.path(), &["lint", ".", "-v"], None, &[("NO_COLOR", Some("1"))]);
+    let order: Vec<&str> = r.stderr.lines().filter_map(|l| l.strip_prefix("lifeguard: ")?.split(':').next()).collect();
+    assert_eq!(
+        order,
+        ["./x.yaml", "./z.yaml", "./apps/y.yaml", "./team/a.yaml", "./team/x.yaml", "./team/sub/b.yaml"],
+        "as `ls -R` lists them: {}",
+        r.stderr
+    );
+}
+
+/// YAML other tools read is never reported as anything, walked or named,
+/// even when it would not parse as a manifest stream.
+#[test]
+fn other_tools_yaml_is_never_reported_walked_or_named() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    // Each would be an input error if read: a tab where YAML forbids it.
+    let broken = "key:\n\t- value\n";
+    let others = [
+        ".pre-commit-config.yaml",
+        "chart/Chart.yaml",
+        "chart/values.yaml",
+        "kustomization.yaml",
+        ".github/workflows/ci.yaml",
+        ".github/dependabot.yml",
+        "docker-compose.yml",
+        ".gitlab-ci.yml",
+    ];
+    for path in others {
+        let file = dir.path().join(path);
+        std::fs::create_dir_all(file.parent().expect("parent")).expect("mkdir");
+        std::fs::write(&file, broken).expect("write");
+    }
+    std::fs::write(dir.path().join("broken.yaml"), broken).expect("write");
+    let walked = support::lifeguard(dir.path(), &["lint", "."], None, &[("NO_COLOR", Some("1"))]);
+    assert_eq!(walked.code, 2, "the one manifest that does not parse is an error: {}", walked.stderr);
+    assert_eq!(walked.stderr.lines().filter(|l| l.contains("input error")).count(), 1, "{}", walked.stderr);
+    assert!(walked.stderr.starts_with("./broken.yaml:"), "{}", walked.stderr);
+    let mut named = vec!["lint"];
+    named.extend(others);
+    let named = support::lifeguard(dir.path(), &named, None, &[("NO_COLOR", Some("1"))]);
+    assert_eq!(named.code, 0, "named, they are not read either: {}", named.stderr);
+    assert!(!named.stderr.contains("input error") && !named.stdout.contains("input error"), "{}", named.stderr);
 }

@@ -76,9 +76,38 @@ impl ReadError {
     }
 }
 
-/// Whether a file name has a manifest extension.
+/// Whether a file name has a manifest extension and is not a YAML file that
+/// plainly holds something else (see [`is_plainly_not_a_manifest`]).
 pub fn is_manifest(path: &Path) -> bool {
     matches!(path.extension().and_then(|e| e.to_str()), Some("yaml" | "yml" | "json"))
+        && !is_plainly_not_a_manifest(path)
+}
+
+/// YAML that tools other than Kubernetes read, by their fixed names: a
+/// chart's `Chart.yaml` and `values.yaml`, kustomize's `kustomization.yaml`,
+/// pre-commit's and GitLab's configurations, Compose files, and anything
+/// under `.github/` (workflows, dependabot). Never reported as anything,
+/// walked or named: a pre-commit hook or `lifeguard lint $(git ls-files)`
+/// hands them over with the manifests.
+pub fn is_plainly_not_a_manifest(path: &Path) -> bool {
+    const NAMES: [&str; 14] = [
+        "Chart.yaml",
+        "values.yaml",
+        "values.yml",
+        "values.schema.json",
+        "kustomization.yaml",
+        "kustomization.yml",
+        ".pre-commit-config.yaml",
+        ".pre-commit-hooks.yaml",
+        ".gitlab-ci.yml",
+        ".gitlab-ci.yaml",
+        "docker-compose.yaml",
+        "docker-compose.yml",
+        "compose.yaml",
+        "compose.yml",
+    ];
+    let named = path.file_name().and_then(|n| n.to_str()).is_some_and(|n| NAMES.contains(&n));
+    named || path.components().any(|c| c.as_os_str() == ".github")
 }
 
 /// What [`discover`] found.
@@ -198,7 +227,7 @@ pub fn discover_with(paths: &[String], walk: &Walk) -> Discovered {
         let path = PathBuf::from(raw);
         let files = match std::fs::metadata(&path) {
             Ok(m) if m.is_dir() => walk_dir(&path, None, walk, &mut found),
-            Ok(_) if walk.excludes(&path) => Vec::new(),
+            Ok(_) if walk.excludes(&path) || is_plainly_not_a_manifest(&path) => Vec::new(),
             Ok(_) => vec![path],
             Err(_) if is_glob(raw) => {
                 let matched = expand_glob(raw, walk, &mut found);
@@ -296,6 +325,11 @@ fn walk_dir(dir: &Path, glob: Option<&GlobMatcher>, walk: &Walk, found: &mut Dis
     if let Ok(mut charts) = charts.lock() {
         found.skipped_charts.append(&mut charts);
     }
+    // A directory's own files before its subdirectories' (`x.yaml` before
+    // `team/x.yaml`), as `ls -R` lists them: the walk sorts each
+    // directory's entries by name, files and directories mixed. Comparing
+    // parents component by component orders directories depth first.
+    files.sort_by(|a, b| (a.parent(), a.file_name()).cmp(&(b.parent(), b.file_name())));
     files
 }
 

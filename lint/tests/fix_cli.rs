@@ -267,3 +267,23 @@ fn comments_next_to_changed_values_are_named_as_maybe_stale() {
     let again = lifeguard(dir.path(), &["fix", "stale-comment.yaml"]);
     assert!(!stderr(&again).contains("may now be stale"), "{}", stderr(&again));
 }
+
+/// The summary counts every remaining finding; those below `--fail-on` are
+/// not listed, so it says how many of them there are.
+#[test]
+fn the_summary_says_how_many_remaining_findings_are_not_listed() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let example = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/gpu-model-server.yaml");
+    std::fs::copy(&example, dir.path().join("llm.yaml")).expect("copy");
+    let listed = |stderr: &str| stderr.lines().filter(|l| l.contains(": no automatic fix: ")).count();
+
+    let err = stderr(&lifeguard(dir.path(), &["fix", "--diff", "llm.yaml"]));
+    let summary = err.lines().last().unwrap_or_default();
+    assert!(summary.contains("2 findings remain without an automatic fix"), "{summary}");
+    assert_eq!(listed(&err), 1, "the error is listed, the info is not: {err}");
+    assert!(summary.contains("; 1 remaining finding is below --fail-on and not listed"), "{summary}");
+
+    let err = stderr(&lifeguard(dir.path(), &["fix", "--diff", "--fail-on", "info", "llm.yaml"]));
+    assert_eq!(listed(&err), 2, "{err}");
+    assert!(!err.contains("not listed"), "{err}");
+}

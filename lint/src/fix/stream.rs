@@ -139,7 +139,7 @@ fn keep(fixed: FixedInput, mode: Output, fail_on: &impl Fn(&str) -> Option<Sever
             Some((_, map)) => file_block_mapped(&fix, map.as_ref(), mode, fail_on),
             None => file_block(&fix, mode, fail_on),
         },
-        tally: Tally::of(&fix),
+        tally: Tally::of(&fix, fail_on),
         errors: std::mem::take(&mut fix.errors),
         failing,
     };

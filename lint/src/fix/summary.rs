@@ -134,12 +134,16 @@ pub struct Tally {
     pub unfixed: usize,
     /// Comments that may now be stale.
     pub stale: usize,
+    /// Remaining findings below their file's failing severity, so not listed.
+    pub unlisted: usize,
 }
 
 impl Tally {
-    /// The counts of one file.
-    pub fn of(fix: &FileFix) -> Tally {
+    /// The counts of one file; `fail_on` gives each file's failing
+    /// severity (the findings below it are not listed).
+    pub fn of(fix: &FileFix, fail_on: &impl Fn(&str) -> Option<Severity>) -> Tally {
         let remaining = || fix.remaining.iter();
+        let listed = |l: &&crate::lint::Located| fail_on(&l.file).is_some_and(|min| l.finding.severity >= min);
         Tally {
             inputs: 1,
             fixes: fix.fix_count(),
@@ -149,6 +153,7 @@ impl Tally {
             opt_in: remaining().filter(|l| l.finding.fix.is_none() && l.finding.opt_in_fix.is_some()).count(),
             unfixed: remaining().filter(|l| l.finding.fix.is_some()).count(),
             stale: fix.stale_comments.len(),
+            unlisted: remaining().filter(|l| !listed(l)).count(),
         }
     }
 
@@ -162,6 +167,7 @@ impl Tally {
         self.opt_in += other.opt_in;
         self.unfixed += other.unfixed;
         self.stale += other.stale;
+        self.unlisted += other.unlisted;
     }
 }
 
@@ -169,7 +175,7 @@ impl Tally {
 /// `4 fixes applied to 1 object in 1 file; 2 findings remain without an automatic fix`.
 pub fn line_of(tally: &Tally, errors: usize, policy: Option<&str>, mode: Output) -> String {
     let plural = |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
-    let Tally { inputs, fixes, objects, files, without, opt_in, unfixed, stale } = *tally;
+    let Tally { inputs, fixes, objects, files, without, opt_in, unfixed, stale, unlisted } = *tally;
     let mut s = if fixes == 0 {
         format!("nothing to fix in {}", plural(inputs, "file", "files"))
     } else {
@@ -198,6 +204,15 @@ pub fn line_of(tally: &Tally, errors: usize, policy: Option<&str>, mode: Output)
             s,
             "; {} {have} an opt-in fix (a policy with `fixInfoFindings: true` applies it)",
             plural(opt_in, "info finding", "info findings")
+        );
+    }
+    if unlisted > 0 {
+        // The counts above include them: say why fewer lines are listed.
+        let are = if unlisted == 1 { "is" } else { "are" };
+        let _ = write!(
+            s,
+            "; {} {are} below --fail-on and not listed (`lifeguard lint` shows every finding)",
+            plural(unlisted, "remaining finding", "remaining findings")
         );
     }
     if errors > 0 {

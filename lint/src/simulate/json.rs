@@ -1,7 +1,7 @@
 //! The JSON rendering: one entry per object, container and scenario with
 //! the stable fields `file`, `line`, `kind`, `namespace`, `name`,
-//! `container`, `scenario`, `verdict`, `restarts`, `restart_at`,
-//! `unready_seconds`, `sigkill`, `best`, `worst` and `events`.
+//! `container`, `scenario`, `verdict`, `severity`, `restarts`,
+//! `restart_at`, `unready_seconds`, `sigkill`, `best`, `worst` and `events`.
 
 use policies::simulate::{ContainerOutcome, Event, Figures};
 use serde_json::{Map, Value, json};
@@ -43,6 +43,7 @@ fn event(e: &Event) -> Value {
 fn outcome(o: &ContainerOutcome) -> Map<String, Value> {
     let mut m = Map::new();
     m.insert("verdict".into(), json!(o.verdict.name()));
+    m.insert("severity".into(), json!(o.verdict.severity().map(|s| s.as_str())));
     m.insert("message".into(), json!(o.message));
     m.extend(figures(&o.worst));
     m.insert("best".into(), Value::Object(figures(&o.best)));

@@ -5,8 +5,9 @@
 
 use std::fmt::Write as _;
 
+use policies::Severity;
 use policies::model::ProbeKind;
-use policies::simulate::{ContainerOutcome, EventKind, Verdict, seconds};
+use policies::simulate::{ContainerOutcome, EventKind, Verdict, repeats, seconds};
 
 use super::read::SimulateRun;
 use super::text::label;
@@ -91,10 +92,11 @@ fn escape(text: &str) -> String {
 }
 
 fn verdict_colour(v: Verdict) -> &'static str {
-    match v {
-        Verdict::Ok | Verdict::WedgeDetected => "#1a7f37",
-        Verdict::Restarts | Verdict::OutOfService | Verdict::WedgeUndetected => "#9a6700",
-        Verdict::RestartStorm | Verdict::BootLoop | Verdict::SigkillInFlight => "#cf222e",
+    match v.severity() {
+        None => "#1a7f37",
+        Some(Severity::Info) => "#0969da",
+        Some(Severity::Warning) => "#9a6700",
+        Some(Severity::Error) => "#cf222e",
     }
 }
 
@@ -206,14 +208,19 @@ fn panel(out: &mut String, top: i64, title: &str, o: &ContainerOutcome) {
             "terminating" => {
                 let on = [EventKind::Kill, EventKind::Deleted];
                 bars(out, spans(o, false, &on, &[EventKind::Exited, EventKind::Sigkill], end), "#fb8f44");
-                // The wait before the next start, where the container is neither running nor terminating.
-                for e in o.events.iter().filter(|e| e.kind == EventKind::BackOff) {
-                    let what = escape(&e.detail.replace("CrashLoopBackOff", "back-off"));
+                // The wait before the next start, where the container is neither running nor
+                // terminating; cycles that repeat the one before them get one label, as in the text.
+                let repeats = repeats(&o.events);
+                let repeated = |i: usize| repeats.iter().any(|r| r.events.contains(&i));
+                let labels = o.events.iter().enumerate().filter(|&(i, e)| e.kind == EventKind::BackOff && !repeated(i));
+                let labels = labels.map(|(_, e)| (e.at_ms, e.detail.replace("CrashLoopBackOff", "back-off")));
+                for (at, what) in labels.chain(repeats.iter().map(|r| (r.span.0, r.summary()))) {
                     let _ = writeln!(
                         out,
-                        r##"<text x="{}" y="{}" font-size="10" fill="#57606a">{what}</text>"##,
-                        x(e.at_ms) + 3,
-                        mid + 4
+                        r##"<text x="{}" y="{}" font-size="10" fill="#57606a">{}</text>"##,
+                        x(at) + 3,
+                        mid + 4,
+                        escape(&what)
                     );
                 }
                 for e in o.events.iter().filter(|e| matches!(e.kind, EventKind::Sigterm | EventKind::Sigkill)) {

@@ -4,7 +4,7 @@
 use std::fmt::Write as _;
 
 use policies::model::object_label;
-use policies::simulate::{ContainerOutcome, Event, EventKind, ObjectSimulation, plural, seconds};
+use policies::simulate::{ContainerOutcome, Event, EventKind, ObjectSimulation, plural, repeats, seconds};
 
 use super::read::{SimulateRun, Simulated};
 
@@ -79,37 +79,76 @@ pub fn outcome_lines(o: &ContainerOutcome) -> Vec<String> {
     lines
 }
 
-/// Events as lines, runs of the same probe failing merged into one.
+/// Events as lines: a cycle that repeats the one before it summarised in
+/// one line ([`repeats`]), failures merged by [`merged`].
 fn compact(events: &[Event]) -> Vec<String> {
     let mut lines = Vec::new();
-    let mut i = 0;
-    while i < events.len() {
-        let e = &events[i];
-        let mut j = i + 1;
-        if matches!(e.kind, EventKind::ProbeFailed | EventKind::ProbeTimedOut) {
-            while j < events.len() && events[j].kind == e.kind && events[j].probe == e.probe {
-                j += 1;
-            }
+    let mut from = 0;
+    for r in repeats(events) {
+        lines.extend(merged(&events[from..r.events.start]));
+        lines.push(line(format!("{}-{}s", seconds(r.span.0), seconds(r.span.1)), "", &r.summary(), ""));
+        from = r.events.end;
+    }
+    lines.extend(merged(&events[from..]));
+    lines
+}
+
+fn is_failure(e: &Event) -> bool {
+    matches!(e.kind, EventKind::ProbeFailed | EventKind::ProbeTimedOut)
+}
+
+/// Events as lines. A run of the same probe failing is one line; a probe's
+/// failures past its threshold (the container is already unready) are one
+/// line until the probe does something else or the container starts again,
+/// whatever happens in between.
+fn merged(events: &[Event]) -> Vec<String> {
+    let mut lines = Vec::new();
+    let mut used = vec![false; events.len()];
+    for i in 0..events.len() {
+        if used[i] {
+            continue;
         }
-        let last = &events[j - 1];
-        let at = if j - i > 1 {
-            format!("{}-{}s", seconds(e.at_ms), seconds(last.at_ms))
-        } else {
-            format!("{}s", seconds(e.at_ms))
-        };
+        let e = &events[i];
+        let mut group = vec![i];
+        if is_failure(e) && e.past_threshold {
+            for (k, f) in events.iter().enumerate().skip(i + 1) {
+                if f.kind == EventKind::Started {
+                    break;
+                }
+                if f.probe != e.probe || used[k] {
+                    continue;
+                }
+                if f.kind != e.kind || !f.past_threshold {
+                    break;
+                }
+                group.push(k);
+            }
+        } else if is_failure(e) {
+            let same = |f: &Event| f.kind == e.kind && f.probe == e.probe && !f.past_threshold;
+            group.extend((i + 1..events.len()).take_while(|&k| same(&events[k])));
+        }
+        for &k in &group {
+            used[k] = true;
+        }
+        let last = &events[group[group.len() - 1]];
         let probe = e.probe.map_or("", |p| p.word());
-        let detail = if j - i > 1 {
-            format!("x{} ({} .. {})", j - i, e.detail, last.detail)
+        let (at, detail) = if group.len() > 1 {
+            let details =
+                if e.detail == last.detail { e.detail.clone() } else { format!("{} .. {}", e.detail, last.detail) };
+            (format!("{}-{}s", seconds(e.at_ms), seconds(last.at_ms)), format!("x{} ({details})", group.len()))
         } else if e.detail.is_empty() {
-            String::new()
+            (format!("{}s", seconds(e.at_ms)), String::new())
         } else {
-            format!("({})", e.detail)
+            (format!("{}s", seconds(e.at_ms)), format!("({})", e.detail))
         };
-        let line = format!("{at:>12} {probe:<9} {} {detail}", phrase(e.kind));
-        lines.push(line.trim_end().to_owned());
-        i = j;
+        lines.push(line(at, probe, phrase(e.kind), &detail));
     }
     lines
+}
+
+/// One timeline line: time, probe, what happened and its detail, in columns.
+fn line(at: String, probe: &str, what: &str, detail: &str) -> String {
+    format!("{at:>12} {probe:<9} {what} {detail}").trim_end().to_owned()
 }
 
 /// How a person reads an event.

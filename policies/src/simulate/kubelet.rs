@@ -173,8 +173,12 @@ fn run(model: &ContainerModel, world: World, record: bool) -> Run {
 impl Machine<'_> {
     /// Records an event; the detail is only written when events are kept.
     fn event(&mut self, at: i64, probe: Option<ProbeKind>, kind: EventKind, detail: impl FnOnce() -> String) {
+        self.push(at, || Event::new(at, probe, kind, detail()));
+    }
+
+    fn push(&mut self, at: i64, event: impl FnOnce() -> Event) {
         if self.record && at <= self.world.horizon_ms {
-            self.run.events.push(Event { at_ms: at, probe, kind, detail: detail() });
+            self.run.events.push(event());
         }
     }
 
@@ -286,8 +290,19 @@ impl Machine<'_> {
         self.probes[i].fails += 1;
         let fails = self.probes[i].fails;
         let what = if timed_out { EventKind::ProbeTimedOut } else { EventKind::ProbeFailed };
-        self.event(done, Some(kind), what, || format!("{} {fails}/{}", model.check.word(), model.timing.failure));
-        if fails < model.timing.failure.max(1) {
+        let threshold = model.timing.failure.max(1);
+        // The kubelet acts on a count up to the threshold; past it, the
+        // container is already unready and a failure changes nothing.
+        let past_threshold = fails > threshold;
+        self.push(done, || {
+            let detail = if past_threshold {
+                format!("{}; already unready", model.check.word())
+            } else {
+                format!("{} {fails}/{threshold}", model.check.word())
+            };
+            Event { past_threshold, ..Event::new(done, Some(kind), what, detail) }
+        });
+        if fails < threshold {
             return;
         }
         match kind {
@@ -367,7 +382,10 @@ impl Machine<'_> {
         self.backoff = if delay == 0 { BACKOFF_INITIAL_MS } else { (delay * 2).min(BACKOFF_MAX_MS) };
         if delay > 0 {
             self.run.max_backoff_ms = self.run.max_backoff_ms.max(delay);
-            self.event(exit, None, EventKind::BackOff, || format!("CrashLoopBackOff {}s", delay / MS));
+            self.push(exit, || Event {
+                delay_ms: Some(delay),
+                ..Event::new(exit, None, EventKind::BackOff, format!("CrashLoopBackOff {}s", delay / MS))
+            });
         }
         self.pending_start = Some(exit + delay);
     }

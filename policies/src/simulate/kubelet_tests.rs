@@ -183,3 +183,38 @@ fn the_phase_offset_moves_the_probe_grid() {
     assert_eq!(at(0).restarts, 2);
     assert_eq!(at(5 * S).restarts, 0);
 }
+
+#[test]
+fn readiness_counts_to_its_threshold_and_then_says_the_container_is_already_unready() {
+    let m = container(vec![probe(ProbeKind::Readiness, Check::Dependency, 0, 1, 1, 1, 3)]);
+    let world = World { steady_phase: Some(0), stall: Some((0, 6 * S)), horizon_ms: 20 * S, ..World::default() };
+    let run = simulate(&m, world);
+    let failures: Vec<(i64, &str, bool)> = run
+        .events
+        .iter()
+        .filter(|e| e.kind == EventKind::ProbeTimedOut)
+        .map(|e| (e.at_ms / S, e.detail.as_str(), e.past_threshold))
+        .collect();
+    assert_eq!(
+        failures,
+        vec![
+            (1, "dependency 1/3", false),
+            (2, "dependency 2/3", false),
+            (3, "dependency 3/3", false),
+            (4, "dependency; already unready", true),
+            (5, "dependency; already unready", true),
+            (6, "dependency; already unready", true),
+        ]
+    );
+    assert_eq!(times(&run, EventKind::Unready), vec![3]);
+}
+
+#[test]
+fn a_back_off_carries_its_wait() {
+    let m = container(vec![probe(ProbeKind::Liveness, Check::Local, 0, 10, 1, 1, 1)]);
+    let run = boot(&m, 1000, 100);
+    let waits: Vec<Option<i64>> =
+        run.events.iter().filter(|e| e.kind == EventKind::BackOff).map(|e| e.delay_ms).collect();
+    // Kills at 0 (restarted at once), 0, 10, 30 and 70 s.
+    assert_eq!(waits, vec![Some(10 * S), Some(20 * S), Some(40 * S), Some(80 * S)]);
+}

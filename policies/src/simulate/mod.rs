@@ -6,6 +6,7 @@
 //! and render. The model and every assumption are stated in [`MODEL`].
 
 mod checks;
+mod cycles;
 mod kubelet;
 #[cfg(test)]
 mod kubelet_tests;
@@ -18,6 +19,7 @@ mod timeline;
 mod verdict;
 
 pub use checks::{ANNOTATION_PROBE_CHECKS, Check, ProbeChecks, ProbeChecksError, infer};
+pub use cycles::{Repeat, repeats};
 pub use kubelet::{BACKOFF_INITIAL_MS, BACKOFF_MAX_MS, BACKOFF_RESET_MS, Run, World, simulate, simulate_figures};
 pub use model_doc::MODEL;
 pub use pod::{AnnotationError, ContainerModel, ProbeModel, containers};

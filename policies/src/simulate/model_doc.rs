@@ -106,13 +106,25 @@ case. `boot` and `delete` have no free offset.
   after restarts);
 - `boot-loop`: the app never finishes booting: every container is killed
   before it answers;
-- `out-of-service`: no restart, but every replica is out of the endpoints at
-  once for a while (a single replica: whenever it is out);
+- `dependency-outage`: no restart, but readiness follows the stalled
+  dependency, so every replica is out of the endpoints at once for a while
+  and back when the dependency is: the outage a dependency-aware readiness
+  chooses (a local readiness keeps the Service up and leaves the errors to
+  the app);
+- `out-of-service`: no restart, but the pod's own failure (a pause of its
+  only replica) leaves the Service without an endpoint for a while;
 - `sigkill-in-flight`: SIGKILL comes before the in-flight work, drain and
   shutdown end;
 - `wedge-detected`: a wedge is restarted whatever the offset, after the
   worst case's delay; `wedge-undetected`: it is not;
 - `ok`: none of these.
+
+Each verdict has a severity, in the terms of a finding's (the `severity`
+of the JSON output): none for `ok` and `wedge-detected` (what a
+well-configured pod does), `info` for `dependency-outage`, `warning` for
+`restarts`, `out-of-service` and `wedge-undetected`, `error` for
+`restart-storm`, `boot-loop` and `sigkill-in-flight`, the verdicts
+`--fail-on` fails on by default.
 
 ## Not modelled
 - Other containers of the pod: each container is simulated alone, the

@@ -17,7 +17,7 @@ const MS: i64 = 1000;
 pub fn delete(model: &ContainerModel, propagation_ms: i64, request_ms: i64) -> Run {
     let mut run = Run::default();
     let mut event = |at: i64, kind: EventKind, detail: String| {
-        run.events.push(Event { at_ms: at, probe: None, kind, detail });
+        run.events.push(Event::new(at, None, kind, detail));
     };
     let grace = model.grace.max(0) * MS;
     event(0, EventKind::Deleted, format!("terminationGracePeriodSeconds {}", model.grace));

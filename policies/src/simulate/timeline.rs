@@ -86,6 +86,19 @@ pub struct Event {
     pub kind: EventKind,
     /// A detail for people (`back-off 20s`, `stall ends`); empty when the kind says it all.
     pub detail: String,
+    /// A probe failure after its `failureThreshold` was reached: the
+    /// container is already unready and the failure changes nothing (the
+    /// detail says so instead of counting on).
+    pub past_threshold: bool,
+    /// The wait a `back-off` starts, ms.
+    pub delay_ms: Option<i64>,
+}
+
+impl Event {
+    /// An event with only its time, probe, kind and detail.
+    pub fn new(at_ms: i64, probe: Option<ProbeKind>, kind: EventKind, detail: String) -> Event {
+        Event { at_ms, probe, kind, detail, past_threshold: false, delay_ms: None }
+    }
 }
 
 /// A half-open interval of milliseconds.

@@ -1,5 +1,7 @@
 //! Verdicts: the consequence of a scenario in the sources' terms.
 
+use crate::finding::Severity;
+
 use super::scenario::ScenarioKind;
 
 /// The consequence of a scenario for a container; the names are stable
@@ -14,7 +16,12 @@ pub enum Verdict {
     Restarts,
     /// The app never finishes booting: the kubelet restarts it in a loop.
     BootLoop,
-    /// The Service has no endpoint left for a while.
+    /// Readiness follows a stalled dependency: every replica leaves the
+    /// Service at once and comes back when the dependency does, without a
+    /// restart. The outage the readiness check chose, not one the pod causes.
+    DependencyOutage,
+    /// The pod's own failure (a pause of its only replica) leaves the
+    /// Service without an endpoint for a while, without a restart.
     OutOfService,
     /// SIGKILL ends the container while admitted work is still running.
     SigkillInFlight,
@@ -30,6 +37,7 @@ pub const VERDICTS: &[Verdict] = &[
     Verdict::RestartStorm,
     Verdict::Restarts,
     Verdict::BootLoop,
+    Verdict::DependencyOutage,
     Verdict::OutOfService,
     Verdict::SigkillInFlight,
     Verdict::WedgeDetected,
@@ -44,6 +52,7 @@ impl Verdict {
             Verdict::RestartStorm => "restart-storm",
             Verdict::Restarts => "restarts",
             Verdict::BootLoop => "boot-loop",
+            Verdict::DependencyOutage => "dependency-outage",
             Verdict::OutOfService => "out-of-service",
             Verdict::SigkillInFlight => "sigkill-in-flight",
             Verdict::WedgeDetected => "wedge-detected",
@@ -56,9 +65,23 @@ impl Verdict {
         VERDICTS.iter().copied().find(|v| v.name() == name)
     }
 
-    /// The verdicts that fail a run unless told otherwise.
+    /// What the verdict means for the user, in the terms of a finding's
+    /// severity: `None` for what a well-configured pod does (`ok`, a wedge
+    /// the kubelet restarts); `info` for the outage a dependency-aware
+    /// readiness chooses; `warning` for harm some of the time or to one
+    /// replica; `error` for the verdicts that fail a run unless told otherwise.
+    pub fn severity(self) -> Option<Severity> {
+        match self {
+            Verdict::Ok | Verdict::WedgeDetected => None,
+            Verdict::DependencyOutage => Some(Severity::Info),
+            Verdict::Restarts | Verdict::OutOfService | Verdict::WedgeUndetected => Some(Severity::Warning),
+            Verdict::RestartStorm | Verdict::BootLoop | Verdict::SigkillInFlight => Some(Severity::Error),
+        }
+    }
+
+    /// The verdicts that fail a run unless told otherwise: those of severity `error`.
     pub fn fails_by_default(self) -> bool {
-        matches!(self, Verdict::RestartStorm | Verdict::BootLoop | Verdict::SigkillInFlight)
+        self.severity() == Some(Severity::Error)
     }
 }
 
@@ -157,9 +180,27 @@ pub(crate) fn judge(kind: ScenarioKind, r: &Reading) -> (Verdict, String) {
                 first(w)
             ),
         ),
-        ScenarioKind::Stall(_) | ScenarioKind::Pause(_) if r.zero_endpoints_ms > 0 => {
-            (Verdict::OutOfService, format!("zero endpoints for {} s; no restart", seconds(r.zero_endpoints_ms)))
-        }
+        // Nothing restarts, so only readiness checking the stalled dependency takes replicas out.
+        ScenarioKind::Stall(_) if r.zero_endpoints_ms > 0 => (
+            Verdict::DependencyOutage,
+            format!(
+                "dependency outage, no restart: readiness follows the stalled dependency, so {} the Service at once for {} s (zero endpoints) and {} when it recovers",
+                if r.replicas > 1 {
+                    format!("all {} replicas leave", r.replicas)
+                } else {
+                    "every replica leaves".to_owned()
+                },
+                seconds(r.zero_endpoints_ms),
+                if r.replicas > 1 { "return" } else { "returns" },
+            ),
+        ),
+        ScenarioKind::Pause(_) if r.zero_endpoints_ms > 0 => (
+            Verdict::OutOfService,
+            format!(
+                "out of service, no restart: the only replica does not answer, so the Service has zero endpoints for {} s",
+                seconds(r.zero_endpoints_ms)
+            ),
+        ),
         ScenarioKind::Stall(_) | ScenarioKind::Pause(_) => (Verdict::Ok, out_at_most()),
         ScenarioKind::Wedge if r.best.restarts > 0 => {
             (Verdict::WedgeDetected, format!("wedge detected and restarted after {} s", first(w)))
@@ -179,5 +220,51 @@ pub(crate) fn judge(kind: ScenarioKind, r: &Reading) -> (Verdict, String) {
             ),
             _ => (Verdict::Ok, "drains and exits within the grace period".to_owned()),
         },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Figures, Reading, VERDICTS, Verdict, judge};
+    use crate::finding::Severity;
+    use crate::simulate::ScenarioKind;
+
+    fn unready(ms: i64, replicas: i64) -> Reading {
+        let f = Figures { unready_ms: ms, ..Figures::default() };
+        Reading { best: f, worst: f, zero_endpoints_ms: ms, replicas, ..Reading::default() }
+    }
+
+    #[test]
+    fn readiness_following_a_stalled_dependency_is_a_dependency_outage_not_a_failure() {
+        let (v, line) = judge(ScenarioKind::Stall(120), &unready(109_000, 3));
+        assert_eq!(v, Verdict::DependencyOutage);
+        assert_eq!(v.name(), "dependency-outage");
+        assert_eq!(
+            line,
+            "dependency outage, no restart: readiness follows the stalled dependency, so all 3 replicas leave the Service at once for 109 s (zero endpoints) and return when it recovers"
+        );
+        assert_eq!(v.severity(), Some(Severity::Info));
+        assert!(!v.fails_by_default());
+        // A pause of the only replica is the pod's own outage.
+        let (v, line) = judge(ScenarioKind::Pause(5), &unready(4_000, 1));
+        assert_eq!(v, Verdict::OutOfService);
+        assert!(line.contains("the only replica does not answer"), "{line}");
+        assert_eq!(v.severity(), Some(Severity::Warning));
+    }
+
+    #[test]
+    fn severities_say_what_a_verdict_means_and_errors_fail_by_default() {
+        let by = |s: Option<Severity>| -> Vec<&str> {
+            VERDICTS.iter().filter(|v| v.severity() == s).map(|v| v.name()).collect()
+        };
+        assert_eq!(by(None), ["ok", "wedge-detected"]);
+        assert_eq!(by(Some(Severity::Info)), ["dependency-outage"]);
+        assert_eq!(by(Some(Severity::Warning)), ["restarts", "out-of-service", "wedge-undetected"]);
+        assert_eq!(by(Some(Severity::Error)), ["restart-storm", "boot-loop", "sigkill-in-flight"]);
+        let fail: Vec<&str> = VERDICTS.iter().filter(|v| v.fails_by_default()).map(|v| v.name()).collect();
+        assert_eq!(fail, ["restart-storm", "boot-loop", "sigkill-in-flight"]);
+        for v in VERDICTS {
+            assert_eq!(Verdict::from_name(v.name()), Some(*v));
+        }
     }
 }

@@ -11,7 +11,9 @@ use policies::Severity;
 use crate::input::{Limits, TemplateFinder};
 use crate::input::{Walk, discover_with};
 use crate::lint::lint_resolved;
-use crate::options::{EXPLAIN_TOPIC, POLICY_NAME, RULE_NAME, RunArgs, SIMULATE_TOPIC, select_rules, unknown_rule};
+use crate::options::{
+    EXPLAIN_TOPIC, POLICY_NAME, RULE_NAME, RunArgs, SIMULATE_TOPIC, select_rules, unknown_rule, unknown_selected,
+};
 use crate::pipeline::Keep;
 use crate::policy_discovery::{Resolved, resolve};
 use crate::report::stream::Render;
@@ -191,8 +193,7 @@ fn lint(args: LintArgs) -> Result<u8> {
         return Ok(2);
     };
     let flag = args.fail_on.map(FailOn::severity);
-    // JUnit has one threshold and one rule list: the first policy's, and the rules any policy runs.
-    let fail_on = flag.unwrap_or(Some(resolved.first().deny_severity));
+    // JUnit lists the rules any policy runs; each case fails at its file's threshold, as the exit code does.
     let rules_run = junit_rules(&resolved);
     if let Some(root) = args.helm_chart_root.as_deref().filter(|root| !std::path::Path::new(root).is_dir()) {
         eprintln!("lifeguard: --helm-chart-root {root:?} is not a directory (give the chart's directory)");
@@ -220,7 +221,7 @@ fn lint(args: LintArgs) -> Result<u8> {
     }
     let report = |w: &mut dyn Write| match render {
         Some(render) => render.write(&out, quiet, w),
-        None => w.write_all(report::junit::render(&out, &rules_run, fail_on).as_bytes()),
+        None => w.write_all(report::junit::render(&out, &rules_run, &|file| resolved.fail_on(flag, file)).as_bytes()),
     };
     match &args.output_file {
         Some(path) => write_file_with(path, report)?,
@@ -270,6 +271,12 @@ pub(crate) fn prepare(paths: &[String], policy_arg: Option<&str>, run: &RunArgs)
     let resolved = resolve(found, policy_arg, &cwd, |policy| select_rules(policy, &run.select, &run.ignore))
         .map_err(|e| eprintln!("lifeguard: {e}"))
         .ok()?;
+    // A custom rule of one nested policy is selected where it exists; a name
+    // no policy in force knows is a usage error.
+    if let Some(e) = unknown_selected(resolved.policies.iter().map(|p| &p.policy), &run.select, &run.ignore) {
+        eprintln!("lifeguard: {e}");
+        return None;
+    }
     if run.verbose {
         for line in resolved.verbose_lines() {
             eprintln!("lifeguard: {line}");

@@ -132,18 +132,15 @@ pub fn unknown_rule(name: &str, known: &[&str]) -> String {
 
 /// Applies `--select` and `--ignore` to the policy: the same switches a
 /// policy file's `rules:` holds, so the engine still decides every finding.
-/// An unknown rule name is an error message.
+/// A custom rule another policy of the run defines is not this policy's to
+/// switch: where it is unknown, it is left alone ([`unknown_selected`]
+/// refuses a name no policy in force knows).
 pub fn select_rules(policy: Policy, select: &[String], ignore: &[String]) -> Result<Policy, String> {
     if select.is_empty() && ignore.is_empty() {
         return Ok(policy);
     }
     let mut known: Vec<&str> = policies::rules::RULES.iter().map(|r| r.name).collect();
     known.extend(policy.custom_rule_names());
-    for (flag, name) in select.iter().map(|n| ("--select", n)).chain(ignore.iter().map(|n| ("--ignore", n))) {
-        if !known.contains(&name.as_str()) {
-            return Err(format!("{flag}: {}", unknown_rule(name, &known)));
-        }
-    }
     let known: Vec<String> = known.into_iter().map(str::to_owned).collect();
     let mut file = policy.to_file();
     for rule in &known {
@@ -152,6 +149,24 @@ pub fn select_rules(policy: Policy, select: &[String], ignore: &[String]) -> Res
         entry.enabled = Some(runs);
     }
     Policy::from_file(file, &policy.origin).map_err(|e| e.to_string())
+}
+
+/// The usage error for a `--select` or `--ignore` name that no policy in
+/// force knows (a built-in rule or a custom rule of any of them), with a
+/// suggestion; `None` when every name is known somewhere.
+pub fn unknown_selected<'p>(
+    policies: impl IntoIterator<Item = &'p Policy>,
+    select: &[String],
+    ignore: &[String],
+) -> Option<String> {
+    let mut known: Vec<&str> = policies::rules::RULES.iter().map(|r| r.name).collect();
+    for policy in policies {
+        known.extend(policy.custom_rule_names());
+    }
+    let mut named = select.iter().map(|n| ("--select", n)).chain(ignore.iter().map(|n| ("--ignore", n)));
+    named
+        .find(|(_, name)| !known.contains(&name.as_str()))
+        .map(|(flag, name)| format!("{flag}: {}", unknown_rule(name, &known)))
 }
 
 #[cfg(test)]
@@ -188,9 +203,11 @@ mod tests {
 
     #[test]
     fn an_unknown_rule_gets_a_suggestion() {
-        let err = select_rules(Policy::default(), &["exec-prob".into()], &[]).expect_err("unknown");
+        let default = Policy::default();
+        let err = unknown_selected([&default], &["exec-prob".into()], &[]).expect("unknown");
         assert_eq!(err, "--select: unknown rule \"exec-prob\"; did you mean \"exec-probe\"?");
-        let err = select_rules(Policy::default(), &[], &["zzz".into()]).expect_err("unknown");
+        let err = unknown_selected([&default], &[], &["zzz".into()]).expect("unknown");
         assert!(err.starts_with("--ignore: unknown rule \"zzz\"; `lifeguard rules`"), "{err}");
+        assert_eq!(unknown_selected([&default], &["exec-probe".into()], &[]), None);
     }
 }

@@ -205,3 +205,54 @@ fn policy_show_names_the_policy_a_file_or_directory_gets() {
         "# The effective policy (pack strict)."
     );
 }
+
+/// JUnit fails each case at the `denySeverity` of the policy that governs
+/// its file, as the exit code does, not at the first policy's.
+#[test]
+fn junit_fails_each_case_at_its_own_files_deny_severity() {
+    let dir = repository();
+    let repo = dir.path().join("repo");
+    write(&repo, "lenient/.lifeguard.yaml", &format!("{HEAD}denySeverity: error\n"));
+    write(&repo, "lenient/web.yaml", MANIFEST);
+    // The lenient file first, so its policy is the first one in force.
+    let r = run(&repo, &["lint", "--format", "junit", "lenient/web.yaml", "web.yaml"], None);
+    assert_eq!(r.code, 1, "web.yaml's warning is denied by the root policy: {}", r.stderr);
+    let suite = |name: &str| {
+        let start = r.stdout.find(&format!("<testsuite name=\"{name}\"")).unwrap_or_else(|| panic!("{}", r.stdout));
+        let end = r.stdout[start..].find("</testsuite>").map_or(r.stdout.len(), |e| start + e);
+        &r.stdout[start..end]
+    };
+    assert_eq!(suite("web.yaml").matches("<failure ").count(), 1, "{}", suite("web.yaml"));
+    assert_eq!(suite("lenient/web.yaml").matches("<failure ").count(), 0, "{}", suite("lenient/web.yaml"));
+    assert!(suite("lenient/web.yaml").contains("warning[liveness-too-aggressive]"), "kept as system-out");
+}
+
+/// `--select` and `--ignore` naming a custom rule that only a nested policy
+/// defines select it where it exists, and are no usage error for the files
+/// of the other policies; a name no policy in force knows still is.
+#[test]
+fn select_and_ignore_take_a_custom_rule_of_a_nested_policy() {
+    let dir = repository();
+    let repo = dir.path().join("repo");
+    let custom = "customRules:\n- name: image-from-corp-registry\n  severity: error\n  message: \"container {container}: image {value} is not from registry.corp\"\n  help: mirror the image\n  path: $.image\n  when: {matches: '^example/'}\n";
+    write(&repo, "corp/.lifeguard.yaml", &format!("{HEAD}{custom}"));
+    write(&repo, "corp/web.yaml", MANIFEST);
+    let files = ["web.yaml", "corp/web.yaml"];
+
+    let mut args = vec!["lint", "--select", "image-from-corp-registry"];
+    args.extend(files);
+    let r = run(&repo, &args, None);
+    assert_eq!(r.code, 1, "no usage error: {}", r.stderr);
+    let found: Vec<&str> = r.stdout.lines().filter(|l| l.contains(" error[") || l.contains(" warning[")).collect();
+    assert_eq!(found, ["corp/web.yaml:13:9 error[image-from-corp-registry] Deployment/prod/web"], "{}", r.stdout);
+
+    let mut args = vec!["lint", "--ignore", "image-from-corp-registry"];
+    args.extend(files);
+    let r = run(&repo, &args, None);
+    assert!(!r.stdout.contains("image-from-corp-registry"), "{}", r.stdout);
+    assert!(r.stdout.contains("web.yaml:16:11 warning[liveness-too-aggressive]"), "the rest still runs: {}", r.stdout);
+
+    let r = run(&repo, &["lint", "--select", "image-from-corp-registy", "web.yaml", "corp/web.yaml"], None);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(r.stderr.contains("did you mean \"image-from-corp-registry\"?"), "{}", r.stderr);
+}

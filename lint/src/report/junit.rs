@@ -27,8 +27,9 @@ pub fn rules_run(policy: &Policy) -> Vec<String> {
 
 /// Renders the outcome as a JUnit XML report, with a trailing newline.
 /// `rules` are the rules that ran ([`rules_run`]); a finding of any other
-/// rule still gets its case.
-pub fn render(out: &Outcome, rules: &[String], fail_on: Option<Severity>) -> String {
+/// rule still gets its case. `fail_on` gives the failing severity of a
+/// finding's file (its policy's `denySeverity`, or `--fail-on`).
+pub fn render(out: &Outcome, rules: &[String], fail_on: &dyn Fn(&str) -> Option<Severity>) -> String {
     let mut rules: Vec<&str> = rules.iter().map(String::as_str).collect();
     for l in &out.findings {
         if !rules.contains(&l.finding.rule.as_str()) {
@@ -89,7 +90,12 @@ impl Suites {
 }
 
 /// One case per rule for an object.
-fn cases(object: &str, rules: &[&str], findings: &[&Located], fail_on: Option<Severity>) -> Vec<TestCase> {
+fn cases(
+    object: &str,
+    rules: &[&str],
+    findings: &[&Located],
+    fail_on: &dyn Fn(&str) -> Option<Severity>,
+) -> Vec<TestCase> {
     let mut by_rule: BTreeMap<&str, Vec<&Located>> = BTreeMap::new();
     for l in findings {
         by_rule.entry(l.finding.rule.as_str()).or_default().push(l);
@@ -99,7 +105,7 @@ fn cases(object: &str, rules: &[&str], findings: &[&Located], fail_on: Option<Se
         .map(|&rule| {
             let found = by_rule.get(rule).map(Vec::as_slice).unwrap_or_default();
             let failing: Vec<&&Located> =
-                found.iter().filter(|l| fail_on.is_some_and(|min| l.finding.severity >= min)).collect();
+                found.iter().filter(|l| fail_on(&l.file).is_some_and(|min| l.finding.severity >= min)).collect();
             let details: String = found.iter().map(|l| plain(l)).collect();
             let status = match failing.first() {
                 Some(first) => {

@@ -14,6 +14,10 @@ pub struct NameTooLong {
     pub pattern: String,
     /// The fewest bytes any match of the pattern has (more than [`COMM_MAX`]).
     pub shortest: usize,
+    /// Whether the match is tied to the whole name or to one of its ends
+    /// (`-x`, `--exact`, a pattern anchored with `^` or `$`): with `-f` it
+    /// would be tied to the whole command line instead, which holds more.
+    pub anchored: bool,
 }
 
 /// Options of procps-ng `pgrep` that take a value.
@@ -62,6 +66,7 @@ pub fn pgrep_name_too_long(cmd: &SimpleCommand) -> Option<NameTooLong> {
     let mut patterns = Vec::new();
     let mut args = cmd.args.iter();
     let mut operands_only = false;
+    let mut exact = false;
     while let Some(arg) = args.next() {
         if operands_only || !arg.starts_with('-') || arg == "-" {
             patterns.push(arg.as_str());
@@ -71,6 +76,7 @@ pub fn pgrep_name_too_long(cmd: &SimpleCommand) -> Option<NameTooLong> {
             let long = arg.split('=').next().unwrap_or(arg);
             match long {
                 "--full" | "--inverse" => return None,
+                "--exact" => exact = true,
                 _ if LONG_FLAGS.contains(&long) => {}
                 _ if LONG_WITH_VALUE.contains(&long) => {
                     if !arg.contains('=') {
@@ -91,7 +97,8 @@ pub fn pgrep_name_too_long(cmd: &SimpleCommand) -> Option<NameTooLong> {
                         }
                         break;
                     }
-                    'a' | 'c' | 'i' | 'l' | 'n' | 'o' | 'q' | 'w' | 'x' | 'A' | 'H' | 'L' | 'e' => {}
+                    'x' => exact = true,
+                    'a' | 'c' | 'i' | 'l' | 'n' | 'o' | 'q' | 'w' | 'A' | 'H' | 'L' | 'e' => {}
                     _ => return None,
                 }
             }
@@ -99,7 +106,8 @@ pub fn pgrep_name_too_long(cmd: &SimpleCommand) -> Option<NameTooLong> {
     }
     let [pattern] = patterns[..] else { return None };
     let shortest = shortest_match(pattern)?;
-    (shortest > COMM_MAX).then(|| NameTooLong { pattern: pattern.to_owned(), shortest })
+    let anchored = exact || pattern.starts_with('^') || (pattern.ends_with('$') && !pattern.ends_with("\\$"));
+    (shortest > COMM_MAX).then(|| NameTooLong { pattern: pattern.to_owned(), shortest, anchored })
 }
 
 /// The fewest bytes a match of an extended regular expression has, for the
@@ -178,6 +186,16 @@ mod tests {
         pgrep_name_too_long(&cmd).map(|n| n.shortest)
     }
 
+    fn anchored(args: &[&str]) -> Option<bool> {
+        let cmd = SimpleCommand {
+            program: "pgrep".to_owned(),
+            args: args.iter().map(|a| (*a).to_owned()).collect(),
+            assignments: Vec::new(),
+            redirects: Vec::new(),
+        };
+        pgrep_name_too_long(&cmd).map(|n| n.anchored)
+    }
+
     #[test]
     fn long_names_never_match_without_f() {
         assert_eq!(pgrep(&["kube-controller-manager"]), Some(23));
@@ -189,6 +207,18 @@ mod tests {
         assert_eq!(pgrep(&["python3.11-server"]), Some(17));
         assert_eq!(pgrep(&["[a-z]{16}"]), Some(16));
         assert_eq!(pgrep(&["kube-controller-m?"]), Some(16));
+    }
+
+    #[test]
+    fn exact_and_anchored_matches_are_told_apart() {
+        assert_eq!(anchored(&["kube-controller-manager"]), Some(false));
+        assert_eq!(anchored(&["-on", "kube-controller-manager"]), Some(false));
+        assert_eq!(anchored(&["-x", "kube-controller-manager"]), Some(true));
+        assert_eq!(anchored(&["-lx", "kube-controller-manager"]), Some(true));
+        assert_eq!(anchored(&["--exact", "kube-controller-manager"]), Some(true));
+        assert_eq!(anchored(&["^kube-controller-manager"]), Some(true));
+        assert_eq!(anchored(&["kube-controller-manager$"]), Some(true));
+        assert_eq!(anchored(&["kube-controller-manager\\$"]), Some(false));
     }
 
     #[test]

@@ -3,20 +3,20 @@
 use k8s_openapi::api::core::v1::Probe;
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 
-use crate::finding::{Finding, Severity};
-use crate::model::command::simple_commands;
-use crate::model::shell_flow::{Sep, script_commands, shell_script};
-use crate::model::{
-    COMM_MAX, ContainerView, ProbeKind, Workload, handler_count, is_valid_port_name, pgrep_name_too_long,
-};
-use crate::rules::{Ctx, FixAvailability, Rule};
+use crate::finding::{Finding, Fix, Severity};
+use crate::model::{ContainerView, ProbeKind, Workload, handler_count, is_valid_port_name};
+use crate::rules::{Ctx, FixAvailability, Rule, with_fix};
+
+mod pgrep;
 
 pub(crate) static RULE: Rule = Rule {
     name: "probe-invalid",
     severity: Severity::Error,
     summary: "a probe value the API server rejects or that can never work",
     doc: DOC,
-    fix: FixAvailability::NoFix("the intended value is unknown; the message names the field and the rule it breaks"),
+    fix: FixAvailability::Fix(
+        "adds -f to an exec probe whose command is `pgrep PATTERN` that cannot match a process name (not with -x, an anchored PATTERN or pgrep inside a script); the other findings have no fix: the intended value is unknown",
+    ),
     check,
 };
 
@@ -34,22 +34,24 @@ the rules the API server enforces, and for values that cannot work:
   `HTTP` or `HTTPS`; a `grpc` port is in 1-65535;
 - an `exec` has a non-empty command;
 - an `exec` that runs `pgrep PATTERN` without `-f` has a pattern that can
-  match a process name: procps-ng's `pgrep` (Debian, Ubuntu, RHEL, UBI,
-  Fedora, Amazon Linux) matches the name in `/proc/PID/comm`, which the
-  kernel cuts to 15 characters, so a pattern whose shortest match is longer
-  never matches (procps-ng itself warns about it). An error when that
-  `pgrep` decides the probe's result (the whole command, or one step of an
-  `&&` chain), so the probe always fails; a warning when it sits elsewhere
-  in a script (after `!`, in an `if`, before `||`), where the check it makes
-  is dead, and on `alpine` images, whose default `pgrep` is busybox's, which
-  also matches the command line's first word.
+  match a process name. Which `pgrep` the image has decides: procps-ng's
+  (Debian, Ubuntu, RHEL, UBI, Fedora, Amazon Linux) matches the name in
+  `/proc/PID/comm`, which the kernel cuts to 15 characters, so a pattern
+  whose shortest match is longer never matches there (procps-ng itself
+  warns about it); busybox's (`alpine` images) matches the command line's
+  first word, then the name, so `pgrep /usr/local/bin/executor` does match
+  there. lifeguard cannot see inside the image, so this is a warning that
+  names both: where that `pgrep` decides the probe's result (the whole
+  command, or one step of an `&&` chain) the probe always fails under
+  procps-ng; where it sits elsewhere in a script (after `!`, in an `if`,
+  before `||`) the check it makes is dead there.
 
 Not a finding: `pgrep -f` (any cluster with `f`, such as `-fx`), `pgrep -v`,
 `busybox pgrep`, a pattern that can match 15 characters or fewer
-(`nginx|my-long-app-name`, `kube-controller.*`), a pattern lifeguard cannot
-bound (groups, variables), `pidof` (it compares the command's first word and
-the executable too) and `ps | grep` (what `ps` prints depends on its options
-and implementation).
+(`nginx`, `pgrep -x kube-controller`, `nginx|my-long-app-name`,
+`kube-controller.*`), a pattern lifeguard cannot bound (groups, variables),
+`pidof` (it compares the command's first word and the executable too) and
+`ps | grep` (what `ps` prints depends on its options and implementation).
 
 A zero `periodSeconds`, `timeoutSeconds`, `successThreshold` or
 `failureThreshold` is a warning: the API server silently replaces it with
@@ -76,8 +78,23 @@ livenessProbe:
 ```
 
 ## Fix
-No automatic fix: the intended value is unknown. The message names the field
-and the rule it breaks.
+For `pgrep` without `-f`: adds `-f` right after `pgrep` in the exec
+command (`["pgrep", "-f", "-o", "/usr/local/bin/executor"]`). The whole
+command line holds the pattern wherever busybox found it in the first word
+or procps-ng in the name, so the probe matches under either `pgrep`, and a
+second run finds nothing to fix. The fix is offered only where it is exact:
+- the exec command is `pgrep` itself. In a `sh -c` script, or behind a
+  wrapper such as `timeout`, the shell's or the wrapper's own command line
+  holds the pattern, so `pgrep -f` would match that process and the probe
+  would always pass; the help shows `-f` with the pattern's first character
+  in brackets (`pgrep -f '[e]xecutor'`), which that command line does not
+  match;
+- the match is not anchored: with `-f`, `-x` and a pattern's `^` and `$`
+  would apply to the whole command line, arguments included; the help says
+  to match the first 15 characters of the name instead.
+
+No automatic fix for the other findings: the intended value is unknown. The
+message names the field and the rule it breaks.
 "#;
 
 struct Out<'a, 'b> {
@@ -88,9 +105,13 @@ struct Out<'a, 'b> {
 
 impl Out<'_, '_> {
     fn push(&mut self, severity: Severity, at: &[&str], problem: String, help: &str) {
+        self.push_with(severity, at, problem, help, None);
+    }
+
+    fn push_with(&mut self, severity: Severity, at: &[&str], problem: String, help: &str, fix: Option<Fix>) {
         let pointer = self.c.at(&[&[self.kind.field()], at].concat());
         let message = format!("container {:?}: {} probe {problem}", self.c.name(), self.kind.word());
-        self.out.push(RULE.finding(severity, pointer, Some(self.c.name()), message, help));
+        self.out.push(with_fix(RULE.finding(severity, pointer, Some(self.c.name()), message, help), fix));
     }
 
     fn error(&mut self, at: &[&str], problem: String, help: &str) {
@@ -217,56 +238,9 @@ fn handlers(o: &mut Out<'_, '_>, p: &Probe) {
                 "exec command starts with an empty program, so every attempt fails".to_owned(),
                 "put the program to run first in the command",
             ),
-            Some(argv) => pgrep_too_long(o, argv),
+            Some(argv) => pgrep::pgrep_too_long(o, argv),
         }
     }
-}
-
-/// `pgrep` without `-f` matches the process name, at most 15 characters.
-fn pgrep_too_long(o: &mut Out<'_, '_>, argv: &[String]) {
-    let Some(dead) = simple_commands(argv).iter().find_map(pgrep_name_too_long) else { return };
-    // busybox pgrep also matches the command line's first word, uncut.
-    let busybox = argv.iter().any(|a| a.rsplit('/').next() == Some("busybox") || a.contains("busybox pgrep"));
-    if busybox {
-        return;
-    }
-    let alpine = o.c.image().contains("alpine");
-    let decides = decides_result(argv);
-    let (severity, outcome) = match (decides, alpine) {
-        (true, false) => (Severity::Error, "so the probe always fails"),
-        (true, true) => (
-            Severity::Warning,
-            "so the probe always fails there (busybox pgrep, the default on alpine images, also matches the command's first word)",
-        ),
-        (false, _) => (Severity::Warning, "so this check of the probe's script is dead"),
-    };
-    let (pattern, shortest) = (&dead.pattern, dead.shortest);
-    o.push(
-        severity,
-        &["exec", "command"],
-        format!(
-            "runs `pgrep {pattern}` without -f: every match is at least {shortest} characters, but pgrep (procps-ng) matches the process name, which the kernel cuts to {COMM_MAX}: it never matches, {outcome}"
-        ),
-        &format!(
-            "add -f to match the whole command line (`pgrep -f {pattern}`), or match the first {COMM_MAX} characters of the name"
-        ),
-    );
-}
-
-/// Whether the exec's exit status is the pgrep's failure when it fails: the
-/// command itself, or a script that is one `&&` chain of plain commands.
-fn decides_result(argv: &[String]) -> bool {
-    let Some(sh) = shell_script(argv) else { return true };
-    let Some(cmds) = script_commands(sh.script) else { return false };
-    let last = cmds.len().saturating_sub(1);
-    !cmds.is_empty()
-        && cmds.iter().enumerate().all(|(i, c)| {
-            let joined = if i == last { c.sep == Sep::Seq } else { c.sep == Sep::And };
-            let flow = c.words.first().is_some_and(|w| {
-                matches!(w.as_str(), "if" | "!" | "while" | "until" | "for" | "case" | "{" | "(" | "then" | "do")
-            });
-            joined && !flow
-        })
 }
 
 fn port(o: &mut Out<'_, '_>, handler: &str, port: &IntOrString) {
@@ -378,53 +352,6 @@ mod tests {
         }
         let f = one("livenessProbe", json!({"httpGet": {"path": "/", "port": "8080"}}));
         assert!(f.message.contains("quoted number"), "{}", f.message);
-    }
-
-    #[test]
-    fn pgrep_of_a_long_name_without_f_never_matches() {
-        let f = one("livenessProbe", json!({"exec": {"command": ["pgrep", "-x", "kube-controller-manager"]}}));
-        assert_eq!(f.severity, Severity::Error);
-        assert_eq!(f.pointer, format!("{C}/livenessProbe/exec/command"));
-        assert_eq!(
-            f.message,
-            "container \"app\": liveness probe runs `pgrep kube-controller-manager` without -f: every match is at least 23 characters, but pgrep (procps-ng) matches the process name, which the kernel cuts to 15: it never matches, so the probe always fails"
-        );
-        assert!(f.help.contains("pgrep -f kube-controller-manager"), "{}", f.help);
-        // One step of an && chain decides too; elsewhere in a script it is a dead check.
-        let f = one(
-            "readinessProbe",
-            json!({"exec": {"command": ["sh", "-c", "pgrep celery-worker-main >/dev/null && test -f /tmp/ready"]}}),
-        );
-        assert_eq!(f.severity, Severity::Error);
-        let f = one(
-            "readinessProbe",
-            json!({"exec": {"command": ["sh", "-c", "pgrep celery-worker-main || pgrep -f celery"]}}),
-        );
-        assert_eq!(f.severity, Severity::Warning);
-        assert!(f.message.ends_with("so this check of the probe's script is dead"), "{}", f.message);
-        // On alpine, busybox pgrep also matches the first word of the command line.
-        let obj = one_container(
-            json!({"image": "example/app:1-alpine", "startupProbe": {"exec": {"command": ["pgrep", "my-long-service-name"]}}}),
-        );
-        let f = check(&RULE, &obj);
-        assert_eq!(f.len(), 1);
-        assert_eq!(f[0].severity, Severity::Warning);
-    }
-
-    #[test]
-    fn pgrep_that_can_match_is_fine() {
-        for cmd in [
-            json!(["pgrep", "-f", "kube-controller-manager"]),
-            json!(["pgrep", "-fx", "/usr/bin/kube-controller-manager --leader-elect"]),
-            json!(["pgrep", "kube-controller"]),
-            json!(["pgrep", "nginx|my-long-application"]),
-            json!(["busybox", "pgrep", "kube-controller-manager"]),
-            json!(["sh", "-c", "busybox pgrep kube-controller-manager"]),
-            json!(["pidof", "kube-controller-manager"]),
-            json!(["sh", "-c", "ps aux | grep -q [k]ube-controller-manager"]),
-        ] {
-            assert!(run("livenessProbe", json!({"exec": {"command": cmd}})).is_empty(), "{cmd}");
-        }
     }
 
     #[test]

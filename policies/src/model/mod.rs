@@ -4,6 +4,7 @@
 pub mod command;
 mod duration;
 pub mod host;
+mod listener;
 mod pgrep;
 mod pointer;
 mod port_name;
@@ -18,6 +19,7 @@ mod workload;
 pub(crate) use workload::names_pod_kind;
 
 pub use duration::parse_seconds;
+pub use listener::undeclared_port_listeners;
 pub use pgrep::{COMM_MAX, NameTooLong, pgrep_name_too_long};
 pub use pointer::{escape_token, join};
 pub use port_name::is_valid_port_name;

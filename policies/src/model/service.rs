@@ -6,7 +6,9 @@ use k8s_openapi::api::core::v1::ContainerPort;
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use serde_json::Value;
 
+use super::listener::undeclared_port_listeners;
 use super::workload::{ContainerView, Workload};
+use crate::policy::Policy;
 
 /// A Service's namespace, name, selector and the pod ports it sends to.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -103,18 +105,14 @@ pub struct Receiver<'w> {
 
 /// The regular containers, in pod order, that the Services selecting the
 /// pod send traffic to through a proxy (headless Services are left out):
-/// each declares a Service's target port, by name or number. A sidecar that
-/// declares the port takes it; a number no container declares reaches the
-/// pod's only container, and none when there are several (which one
-/// listens is unknown).
-pub fn receivers<'w>(w: &'w Workload, services: &[ServiceView]) -> Vec<Receiver<'w>> {
-    let mut out: Vec<Receiver<'w>> = w
-        .containers()
-        .filter(|c| !c.sidecar)
-        .map(|view| Receiver { view, services: Vec::new(), ports: Vec::new() })
-        .collect();
-    let sidecar_declares = |n: i32| w.containers().any(|c| c.sidecar && declared(&c).any(|p| p.container_port == n));
-    let only_one = out.len() == 1;
+/// each declares a Service's target port, by name or number, or listens on
+/// a number no container declares ([`undeclared_port_listeners`], as
+/// `readiness-probe-missing` attributes it). A sidecar that declares the
+/// port, or names it on its command line, takes it and is left out.
+pub fn receivers<'w>(w: &'w Workload, services: &[ServiceView], policy: &Policy) -> Vec<Receiver<'w>> {
+    let views: Vec<ContainerView<'w>> = w.containers().collect();
+    let mut out: Vec<Receiver<'w>> =
+        views.iter().map(|&view| Receiver { view, services: Vec::new(), ports: Vec::new() }).collect();
     let selecting = services.iter().filter(|s| !s.headless && s.selects(w.namespace.as_deref(), &w.labels));
     for s in selecting {
         for target in &s.target_ports {
@@ -129,16 +127,15 @@ pub fn receivers<'w>(w: &'w Workload, services: &[ServiceView]) -> Vec<Receiver<
                     hit = true;
                 }
             }
-            if let (false, true, IntOrString::Int(n)) = (hit, only_one, target) {
-                if !sidecar_declares(*n) {
-                    if let Some(r) = out.first_mut() {
-                        note(r, s, n.to_string());
-                    }
+            // A named port no container declares gets no endpoints: no traffic.
+            if let (false, IntOrString::Int(n)) = (hit, target) {
+                for i in undeclared_port_listeners(&views, *n, policy) {
+                    note(&mut out[i], s, n.to_string());
                 }
             }
         }
     }
-    out.retain(|r| !r.services.is_empty());
+    out.retain(|r| !r.view.sidecar && !r.services.is_empty());
     out
 }
 
@@ -180,6 +177,7 @@ mod tests {
 
     use super::{ServiceView, receivers};
     use crate::model::Workload;
+    use crate::policy::Policy;
 
     fn pod(containers: Value, init: Value) -> Workload {
         let obj = json!({
@@ -194,7 +192,10 @@ mod tests {
         let mut obj = json!({"kind": "Service", "metadata": {"name": "web"}, "spec": {"selector": {"app": "web"}}});
         obj["spec"].as_object_mut().expect("spec").extend(service.as_object().expect("fields").clone());
         let s = ServiceView::from_object(&obj).expect("a Service");
-        receivers(w, &[s]).iter().map(|r| format!("{}: {}", r.view.name(), r.ports.join(", "))).collect()
+        receivers(w, &[s], &Policy::default())
+            .iter()
+            .map(|r| format!("{}: {}", r.view.name(), r.ports.join(", ")))
+            .collect()
     }
 
     #[test]
@@ -213,8 +214,8 @@ mod tests {
             reached(&w, json!({"ports": [{"port": 80, "targetPort": "8080"}, {"port": 9100}]})),
             ["app: 8080/http", "exporter: 9100/metrics"]
         );
-        // An undeclared number in a pod of two: which container listens is unknown.
-        assert!(reached(&w, json!({"ports": [{"port": 80, "targetPort": 3000}]})).is_empty());
+        // An undeclared number in a pod of two that both declare ports: the first.
+        assert_eq!(reached(&w, json!({"ports": [{"port": 80, "targetPort": 3000}]})), ["app: 3000"]);
         // Headless, or no ports: no proxy, nothing known.
         assert!(reached(&w, json!({"clusterIP": "None", "ports": [{"port": 8080}]})).is_empty());
         assert!(reached(&w, json!({})).is_empty());

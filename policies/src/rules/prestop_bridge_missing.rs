@@ -27,8 +27,13 @@ has no `lifecycle.preStop` hook at all:
 - a Service in the input selects the pod (same namespace, its selector
   matches the pod template's labels) and is not headless;
 - the container declares the Service's `targetPort` (by name or number;
-  `port` when `targetPort` is unset). A numeric target port that no
-  container declares reaches the pod's only container.
+  `port` when `targetPort` is unset), or listens on a numeric target port
+  that no container declares. Which container that is, is decided as
+  `readiness-probe-missing` decides it, so both rules name the same one:
+  the container whose command line names the port (`--port 8000`,
+  `--bind 0.0.0.0:8000`), else the model server (a GPU request or a
+  `slowBootImages` image), else the containers that declare no ports, else
+  the first container. The pod's only container is always the one.
 
 ## Why is this bad?
 Deleting a pod starts two things at once: the pod leaves the Service's
@@ -48,7 +53,10 @@ the application must still finish its in-flight requests after SIGTERM.
   do not say that traffic arrives.
 - A container with any preStop hook (`prestop-sleep-only` and
   `grace-period-too-short` judge it), a container no Service port reaches
-  (a metrics exporter beside the app), sidecar init containers.
+  (a metrics exporter beside the app, a runtime sidecar on its own declared
+  port beside a model server that serves an undeclared one), sidecar init
+  containers (a sidecar that declares the port or names it on its command
+  line takes it).
 - Jobs, CronJobs and pods with `restartPolicy` Never or OnFailure.
 
 ## Example
@@ -95,7 +103,7 @@ fn check(w: &Workload, ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
     if !settings.add_prestop_bridge || !w.long_running {
         return;
     }
-    let missing: Vec<Receiver<'_>> = receivers(w, &ctx.batch.services)
+    let missing: Vec<Receiver<'_>> = receivers(w, &ctx.batch.services, ctx.policy)
         .into_iter()
         .filter(|r| r.view.container.lifecycle.as_ref().is_none_or(|l| l.pre_stop.is_none()))
         .collect();
@@ -331,6 +339,36 @@ mod tests {
         assert!(plan.remaining.iter().all(|f| f.severity == Severity::Info && f.fix.is_none()), "{:?}", plan.remaining);
         let again = crate::fix::plan_fixes(&fixed, &batch, &policy, None).expect("lints").expect("a workload");
         assert!(again.operations.is_empty(), "{:?}", again.operations);
+    }
+
+    #[test]
+    fn an_undeclared_port_is_bridged_where_readiness_probe_missing_attributes_it() {
+        // A 4-GPU video server on undeclared 8000 beside a runtime sidecar on 8080.
+        let obj = deployment(json!([
+            {"name": "video", "image": "example/video-gen:1", "args": ["--num-gpus", "4"],
+             "resources": {"limits": {"nvidia.com/gpu": "4"}}},
+            {"name": "runtime", "image": "example/runtime:1", "ports": [{"containerPort": 8080}]}
+        ]));
+        let svc = service(json!({"app": "web"}), json!([{"port": 80, "targetPort": 8000}]));
+        let batch = Batch::from_objects([&svc]);
+        let f = run_with(&obj, std::slice::from_ref(&svc), Settings::default());
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert_eq!(f[0].container.as_deref(), Some("video"));
+        assert!(
+            f[0].message.starts_with("container \"video\": Service/web sends traffic to port 8000, but"),
+            "{}",
+            f[0].message
+        );
+        let readiness = crate::rules::find("readiness-probe-missing").expect("registered");
+        let r = check_with(readiness, &obj, &Policy::default(), &batch);
+        assert_eq!(r.iter().map(|f| f.container.as_deref()).collect::<Vec<_>>(), [Some("video")]);
+        // The command line names the listener, GPU or not.
+        let obj = deployment(json!([
+            {"name": "helper"},
+            {"name": "server", "ports": [{"containerPort": 9090}], "command": ["python", "-m", "server", "--port=8000"]}
+        ]));
+        let f = run_with(&obj, &[svc], Settings::default());
+        assert_eq!(f.iter().map(|f| f.container.as_deref()).collect::<Vec<_>>(), [Some("server")]);
     }
 
     #[test]

@@ -4,7 +4,7 @@
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 
 use crate::finding::{Finding, Severity};
-use crate::model::{ContainerView, ServiceView, Workload, port_label, services_send};
+use crate::model::{ContainerView, ServiceView, Workload, port_label, services_send, undeclared_port_listeners};
 use crate::rules::{Ctx, FixAvailability, Rule};
 
 pub(crate) static RULE: Rule = Rule {
@@ -27,10 +27,13 @@ containers are, so one probe gates it.
   pod template's labels), each container that declares a port the Service
   targets (by number or name) is reported, naming the Service and the
   ports. A port no container declares (a number: a named `targetPort` that
-  no container declares gets no endpoints) is attributed to the model-server
+  no container declares gets no endpoints) is attributed to the containers
+  whose command line names it as the port they listen on (`--port 8000`,
+  `--port=8000`, `--bind 0.0.0.0:8000`), else to the model-server
   containers (a GPU request or a `slowBootImages` image), else to every
   container that declares no ports, else to the first container; the
-  message lists every such port. A Service that lists no ports goes to the
+  message lists every such port. `prestop-bridge-missing` attributes such a
+  port the same way. A Service that lists no ports goes to the
   model-server containers, else to the containers that declare ports, else
   to the first container.
 - When no Service at all counts for the file, each container that declares
@@ -169,7 +172,7 @@ fn check(w: &Workload, ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
             }
             // A named port no container declares gets no endpoints: no traffic.
             if let (false, IntOrString::Int(n)) = (hit, target) {
-                for i in undeclared_port_targets(&containers, ctx) {
+                for i in undeclared_port_listeners(&containers, *n, ctx.policy) {
                     reached[i].note(s);
                     push_once(&mut reached[i].undeclared, n.to_string());
                 }
@@ -216,29 +219,11 @@ fn severity(c: &ContainerView<'_>) -> (Severity, String) {
 
 /// Regular containers that serve a model: a GPU or a slow-boot image.
 fn model_servers(containers: &[ContainerView<'_>], ctx: &Ctx<'_>) -> Vec<usize> {
-    regular(containers)
-        .filter(|(_, c)| c.gpu_resource().is_some() || ctx.policy.is_slow_boot_image(c.image()))
-        .map(|(i, _)| i)
-        .collect()
+    regular(containers).filter(|(_, c)| c.is_model_server(ctx.policy)).map(|(i, _)| i).collect()
 }
 
 fn regular<'a, 'w>(containers: &'a [ContainerView<'w>]) -> impl Iterator<Item = (usize, &'a ContainerView<'w>)> {
     containers.iter().enumerate().filter(|(_, c)| !c.sidecar)
-}
-
-/// Who listens on a Service port no container declares: the model server,
-/// else the containers that declare nothing (the port is theirs to leave
-/// undeclared), else the first container.
-fn undeclared_port_targets(containers: &[ContainerView<'_>], ctx: &Ctx<'_>) -> Vec<usize> {
-    let models = model_servers(containers, ctx);
-    if !models.is_empty() {
-        return models;
-    }
-    let portless: Vec<usize> = regular(containers).filter(|(_, c)| !c.declares_ports()).map(|(i, _)| i).collect();
-    if !portless.is_empty() {
-        return portless;
-    }
-    regular(containers).map(|(i, _)| i).take(1).collect()
 }
 
 /// Who a Service that lists no ports reaches: the model server, else the
@@ -404,6 +389,25 @@ mod tests {
         let f = with_services(&obj, &[web_service(json!([{"port": 80, "targetPort": 3000}, {"port": 8080}]))]);
         assert_eq!(who(&f), ["a"]);
         assert!(f[0].message.contains("to port 8080 and port 3000, which no container declares"), "{}", f[0].message);
+    }
+
+    #[test]
+    fn an_undeclared_port_goes_first_to_the_container_whose_command_line_names_it() {
+        let obj = deployment(json!([
+            {"name": "helper"},
+            {"name": "server", "ports": [{"name": "metrics", "containerPort": 9090}],
+             "args": ["--host", "0.0.0.0", "--port", "8000"]}
+        ]));
+        let f = with_services(&obj, &[web_service(json!([{"port": 80, "targetPort": 8000}]))]);
+        assert_eq!(who(&f), ["server"]);
+        assert!(f[0].message.contains("to port 8000, which no container declares"), "{}", f[0].message);
+        // Before a GPU container too: the GPU one may serve another port.
+        let obj = deployment(json!([
+            {"name": "video", "resources": {"limits": {"nvidia.com/gpu": "4"}}},
+            {"name": "api", "command": ["uvicorn", "app:app", "--port=8000"]}
+        ]));
+        let f = with_services(&obj, &[web_service(json!([{"port": 80, "targetPort": 8000}]))]);
+        assert_eq!(who(&f), ["api"]);
     }
 
     #[test]

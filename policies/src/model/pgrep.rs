@@ -176,24 +176,22 @@ fn shortest_match(pattern: &str) -> Option<usize> {
 mod tests {
     use super::*;
 
-    fn pgrep(args: &[&str]) -> Option<usize> {
+    fn too_long(args: &[&str]) -> Option<NameTooLong> {
         let cmd = SimpleCommand {
             program: "pgrep".to_owned(),
             args: args.iter().map(|a| (*a).to_owned()).collect(),
             assignments: Vec::new(),
             redirects: Vec::new(),
         };
-        pgrep_name_too_long(&cmd).map(|n| n.shortest)
+        pgrep_name_too_long(&cmd)
+    }
+
+    fn pgrep(args: &[&str]) -> Option<usize> {
+        too_long(args).map(|n| n.shortest)
     }
 
     fn anchored(args: &[&str]) -> Option<bool> {
-        let cmd = SimpleCommand {
-            program: "pgrep".to_owned(),
-            args: args.iter().map(|a| (*a).to_owned()).collect(),
-            assignments: Vec::new(),
-            redirects: Vec::new(),
-        };
-        pgrep_name_too_long(&cmd).map(|n| n.anchored)
+        too_long(args).map(|n| n.anchored)
     }
 
     #[test]

@@ -49,6 +49,10 @@ pub enum Command {
     /// Validate, show or describe policies (`check FILE`, `show`, `schema`).
     #[command(subcommand)]
     Policy(crate::policy_cmd::PolicyCommand),
+    /// Export the policy for the API server to enforce itself (`vap`: a
+    /// ValidatingAdmissionPolicy with the rules CEL checks exactly).
+    #[command(subcommand)]
+    Export(crate::export::ExportCommand),
     /// Print a shell completion script (e.g. `lifeguard completions bash > /etc/bash_completion.d/lifeguard`).
     Completions {
         /// The shell.
@@ -178,6 +182,7 @@ pub fn run(cli: Cli) -> Result<u8> {
             }
         },
         Command::Policy(command) => crate::policy_cmd::run(command, write_stdout),
+        Command::Export(command) => crate::export::run(command, write_stdout),
         Command::Completions { shell } => {
             let mut script = Vec::new();
             clap_complete::generate(shell, &mut <Cli as clap::CommandFactory>::command(), "lifeguard", &mut script);

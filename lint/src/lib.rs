@@ -3,6 +3,7 @@
 //! with `file:line:column`. It never decides what is a finding.
 
 pub mod cli;
+pub mod export;
 pub mod fix;
 pub mod input;
 pub mod lint;

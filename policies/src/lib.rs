@@ -17,6 +17,7 @@ pub mod policy;
 pub mod rules;
 pub mod settings;
 pub mod simulate;
+pub mod vap;
 pub mod wording;
 pub mod yaml;
 

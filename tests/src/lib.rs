@@ -66,3 +66,13 @@ pub fn alone(file: &Path) -> Alone {
     std::fs::copy(file, &path).unwrap_or_else(|e| panic!("copy {}: {e}", file.display()));
     Alone { path, _dir: dir }
 }
+
+/// The README's example policy (the YAML of its `policy-example` block).
+pub fn readme_policy_example() -> String {
+    let readme = std::fs::read_to_string(repo_root().join("README.md")).expect("README.md");
+    let start = readme.find("<!-- policy-example").expect("README has a policy-example block");
+    let end = readme.find("<!-- /policy-example -->").expect("README closes the policy-example block");
+    let block = &readme[start..end];
+    let body = block.split_once("```yaml\n").map(|(_, b)| b).expect("yaml fence");
+    body.split_once("```").map(|(b, _)| b.to_owned()).expect("closing fence")
+}

@@ -1,17 +1,11 @@
 //! The README's example policy is a valid policy that does what its
 //! comments say.
 
-use lifeguard_e2e::repo_root;
 use policies::policy::AdmissionMode;
 use policies::{Policy, Severity};
 
 fn example() -> String {
-    let readme = std::fs::read_to_string(repo_root().join("README.md")).expect("README.md");
-    let start = readme.find("<!-- policy-example").expect("README has a policy-example block");
-    let end = readme.find("<!-- /policy-example -->").expect("README closes the policy-example block");
-    let block = &readme[start..end];
-    let body = block.split_once("```yaml\n").map(|(_, b)| b).expect("yaml fence");
-    body.split_once("```").map(|(b, _)| b.to_owned()).expect("closing fence")
+    lifeguard_e2e::readme_policy_example()
 }
 
 #[test]

@@ -19,25 +19,31 @@ use super::process::{wait_for, watchdog};
 use crate::skip;
 
 /// The `lifeguard-webhook` binary beside this test binary's directory
-/// (`cargo test --workspace` builds it); built with `cargo build` when it is
-/// missing (a run of this crate's tests alone) or for a benchmark, `None`
-/// if that fails.
+/// (see [`workspace_binary`]).
 pub fn binary() -> Option<PathBuf> {
+    workspace_binary("lifeguard-webhook", "lifeguard-webhook")
+}
+
+/// Binary `bin` of workspace package `package`, beside this test binary's
+/// directory (`cargo test --workspace` builds it); built with `cargo build`
+/// when it is missing (a run of this crate's tests alone) or for a
+/// benchmark, `None` if that fails.
+pub fn workspace_binary(package: &str, bin: &str) -> Option<PathBuf> {
     let exe = std::env::current_exe().ok()?;
-    // target/<profile>/deps/<test> -> target/<profile>/lifeguard-webhook
-    let path = exe.parent()?.parent()?.join("lifeguard-webhook");
+    // target/<profile>/deps/<test> -> target/<profile>/<bin>
+    let path = exe.parent()?.parent()?.join(bin);
     // A benchmark (target/release) always builds it, so it measures this tree.
     let release = path.parent().and_then(Path::file_name).is_some_and(|p| p == "release");
     if !path.is_file() || release {
         let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
         let mut build = Command::new(cargo);
-        build.args(["build", "-p", "lifeguard-webhook", "--bin", "lifeguard-webhook"]);
+        build.args(["build", "-p", package, "--bin", bin]);
         if release {
             build.arg("--release");
         }
         let built = build.status();
         if !built.is_ok_and(|s| s.success()) || !path.is_file() {
-            skip(&format!("{} is not built (cargo build -p lifeguard-webhook)", path.display()));
+            skip(&format!("{} is not built (cargo build -p {package})", path.display()));
             return None;
         }
     }

@@ -1,0 +1,119 @@
+//! CEL fragments every exported validation shares: where the pod spec and
+//! the pod template's metadata are whatever the kind, the containers the
+//! kubelet probes, and the rules the object's `lifeguard.dev/ignore`
+//! annotation turns off. The expressions are built as text here and
+//! compiled by the API server.
+
+/// `has(a) && has(a.b) && has(a.b.c)` for `object.a.b.c`: `has` needs
+/// every step before the last to exist.
+pub(super) fn present(path: &str) -> String {
+    let mut steps = path.split('.');
+    let mut at = steps.next().unwrap_or_default().to_owned();
+    let mut out = Vec::new();
+    for step in steps {
+        at = format!("{at}.{step}");
+        out.push(format!("has({at})"));
+    }
+    out.join(" && ")
+}
+
+/// Where each kind keeps its pod template (`None`: the object is the pod).
+const TEMPLATES: [(&str, &str); 2] =
+    [("CronJob", "object.spec.jobTemplate.spec.template"), ("PodTemplate", "object.template")];
+const TEMPLATE: &str = "object.spec.template";
+
+/// `object.kind == 'Pod' ? pod(object) : ... : templated(default)`.
+fn by_kind(pod: &str, templated: impl Fn(&str) -> String) -> String {
+    let mut out = format!("object.kind == 'Pod' ? {pod} : ");
+    for (kind, template) in TEMPLATES {
+        out.push_str(&format!("object.kind == '{kind}' ? {} : ", templated(template)));
+    }
+    out.push_str(&templated(TEMPLATE));
+    out
+}
+
+/// The match condition: the object has a pod spec with containers (the
+/// linter judges nothing else).
+pub(super) fn has_pod_spec() -> String {
+    by_kind(&present("object.spec.containers"), |t| format!("({})", present(&format!("{t}.spec.containers"))))
+}
+
+/// The match condition for UPDATE: only an update that changes the pod
+/// spec (a Pod) or the pod template is judged, as the webhook's ratchet
+/// lets a relabel or a scale of an object with old findings through.
+pub(super) fn changes_the_template() -> String {
+    let old = |path: &str| path.replacen("object", "oldObject", 1);
+    let pod = format!("!({}) || object.spec != oldObject.spec", present("oldObject.spec"));
+    let changed = by_kind(&format!("({pod})"), |t| format!("(!({}) || {t} != {})", present(&old(t)), old(t)));
+    format!("request.operation != 'UPDATE' || ({changed})")
+}
+
+/// The variables, in order: `podSpec`, `templateMeta`, `labels` (the pod
+/// template's, for exemptions' selectors), `containers`, `ignored`.
+pub(super) fn variables() -> Vec<(&'static str, String)> {
+    let pod_spec = by_kind("object.spec", |t| format!("{t}.spec"));
+    let meta = |t: &str| format!("({} ? {t}.metadata : {{}})", present(&format!("{t}.metadata")));
+    let template_meta = by_kind("object.metadata", meta);
+    let containers = "variables.podSpec.containers + (has(variables.podSpec.initContainers) ? \
+         variables.podSpec.initContainers.filter(c, has(c.restartPolicy) && c.restartPolicy == 'Always') : [])"
+        .to_owned();
+    let annotation = |key: &str| {
+        format!(
+            "(has(variables.templateMeta.annotations) && '{key}' in variables.templateMeta.annotations ? \
+             variables.templateMeta.annotations['{key}'] : has(object.metadata.annotations) && '{key}' in \
+             object.metadata.annotations ? object.metadata.annotations['{key}'] : '')"
+        )
+    };
+    // The annotation applies only with a reason, as in the linter.
+    let ignored = format!(
+        "{}.trim() != '' ? {}.split(',').map(r, r.trim()).filter(r, r != '') : []",
+        annotation(crate::policy::ANNOTATION_IGNORE_REASON),
+        annotation(crate::policy::ANNOTATION_IGNORE)
+    );
+    let labels = "has(variables.templateMeta.labels) ? variables.templateMeta.labels : {}".to_owned();
+    vec![
+        ("podSpec", pod_spec),
+        ("templateMeta", template_meta),
+        ("labels", labels),
+        ("containers", containers),
+        ("ignored", ignored),
+    ]
+}
+
+/// A CEL string literal (single-quoted).
+pub(super) fn quoted(text: &str) -> String {
+    format!("'{}'", text.replace('\\', "\\\\").replace('\'', "\\'"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn presence_checks_every_step() {
+        assert_eq!(present("object.spec.template"), "has(object.spec) && has(object.spec.template)");
+    }
+
+    #[test]
+    fn the_pod_spec_is_found_for_every_kind() {
+        let spec = &variables()[0].1;
+        assert_eq!(
+            spec,
+            "object.kind == 'Pod' ? object.spec : object.kind == 'CronJob' ? object.spec.jobTemplate.spec.template.spec : \
+             object.kind == 'PodTemplate' ? object.template.spec : object.spec.template.spec"
+        );
+    }
+
+    #[test]
+    fn only_an_update_is_asked_whether_the_template_changed() {
+        // `||` binds tighter than `?:`: the kinds' conditional is one operand.
+        let condition = changes_the_template();
+        assert!(condition.starts_with("request.operation != 'UPDATE' || (object.kind == 'Pod' ? "), "{condition}");
+        assert!(condition.ends_with(')'), "{condition}");
+    }
+
+    #[test]
+    fn quoting_escapes_quotes_and_backslashes() {
+        assert_eq!(quoted("it's a\\b"), "'it\\'s a\\\\b'");
+    }
+}

@@ -1,0 +1,257 @@
+//! `lifeguard export vap`: the rules CEL can express exactly, as a
+//! ValidatingAdmissionPolicy (`admissionregistration.k8s.io/v1`) and its
+//! binding, for the API server to enforce in process: no webhook to run.
+//!
+//! The policy's severities and parameters are compiled in as constants,
+//! so the export is regenerated when the policy changes. What the objects
+//! match mirrors what the webhook judges: every pod-bearing kind it
+//! registers for, CREATE and UPDATE (an UPDATE only when it changes the pod
+//! template), never a controller-owned object, an object being deleted or
+//! `kube-system`; a rule listed in the object's `lifeguard.dev/ignore`
+//! annotation with a reason is not checked.
+
+mod cel;
+pub mod coverage;
+mod exemptions;
+mod liveness_too_aggressive;
+mod probe_port_unknown;
+
+use serde_json::{Value, json};
+
+use crate::finding::Severity;
+use crate::policy::{AdmissionMode, Policy};
+
+pub use coverage::{Covered, coverage};
+
+/// One rule's CEL check.
+#[derive(Debug, Clone)]
+pub struct Validation {
+    /// The rule.
+    pub rule: &'static str,
+    /// Its severity under the policy.
+    pub severity: Severity,
+    /// True when the object passes.
+    pub expression: String,
+    /// The message when it does not: names the rule, the containers and the values.
+    pub message: String,
+}
+
+/// A covered rule's check, per container `c` of `variables.containers`
+/// (both covered rules judge containers one by one).
+#[derive(Debug, Clone)]
+pub(crate) struct Check {
+    rule: &'static str,
+    severity: Severity,
+    /// True when container `c` has the finding.
+    bad: String,
+    /// A CEL string naming `c` and the values.
+    describe: String,
+    /// What the message ends with (the help, in a few words).
+    tail: String,
+}
+
+impl Check {
+    /// The validation, with the policy's exemptions of the rule (`exempt`, over `c`).
+    fn validation(self, exempt: &str) -> Validation {
+        let rule = cel::quoted(self.rule);
+        let bad = format!("({}) && !({exempt})", self.bad);
+        Validation {
+            rule: self.rule,
+            severity: self.severity,
+            expression: format!("{rule} in variables.ignored || !variables.containers.exists(c, {bad})"),
+            message: format!(
+                "{rule} + ': ' + variables.containers.filter(c, {bad}).map(c, {}).join('; ') + {}",
+                self.describe,
+                cel::quoted(&self.tail)
+            ),
+        }
+    }
+}
+
+/// What to export.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// `enforce`: `Deny` at or above `denySeverity`, `Warn` below (two
+    /// policies, as a binding's actions apply to all its validations);
+    /// `warn`: `Warn`; `audit`: `Audit`.
+    pub mode: AdmissionMode,
+    /// The objects' name (and the prefix of the two of `enforce`).
+    pub name: String,
+}
+
+/// The export: its objects, and the covered rules it leaves out (disabled
+/// by the policy, or under an exemption whose globs CEL cannot express).
+#[derive(Debug, Clone, Default)]
+pub struct Export {
+    /// ValidatingAdmissionPolicies, each followed by its binding.
+    pub objects: Vec<Value>,
+    /// Each covered rule left out, and why.
+    pub left_out: Vec<(&'static str, String)>,
+    /// The rules in the objects.
+    pub rules: Vec<&'static str>,
+}
+
+/// The policy's covered rules as admission policies.
+pub fn export(policy: &Policy, options: &Options) -> Export {
+    let mut out = Export::default();
+    let mut validations = Vec::new();
+    for (rule, covered) in coverage() {
+        if covered != Covered::Yes {
+            continue;
+        }
+        if !policy.is_enabled(rule) {
+            out.left_out.push((rule, "disabled by the policy".to_owned()));
+            continue;
+        }
+        // A check that ignored an exemption would report what the linter suppresses.
+        let exempt = match exemptions::exempt(policy, rule) {
+            Ok(exempt) => exempt,
+            Err(why) => {
+                out.left_out.push((rule, format!("{why} cannot be expressed in CEL exactly")));
+                continue;
+            }
+        };
+        let check = match rule {
+            "probe-port-unknown" => probe_port_unknown::check(policy),
+            "liveness-too-aggressive" => liveness_too_aggressive::check(policy),
+            _ => continue,
+        };
+        out.rules.push(rule);
+        validations.push(check.validation(&exempt));
+    }
+    let groups: Vec<(String, &str, Vec<&Validation>)> = match options.mode {
+        AdmissionMode::Enforce => {
+            let (deny, warn): (Vec<&Validation>, Vec<&Validation>) =
+                validations.iter().partition(|v| policy.denies(v.severity));
+            vec![(format!("{}-deny", options.name), "Deny", deny), (format!("{}-warn", options.name), "Warn", warn)]
+        }
+        AdmissionMode::Warn => vec![(options.name.clone(), "Warn", validations.iter().collect())],
+        AdmissionMode::Audit => vec![(options.name.clone(), "Audit", validations.iter().collect())],
+    };
+    for (name, action, group) in groups.into_iter().filter(|(_, _, g)| !g.is_empty()) {
+        out.objects.push(admission_policy(&name, policy, &group));
+        out.objects.push(binding(&name, action));
+    }
+    out
+}
+
+/// The kinds the webhook registers for (the chart's rules).
+fn resource_rules() -> Value {
+    let rule = |group: &str, resources: &[&str]| {
+        json!({
+            "apiGroups": [group],
+            "apiVersions": ["v1"],
+            "operations": ["CREATE", "UPDATE"],
+            "resources": resources,
+            "scope": "Namespaced",
+        })
+    };
+    json!([
+        rule("", &["pods", "replicationcontrollers", "podtemplates"]),
+        rule("apps", &["deployments", "statefulsets", "daemonsets", "replicasets"]),
+        rule("batch", &["jobs", "cronjobs"]),
+    ])
+}
+
+fn labels() -> Value {
+    json!({ "app.kubernetes.io/managed-by": "lifeguard" })
+}
+
+fn admission_policy(name: &str, policy: &Policy, validations: &[&Validation]) -> Value {
+    let condition = |name: &str, expression: String| json!({ "name": name, "expression": expression });
+    let variables: Vec<Value> = cel::variables()
+        .into_iter()
+        .map(|(name, expression)| json!({ "name": name, "expression": expression }))
+        .collect();
+    let checks: Vec<Value> = validations
+        .iter()
+        .map(|v| json!({ "expression": v.expression, "messageExpression": v.message, "reason": "Invalid" }))
+        .collect();
+    json!({
+        "apiVersion": "admissionregistration.k8s.io/v1",
+        "kind": "ValidatingAdmissionPolicy",
+        "metadata": {
+            "name": name,
+            "labels": labels(),
+            "annotations": {
+                "lifeguard.dev/policy": policy.origin,
+                "lifeguard.dev/rules": validations.iter().map(|v| v.rule).collect::<Vec<_>>().join(","),
+            },
+        },
+        "spec": {
+            // A CEL error (a cost limit, say) admits the object: the API
+            // server's hot path never fails because of lifeguard.
+            "failurePolicy": "Ignore",
+            "matchConstraints": {
+                "namespaceSelector": {
+                    "matchExpressions": [
+                        { "key": "kubernetes.io/metadata.name", "operator": "NotIn", "values": ["kube-system"] }
+                    ]
+                },
+                "resourceRules": resource_rules(),
+            },
+            "matchConditions": [
+                condition("has-a-pod-spec", cel::has_pod_spec()),
+                condition(
+                    "not-controller-owned",
+                    "!has(object.metadata.ownerReferences) || \
+                     !object.metadata.ownerReferences.exists(r, has(r.controller) && r.controller)"
+                        .to_owned(),
+                ),
+                condition("not-being-deleted", "!has(object.metadata.deletionTimestamp)".to_owned()),
+                condition("update-changes-the-template", cel::changes_the_template()),
+            ],
+            "variables": variables,
+            "validations": checks,
+        },
+    })
+}
+
+fn binding(name: &str, action: &str) -> Value {
+    json!({
+        "apiVersion": "admissionregistration.k8s.io/v1",
+        "kind": "ValidatingAdmissionPolicyBinding",
+        "metadata": { "name": name, "labels": labels() },
+        "spec": { "policyName": name, "validationActions": [action] },
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn options(mode: AdmissionMode) -> Options {
+        Options { mode, name: "lifeguard".to_owned() }
+    }
+
+    #[test]
+    fn enforce_splits_deny_and_warn_by_the_deny_severity() {
+        let out = export(&Policy::default(), &options(AdmissionMode::Enforce));
+        let names: Vec<&str> = out.objects.iter().filter_map(|o| o["metadata"]["name"].as_str()).collect();
+        assert_eq!(names, ["lifeguard-deny", "lifeguard-deny", "lifeguard-warn", "lifeguard-warn"]);
+        assert_eq!(out.objects[0]["metadata"]["annotations"]["lifeguard.dev/rules"], "probe-port-unknown");
+        assert_eq!(out.objects[1]["spec"]["validationActions"], json!(["Deny"]));
+        assert_eq!(out.objects[2]["metadata"]["annotations"]["lifeguard.dev/rules"], "liveness-too-aggressive");
+        assert_eq!(out.objects[3]["spec"]["validationActions"], json!(["Warn"]));
+    }
+
+    #[test]
+    fn warn_and_audit_are_one_policy_and_a_disabled_rule_is_left_out() {
+        let out = export(&Policy::default(), &options(AdmissionMode::Audit));
+        assert_eq!(out.objects.len(), 2);
+        assert_eq!(out.objects[1]["spec"]["validationActions"], json!(["Audit"]));
+        let mut file = Policy::default().to_file();
+        file.rules.entry("liveness-too-aggressive".to_owned()).or_default().enabled = Some(false);
+        let policy = Policy::from_file(file, "test").expect("policy");
+        let out = export(&policy, &options(AdmissionMode::Warn));
+        assert_eq!(out.rules, ["probe-port-unknown"]);
+        assert_eq!(out.left_out, [("liveness-too-aggressive", "disabled by the policy".to_owned())]);
+    }
+
+    #[test]
+    fn every_rule_has_a_coverage_and_the_covered_ones_export() {
+        assert_eq!(coverage().len(), crate::rules::RULES.len());
+        let covered = coverage().iter().filter(|(_, c)| *c == Covered::Yes).count();
+        assert_eq!(export(&Policy::default(), &options(AdmissionMode::Warn)).rules.len(), covered);
+    }
+}

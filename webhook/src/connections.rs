@@ -39,9 +39,11 @@ impl Default for Bounds {
 
 /// The admission listener's default cap. The API server keeps a few idle
 /// connections per webhook host and opens more under bursts; several API
-/// servers and a rollout's overlap stay far below this, while thousands of
-/// idle TLS connections still fit the chart's memory limit.
-pub const DEFAULT_MAX_CONNECTIONS: usize = 4096;
+/// servers and a rollout's overlap stay far below this. An idle TLS
+/// connection that has served a review holds about 31 KiB (BENCHMARKS.md),
+/// so the cap's connections and the server's ~22 MiB under load (about
+/// 53 MiB) fit the chart's 128 Mi memory limit with room to spare.
+pub const DEFAULT_MAX_CONNECTIONS: usize = 1024;
 
 /// The health listener's cap: the kubelet's probes (a new connection each,
 /// closed at once) and a few scrapers.

@@ -7,7 +7,9 @@
 //! In a bad file, every line that ends in `# <- finding` must carry exactly
 //! one finding of the rule (`# <- finding x2`: two), and no other line may
 //! carry one: this checks the count, the cases and the reported lines. The
-//! findings are also snapshotted per rule (`snapshots/rule_fixtures__<rule>.snap`).
+//! findings are also snapshotted per rule (`snapshots/rule_fixtures__<rule>.snap`),
+//! each with its one-line warning (`rule: short`), which must fit in 120
+//! characters with a container name of 20.
 //!
 //! Fixtures are linted under the default policy, or under a `policy.yaml`
 //! beside them (a rule that is opt-in, such as `prestop-bridge-missing`).
@@ -18,6 +20,7 @@ use std::path::{Path, PathBuf};
 use lifeguard::input::Limits;
 use lifeguard::lint::{Located, lint_paths};
 use policies::Policy;
+use policies::finding::SHORT_LINE_CHARS;
 use policies::rules::RULES;
 
 const MARKER: &str = "# <- finding";
@@ -84,7 +87,8 @@ fn file_name(path: &Path) -> String {
     path.file_name().and_then(|n| n.to_str()).unwrap_or_default().to_owned()
 }
 
-/// One line per finding: position, severity, rule, container, message.
+/// Two lines per finding: position, severity, rule, container, message;
+/// then, indented, the one-line warning `rule: short`.
 fn render(located: &[Located]) -> String {
     let mut s = String::new();
     for l in located {
@@ -99,8 +103,34 @@ fn render(located: &[Located]) -> String {
             f.container.as_deref().unwrap_or("-"),
             f.message
         );
+        let _ = writeln!(s, "    {}: {}", f.rule, f.short);
     }
     s
+}
+
+/// A realistic container name's length: the short forms fit with one this long.
+const NAME_CHARS: usize = 20;
+
+/// `rule: short` fits in one warning with a container name of
+/// [`NAME_CHARS`] (or the fixture's, if longer), starts with the container
+/// it is about, and is not cut.
+fn check_short(path: &Path, located: &[Located]) {
+    for l in located {
+        let f = &l.finding;
+        let line = format!("{}: {}", f.rule, f.short);
+        let mut chars = line.chars().count();
+        if let Some(name) = f.container.as_deref() {
+            let prefix = format!("container {name:?}: ");
+            assert!(f.short.starts_with(&prefix), "{}: {line:?} does not start with {prefix:?}", path.display());
+            chars += NAME_CHARS.saturating_sub(name.chars().count());
+        }
+        assert!(
+            chars <= SHORT_LINE_CHARS,
+            "{}: {line:?} is {chars} characters with a container name of {NAME_CHARS}, more than {SHORT_LINE_CHARS}",
+            path.display()
+        );
+        assert!(!f.short.ends_with("..."), "{}: {line:?} is cut", path.display());
+    }
 }
 
 fn check_rule(rule: &str) {
@@ -125,6 +155,7 @@ fn check_rule(rule: &str) {
             path.display(),
             render(&found)
         );
+        check_short(path, &found);
         let _ = writeln!(snapshot, "# {}", file_name(path));
         snapshot.push_str(&render(&found));
     }

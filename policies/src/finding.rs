@@ -60,6 +60,32 @@ pub fn add_op(path: &str, value: serde_json::Value) -> Option<json_patch::PatchO
     Some(json_patch::PatchOperation::Add(json_patch::AddOperation { path, value }))
 }
 
+/// The line `rule: short` is written to fit in: the Kubernetes
+/// recommendation for one warning.
+pub const SHORT_LINE_CHARS: usize = 120;
+
+/// `text` in at most `max` characters: whole, or cut after a whole word
+/// with `...` (and without the punctuation before the cut). Only a first
+/// word longer than the line itself is cut inside.
+pub fn cut_at_word(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        return text.to_owned();
+    }
+    const MORE: &str = "...";
+    let room = max.saturating_sub(MORE.len());
+    let end = text.char_indices().nth(room).map_or(text.len(), |(i, _)| i);
+    // A cut right before a space keeps the word before it whole.
+    let whole = text[end..].starts_with(char::is_whitespace);
+    let kept = if whole {
+        &text[..end]
+    } else {
+        text[..end].rsplit_once(char::is_whitespace).map_or(&text[..end], |(head, _)| head)
+    };
+    let kept = kept.trim_end_matches(|c: char| c.is_whitespace() || ",;:(-".contains(c));
+    let kept = if kept.is_empty() { &text[..end] } else { kept };
+    format!("{kept}{MORE}")
+}
+
 /// One anti-pattern found in one object.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Finding {
@@ -69,6 +95,12 @@ pub struct Finding {
     pub severity: Severity,
     /// One line naming the container and the values involved.
     pub message: String,
+    /// The message in a few words, for a one-line warning (what `kubectl`
+    /// prints of the webhook's answer): `container "x": ` then the fact and
+    /// the fix, written so that `rule: short` fits in [`SHORT_LINE_CHARS`]
+    /// with a container name of up to 20 characters and the values the rule
+    /// prints. A custom rule's is its message, cut at a word if need be.
+    pub short: String,
     /// A short hint on what to do instead.
     pub help: String,
     /// JSON pointer of the offending field, relative to the object root.
@@ -81,4 +113,24 @@ pub struct Finding {
     /// (`fixInfoFindings: false`, the default): shown, never applied. The
     /// finding's `fix` is then `None`, so every front end agrees.
     pub opt_in_fix: Option<Fix>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::cut_at_word;
+
+    #[test]
+    fn text_is_cut_after_a_whole_word() {
+        assert_eq!(cut_at_word("fits as it is", 13), "fits as it is");
+        assert_eq!(cut_at_word("one two three", 12), "one two...");
+        // The cut falls right before a space: the word before it is whole.
+        assert_eq!(cut_at_word("one two three", 10), "one two...");
+        // Punctuation before the cut goes with it.
+        assert_eq!(cut_at_word("one, two (three four)", 13), "one, two...");
+        assert_eq!(cut_at_word("one, two three", 10), "one...");
+        // Only a first word longer than the line is cut inside.
+        assert_eq!(cut_at_word(&"x".repeat(20), 10), format!("{}...", "x".repeat(7)));
+        let wide = format!("{} {}", "é".repeat(6), "é".repeat(6));
+        assert_eq!(cut_at_word(&wide, 10), format!("{}...", "é".repeat(6)));
+    }
 }

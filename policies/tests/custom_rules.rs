@@ -141,3 +141,26 @@ fn rules_switches_and_exemptions_apply_to_custom_rules() {
         ["house-rule@istio-proxy"]
     );
 }
+
+#[test]
+fn the_short_form_is_the_message_cut_after_a_word_where_the_warning_would_not_fit() {
+    let shorts = |message: &str| -> Vec<(String, String)> {
+        let text = format!(
+            "customRules:\n- name: house-rule\n  severity: warning\n  message: \"{message}\"\n  help: do better\n  scope: container\n  path: \"$.image\"\n  when: exists\n"
+        );
+        let r = report(&web(), &policy(&text));
+        r.findings.iter().filter(|f| f.rule == "house-rule").map(|f| (f.message.clone(), f.short.clone())).collect()
+    };
+    for (message, short) in shorts("{container} runs {value}") {
+        assert_eq!(short, message);
+    }
+    let long =
+        format!("{{container}} runs an image from {{value}}, {}", "which the platform team does not build ".repeat(4));
+    for (message, short) in shorts(&long) {
+        assert!(message.chars().count() > 120, "{message}");
+        let line = format!("house-rule: {short}");
+        assert!(line.chars().count() <= 120, "{line}");
+        let kept = short.strip_suffix("...").expect("cut with ...");
+        assert!(message.starts_with(kept) && message[kept.len()..].starts_with(' '), "{short:?} of {message:?}");
+    }
+}

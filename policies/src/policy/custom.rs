@@ -11,7 +11,7 @@ use serde_json::Value;
 use super::compiled::regex_reason;
 use super::error::Invalid;
 use super::file::{CustomRule, Predicate, Scope};
-use crate::finding::Finding;
+use crate::finding::{Finding, SHORT_LINE_CHARS, cut_at_word};
 use crate::model::{Workload, escape_token};
 
 /// A custom rule with its path and regex compiled.
@@ -140,9 +140,13 @@ impl CompiledCustom {
             None => "<absent>".to_owned(),
         };
         let message = self.spec.message.replace("{container}", container.unwrap_or("<pod>")).replace("{value}", &shown);
+        // The template is the author's one line; cut it only where the
+        // warning `rule: short` would not fit.
+        let room = SHORT_LINE_CHARS.saturating_sub(self.spec.name.chars().count() + 2);
         Finding {
             rule: self.spec.name.clone(),
             severity: self.spec.severity,
+            short: cut_at_word(&message, room),
             message,
             help: self.spec.help.clone(),
             pointer: pointer.to_owned(),

@@ -147,6 +147,7 @@ fn check(w: &Workload, ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
                             c.name(),
                             kind.word()
                         ),
+                        format!("{} execs grpc_health_probe every {period}s; use a native grpc probe", kind.word()),
                         format!("replace the exec with `grpc: {{{grpc}}}`"),
                     )
                 }
@@ -156,12 +157,21 @@ fn check(w: &Workload, ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
                     } else {
                         "in every pod"
                     };
-                    let help = if ctx.policy.is_database_image(c.image()) {
-                        "exec is the usual check for a database server; nothing to change unless it serves a health endpoint"
+                    let (help, in_short) = if ctx.policy.is_database_image(c.image()) {
+                        (
+                            "exec is the usual check for a database server; nothing to change unless it serves a health endpoint",
+                            "; usual for a database",
+                        )
                     } else if kind == ProbeKind::Startup {
-                        "it runs only during the boot, so this costs little; an httpGet or grpc probe is still cheaper if the app serves one"
+                        (
+                            "it runs only during the boot, so this costs little; an httpGet or grpc probe is still cheaper if the app serves one",
+                            ", only while it boots",
+                        )
                     } else {
-                        "if the app serves a health endpoint, an httpGet or grpc probe is cheaper; a command is fine where it is the only check"
+                        (
+                            "if the app serves a health endpoint, an httpGet or grpc probe is cheaper; a command is fine where it is the only check",
+                            "; httpGet or grpc is cheaper",
+                        )
                     };
                     RULE.finding(
                         Severity::Info,
@@ -173,6 +183,7 @@ fn check(w: &Workload, ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
                             kind.word(),
                             short(command)
                         ),
+                        format!("{} probe forks a command every {period}s{in_short}", kind.word()),
                         help,
                     )
                 }

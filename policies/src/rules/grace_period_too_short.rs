@@ -85,6 +85,7 @@ fn check(w: &Workload, ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
                 w.template_annotation_pointer(key),
                 None,
                 format!("annotation {key}: {raw:?} is not a number of seconds or a duration"),
+                format!("annotation {key} is not seconds; write \"30\" or \"1m30s\""),
                 "write whole seconds (\"30\") or a duration (\"1m30s\")",
             ));
         }
@@ -111,6 +112,7 @@ fn check(w: &Workload, ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
             format!(
                 "container {name:?}: preStop sleeps forever (infinity, or a day or more), so terminationGracePeriodSeconds {grace} always ends in SIGKILL"
             ),
+            "preStop sleeps forever, always SIGKILLed; bound the sleep".to_owned(),
             "bound the preStop sleep to the endpoint propagation delay and let the application drain on SIGTERM",
         )),
         SleepSeconds::Finite(required) if required > grace => {
@@ -122,6 +124,11 @@ fn check(w: &Workload, ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
                     "container {name:?}: terminationGracePeriodSeconds {grace} < {} = {required}s",
                     terms(worst)
                 ),
+                if worst.drain.as_ref().is_some_and(|t| t.assumed) {
+                    format!("grace period {grace}s < {required}s with the assumed drain; raise it")
+                } else {
+                    format!("grace period {grace}s < {required}s needed to stop; raise it")
+                },
                 match worst.drain.as_ref().filter(|t| t.assumed) {
                     // The manifest may know better than the policy's guess.
                     Some(t) => format!(

@@ -64,6 +64,7 @@ fn check(w: &Workload, ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
             format!(
                 "{ANNOTATION_IGNORE}: {value:?} gives no {ANNOTATION_IGNORE_REASON}, so the suppression is not applied"
             ),
+            format!("{ANNOTATION_IGNORE} is not applied: add {ANNOTATION_IGNORE_REASON}"),
             format!("add {ANNOTATION_IGNORE_REASON} saying why the rules do not apply to this workload"),
         ));
     }
@@ -73,6 +74,7 @@ fn check(w: &Workload, ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
             pointer.clone(),
             None,
             format!("{ANNOTATION_IGNORE} names no rule"),
+            format!("{ANNOTATION_IGNORE} names no rule; list rules or remove it"),
             "list rule names separated by commas, or remove the annotation",
         ));
     }
@@ -82,6 +84,7 @@ fn check(w: &Workload, ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
             pointer.clone(),
             None,
             format!("{ANNOTATION_IGNORE} names unknown rule {name:?}, which suppresses nothing"),
+            format!("{ANNOTATION_IGNORE} names unknown rule {name:?}; `lifeguard rules` lists them"),
             "`lifeguard rules` lists the rules; custom rules are the policy's customRules",
         ));
     }

@@ -174,6 +174,7 @@ pub(crate) fn dependencies(c: ContainerView<'_>, policy: &Policy) -> Vec<Depende
                         "container {:?}: liveness httpGet path {path:?} aggregates dependencies, so their failures restart the container",
                         c.name()
                     ),
+                    "liveness path checks dependencies; use a liveness-only one".to_owned(),
                     "point liveness at a liveness-only endpoint (e.g. /actuator/health/liveness, /q/health/live, /v2/health/live, /livez) and keep this path for readiness",
                 ),
                 note: "which aggregates dependencies".to_owned(),
@@ -187,6 +188,7 @@ pub(crate) fn dependencies(c: ContainerView<'_>, policy: &Policy) -> Vec<Depende
                         "container {:?}: liveness uses a readiness path ({path:?}); if it fails on drain or on a slow dependency, as readiness may, the container restarts",
                         c.name()
                     ),
+                    format!("liveness uses readiness path {path:?}; give it its own"),
                     "point liveness at a liveness endpoint (e.g. /livez, /healthz) that fails only when the process is wedged, and keep this path for readiness",
                 ),
                 note: "a readiness path".to_owned(),
@@ -211,9 +213,15 @@ pub(crate) fn dependencies(c: ContainerView<'_>, policy: &Policy) -> Vec<Depende
     } else {
         "check only this process in liveness (a local endpoint or command); move dependency checks to readiness"
     };
-    let consequence = match severity {
-        Severity::Error => "so a slow or failing dependency restarts the container",
-        _ => "so whatever fails readiness (drain, a slow dependency) also restarts the container",
+    let (consequence, in_short) = match severity {
+        Severity::Error => (
+            "so a slow or failing dependency restarts the container",
+            "liveness checks a dependency; move that to readiness",
+        ),
+        _ => (
+            "so whatever fails readiness (drain, a slow dependency) also restarts the container",
+            "liveness checks readiness; check only the process",
+        ),
     };
     out.push(Dependency {
         finding: RULE.finding(
@@ -221,6 +229,7 @@ pub(crate) fn dependencies(c: ContainerView<'_>, policy: &Policy) -> Vec<Depende
             c.at(&[live, "exec", "command"]),
             Some(c.name()),
             format!("container {:?}: liveness runs {reached}, {consequence}", c.name()),
+            in_short.to_owned(),
             help,
         ),
         note: format!("which runs {reached}"),
@@ -238,6 +247,7 @@ fn host_dependency(c: ContainerView<'_>, handler: &str, host: &str) -> Dependenc
                 "container {:?}: liveness {handler} goes to host {host:?} instead of this pod, so that host's failures restart the container",
                 c.name()
             ),
+            format!("liveness {handler} probes another host; remove `host`"),
             "remove `host` so the kubelet probes the pod itself; check other services from readiness if at all",
         ),
         note: format!("which goes to host {host:?}"),

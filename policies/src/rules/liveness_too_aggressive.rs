@@ -104,6 +104,15 @@ fn check(w: &Workload, ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
             t.timeout,
             problems.join("; ")
         );
+        let short = if single_failure {
+            "one failed liveness check restarts it; raise failureThreshold".to_owned()
+        } else {
+            format!(
+                "liveness restarts after {}s of failures (min {}s); raise it",
+                t.failure_window(),
+                s.min_liveness_budget_seconds
+            )
+        };
         let pointer = if live.failure_threshold.is_some() {
             c.at(&[ProbeKind::Liveness.field(), "failureThreshold"])
         } else {
@@ -114,6 +123,7 @@ fn check(w: &Workload, ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
             pointer,
             Some(c.name()),
             message,
+            short,
             "tolerate a GC pause: failureThreshold of at least 3 and a window of 10 s or more",
         );
         out.push(with_fix(finding, fix(c, &t, slow_answer, s)));

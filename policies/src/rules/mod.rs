@@ -79,19 +79,29 @@ pub struct Rule {
 }
 
 impl Rule {
-    /// Builds a finding of this rule (no fix).
+    /// Builds a finding of this rule (no fix). `short` is the fact and the
+    /// fix in a few words, after the container it names (`Finding::short`
+    /// starts with `container "x": `): with a container name of 20
+    /// characters, `rule: short` must fit in [`crate::finding::SHORT_LINE_CHARS`], which
+    /// leaves `84 - rule.len()` characters, values included.
     pub fn finding(
         &self,
         severity: Severity,
         pointer: String,
         container: Option<&str>,
         message: String,
+        short: String,
         help: impl Into<String>,
     ) -> Finding {
+        let short = match container {
+            Some(name) => format!("container {name:?}: {short}"),
+            None => short,
+        };
         Finding {
             rule: self.name.to_owned(),
             severity,
             message,
+            short,
             help: help.into(),
             pointer,
             container: container.map(str::to_owned),

@@ -160,7 +160,8 @@ fn check(w: &Workload, ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
                 settings.kubernetes_version
             )
         };
-        let finding = RULE.finding(Severity::Info, pointer, Some(name), message, help);
+        let short = format!("no preStop: SIGTERM may beat endpoint removal; add a {bridge}s sleep");
+        let finding = RULE.finding(Severity::Info, pointer, Some(name), message, short, help);
         let fix = native_ok.then(|| bridge_fix(r, bridge, raise.as_ref(), &grace_field)).flatten();
         out.push(with_fix(finding, fix));
     }

@@ -97,6 +97,7 @@ fn check(w: &Workload, _ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
                 "container {name:?}: preStop loops forever (`{}` with no break, exit or timeout), so SIGTERM comes only when terminationGracePeriodSeconds {grace} runs out, SIGKILL 2s later",
                 endless.head
             ),
+            format!("preStop loops forever, SIGKILL after {grace}s; bound the loop"),
             "bound the loop: wrap the hook in `timeout N` (N below the grace period minus the application's shutdown time), count its rounds, or break when the drain is done",
         ));
     });

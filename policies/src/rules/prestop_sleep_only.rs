@@ -118,6 +118,7 @@ fn check(w: &Workload, ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
                     format!(
                         "container {name:?}: preStop only sleeps, forever (infinity, or a day or more): SIGTERM comes when terminationGracePeriodSeconds {grace} runs out, SIGKILL 2s later"
                     ),
+                    format!("preStop only sleeps, forever: SIGKILL after {grace}s; bound it"),
                     "sleep only as long as endpoint removal takes (a few seconds) and drain on SIGTERM",
                 ));
                 continue;
@@ -148,6 +149,7 @@ fn check(w: &Workload, ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
                     "container {name:?}: preStop only sleeps {s}s, leaving {}s of terminationGracePeriodSeconds {grace} to shut down, less than {need}s ({why})",
                     remaining.max(0)
                 ),
+                format!("preStop sleeps {s}s of {grace}s grace: {}s left, {need}s needed; shorten it", remaining.max(0)),
                 "shorten the sleep to the endpoint propagation delay, or raise terminationGracePeriodSeconds; drain in the app on SIGTERM",
             );
             let fix = fixed_grace.and_then(|g| {
@@ -171,7 +173,7 @@ fn check(w: &Workload, ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
             });
             out.push(with_fix(finding, fix));
         } else {
-            let (message, help) = if app_drains {
+            let (message, short, help) = if app_drains {
                 let whose = if n.drain.as_ref().is_some_and(|t| t.assumed) {
                     "the policy's assumed"
                 } else {
@@ -182,6 +184,7 @@ fn check(w: &Workload, ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
                         "container {name:?}: preStop sleeps {s}s with an exec before {whose} {}s drain; the native sleep action does the same without a sleep binary",
                         n.drain_seconds()
                     ),
+                    format!("preStop execs sleep {s}s; use the native sleep action"),
                     "use the native `sleep` preStop action (Kubernetes 1.30+)".to_owned(),
                 )
             } else {
@@ -191,12 +194,13 @@ fn check(w: &Workload, ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
                     format!(
                         "container {name:?}: preStop only sleeps {s}s, a bridge for endpoint removal; SIGTERM then leaves the application {remaining}s of terminationGracePeriodSeconds {grace} to finish in-flight work"
                     ),
+                    format!("preStop only sleeps {s}s, leaving the app {remaining}s; declare its drain"),
                     format!(
                         "make the application finish in-flight work within {remaining}s of SIGTERM, and declare that drain (annotation lifeguard.dev/drain-seconds) so lifeguard checks it fits"
                     ),
                 )
             };
-            let finding = RULE.finding(Severity::Info, pointer, Some(name), message, help);
+            let finding = RULE.finding(Severity::Info, pointer, Some(name), message, short, help);
             let fix = rewrite.map(|op| Fix {
                 description: format!(
                     "rewrite container {name:?}'s preStop `exec: sleep {s}` into the native `sleep: {{seconds: {s}}}` action (same wait, no sleep binary needed, e.g. distroless)"

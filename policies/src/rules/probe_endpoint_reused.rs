@@ -144,6 +144,7 @@ fn check(w: &Workload, ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
                         c.name(),
                         h.describe()
                     ),
+                    "liveness and readiness share a port check; neither can fail".to_owned(),
                     "nothing to separate; for a readiness that tracks whether the app can serve, use httpGet, grpc or exec",
                 ));
             }
@@ -165,6 +166,7 @@ fn check(w: &Workload, ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
                     c.name(),
                     h.describe()
                 ),
+                "both probes only check that a process exists; probe the app".to_owned(),
                 "give readiness a check that the app can serve (httpGet or grpc) and liveness a cheap local endpoint; the kubelet already restarts a container whose process exits",
             ));
             return;
@@ -190,10 +192,11 @@ fn check(w: &Workload, ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
         let all_copies = ProbeKind::Startup.of(container).is_some_and(|s| s == live) && live == ready;
         let tolerant = lt.failure_window() >= rt.failure_window().saturating_mul(3);
         let grpc_help = grpc_services_help(&h);
-        let (tier, message, help) = if all_copies {
+        let (tier, message, short, help) = if all_copies {
             (
                 Severity::Warning,
                 format!("container {:?}: startup, liveness and readiness probes are copies of one another ({described})", c.name()),
+                "startup, liveness and readiness are copies; give each its job".to_owned(),
                 "give each probe its job: startup with a boot budget, liveness a cheap local check, readiness the serving state"
                     .to_owned(),
             )
@@ -211,6 +214,15 @@ fn check(w: &Workload, ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
                     lt.failure_window(),
                     rt.failure_window()
                 ),
+                if worst_severity == Severity::Error {
+                    format!("shared probe checks dependencies; a {}s outage restarts it", lt.failure_window())
+                } else {
+                    format!(
+                        "liveness reuses readiness's handler ({}s vs {}s); split them",
+                        lt.failure_window(),
+                        rt.failure_window()
+                    )
+                },
                 dep_help.clone().or(grpc_help.clone()).unwrap_or_else(|| {
                     "point liveness at a local endpoint that does not fail on drain or slow dependencies".to_owned()
                 }),
@@ -222,12 +234,13 @@ fn check(w: &Workload, ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
                     "container {:?}: liveness and readiness use the same handler ({described}), so a readiness failure also restarts the container",
                     c.name()
                 ),
+                "a readiness failure restarts it; split them".to_owned(),
                 dep_help.clone().or(grpc_help.clone()).unwrap_or_else(|| {
                     separate_or_tolerate_help(lt, rt, ctx.policy.settings.max_liveness_window_seconds)
                 }),
             )
         };
-        out.push(RULE.finding(tier.max(worst_severity), pointer, Some(c.name()), message, help));
+        out.push(RULE.finding(tier.max(worst_severity), pointer, Some(c.name()), message, short, help));
     });
 }
 

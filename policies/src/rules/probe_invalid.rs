@@ -104,18 +104,29 @@ struct Out<'a, 'b> {
 }
 
 impl Out<'_, '_> {
-    fn push(&mut self, severity: Severity, at: &[&str], problem: String, help: &str) {
-        self.push_with(severity, at, problem, help, None);
+    /// `problem` and `short` (the problem in at most 55 characters) follow
+    /// the probe's name.
+    fn push(&mut self, severity: Severity, at: &[&str], problem: String, short: String, help: &str) {
+        self.push_with(severity, at, problem, short, help, None);
     }
 
-    fn push_with(&mut self, severity: Severity, at: &[&str], problem: String, help: &str, fix: Option<Fix>) {
+    fn push_with(
+        &mut self,
+        severity: Severity,
+        at: &[&str],
+        problem: String,
+        short: String,
+        help: &str,
+        fix: Option<Fix>,
+    ) {
         let pointer = self.c.at(&[&[self.kind.field()], at].concat());
         let message = format!("container {:?}: {} probe {problem}", self.c.name(), self.kind.word());
-        self.out.push(with_fix(RULE.finding(severity, pointer, Some(self.c.name()), message, help), fix));
+        let short = format!("{} probe {short}", self.kind.word());
+        self.out.push(with_fix(RULE.finding(severity, pointer, Some(self.c.name()), message, short, help), fix));
     }
 
-    fn error(&mut self, at: &[&str], problem: String, help: &str) {
-        self.push(Severity::Error, at, problem, help);
+    fn error(&mut self, at: &[&str], problem: String, short: String, help: &str) {
+        self.push(Severity::Error, at, problem, short, help);
     }
 }
 
@@ -143,17 +154,20 @@ fn probe(o: &mut Out<'_, '_>, p: &Probe) {
             Some(v) if v < 0 => o.error(
                 &[field],
                 format!("{field} is {v}; the API server rejects negative values"),
+                format!("{field} {v} is negative; use 1 or more"),
                 "use a value of 1 or more",
             ),
             Some(0) => o.push(
                 Severity::Warning,
                 &[field],
                 format!("{field} is 0, which the API server replaces with the default {default}"),
+                format!("{field} 0 becomes {default}; write what you mean"),
                 "write the value you mean (1 or more), or drop the field to take the default",
             ),
             Some(v) if field == "successThreshold" && one_success && v != 1 => o.error(
                 &[field],
                 format!("{field} is {v}; the API server requires 1 on {} probes", o.kind.word()),
+                format!("{field} is {v}; it must be 1"),
                 "set successThreshold to 1 (only readiness may require several successes)",
             ),
             _ => {}
@@ -163,6 +177,7 @@ fn probe(o: &mut Out<'_, '_>, p: &Probe) {
         o.error(
             &["initialDelaySeconds"],
             format!("initialDelaySeconds is {v}; the API server rejects negative values"),
+            format!("initialDelaySeconds {v} is negative; use 0 or more"),
             "use 0 or more",
         );
     }
@@ -170,11 +185,13 @@ fn probe(o: &mut Out<'_, '_>, p: &Probe) {
         Some(v) if o.kind == ProbeKind::Readiness => o.error(
             &["terminationGracePeriodSeconds"],
             format!("sets terminationGracePeriodSeconds ({v}); the API server forbids it on readiness probes"),
+            "may not set terminationGracePeriodSeconds; remove it".to_owned(),
             "remove it: a readiness failure never kills the container",
         ),
         Some(v) if v < 1 => o.error(
             &["terminationGracePeriodSeconds"],
             format!("terminationGracePeriodSeconds is {v}; the API server requires at least 1"),
+            format!("terminationGracePeriodSeconds {v} is below 1; raise it"),
             "set it to 1 or more, or remove it to use the pod's grace period",
         ),
         _ => {}
@@ -186,6 +203,7 @@ fn handlers(o: &mut Out<'_, '_>, p: &Probe) {
         0 => o.error(
             &[],
             "has no handler; the API server rejects it".to_owned(),
+            "has no handler; add httpGet, tcpSocket, exec or grpc".to_owned(),
             "give it one of httpGet, tcpSocket, exec or grpc",
         ),
         1 => {}
@@ -202,6 +220,7 @@ fn handlers(o: &mut Out<'_, '_>, p: &Probe) {
             o.error(
                 &[],
                 format!("sets {n} handlers ({}); the API server accepts exactly one", set.join(", ")),
+                format!("sets {n} handlers; the API server accepts exactly one"),
                 "keep the one handler that checks what this probe is for",
             );
         }
@@ -212,6 +231,7 @@ fn handlers(o: &mut Out<'_, '_>, p: &Probe) {
             o.error(
                 &["httpGet", "scheme"],
                 format!("httpGet scheme {s:?} is not HTTP or HTTPS (upper case); the API server rejects it"),
+                format!("httpGet scheme {s:?} must be HTTP or HTTPS"),
                 "write HTTP or HTTPS",
             );
         }
@@ -223,6 +243,7 @@ fn handlers(o: &mut Out<'_, '_>, p: &Probe) {
         o.error(
             &["grpc", "port"],
             format!("grpc port {} is outside 1-65535; the API server rejects it", g.port),
+            format!("grpc port {} is outside 1-65535", g.port),
             "use the container's gRPC port number",
         );
     }
@@ -231,11 +252,13 @@ fn handlers(o: &mut Out<'_, '_>, p: &Probe) {
             None | Some([]) => o.error(
                 &["exec"],
                 "exec has no command; the API server rejects it".to_owned(),
+                "exec has no command; the API server rejects it".to_owned(),
                 "give the command to run, or use another handler",
             ),
             Some([program, ..]) if program.trim().is_empty() => o.error(
                 &["exec", "command", "0"],
                 "exec command starts with an empty program, so every attempt fails".to_owned(),
+                "exec starts with an empty program, so it always fails".to_owned(),
                 "put the program to run first in the command",
             ),
             Some(argv) => pgrep::pgrep_too_long(o, argv),
@@ -249,16 +272,19 @@ fn port(o: &mut Out<'_, '_>, handler: &str, port: &IntOrString) {
         IntOrString::Int(n) if !(1..=65535).contains(n) => o.error(
             &at,
             format!("{handler} port {n} is outside 1-65535; the API server rejects it"),
+            format!("{handler} port {n} is outside 1-65535"),
             "use the port the container listens on, or a declared port name",
         ),
         IntOrString::String(s) if s.trim().parse::<u16>().is_ok() => o.error(
             &at,
             format!("{handler} port {s:?} is a quoted number; the API server reads it as a port name and rejects it"),
+            format!("{handler} port {s:?} is quoted; write a number"),
             "write the number without quotes",
         ),
         IntOrString::String(s) if !is_valid_port_name(s) => o.error(
             &at,
             format!("{handler} port {s:?} is not a valid port name; the API server rejects it"),
+            format!("{handler} port {s:?} is not a valid port name"),
             "use a port number or a declared name (1-15 lower-case letters, digits, hyphens)",
         ),
         _ => {}

@@ -111,6 +111,7 @@ fn ports(
                     c.name(),
                     declared(c)
                 ),
+                format!("{what} {handler} port {name:?} is not in ports"),
                 "declare the port under `ports` with this name, or use the port number",
             ));
         }

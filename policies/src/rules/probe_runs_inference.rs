@@ -139,6 +139,7 @@ fn check(w: &Workload, _ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
                     "container {name:?}: {} probe runs an inference ({path}) every {period}s, taking GPU time from traffic; {what}",
                     kind.word()
                 ),
+                format!("{} probe runs an inference every {period}s; use a health path", kind.word()),
                 "probe a cheap health endpoint (vLLM, SGLang, TGI: /health; Triton, KServe: /v2/health/ready or /v2/models/NAME/ready) and keep the real inference for the startup probe or an in-server self-test",
             ));
         }

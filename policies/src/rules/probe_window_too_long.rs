@@ -123,14 +123,18 @@ fn finding(c: ContainerView<'_>, kind: ProbeKind, s: &Settings) -> Option<Findin
         return None;
     }
     let limit = window_limit(kind, s);
-    let (what, key, help) = match kind {
+    let (what, in_short, short_fix, key, help) = match kind {
         ProbeKind::Readiness => (
             "keeps a replica that stops answering in its Services",
+            "readiness keeps a dead replica in Services",
+            "",
             "maxReadinessWindowSeconds",
             "lower readiness failureThreshold (3 is the Kubernetes default); readiness failures do not count before the first success, so a slow boot needs a startupProbe, not this",
         ),
         _ => (
             "leaves a wedged process running",
+            "liveness leaves a wedged process",
+            "; lower it",
             "maxLivenessWindowSeconds",
             "lower liveness failureThreshold: the startup probe already guards the boot",
         ),
@@ -148,7 +152,8 @@ fn finding(c: ContainerView<'_>, kind: ProbeKind, s: &Settings) -> Option<Findin
     } else {
         c.at(&[kind.field()])
     };
-    let finding = RULE.finding(Severity::Warning, pointer, Some(c.name()), message, help);
+    let short = format!("{in_short} {}s (max {limit}s){short_fix}", t.failure_window());
+    let finding = RULE.finding(Severity::Warning, pointer, Some(c.name()), message, short, help);
     Some(with_fix(finding, fix(c, kind, &t, s)))
 }
 

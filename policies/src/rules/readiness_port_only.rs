@@ -70,9 +70,9 @@ fn check(w: &Workload, _ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
             return;
         };
         let gpu = c.gpu_resource();
-        let (severity, what) = match gpu {
-            Some(_) => (Severity::Error, "a loaded model"),
-            None => (Severity::Warning, "a usable app"),
+        let (severity, what, thing) = match gpu {
+            Some(_) => (Severity::Error, "a loaded model", "model"),
+            None => (Severity::Warning, "a usable app", "app"),
         };
         let gpu_note = gpu.map(|g| format!(" (requests {g})")).unwrap_or_default();
         out.push(RULE.finding(
@@ -84,6 +84,7 @@ fn check(w: &Workload, _ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
                 c.name(),
                 handler.describe()
             ),
+            format!("readiness is only {}; check the {thing} with httpGet", handler.describe()),
             "use an httpGet or grpc readiness check that passes only once the app can serve",
         ));
     });

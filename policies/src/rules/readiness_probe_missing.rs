@@ -139,6 +139,7 @@ fn check(w: &Workload, ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
                 format!(
                     "container {name:?}{gpu}: declares ports {ports} but no container of the pod has a readiness probe, so it takes traffic as soon as it starts"
                 ),
+                short(&gpu, "no readiness probe, so it takes traffic at once; add one"),
                 HELP,
             ));
         }
@@ -203,9 +204,15 @@ fn check(w: &Workload, ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
             format!(
                 "container {name:?}{gpu}: {services} traffic to {to}, but no container of the pod has a readiness probe"
             ),
+            short(&gpu, "takes Service traffic with no readiness probe; add one"),
             HELP,
         ));
     }
+}
+
+/// The short form: for a GPU container (`gpu` not empty), what it costs.
+fn short(gpu: &str, otherwise: &str) -> String {
+    if gpu.is_empty() { otherwise } else { "traffic before the model loads: add a readiness probe" }.to_owned()
 }
 
 /// Error for a GPU container (its port opens long before the model is

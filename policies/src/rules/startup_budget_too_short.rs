@@ -92,6 +92,7 @@ fn check(w: &Workload, ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
                 w.template_annotation_pointer(ANNOTATION_COLD_START),
                 None,
                 format!("annotation {ANNOTATION_COLD_START}: {raw:?} is not a number of seconds"),
+                format!("annotation {ANNOTATION_COLD_START} is not seconds; write \"430\""),
                 "write the measured slowest valid start as seconds (\"430\") or a duration (\"7m10s\")",
             ));
             return;
@@ -143,6 +144,7 @@ fn check(w: &Workload, ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
             field,
             Some(c.name()),
             message,
+            format!("startup allows {}s, cold start needs {required}s; raise it", t.boot_budget()),
             "raise startup failureThreshold so failureThreshold x periodSeconds covers the cold start plus margin",
         );
         out.push(with_fix(finding, fix));
@@ -178,6 +180,7 @@ fn undeclared_model_server(c: ContainerView<'_>, ctx: &Ctx<'_>) -> Option<Findin
             t.failure,
             t.period,
         ),
+        format!("startup allows {}s < {gpu_boot}s assumed; declare the cold start", t.boot_budget()),
         format!(
             "measure the slowest valid cold start (weights download, load, warm-up) and declare it in the pod template annotation {ANNOTATION_COLD_START}; then the window is checked against it"
         ),

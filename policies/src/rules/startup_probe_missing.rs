@@ -186,6 +186,19 @@ fn check(w: &Workload, ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
         } else {
             Severity::Warning
         };
+        let short = if !slow.is_empty() {
+            let why = match (gpu, cold) {
+                (Some(_), _) => "GPU".to_owned(),
+                _ if model_image => "model server image".to_owned(),
+                (None, Some((s, _))) => format!("{s}s cold start"),
+                (None, None) => "slow".to_owned(),
+            };
+            format!("slow boot ({why}); add a startup probe")
+        } else if t.initial_delay > settings.slow_boot_initial_delay_seconds {
+            format!("liveness delay {}s stands in for a startup probe; add one", t.initial_delay)
+        } else {
+            format!("liveness window {}s stands in for a startup probe; add one", t.failure_window())
+        };
         let message = if slow.is_empty() {
             format!(
                 "container {:?}: liveness {} stands in for a startup probe: a boot still running at {}s is restarted, and {}",
@@ -207,6 +220,7 @@ fn check(w: &Workload, ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
             c.at(&[ProbeKind::Liveness.field()]),
             Some(c.name()),
             message,
+            short,
             "add a startupProbe with the liveness handler whose failureThreshold x periodSeconds covers the boot",
         );
         let lowered = if long_window { window_threshold(ProbeKind::Liveness, &t, settings) } else { None };
@@ -226,6 +240,7 @@ fn gpu_without_startup(c: ContainerView<'_>) -> Option<Finding> {
             "container {:?} requests {gpu} but has no startup probe; the policy requires one for GPU containers (requireStartupProbeForGpu)",
             c.name()
         ),
+        "GPU but no startup probe, which the policy requires; add one".to_owned(),
         "add a startupProbe on a model-aware endpoint whose failureThreshold x periodSeconds covers the boot",
     ))
 }

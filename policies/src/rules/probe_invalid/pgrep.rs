@@ -41,6 +41,7 @@ pub(super) fn pgrep_too_long(o: &mut Out<'_, '_>, argv: &[String]) {
         format!(
             "runs `pgrep {pattern}` without -f: every match is at least {shortest} characters, but pgrep (procps-ng: Debian, Ubuntu, RHEL, UBI images) matches the process name, which the kernel cuts to {COMM_MAX}: there it never matches, {outcome}; pgrep (busybox: alpine images) also matches the command's first word, so there it can match"
         ),
+        format!("runs pgrep without -f on a name over {COMM_MAX} characters"),
         &help,
         fix,
     );

@@ -4,10 +4,11 @@
 //! name).
 
 use policies::Finding;
+use policies::finding::cut_at_word;
 use serde::Serialize;
 
 /// The Kubernetes recommendation for one warning.
-pub const MAX_WARNING_CHARS: usize = 120;
+pub const MAX_WARNING_CHARS: usize = policies::finding::SHORT_LINE_CHARS;
 
 /// At most this many findings are listed in a deny message or as warnings
 /// (then one line says how many more): the API server passes both to the
@@ -62,23 +63,19 @@ pub fn fitted(lines: Vec<String>, what: &str) -> Vec<String> {
 }
 
 /// One warning line: printable, single line, at most [`MAX_WARNING_CHARS`]
-/// characters (cut with `...`).
+/// characters (cut after a whole word, with `...`, when longer).
 pub fn warning_line(text: &str) -> String {
     let clean: String = text.chars().map(|c| if c.is_control() { ' ' } else { c }).collect();
-    if clean.chars().count() <= MAX_WARNING_CHARS {
-        return clean;
-    }
-    let mut cut: String = clean.chars().take(MAX_WARNING_CHARS - 3).collect();
-    cut.truncate(cut.trim_end().len());
-    cut.push_str("...");
-    cut
+    cut_at_word(&clean, MAX_WARNING_CHARS)
 }
 
-/// A finding's warning: `rule: message`, or, for one the old object already
-/// had, `rule (already there before this update): message`.
+/// A finding's warning: `rule: short`, or, for one the old object already
+/// had, `rule (already there before this update): short`. The rules write
+/// the short form to fit; a long name the user gave (a container, a path)
+/// can still make it longer, and then it is cut after a whole word.
 pub fn finding_warning(finding: &Finding, preexisting: bool) -> String {
     let tag = if preexisting { " (already there before this update)" } else { "" };
-    warning_line(&format!("{}{tag}: {}", finding.rule, finding.message))
+    warning_line(&format!("{}{tag}: {}", finding.rule, finding.short))
 }
 
 /// The deny message: who is denied, then one line per finding.
@@ -175,5 +172,11 @@ mod tests {
         assert!(line.ends_with("..."));
         let wide = "é".repeat(200);
         assert_eq!(warning_line(&wide).chars().count(), MAX_WARNING_CHARS);
+        // Words are never cut: the line ends after the last one that fits.
+        let words = "probe-endpoint-reused: container \"vllm\": ".to_owned() + &"forking a process ".repeat(8);
+        let line = warning_line(&words);
+        assert!(line.chars().count() <= MAX_WARNING_CHARS, "{line}");
+        assert!(line.ends_with(" process...") || line.ends_with(" forking...") || line.ends_with(" a..."), "{line}");
+        assert!(words.starts_with(line.trim_end_matches("...")), "{line}");
     }
 }

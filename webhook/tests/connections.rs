@@ -155,7 +155,8 @@ fn slow_request_heads_are_closed_within_the_header_read_timeout_on_both_ports() 
         let closed =
             handle.join().expect("slow client").unwrap_or_else(|| panic!("connection {i} still open after 30 s"));
         assert!(
-            closed >= Duration::from_secs(9) && closed < Duration::from_secs(13),
+            // Not before the bound; after it by at most the 1 s between lines and a loaded machine's lag.
+            closed >= Duration::from_secs(9) && closed < Duration::from_secs(16),
             "connection {i} closed {closed:?} after its first byte, expected about 10 s"
         );
     }
@@ -187,13 +188,13 @@ fn an_idle_connection_outlives_the_api_servers_idle_timeout() {
 
 #[test]
 fn an_idle_connection_is_closed_after_the_idle_timeout_and_a_busy_one_is_not() {
-    let server = Server::start(Start::args(&["--idle-timeout-seconds", "2"]));
+    let server = Server::start(Start::args(&["--idle-timeout-seconds", "3"]));
     let mut idle = connect(&server).expect("connect");
     let mut busy = connect(&server).expect("connect");
     assert_eq!(get(&mut idle).expect("answered"), 200);
     let answered = Instant::now();
-    // The busy one asks every 0.5 s for 4 s: never idle for 2 s.
-    while answered.elapsed() < Duration::from_secs(4) {
+    // The busy one asks every 0.5 s for 5 s: never idle for 3 s.
+    while answered.elapsed() < Duration::from_secs(5) {
         std::thread::sleep(Duration::from_millis(500));
         assert_eq!(get(&mut busy).expect("a connection in use stays open"), 200);
     }

@@ -20,7 +20,7 @@ mod probe_endpoint_reused;
 mod probe_invalid;
 pub(crate) mod probe_port_unknown;
 mod probe_runs_inference;
-mod probe_window_too_long;
+pub(crate) mod probe_window_too_long;
 mod readiness_port_only;
 mod readiness_probe_missing;
 mod startup_budget_too_short;

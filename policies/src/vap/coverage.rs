@@ -21,7 +21,7 @@ pub fn of(rule: &str) -> Covered {
     const SERVICES: &str = "needs the Services that select the pod, which an admission policy cannot see";
     const NOT_YET: &str = "CEL could express it for the object alone, but its CEL form is not written yet";
     match rule {
-        "probe-port-unknown" | "liveness-too-aggressive" => Covered::Yes,
+        "probe-port-unknown" | "liveness-too-aggressive" | "probe-window-too-long" => Covered::Yes,
         "readiness-probe-missing" | "prestop-bridge-missing" => Covered::No(SERVICES),
         "liveness-checks-dependency" | "probe-runs-inference" | "exec-probe" | "prestop-loop-unbounded" => Covered::No(
             "reads shell scripts and command lines (what a command reaches, whether a loop ends): \

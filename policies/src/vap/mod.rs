@@ -15,6 +15,7 @@ pub mod coverage;
 mod exemptions;
 mod liveness_too_aggressive;
 mod probe_port_unknown;
+mod probe_window_too_long;
 
 use serde_json::{Value, json};
 
@@ -114,6 +115,7 @@ pub fn export(policy: &Policy, options: &Options) -> Export {
         let check = match rule {
             "probe-port-unknown" => probe_port_unknown::check(policy),
             "liveness-too-aggressive" => liveness_too_aggressive::check(policy),
+            "probe-window-too-long" => probe_window_too_long::check(policy),
             _ => continue,
         };
         out.rules.push(rule);
@@ -231,7 +233,10 @@ mod tests {
         assert_eq!(names, ["lifeguard-deny", "lifeguard-deny", "lifeguard-warn", "lifeguard-warn"]);
         assert_eq!(out.objects[0]["metadata"]["annotations"]["lifeguard.dev/rules"], "probe-port-unknown");
         assert_eq!(out.objects[1]["spec"]["validationActions"], json!(["Deny"]));
-        assert_eq!(out.objects[2]["metadata"]["annotations"]["lifeguard.dev/rules"], "liveness-too-aggressive");
+        assert_eq!(
+            out.objects[2]["metadata"]["annotations"]["lifeguard.dev/rules"],
+            "liveness-too-aggressive,probe-window-too-long"
+        );
         assert_eq!(out.objects[3]["spec"]["validationActions"], json!(["Warn"]));
     }
 
@@ -244,7 +249,7 @@ mod tests {
         file.rules.entry("liveness-too-aggressive".to_owned()).or_default().enabled = Some(false);
         let policy = Policy::from_file(file, "test").expect("policy");
         let out = export(&policy, &options(AdmissionMode::Warn));
-        assert_eq!(out.rules, ["probe-port-unknown"]);
+        assert_eq!(out.rules, ["probe-port-unknown", "probe-window-too-long"]);
         assert_eq!(out.left_out, [("liveness-too-aggressive", "disabled by the policy".to_owned())]);
     }
 

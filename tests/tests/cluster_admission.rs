@@ -352,10 +352,7 @@ fn updates_in_a_mutate_namespace_change_nothing_the_user_did_not_change() {
     let (ns, control) = ("updates", "updates-control");
     plane.kubectl.namespace(ns, &[]);
     plane.kubectl.namespace(control, &[]);
-    // Pods need the namespace's default ServiceAccount, which no controller
-    // makes unless a test has started them.
-    let account = plane.kubectl.run(&["create", "serviceaccount", "default", "-n", ns]);
-    assert!(run_ok_or_exists(&account), "{account:#?}");
+    plane.kubectl.default_service_account(ns);
     let (pod, job) = naive_gpu_pod_and_job("llm");
     for object in [&pod, &job, &objects::naive_gpu_deployment("llm")] {
         create(plane, ns, object, &[]).ok();
@@ -448,8 +445,4 @@ fn both_endpoints_answering_many_findings_each_keep_their_summary_line_in_kubect
 
 fn webhook_budget() -> usize {
     ::webhook::review::WARNING_BUDGET_CHARS
-}
-
-fn run_ok_or_exists(run: &Run) -> bool {
-    run.code == 0 || run.stderr.contains("already exists")
 }

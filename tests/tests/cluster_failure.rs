@@ -269,9 +269,7 @@ fn at_the_connection_cap_the_api_servers_requests_are_still_answered_on_its_conn
     let Some(lifeguard) = Installation::install(plane, &set) else { return };
     let ns = "at-the-cap";
     plane.kubectl.namespace(ns, &["lifeguard.dev/mode=warn"]);
-    // Pods need the namespace's default ServiceAccount; the controllers may have made it first.
-    let account = plane.kubectl.run(&["create", "serviceaccount", "default", "-n", ns]);
-    assert!(account.code == 0 || account.stderr.contains("already exists"), "{account:#?}");
+    plane.kubectl.default_service_account(ns);
     let judged = |run: &Run| run.code == 0 && run.warnings().iter().any(|w| w.starts_with("probe-endpoint-reused: "));
 
     // Concurrent creates leave the API server a few idle connections to the webhook.

@@ -162,8 +162,7 @@ fn probe_objects() -> [Value; 2] {
 /// The namespace's default ServiceAccount, which Pods need (no controllers run here).
 fn namespace(plane: &ControlPlane, name: &str) {
     plane.kubectl.namespace(name, &[]);
-    let account = plane.kubectl.run(&["create", "serviceaccount", "default", "-n", name]);
-    assert!(account.code == 0 || account.stderr.contains("already exists"), "{account:#?}");
+    plane.kubectl.default_service_account(name);
 }
 
 #[test]

@@ -8,11 +8,10 @@ mod common;
 
 use std::io::{ErrorKind, Read, Write};
 use std::net::{SocketAddr, TcpStream};
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use common::{Server, Start, client_tls};
-use rustls::pki_types::ServerName;
+use common::{Server, Start};
+use lifeguard_e2e::cluster::pki::connect_tls;
 
 type Tls = rustls::StreamOwned<rustls::ClientConnection, TcpStream>;
 
@@ -48,16 +47,7 @@ impl Write for Conn {
 
 /// A TLS connection to the admission port with the handshake done, or why not.
 fn connect(server: &Server) -> std::io::Result<Conn> {
-    let config = Arc::new(client_tls(&server.ca.pem, false, None));
-    let name = ServerName::try_from("127.0.0.1").expect("name").to_owned();
-    let tcp = TcpStream::connect_timeout(&server.admission, Duration::from_secs(2))?;
-    tcp.set_read_timeout(Some(Duration::from_secs(5)))?;
-    let client = rustls::ClientConnection::new(config, name).map_err(std::io::Error::other)?;
-    let mut tls = rustls::StreamOwned::new(client, tcp);
-    while tls.conn.is_handshaking() {
-        tls.conn.complete_io(&mut tls.sock)?;
-    }
-    Ok(Conn::Tls(Box::new(tls)))
+    connect_tls(server.admission, &server.ca.pem).map(|tls| Conn::Tls(Box::new(tls)))
 }
 
 fn connect_plain(addr: SocketAddr) -> Conn {

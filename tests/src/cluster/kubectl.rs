@@ -116,6 +116,13 @@ impl Client {
         }
     }
 
+    /// The namespace's `default` ServiceAccount, which Pods need: made here
+    /// unless kube-controller-manager (when a test started it) made it first.
+    pub fn default_service_account(&self, namespace: &str) {
+        let run = self.run(&["create", "serviceaccount", "default", "-n", namespace]);
+        assert!(run.code == 0 || run.stderr.contains("already exists"), "{run:#?}");
+    }
+
     /// Polls `get` until `done` holds, for at most `limit`.
     pub fn wait_until(
         &self,

@@ -98,6 +98,25 @@ impl Pki {
     }
 }
 
+/// A TLS client connection to `addr` (named `127.0.0.1`) trusting `ca_pem`,
+/// ALPN `http/1.1` as the API server offers it, its handshake done and a
+/// read timeout of 5 s: the raw stream tests write HTTP/1.1 on by hand.
+pub fn connect_tls(
+    addr: std::net::SocketAddr,
+    ca_pem: &str,
+) -> std::io::Result<rustls::StreamOwned<rustls::ClientConnection, std::net::TcpStream>> {
+    let config = std::sync::Arc::new(client_tls(ca_pem, false, None));
+    let name = rustls::pki_types::ServerName::try_from("127.0.0.1").map_err(std::io::Error::other)?;
+    let tcp = std::net::TcpStream::connect_timeout(&addr, std::time::Duration::from_secs(2))?;
+    tcp.set_read_timeout(Some(std::time::Duration::from_secs(5)))?;
+    let connection = rustls::ClientConnection::new(config, name).map_err(std::io::Error::other)?;
+    let mut tls = rustls::StreamOwned::new(connection, tcp);
+    while tls.conn.is_handshaking() {
+        tls.conn.complete_io(&mut tls.sock)?;
+    }
+    Ok(tls)
+}
+
 /// rustls client configuration trusting `ca_pem`, with ALPN for h2 or
 /// http/1.1 and an optional client certificate (PEM cert, PEM key).
 pub fn client_tls(ca_pem: &str, h2: bool, identity: Option<(&str, &str)>) -> rustls::ClientConfig {

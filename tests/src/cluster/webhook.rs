@@ -187,12 +187,7 @@ impl Webhook {
     /// `ca_pem` alone: (status, body), or why the handshake failed.
     pub fn livez_trusting(&self, ca_pem: &str) -> Result<(u16, String), String> {
         use std::io::{Read as _, Write as _};
-        let config = super::pki::client_tls(ca_pem, false, None);
-        let name = rustls::pki_types::ServerName::try_from("127.0.0.1").map_err(|e| e.to_string())?;
-        let connection = rustls::ClientConnection::new(Arc::new(config), name).map_err(|e| e.to_string())?;
-        let tcp = std::net::TcpStream::connect(self.admission).map_err(|e| e.to_string())?;
-        let _ = tcp.set_read_timeout(Some(Duration::from_secs(5)));
-        let mut tls = rustls::StreamOwned::new(connection, tcp);
+        let mut tls = super::pki::connect_tls(self.admission, ca_pem).map_err(|e| e.to_string())?;
         let request = format!("GET /livez HTTP/1.1\r\nHost: {}\r\nConnection: close\r\n\r\n", self.admission);
         tls.write_all(request.as_bytes()).map_err(|e| e.to_string())?;
         let mut response = String::new();
@@ -210,12 +205,7 @@ impl Webhook {
     /// webhook refused or closed it.
     pub fn hold_connection(&self, ca_pem: &str) -> Result<Held, String> {
         use std::io::{Read as _, Write as _};
-        let config = super::pki::client_tls(ca_pem, false, None);
-        let name = rustls::pki_types::ServerName::try_from("127.0.0.1").map_err(|e| e.to_string())?;
-        let connection = rustls::ClientConnection::new(Arc::new(config), name).map_err(|e| e.to_string())?;
-        let tcp = std::net::TcpStream::connect(self.admission).map_err(|e| e.to_string())?;
-        let _ = tcp.set_read_timeout(Some(Duration::from_secs(5)));
-        let mut tls = rustls::StreamOwned::new(connection, tcp);
+        let mut tls = super::pki::connect_tls(self.admission, ca_pem).map_err(|e| e.to_string())?;
         let request = format!("GET /livez HTTP/1.1\r\nHost: {}\r\n\r\n", self.admission);
         tls.write_all(request.as_bytes()).map_err(|e| e.to_string())?;
         // `/livez` answers a short fixed body: the head and body arrive together.

@@ -37,6 +37,9 @@ pub enum Command {
     Fix(FixArgs),
     /// List every rule with its default severity and one line.
     Rules(RulesArgs),
+    /// Judge what runs in a cluster now, through the Kubernetes API: the
+    /// same rules, policy and formats as `lint`, per namespace.
+    Audit(crate::audit::AuditArgs),
     /// Simulate what the kubelet does to each pod in a slow boot, a dependency stall, a pause, a wedge and a deletion.
     Simulate(crate::simulate::SimulateArgs),
     /// Print a rule's documentation: why, a bad and a good example, the fix
@@ -157,6 +160,7 @@ pub fn run(cli: Cli) -> Result<u8> {
         Command::Lint(args) => lint(args),
         Command::Fix(args) => fix(args),
         Command::Simulate(args) => crate::simulate::run(args),
+        Command::Audit(args) => crate::audit::run(*Box::new(args)),
         Command::Rules(args) => {
             let text = match args.format {
                 ListFormat::Text => crate::report::rules::text(),
@@ -317,7 +321,10 @@ fn stdin_is_piped() -> bool {
     }
 }
 
-fn write_file_with(path: &std::path::Path, write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>) -> Result<()> {
+pub(crate) fn write_file_with(
+    path: &std::path::Path,
+    write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+) -> Result<()> {
     let file = std::fs::File::create(path).with_context(|| format!("creating {}", path.display()))?;
     let mut stream = std::io::BufWriter::new(anstream::AutoStream::new(file, anstream::ColorChoice::global()));
     write(&mut stream).and_then(|()| stream.flush()).with_context(|| format!("writing {}", path.display()))
@@ -369,13 +376,13 @@ pub(crate) fn write_stdout(text: &str) -> Result<()> {
 }
 
 /// [`write_stdout`] for a report written in pieces.
-fn write_stdout_with(write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>) -> Result<()> {
+pub(crate) fn write_stdout_with(write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>) -> Result<()> {
     written(write, anstream::stdout())
 }
 
 /// [`write_stdout_with`] for a report rendered without styles, which
 /// needs no stream to strip them.
-fn write_plain_stdout_with(write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>) -> Result<()> {
+pub(crate) fn write_plain_stdout_with(write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>) -> Result<()> {
     written(write, std::io::stdout().lock())
 }
 

@@ -2,6 +2,7 @@
 //! engine ([`policies`]) on every pod-bearing object, and reports findings
 //! with `file:line:column`. It never decides what is a finding.
 
+pub mod audit;
 pub mod cli;
 pub mod export;
 pub mod fix;

@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use policies::model::{ObjectLabel, object_label, object_label_of};
 use policies::{Batch, Finding, Policy, Severity, lint_object, objects_in};
+use serde_json::Value;
 
 use crate::input::Template;
 use crate::input::{
@@ -42,6 +43,19 @@ pub struct Located {
     pub object_at: Location,
     /// The Helm template the object was rendered from, for `helm template` output.
     pub template: Option<Template>,
+    /// Read from a file, or from a cluster (no line: the pointer locates it).
+    pub origin: Origin,
+}
+
+/// Where findings were read from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Origin {
+    /// A file (or stdin): findings have a line and column.
+    #[default]
+    File,
+    /// A cluster's API (`lifeguard audit`): `file` is the object's
+    /// namespace, and the object and pointer locate a finding.
+    Cluster,
 }
 
 impl Located {
@@ -179,6 +193,8 @@ pub struct Outcome {
     /// Findings already rendered and dropped (see [`crate::pipeline::Keep`]),
     /// which come before those in `findings`.
     pub rendered: Rendered,
+    /// Files read, or a cluster (`files` then counts namespaces).
+    pub origin: Origin,
 }
 
 /// A finding the policy suppressed, placed in its file.
@@ -296,78 +312,109 @@ pub(crate) fn lint_document(
         message: format!("duplicate key {:?}: this value replaces the one at line {}", d.key, d.first.line),
     }));
     for (prefix, object) in objects_in(&doc.value) {
-        if !object.is_object() {
-            continue;
-        }
-        let result = catch_unwind(AssertUnwindSafe(|| lint_object(object, batch, policy)));
-        match result {
-            Ok(Ok(None)) => {}
-            Ok(Ok(Some(report))) => {
-                out.objects += 1;
-                let object_at = doc.locate(&prefix);
-                // Shared by the object's record and each of its findings: cloning an
-                // Arc is cheaper than a string per finding on large inputs.
-                let file: Arc<str> = Arc::clone(&shared_file);
-                let kind: Arc<str> = report.kind.as_str().into();
-                let namespace: Option<Arc<str>> = report.namespace.as_deref().map(Into::into);
-                let name: Option<Arc<str>> = report.name.as_deref().map(Into::into);
-                out.linted.push(Linted {
+        let at = |pointer: &str| Some(doc.locate(pointer));
+        let seen = Seen { file: &shared_file, template, origin: Origin::File, locate: &at };
+        lint_one(&seen, &prefix, object, batch, policy, out);
+    }
+}
+
+/// Where an object was read, for [`lint_one`].
+pub(crate) struct Seen<'a> {
+    /// The file (or, for a cluster, the namespace) as shown.
+    pub file: &'a Arc<str>,
+    /// The Helm template it was rendered from.
+    pub template: Option<&'a Template>,
+    /// A file or a cluster.
+    pub origin: Origin,
+    /// The position of a pointer from the document root, where there is one.
+    pub locate: &'a dyn Fn(&str) -> Option<Location>,
+}
+
+/// Lints one object found at `prefix` in its document and adds what it
+/// found to `out`; a panic in the engine (never expected) is an input error
+/// of this object alone.
+pub(crate) fn lint_one(
+    seen: &Seen<'_>,
+    prefix: &str,
+    object: &Value,
+    batch: &Batch,
+    policy: &Policy,
+    out: &mut Outcome,
+) {
+    if !object.is_object() {
+        return;
+    }
+    let template = seen.template;
+    let locate = |pointer: &str| (seen.locate)(pointer).unwrap_or(Location { line: 0, column: 0 });
+    let result = catch_unwind(AssertUnwindSafe(|| lint_object(object, batch, policy)));
+    match result {
+        Ok(Ok(None)) => {}
+        Ok(Ok(Some(report))) => {
+            out.objects += 1;
+            let object_at = locate(prefix);
+            // Shared by the object's record and each of its findings: cloning an
+            // Arc is cheaper than a string per finding on large inputs.
+            let file: Arc<str> = Arc::clone(seen.file);
+            let kind: Arc<str> = report.kind.as_str().into();
+            let namespace: Option<Arc<str>> = report.namespace.as_deref().map(Into::into);
+            let name: Option<Arc<str>> = report.name.as_deref().map(Into::into);
+            out.linted.push(Linted {
+                file: Arc::clone(&file),
+                at: object_at,
+                kind: Arc::clone(&kind),
+                namespace: namespace.clone(),
+                name: name.clone(),
+                template: template.cloned(),
+            });
+            let place = |mut finding: Finding| {
+                // A report names a fix by its description; the patch is
+                // `lifeguard fix`'s, which plans its own. Kept, the
+                // operations' JSON values were a third of a finding's memory.
+                for fix in finding.fix.iter_mut().chain(finding.opt_in_fix.iter_mut()) {
+                    fix.operations = Vec::new();
+                }
+                let pointer = format!("{prefix}{}", finding.pointer);
+                let at = locate(&pointer);
+                Located {
                     file: Arc::clone(&file),
-                    at: object_at,
+                    line: at.line,
+                    column: at.column,
                     kind: Arc::clone(&kind),
                     namespace: namespace.clone(),
                     name: name.clone(),
+                    pointer,
+                    object_at,
                     template: template.cloned(),
-                });
-                let place = |mut finding: Finding| {
-                    // A report names a fix by its description; the patch is
-                    // `lifeguard fix`'s, which plans its own. Kept, the
-                    // operations' JSON values were a third of a finding's memory.
-                    for fix in finding.fix.iter_mut().chain(finding.opt_in_fix.iter_mut()) {
-                        fix.operations = Vec::new();
-                    }
-                    let pointer = format!("{prefix}{}", finding.pointer);
-                    let at = doc.locate(&pointer);
-                    Located {
-                        file: Arc::clone(&file),
-                        line: at.line,
-                        column: at.column,
-                        kind: Arc::clone(&kind),
-                        namespace: namespace.clone(),
-                        name: name.clone(),
-                        pointer,
-                        object_at,
-                        template: template.cloned(),
-                        finding,
-                    }
-                };
-                let mut located: Vec<Located> = report.findings.into_iter().map(place).collect();
-                located.sort_by_key(|l| (l.line, l.column));
-                out.findings.extend(located);
-                out.suppressed.extend(report.suppressed.into_iter().map(|s| SuppressedAt {
-                    reason: s.reason,
-                    by: s.by.to_string(),
-                    located: place(s.finding),
-                }));
-            }
-            Ok(Err(e)) => {
-                let pointer = format!("{prefix}{}", e.pointer);
-                let at = doc.locate(&pointer);
-                let what = object_label_of(object);
-                out.errors.push(InputError {
-                    file: file.to_owned(),
-                    line: Some(at.line),
-                    column: Some(at.column),
-                    message: format!("{what}: {pointer}: {}", e.message),
-                });
-            }
-            Err(_) => out.errors.push(InputError {
-                file: file.to_owned(),
-                line: Some(doc.start.line),
-                column: None,
-                message: format!("{}: internal error in the rule engine (please report)", object_label_of(object)),
-            }),
+                    origin: seen.origin,
+                    finding,
+                }
+            };
+            let mut located: Vec<Located> = report.findings.into_iter().map(place).collect();
+            located.sort_by_key(|l| (l.line, l.column));
+            out.findings.extend(located);
+            out.suppressed.extend(report.suppressed.into_iter().map(|s| SuppressedAt {
+                reason: s.reason,
+                by: s.by.to_string(),
+                located: place(s.finding),
+            }));
         }
+        Ok(Err(e)) => {
+            let pointer = format!("{prefix}{}", e.pointer);
+            let at = (seen.locate)(&pointer);
+            let what = object_label_of(object);
+            out.errors.push(InputError {
+                file: seen.file.to_string(),
+                line: at.map(|a| a.line),
+                column: at.map(|a| a.column),
+                message: format!("{what}: {pointer}: {}", e.message),
+            });
+        }
+        Err(_) => out.errors.push(InputError {
+            file: seen.file.to_string(),
+            line: (seen.locate)("").map(|a| a.line),
+            column: None,
+            message: format!("{}: internal error in the rule engine (please report)", object_label_of(object)),
+        }),
     }
 }
 

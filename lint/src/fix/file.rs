@@ -206,6 +206,7 @@ pub fn fix_text(
             name: text("/metadata/name"),
             object_at: fixed_docs.get(doc).map(|d| d.locate(&prefix)).unwrap_or_default(),
             template: None,
+            origin: crate::lint::Origin::File,
             pointer,
             finding,
         });

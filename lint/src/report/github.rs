@@ -5,7 +5,7 @@
 
 use policies::Severity;
 
-use crate::lint::{InputError, Located, Outcome};
+use crate::lint::{InputError, Located, Origin, Outcome};
 
 /// Renders every finding, then every input error, one command per line.
 pub fn render(out: &Outcome) -> String {
@@ -27,10 +27,11 @@ pub fn finding(l: &Located) -> String {
         Severity::Warning => "warning",
         Severity::Info => "notice",
     };
-    let (file, at) = l.primary();
-    // Annotations attach to repository-relative paths; `./x.yaml` would not match `x.yaml`.
-    let file = file.strip_prefix("./").unwrap_or(file);
     let mut message = format!("{}: {}", l.object(), f.message);
+    if l.origin == Origin::Cluster {
+        // No file to attach to: the annotation is the run's, and names the object and field.
+        message.push_str(&format!("\nat: {}", l.pointer));
+    }
     if !f.help.is_empty() {
         message.push_str(&format!("\nhelp: {}", f.help));
     }
@@ -40,14 +41,16 @@ pub fn finding(l: &Located) -> String {
     if let Some((label, note)) = crate::report::text::helm_note(l) {
         message.push_str(&format!("\n{label}: {note}"));
     }
+    let title = property(&format!("lifeguard {}", f.rule));
+    if l.origin == Origin::Cluster {
+        return format!("::{command} title={title}::{}\n", data(&message));
+    }
+    let (file, at) = l.primary();
+    // Annotations attach to repository-relative paths; `./x.yaml` would not match `x.yaml`.
+    let file = file.strip_prefix("./").unwrap_or(file);
     // Without a line (stdin whose template line is unknown) the annotation is on the whole file.
     let at = at.map_or(String::new(), |(line, col)| format!("line={line},col={col},"));
-    format!(
-        "::{command} file={},{at}title={}::{}\n",
-        property(file),
-        property(&format!("lifeguard {}", f.rule)),
-        data(&message)
-    )
+    format!("::{command} file={},{at}title={title}::{}\n", property(file), data(&message))
 }
 
 pub(crate) fn input_error(e: &InputError) -> String {

@@ -9,7 +9,7 @@
 
 use serde::Serialize;
 
-use crate::lint::{InputError, Located, Outcome};
+use crate::lint::{InputError, Located, Origin, Outcome};
 
 /// One finding as JSON.
 #[derive(Debug, Serialize)]
@@ -18,12 +18,13 @@ pub struct JsonFinding<'a> {
     pub rule: &'a str,
     /// `error`, `warning` or `info`.
     pub severity: &'a str,
-    /// File as given (`<stdin>` for stdin).
-    pub file: &'a str,
-    /// 1-based line of the offending field.
-    pub line: u32,
-    /// 1-based column of the offending field.
-    pub column: u32,
+    /// File as given (`<stdin>` for stdin); null for `lifeguard audit`,
+    /// whose findings the object and `path` locate.
+    pub file: Option<&'a str>,
+    /// 1-based line of the offending field; null for `lifeguard audit`.
+    pub line: Option<u32>,
+    /// 1-based column of the offending field; null for `lifeguard audit`.
+    pub column: Option<u32>,
     /// Object kind.
     pub kind: &'a str,
     /// Object namespace, or null.
@@ -62,12 +63,13 @@ impl<'a> JsonFinding<'a> {
     /// Borrows a located finding.
     pub fn new(l: &'a Located) -> Self {
         let f = &l.finding;
+        let in_file = l.origin == Origin::File;
         JsonFinding {
             rule: &f.rule,
             severity: f.severity.as_str(),
-            file: &l.file,
-            line: l.line,
-            column: l.column,
+            file: in_file.then_some(&*l.file),
+            line: in_file.then_some(l.line),
+            column: in_file.then_some(l.column),
             kind: &l.kind,
             namespace: l.namespace.as_deref(),
             name: l.name.as_deref(),

@@ -36,13 +36,14 @@ pub fn render(out: &Outcome, rules: &[String], fail_on: &dyn Fn(&str) -> Option<
             rules.push(&l.finding.rule);
         }
     }
-    let mut by_object: HashMap<(&str, u32, u32), Vec<&Located>> = HashMap::new();
+    // A cluster's objects have no position: their label tells them apart.
+    let mut by_object: HashMap<(&str, u32, u32, String), Vec<&Located>> = HashMap::new();
     for l in &out.findings {
-        by_object.entry((&*l.file, l.object_at.line, l.object_at.column)).or_default().push(l);
+        by_object.entry((&*l.file, l.object_at.line, l.object_at.column, l.object())).or_default().push(l);
     }
     let mut suites = Suites::default();
     for object in &out.linted {
-        let key = (&*object.file, object.at.line, object.at.column);
+        let key = (&*object.file, object.at.line, object.at.column, object.object());
         let findings = by_object.remove(&key).unwrap_or_default();
         let file = object.template.as_ref().map_or(&*object.file, |t| t.path.as_str());
         suites.get(file).add_test_cases(cases(&object.object(), &rules, &findings, fail_on));

@@ -14,7 +14,7 @@ use serde_sarif::sarif::{
     ResultLevel, Run, Sarif, Tool, ToolComponent,
 };
 
-use crate::lint::{InputError, Located, Outcome};
+use crate::lint::{InputError, Located, Origin, Outcome};
 use crate::report::rules::explain;
 
 /// The schema URI GitHub's documentation uses for SARIF 2.1.0.
@@ -178,11 +178,25 @@ fn result(l: &Located, rule_ids: &[String]) -> SarifResult {
     if l.template.is_some() {
         extra.push(("rendered", json!(format!("{}:{}:{}", l.file, l.line, l.column))));
     }
-    let logical = LogicalLocation::builder().fully_qualified_name(object.clone()).kind("object").build();
-    let location = Location::builder()
-        .physical_location(physical(file, at.map(|(line, col)| (line, Some(col)))))
-        .logical_locations(vec![logical])
-        .build();
+    let location = if l.origin == Origin::Cluster {
+        // No file: the object, and the field within it, as logical locations.
+        let object_location = LogicalLocation::builder().fully_qualified_name(object.clone()).kind("object").build();
+        let field = LogicalLocation::builder()
+            .fully_qualified_name(format!("{object}#{}", l.pointer))
+            .name(l.pointer.clone())
+            .kind("member")
+            .parent_index(0)
+            .build();
+        Location::builder().logical_locations(vec![object_location, field]).build()
+    } else {
+        let logical = LogicalLocation::builder().fully_qualified_name(object.clone()).kind("object").build();
+        Location::builder()
+            .physical_location(physical(file, at.map(|(line, col)| (line, Some(col)))))
+            .logical_locations(vec![logical])
+            .build()
+    };
+    // A cluster's finding is the same finding wherever the audit runs: its object and field.
+    let fingerprint_base = if l.origin == Origin::Cluster { "cluster".to_owned() } else { uri(file) };
     let index = rule_ids.iter().position(|r| *r == f.rule).and_then(|i| i64::try_from(i).ok());
     let result = SarifResult::builder()
         .rule_id(f.rule.clone())
@@ -192,7 +206,7 @@ fn result(l: &Located, rule_ids: &[String]) -> SarifResult {
         // Stable across line moves: the object and field, not the line.
         .partial_fingerprints(BTreeMap::from([(
             "lifeguardFinding/v1".to_owned(),
-            format!("{}|{object}|{}", uri(file), l.pointer),
+            format!("{fingerprint_base}|{object}|{}", l.pointer),
         )]))
         .properties(properties(None, extra));
     let mut result = match index {

@@ -15,7 +15,10 @@ pub fn line(out: &Outcome) -> String {
         plural(out.count(Severity::Warning), "warning", "warnings"),
         plural(out.count(Severity::Info), "info", "info"),
         plural(out.objects, "object", "objects"),
-        plural(out.files, "file", "files"),
+        match out.origin {
+            crate::lint::Origin::File => plural(out.files, "file", "files"),
+            crate::lint::Origin::Cluster => plural(out.files, "namespace", "namespaces"),
+        },
     );
     // Suppressed findings are counted, not hidden: a reviewer sees how many
     // the policy and the annotations set aside.

@@ -8,7 +8,7 @@ use anstyle::{AnsiColor, Style};
 use policies::rules::FixAvailability;
 use policies::{Finding, Severity};
 
-use crate::lint::{InputError, Located, Outcome};
+use crate::lint::{InputError, Located, Origin, Outcome};
 use crate::report::summary;
 
 const BOLD: Style = Style::new().bold();
@@ -39,16 +39,28 @@ pub(crate) fn write_finding(s: &mut String, l: &Located, color: bool) {
     let f = &l.finding;
     let (sev, bold, dim) =
         if color { (severity_style(f.severity), BOLD, DIM) } else { (Style::new(), Style::new(), Style::new()) };
-    // For `helm template` output this names the template; the rendered position follows below.
-    let (file, line) = l.shown_at();
-    open(s, bold);
-    let _ = write!(s, "{file}:{line}:{}", l.column);
-    close(s, bold);
-    s.push(' ');
-    styled(s, sev, f.severity.as_str());
-    s.push('[');
-    styled(s, bold, &f.rule);
-    let _ = writeln!(s, "] {}", l.label());
+    if l.origin == Origin::Cluster {
+        // A cluster's object has no line: it and the field's pointer locate the finding.
+        open(s, bold);
+        let _ = write!(s, "{}", l.label());
+        close(s, bold);
+        s.push(' ');
+        styled(s, sev, f.severity.as_str());
+        s.push('[');
+        styled(s, bold, &f.rule);
+        let _ = writeln!(s, "] {}", l.pointer);
+    } else {
+        // For `helm template` output this names the template; the rendered position follows below.
+        let (file, line) = l.shown_at();
+        open(s, bold);
+        let _ = write!(s, "{file}:{line}:{}", l.column);
+        close(s, bold);
+        s.push(' ');
+        styled(s, sev, f.severity.as_str());
+        s.push('[');
+        styled(s, bold, &f.rule);
+        let _ = writeln!(s, "] {}", l.label());
+    }
     push_line(s, "  ", &f.message);
     if !f.help.is_empty() {
         s.push_str("  ");

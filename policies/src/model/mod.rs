@@ -5,6 +5,7 @@ pub mod command;
 mod duration;
 pub mod host;
 mod listener;
+mod owner;
 mod pgrep;
 mod pointer;
 mod port_name;
@@ -20,6 +21,7 @@ pub(crate) use workload::names_pod_kind;
 
 pub use duration::parse_seconds;
 pub use listener::undeclared_port_listeners;
+pub use owner::controller_of;
 pub use pgrep::{COMM_MAX, NameTooLong, pgrep_name_too_long};
 pub use pointer::{escape_token, join};
 pub use port_name::is_valid_port_name;

@@ -7,7 +7,7 @@
 use kube_core::DynamicObject;
 use kube_core::admission::{AdmissionRequest, Operation};
 use policies::ModelError;
-use policies::model::Workload;
+use policies::model::{Workload, controller_of};
 use serde_json::Value;
 
 use super::Options;
@@ -82,15 +82,6 @@ fn in_scope(object: &Value, options: &Options, read_pod_spec: bool) -> Result<()
 /// Why an object that does not parse as its kind cannot be judged.
 pub fn unparsable(e: &ModelError) -> String {
     format!("the object does not parse as its kind: {}: {}", e.pointer, e.message)
-}
-
-/// `ReplicaSet/web-5d8f` for an object with a controller ownerReference.
-fn controller_of(object: &Value) -> Option<String> {
-    let owners = object.pointer("/metadata/ownerReferences")?.as_array()?;
-    owners.iter().find(|o| o.get("controller").and_then(Value::as_bool) == Some(true)).map(|o| {
-        let text = |k: &str| o.get(k).and_then(Value::as_str).unwrap_or("?");
-        format!("{}/{}", text("kind"), text("name"))
-    })
 }
 
 #[cfg(test)]

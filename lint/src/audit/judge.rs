@@ -1,0 +1,90 @@
+//! One namespace's objects judged with its Services, as `lint` judges a
+//! file's: the same engine, the same policy, findings located by object
+//! and JSON pointer instead of line.
+
+use std::sync::Arc;
+
+use policies::model::controller_of;
+use policies::{Batch, Policy, Severity};
+use serde_json::Value;
+
+use crate::lint::{Origin, Outcome, Seen, lint_one};
+
+/// What was read of one namespace.
+#[derive(Debug, Default)]
+pub struct Namespace {
+    /// Its name.
+    pub name: String,
+    /// Its pod-bearing objects, as listed.
+    pub objects: Vec<Value>,
+    /// Its Services, when they could be listed (`None` when they could not).
+    pub services: Option<Vec<Value>>,
+}
+
+/// One row of the per-namespace table.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Row {
+    /// The namespace.
+    pub namespace: String,
+    /// Workloads judged.
+    pub workloads: usize,
+    /// Objects left to their controller's template.
+    pub owned: usize,
+    /// Findings by severity: errors, warnings, info.
+    pub findings: [usize; 3],
+    /// The workload with the most severe findings (most findings on a tie), and its worst severity.
+    pub worst: Option<(String, Severity)>,
+}
+
+/// Judges a namespace's objects (controller-owned ones skipped, as the
+/// webhook skips them) with its Services.
+pub fn judge(namespace: Namespace, policy: &Policy) -> (Outcome, Row) {
+    // Read whole, even none: an audit knows every Service of the namespace,
+    // so "no Service selects it" is a fact, not a gap in the input.
+    let mut batch = Batch::default();
+    if let Some(services) = &namespace.services {
+        batch.has_services = true;
+        for service in services {
+            batch.add(service);
+        }
+    }
+    let file: Arc<str> = namespace.name.as_str().into();
+    let no_line = |_: &str| None;
+    let seen = Seen { file: &file, template: None, origin: Origin::Cluster, locate: &no_line };
+    let mut out = Outcome { origin: Origin::Cluster, ..Outcome::default() };
+    let mut row = Row { namespace: namespace.name.clone(), ..Row::default() };
+    let mut worst: Option<(Severity, usize, String)> = None;
+    for object in &namespace.objects {
+        if controller_of(object).is_some() {
+            row.owned += 1;
+            continue;
+        }
+        let (findings_before, objects_before) = (out.findings.len(), out.objects);
+        lint_one(&seen, "", object, &batch, policy, &mut out);
+        if out.objects == objects_before {
+            continue;
+        }
+        row.workloads += 1;
+        let found = &out.findings[findings_before..];
+        for f in found {
+            row.findings[slot(f.finding.severity)] += 1;
+        }
+        if let Some(top) = found.iter().map(|f| f.finding.severity).max() {
+            let count = found.iter().filter(|f| f.finding.severity == top).count();
+            let label = found.first().map(|f| f.object()).unwrap_or_default();
+            if worst.as_ref().is_none_or(|(s, n, _)| (top, count) > (*s, *n)) {
+                worst = Some((top, count, label));
+            }
+        }
+    }
+    row.worst = worst.map(|(severity, _, label)| (label, severity));
+    (out, row)
+}
+
+fn slot(severity: Severity) -> usize {
+    match severity {
+        Severity::Error => 0,
+        Severity::Warning => 1,
+        Severity::Info => 2,
+    }
+}

@@ -1,0 +1,308 @@
+//! `lifeguard audit`: judges what runs in a cluster now, through the
+//! Kubernetes API, with the engine, policy and report formats of `lint`.
+//! Namespaces are read one at a time (their Services, then each kind,
+//! page by page), judged, rendered and dropped: memory holds one
+//! namespace, not the cluster.
+
+pub mod args;
+pub mod connect;
+pub mod fetch;
+pub mod judge;
+pub mod policy;
+pub mod resources;
+pub mod table;
+
+use std::collections::BTreeMap;
+use std::io::Write as _;
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+use policies::Policy;
+use serde_json::Value;
+
+pub use args::AuditArgs;
+
+use crate::cli::FailOn;
+use crate::lint::{Origin, Outcome};
+use crate::report::stream::Render;
+use crate::report::{self, Format};
+use fetch::{FetchError, Fetcher};
+use judge::{Namespace, Row};
+use resources::Resource;
+
+/// Runs `lifeguard audit`; returns the exit code.
+pub fn run(args: AuditArgs) -> Result<u8> {
+    args.color.choice(|name| std::env::var(name).ok()).write_global();
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().context("starting the runtime")?;
+    runtime.block_on(audit(args))
+}
+
+/// What the audit read and could not read.
+#[derive(Default)]
+struct Reading {
+    /// Lists that succeeded.
+    lists: usize,
+    /// Per resource (`jobs.batch`), the namespaces where it could not be listed, and why.
+    denied: BTreeMap<String, (Vec<String>, String)>,
+    /// Other warnings, in order.
+    warnings: Vec<String>,
+    /// The error that stopped the audit.
+    fatal: Option<String>,
+}
+
+async fn audit(args: AuditArgs) -> Result<u8> {
+    let timeout = Duration::from_secs(args.request_timeout);
+    let connected = match connect::connect(args.kubeconfig.as_deref(), args.context.as_deref(), timeout).await {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("lifeguard: {e}");
+            return Ok(2);
+        }
+    };
+    let fetcher = Fetcher::new(connected.client, timeout, args.page_size);
+    let (policy, policy_name) = match policy::load(args.policy.as_deref(), &fetcher).await {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("lifeguard: {e}");
+            return Ok(2);
+        }
+    };
+    let policy = match crate::options::select_rules(policy, &args.select, &args.ignore) {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("lifeguard: {e}");
+            return Ok(2);
+        }
+    };
+    if args.verbose {
+        eprintln!("lifeguard: auditing {} with {policy_name}", connected.describe);
+    }
+    let namespaces = match namespaces(&args, &fetcher).await {
+        Ok(n) => n,
+        Err(e) => {
+            eprintln!("lifeguard: {e}");
+            return Ok(2);
+        }
+    };
+    let mut reading = Reading::default();
+    let kinds = match kinds(&args, &fetcher, &mut reading).await {
+        Ok(k) => k,
+        Err(e) => {
+            eprintln!("lifeguard: {e}");
+            return Ok(2);
+        }
+    };
+    if args.verbose {
+        let names: Vec<String> = kinds.iter().map(Resource::name).collect();
+        eprintln!("lifeguard: reading {} in {} namespaces", names.join(", "), namespaces.len());
+    }
+
+    let plain =
+        args.output_file.is_none() && anstream::AutoStream::choice(&std::io::stdout()) == anstream::ColorChoice::Never;
+    let mut render = Render::new(args.format).map(|r| if plain { r.plain() } else { r });
+    let mut total = Outcome { origin: Origin::Cluster, policy: Some(policy_name.clone()), ..Outcome::default() };
+    let mut rows: Vec<Row> = Vec::new();
+    // JUnit groups cases across the whole report, so it keeps the findings.
+    for name in namespaces {
+        let namespace = read_namespace(&fetcher, &name, &kinds, args.selector.as_deref(), &mut reading).await;
+        if reading.fatal.is_some() {
+            break;
+        }
+        if args.verbose {
+            eprintln!("lifeguard: namespace {name}: {} objects", namespace.objects.len());
+        }
+        let (mut part, row) = judge::judge(namespace, &policy);
+        if let Some(render) = &mut render {
+            render.document(&mut part);
+        }
+        total.files += 1;
+        total.absorb(part);
+        rows.push(row);
+    }
+
+    let mut stderr = anstream::stderr();
+    for w in warnings(&reading) {
+        writeln!(stderr, "lifeguard: warning: {w}").context("writing to stderr")?;
+    }
+    let flag = args.fail_on.map(FailOn::severity);
+    let threshold = flag.unwrap_or(Some(policy.deny_severity));
+    let rules_run = report::junit::rules_run(&policy);
+    let text = args.format == Format::Text;
+    let quiet = args.quiet;
+    let color = !plain && args.output_file.is_none();
+    let write_report = |w: &mut dyn std::io::Write| -> std::io::Result<()> {
+        match render {
+            Some(render) => render.write(&total, true, w)?,
+            None => w.write_all(report::junit::render(&total, &rules_run, &|_| threshold).as_bytes())?,
+        }
+        if text && !quiet {
+            if total.finding_count() > 0 {
+                w.write_all(b"\n")?;
+            }
+            w.write_all(table::render(&rows).as_bytes())?;
+            w.write_all(b"\n")?;
+            let line = report::summary::line(&total);
+            let line = if color { report::text::summary_line(&line) } else { report::text::plain_summary_line(&line) };
+            w.write_all(line.as_bytes())?;
+        }
+        Ok(())
+    };
+    match &args.output_file {
+        Some(path) => crate::cli::write_file_with(path, write_report)?,
+        None if plain => crate::cli::write_plain_stdout_with(write_report)?,
+        None => crate::cli::write_stdout_with(write_report)?,
+    }
+    if !quiet && (!text || args.output_file.is_some()) {
+        write!(stderr, "{}", table::render(&rows)).context("writing to stderr")?;
+        writeln!(stderr, "{}", report::summary::line(&total)).context("writing to stderr")?;
+    }
+    if let Some(fatal) = &reading.fatal {
+        writeln!(stderr, "lifeguard: error: {fatal}; the audit stopped (what was read before is reported)")
+            .context("writing to stderr")?;
+        return Ok(2);
+    }
+    if reading.lists == 0 {
+        writeln!(stderr, "lifeguard: error: nothing could be read from {}", connected.describe)
+            .context("writing to stderr")?;
+        return Ok(2);
+    }
+    Ok(total.exit_code(threshold))
+}
+
+/// The namespaces to audit: `--namespace`'s, else every namespace.
+async fn namespaces(args: &AuditArgs, fetcher: &Fetcher) -> Result<Vec<String>, String> {
+    if !args.namespace.is_empty() {
+        let mut named = args.namespace.clone();
+        named.dedup();
+        return Ok(named);
+    }
+    let resource = Resource::new("", "v1", "namespaces", "Namespace");
+    let mut names = Vec::new();
+    fetcher
+        .list_all(&resource, |page| {
+            names.extend(
+                page.iter().filter_map(|n| n.pointer("/metadata/name").and_then(Value::as_str)).map(str::to_owned),
+            );
+        })
+        .await
+        .map_err(|e| match e {
+            FetchError::Denied { .. } => {
+                format!("{e}; name the namespaces to audit with --namespace (-n), or grant `list` on namespaces")
+            }
+            e => e.to_string(),
+        })?;
+    names.sort();
+    Ok(names)
+}
+
+/// The kinds to read: the built-in pod-bearing kinds and the custom
+/// resources with a pod template, narrowed by `--kinds`.
+async fn kinds(args: &AuditArgs, fetcher: &Fetcher, reading: &mut Reading) -> Result<Vec<Resource>, String> {
+    let mut all = Resource::built_in();
+    let wanted = |r: &Resource| args.kinds.is_empty() || args.kinds.iter().any(|k| r.named_by(k));
+    let custom_wanted = args.kinds.is_empty() || args.kinds.iter().any(|k| !all.iter().any(|r| r.named_by(k)));
+    if custom_wanted {
+        match discover_custom(fetcher, &args.kinds).await {
+            Ok(custom) => all.extend(custom),
+            Err(e) => reading.warnings.push(format!("custom resources were not discovered: {e}")),
+        }
+    }
+    let unknown: Vec<&String> = args.kinds.iter().filter(|k| !all.iter().any(|r| r.named_by(k))).collect();
+    if let Some(k) = unknown.first() {
+        let known: Vec<String> = all.iter().map(Resource::name).collect();
+        return Err(format!("--kinds {k:?}: no pod-bearing kind of that name is served (known: {})", known.join(", ")));
+    }
+    Ok(all.into_iter().filter(wanted).collect())
+}
+
+/// The custom resources whose schema has a pod template, and any that
+/// `--kinds` names outright (a schema may leave the template open).
+async fn discover_custom(fetcher: &Fetcher, named: &[String]) -> Result<Vec<Resource>, FetchError> {
+    let discovery = fetcher.get_as("/apis", resources::AGGREGATED_DISCOVERY, "discover the API groups", "get").await?;
+    let candidates = resources::candidates(&discovery);
+    let mut by_version: BTreeMap<String, Vec<Resource>> = BTreeMap::new();
+    for c in candidates {
+        by_version.entry(c.api_version()).or_default().push(c);
+    }
+    let mut out = Vec::new();
+    for (api_version, resources) in by_version {
+        let (outright, rest): (Vec<Resource>, Vec<Resource>) =
+            resources.into_iter().partition(|r| named.iter().any(|k| r.named_by(k)));
+        out.extend(outright);
+        if rest.is_empty() {
+            continue;
+        }
+        let path = format!("/openapi/v3/apis/{api_version}");
+        let schema =
+            fetcher.get_as(&path, "application/json", &format!("read the schema of {api_version}"), "get").await?;
+        let kinds = resources::kinds_with_pod_template(&schema);
+        out.extend(rest.into_iter().filter(|r| kinds.contains(&r.kind)));
+    }
+    Ok(out)
+}
+
+/// Reads one namespace: its Services, then every kind.
+async fn read_namespace(
+    fetcher: &Fetcher,
+    name: &str,
+    kinds: &[Resource],
+    selector: Option<&str>,
+    reading: &mut Reading,
+) -> Namespace {
+    let mut namespace = Namespace { name: name.to_owned(), ..Namespace::default() };
+    let mut services = Vec::new();
+    match fetcher.list(&resources::services(), name, None, |page| services.extend(page)).await {
+        Ok(_) => {
+            reading.lists += 1;
+            namespace.services = Some(services);
+        }
+        Err(e) => note(reading, &resources::services(), name, e),
+    }
+    for kind in kinds {
+        if reading.fatal.is_some() {
+            break;
+        }
+        let objects = &mut namespace.objects;
+        match fetcher.list(kind, name, selector, |page| objects.extend(page)).await {
+            Ok(_) => reading.lists += 1,
+            Err(e) => note(reading, kind, name, e),
+        }
+    }
+    namespace
+}
+
+/// Notes a list that failed: refused lists are warnings (the rest is
+/// audited), anything else stops the audit.
+fn note(reading: &mut Reading, resource: &Resource, namespace: &str, e: FetchError) {
+    match e {
+        FetchError::Denied { verb, .. } => {
+            let entry = reading.denied.entry(resource.name()).or_insert_with(|| (Vec::new(), verb.to_owned()));
+            entry.0.push(namespace.to_owned());
+        }
+        // A custom resource removed while the audit ran.
+        FetchError::NotFound { .. } => reading.warnings.push(e.to_string()),
+        e => reading.fatal = Some(e.to_string()),
+    }
+}
+
+fn warnings(reading: &Reading) -> Vec<String> {
+    let mut out = reading.warnings.clone();
+    for (resource, (namespaces, verb)) in &reading.denied {
+        let shown: Vec<&str> = namespaces.iter().take(5).map(String::as_str).collect();
+        let more = if namespaces.len() > 5 { format!(" and {} more", namespaces.len() - 5) } else { String::new() };
+        let what = if resource == "services" {
+            "readiness-probe-missing and prestop-bridge-missing judged their pods as lint does without Services"
+        } else {
+            "its objects there were not audited"
+        };
+        out.push(format!(
+            "cannot list {resource} in namespace{} {}{more}: the credentials lack `{verb}` on {resource}; {what}",
+            if namespaces.len() == 1 { "" } else { "s" },
+            shown.join(", "),
+        ));
+    }
+    out
+}
+
+/// A policy loaded for the audit, and how the summary names it.
+pub type Loaded = (Policy, String);

@@ -104,6 +104,7 @@ fn explain() -> String {
     for (rule, covered) in vap::coverage() {
         match covered {
             Covered::Yes => text.push_str(&format!("{rule}: covered (exactly the linter's check)\n")),
+            Covered::Partly(what) => text.push_str(&format!("{rule}: partly covered: {what}\n")),
             Covered::No(why) => text.push_str(&format!("{rule}: not covered: {why}\n")),
         }
     }

@@ -45,6 +45,11 @@ fn explain_lists_every_rule_and_why() {
     }
     assert!(r.stdout.contains("probe-port-unknown: covered"), "{}", r.stdout);
     assert!(r.stdout.contains("readiness-probe-missing: not covered: needs the Services"), "{}", r.stdout);
+    assert!(
+        r.stdout.contains("probe-invalid: partly covered: only an exec command whose program is empty"),
+        "{}",
+        r.stdout
+    );
 }
 
 #[test]

@@ -50,7 +50,7 @@ pub(super) fn changes_the_template() -> String {
 
 /// The variables, in order: `podSpec`, `templateMeta`, `labels` (the pod
 /// template's, for exemptions' selectors), `containers`, `ignored`.
-pub(super) fn variables() -> Vec<(&'static str, String)> {
+pub(super) fn variables(_policy: &crate::policy::Policy) -> Vec<(&'static str, String)> {
     let pod_spec = by_kind("object.spec", |t| format!("{t}.spec"));
     let meta = |t: &str| format!("({} ? {t}.metadata : {{}})", present(&format!("{t}.metadata")));
     let template_meta = by_kind("object.metadata", meta);
@@ -96,7 +96,7 @@ mod tests {
 
     #[test]
     fn the_pod_spec_is_found_for_every_kind() {
-        let spec = &variables()[0].1;
+        let spec = &variables(&crate::policy::Policy::default())[0].1;
         assert_eq!(
             spec,
             "object.kind == 'Pod' ? object.spec : object.kind == 'CronJob' ? object.spec.jobTemplate.spec.template.spec : \

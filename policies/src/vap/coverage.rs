@@ -7,6 +7,9 @@
 pub enum Covered {
     /// Exactly the linter's check, for the object alone.
     Yes,
+    /// A part of the linter's check, exactly: the CEL form never reports
+    /// what the linter does not, and misses what the text says.
+    Partly(&'static str),
     /// Left out; why.
     No(&'static str),
 }
@@ -22,6 +25,17 @@ pub fn of(rule: &str) -> Covered {
     const NOT_YET: &str = "CEL could express it for the object alone, but its CEL form is not written yet";
     match rule {
         "probe-port-unknown" | "liveness-too-aggressive" | "probe-window-too-long" => Covered::Yes,
+        "probe-endpoint-reused" => Covered::Partly(
+            "every finding, at the severity the object alone settles: whether a shared exec command only \
+             checks that a process exists (a warning) and what it or an httpGet `host` reaches (which can make \
+             it an error) need the command line and the env read, so such a finding is reported as a warning, \
+             never above the linter's severity, and in enforce mode may be warned where the linter denies",
+        ),
+        "probe-invalid" => Covered::Partly(
+            "only an exec command whose program is empty: what else it checks the API server rejects before \
+             any admission policy runs (negative values, no or several handlers, ports out of range) or has \
+             already defaulted (a 0 it replaces), and `pgrep` patterns need the command line read",
+        ),
         "readiness-probe-missing" | "prestop-bridge-missing" => Covered::No(SERVICES),
         "liveness-checks-dependency" | "probe-runs-inference" | "exec-probe" | "prestop-loop-unbounded" => Covered::No(
             "reads shell scripts and command lines (what a command reaches, whether a loop ends): \

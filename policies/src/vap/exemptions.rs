@@ -7,10 +7,12 @@ use super::cel::quoted;
 use crate::policy::Policy;
 use crate::policy::file::{LabelOperator, LabelSelector};
 
-/// `Some(predicate)`: true when an exemption covers `rule`'s finding on
-/// container `c` (`None` of them: `false`). `Err` names the exemption whose
-/// globs CEL cannot express exactly.
-pub(super) fn exempt(policy: &Policy, rule: &str) -> Result<String, String> {
+/// `Some(predicate)`: true when an exemption covers `rule`'s finding on the
+/// container whose name is the CEL expression `container` (`None`: a
+/// finding of the object, which no exemption by container covers; `None`
+/// of them: `false`). `Err` names the exemption whose globs CEL cannot
+/// express exactly.
+pub(super) fn exempt(policy: &Policy, rule: &str, container: Option<&str>) -> Result<String, String> {
     let mut any = Vec::new();
     for (i, e) in policy.exemptions.iter().enumerate() {
         let spec = &e.spec;
@@ -29,7 +31,11 @@ pub(super) fn exempt(policy: &Policy, rule: &str) -> Result<String, String> {
         let mut all = Vec::new();
         all.extend(globs(&spec.namespaces, "request.namespace")?);
         all.extend(globs(&spec.names, "object.metadata.name")?);
-        all.extend(globs(&spec.containers, "c.name")?);
+        match container {
+            Some(name) => all.extend(globs(&spec.containers, name)?),
+            None if !spec.containers.is_empty() => all.push("false".to_owned()),
+            None => {}
+        }
         if let Some(selector) = &spec.selector {
             all.push(selects(selector));
         }

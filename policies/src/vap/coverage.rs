@@ -31,6 +31,13 @@ pub fn of(rule: &str) -> Covered {
              it an error) need the command line and the env read, so such a finding is reported as a warning, \
              never above the linter's severity, and in enforce mode may be warned where the linter denies",
         ),
+        "startup-budget-too-short" => Covered::Partly(
+            "all of it with a declared cold start (annotation lifeguard.dev/cold-start-seconds, read as the linter \
+             reads it; one of 19 digits or more is left to the linter); without one, a model server's window below gpuBootSeconds is found on containers with \
+             a GPU or a slow-boot image run by its own entrypoint or declaring a port, not on a slow-boot image \
+             with a command of its own and no port (telling a toolbox's sleep from a server needs the command \
+             line read)",
+        ),
         "probe-invalid" => Covered::Partly(
             "only an exec command whose program is empty: what else it checks the API server rejects before \
              any admission policy runs (negative values, no or several handlers, ports out of range) or has \

@@ -14,11 +14,13 @@ mod cel;
 pub mod coverage;
 mod exemptions;
 mod liveness_too_aggressive;
+mod model;
 mod probe_endpoint_reused;
 mod probe_invalid;
 mod probe_port_unknown;
 mod probe_window_too_long;
 mod regex;
+mod startup_budget_too_short;
 
 use serde_json::{Value, json};
 
@@ -136,6 +138,7 @@ pub fn export(policy: &Policy, options: &Options) -> Export {
             "probe-window-too-long" => vec![probe_window_too_long::check(policy)],
             "probe-invalid" => vec![probe_invalid::check(policy)],
             "probe-endpoint-reused" => probe_endpoint_reused::checks(policy),
+            "startup-budget-too-short" => startup_budget_too_short::checks(policy),
             _ => continue,
         };
         out.rules.push(rule);

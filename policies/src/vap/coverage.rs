@@ -31,6 +31,12 @@ pub fn of(rule: &str) -> Covered {
              it an error) need the command line and the env read, so such a finding is reported as a warning, \
              never above the linter's severity, and in enforce mode may be warned where the linter denies",
         ),
+        "startup-probe-missing" => Covered::Partly(
+            "all of it but two signs of a slow boot that only the linter reads: a slow-boot image with a \
+             command of its own and no port or GPU (a toolbox's sleep or a server: the command line would need \
+             reading) and a cold-start annotation of 19 digits or more; with slowBootImages patterns that RE2 \
+             reads differently, no image counts. Such a container is reported for its other signs only",
+        ),
         "startup-budget-too-short" => Covered::Partly(
             "all of it with a declared cold start (annotation lifeguard.dev/cold-start-seconds, read as the linter \
              reads it; one of 19 digits or more is left to the linter); without one, a model server's window below gpuBootSeconds is found on containers with \

@@ -21,6 +21,7 @@ mod probe_port_unknown;
 mod probe_window_too_long;
 mod regex;
 mod startup_budget_too_short;
+mod startup_probe_missing;
 
 use serde_json::{Value, json};
 
@@ -139,6 +140,7 @@ pub fn export(policy: &Policy, options: &Options) -> Export {
             "probe-invalid" => vec![probe_invalid::check(policy)],
             "probe-endpoint-reused" => probe_endpoint_reused::checks(policy),
             "startup-budget-too-short" => startup_budget_too_short::checks(policy),
+            "startup-probe-missing" => startup_probe_missing::checks(policy),
             _ => continue,
         };
         out.rules.push(rule);

@@ -56,6 +56,8 @@ pub(super) fn variables(policy: &Policy) -> Vec<(&'static str, String)> {
     vec![("gpus", gpus), ("sidecars", sidecars), ("modelServers", model_servers)]
 }
 
+/// Whether container `c` requests a GPU.
+pub(super) const GPU: &str = "(c.name in variables.gpus)";
 /// Whether container `c` is a sidecar.
 pub(super) const SIDECAR: &str = "(c.name in variables.sidecars)";
 /// Whether container `c` is certainly a model server.

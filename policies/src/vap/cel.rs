@@ -121,6 +121,7 @@ pub(super) fn variables(policy: &crate::policy::Policy) -> Vec<(&'static str, St
     ]
     .into_iter()
     .chain(super::model::variables(policy))
+    .chain(super::shutdown::variables(policy))
     .collect()
 }
 

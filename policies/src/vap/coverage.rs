@@ -44,6 +44,20 @@ pub fn of(rule: &str) -> Covered {
              with a command of its own and no port (telling a toolbox's sleep from a server needs the command \
              line read)",
         ),
+        "prestop-sleep-only" => Covered::Partly(
+            "every finding on a container whose preStop, drain and shutdown budget CEL reads as the linter \
+             does: the native sleep, `[busybox] sleep N` and a shell's `-c` script in printable ASCII are read \
+             alike; a script with other characters, sleep arguments whose order decides (an `infinity` and \
+             an unreadable one), a drain or budget value of 19 digits or more, or a slow-boot image with a \
+             command of its own and no port (the policy may assume a model server's drain) leave the container \
+             to the linter",
+        ),
+        "grace-period-too-short" => Covered::Partly(
+            "every finding on a pod whose containers' preStop sleeps, drains and shutdown budgets CEL reads \
+             as the linter does (see prestop-sleep-only); where one of them only the linter can read, the \
+             grace period is left to it (which container needs the most depends on all of them); the \
+             annotations that are no number of seconds are always found",
+        ),
         "probe-invalid" => Covered::Partly(
             "only an exec command whose program is empty: what else it checks the API server rejects before \
              any admission policy runs (negative values, no or several handlers, ports out of range) or has \

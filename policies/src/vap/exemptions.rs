@@ -69,7 +69,7 @@ fn selects(selector: &LabelSelector) -> String {
 /// An anchored RE2 regex for a glob of `*`, `?`, `[...]` and `{a,b}` (as
 /// globset reads them); `None` for what it does not translate (escapes,
 /// nested braces).
-fn glob_regex(glob: &str) -> Option<String> {
+pub(super) fn glob_regex(glob: &str) -> Option<String> {
     let mut out = String::from("^");
     let mut chars = glob.chars().peekable();
     let mut in_braces = false;

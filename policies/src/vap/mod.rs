@@ -13,13 +13,16 @@
 mod cel;
 pub mod coverage;
 mod exemptions;
+mod grace_period_too_short;
 mod liveness_too_aggressive;
 mod model;
+mod prestop_sleep_only;
 mod probe_endpoint_reused;
 mod probe_invalid;
 mod probe_port_unknown;
 mod probe_window_too_long;
 mod regex;
+mod shutdown;
 mod startup_budget_too_short;
 mod startup_probe_missing;
 
@@ -141,6 +144,8 @@ pub fn export(policy: &Policy, options: &Options) -> Export {
             "probe-endpoint-reused" => probe_endpoint_reused::checks(policy),
             "startup-budget-too-short" => startup_budget_too_short::checks(policy),
             "startup-probe-missing" => startup_probe_missing::checks(policy),
+            "prestop-sleep-only" => prestop_sleep_only::checks(policy),
+            "grace-period-too-short" => grace_period_too_short::checks(policy),
             _ => continue,
         };
         out.rules.push(rule);

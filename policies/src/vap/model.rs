@@ -53,7 +53,14 @@ pub(super) fn variables(policy: &Policy) -> Vec<(&'static str, String)> {
         }
         None => "variables.gpus".to_owned(),
     };
-    vec![("gpus", gpus), ("sidecars", sidecars), ("modelServers", model_servers)]
+    // What the linter may count as a model server and this cannot tell.
+    let unsure = match slow_boot_image(policy) {
+        Some(slow) => format!(
+            "variables.containers.filter(c, !(c.name in variables.modelServers) && has(c.command) && size(c.command) > 0 && {slow}).map(c, c.name)"
+        ),
+        None => "variables.containers.filter(c, !(c.name in variables.gpus)).map(c, c.name)".to_owned(),
+    };
+    vec![("gpus", gpus), ("sidecars", sidecars), ("modelServers", model_servers), ("unsureModelServers", unsure)]
 }
 
 /// Whether container `c` requests a GPU.

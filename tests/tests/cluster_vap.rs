@@ -47,7 +47,7 @@ fn covered() -> Vec<&'static str> {
 /// Whether a finding of the linter is one the export carries: every finding
 /// of a wholly covered rule, the documented part of a partly covered one
 /// (`lifeguard export vap --explain` says what each misses).
-fn carried(f: &Finding, object: &Value) -> bool {
+fn carried(f: &Finding, object: &Value, policy: &Policy) -> bool {
     let container = || {
         let w = Workload::from_object(object).ok().flatten()?;
         let c = w.containers().find(|c| Some(c.name()) == f.container.as_deref())?;
@@ -73,17 +73,16 @@ fn carried(f: &Finding, object: &Value) -> bool {
         }
         // Where CEL reads every preStop, drain and budget as the linter does:
         // the finding's container, or for the pod's grace period all of them.
-        "prestop-sleep-only" => readable(object, |c| Some(c.name()) == f.container.as_deref()),
-        "grace-period-too-short" => f.container.is_none() || readable(object, |_| true),
+        "prestop-sleep-only" => readable(object, policy, |c| Some(c.name()) == f.container.as_deref()),
+        "grace-period-too-short" => f.container.is_none() || readable(object, policy, |_| true),
         _ => true,
     }
 }
 
 /// Whether CEL reads the shutdown needs of the chosen containers as the
 /// linter does (`lifeguard export vap --explain`, prestop-sleep-only).
-fn readable(object: &Value, chosen: impl Fn(&ContainerView<'_>) -> bool) -> bool {
+fn readable(object: &Value, policy: &Policy, chosen: impl Fn(&ContainerView<'_>) -> bool) -> bool {
     let Some(w) = Workload::from_object(object).ok().flatten() else { return true };
-    let policy = Policy::default();
     let too_long = |v: &str| {
         let digits = v.trim().trim_start_matches(['+', '-']).trim_start_matches('0');
         digits.len() >= 19 && digits.bytes().all(|b| b.is_ascii_digit())
@@ -209,7 +208,7 @@ fn linted(object: &Value, policy: &Policy) -> Linted {
     let mut out = Linted::default();
     for f in report.into_iter().flat_map(|r| r.findings).filter(|f| covered.contains(&f.rule.as_str())) {
         let key = (f.rule.clone(), f.container.clone().unwrap_or_default());
-        if carried(&f, object) {
+        if carried(&f, object, policy) {
             out.carried.insert(key.clone());
         }
         out.all.insert(key);
@@ -350,11 +349,21 @@ fn every_pack_and_mode_is_accepted_by_the_api_server() {
 fn under_warn_the_fixtures_and_the_corpus_get_exactly_the_linters_covered_findings() {
     let Some(plane) = ControlPlane::shared() else { return };
     let _turn = TURN.lock().unwrap_or_else(|e| e.into_inner());
+    // The default pack, and gpu-serving: its overrides, requireStartupProbeForGpu
+    // and the drain it assumes for a model server.
+    for pack in ["default", "gpu-serving"] {
+        parity(plane, pack);
+    }
+}
+
+/// The parity of one pack's export with `lifeguard lint` under that pack.
+fn parity(plane: &ControlPlane, pack: &str) {
     remove(plane);
-    let ns = "vap-parity";
+    let ns = format!("vap-parity-{pack}");
+    let ns = ns.as_str();
     namespace(plane, ns);
-    install(plane, &export(&["--policy", "default", "--mode", "warn"]), ns);
-    let policy = Policy::default();
+    install(plane, &export(&["--policy", pack, "--mode", "warn"]), ns);
+    let policy = Policy::pack(pack).expect("a built-in pack");
 
     let mut objects: Vec<(String, Value)> = fixtures();
     let fixture_count = objects.len();
@@ -392,7 +401,7 @@ fn under_warn_the_fixtures_and_the_corpus_get_exactly_the_linters_covered_findin
         }
     }
     eprintln!(
-        "{compared} objects compared ({fixture_count} from fixtures), {flagged_objects} with covered findings, {} refused by the API server, {} disagreements",
+        "{pack}: {compared} objects compared ({fixture_count} from fixtures), {flagged_objects} with covered findings, {} refused by the API server, {} disagreements",
         refused.len(),
         differences.len()
     );
@@ -479,7 +488,7 @@ fn denies(object: &Value, policy: &Policy) -> (bool, bool) {
     for f in report.iter().flat_map(|r| &r.findings) {
         if covered.contains(&f.rule.as_str()) && policy.denies(f.severity) {
             out.0 = true;
-            out.1 |= carried(f, object) && settled(f);
+            out.1 |= carried(f, object, policy) && settled(f);
         }
     }
     out
@@ -517,7 +526,10 @@ fn under_enforce_the_api_server_denies_what_the_linter_denies_and_nothing_more()
                 }
                 let report = lint_object(&object, &Batch::default(), &policy).ok().flatten();
                 let deny = report.iter().flat_map(|r| &r.findings).any(|f| {
-                    f.rule == rule && policy.denies(f.severity) && carried(f, &object) && denies(&object, &policy).1
+                    f.rule == rule
+                        && policy.denies(f.severity)
+                        && carried(f, &object, &policy)
+                        && denies(&object, &policy).1
                 });
                 if deny {
                     assert_eq!(run.code, 1, "{rule} {name}: {run:#?}");

@@ -19,7 +19,7 @@ pub(super) fn checks(policy: &Policy) -> Vec<Check> {
     // n: [name, sleep, sleep only, native, drain, shutdown].
     let need = format!("(n[5] > {min} ? n[5] : {min})", min = s.prestop_min_remaining_seconds);
     let remaining = format!("({GRACE} - n[1])");
-    let sleeps = format!("n[2] == 1 && n[1] >= 0 && n[5] != -2");
+    let sleeps = "n[2] == 1 && n[1] >= 0 && n[5] != -2";
     let error = format!("({sleeps} && (n[1] == {FOREVER} || {remaining} < {need}))");
     let rewrite = if native_ok { "(n[3] == 0 && n[1] >= 1)" } else { "false" };
     let info = format!(

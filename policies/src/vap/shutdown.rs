@@ -49,6 +49,8 @@ pub(super) fn prestop() -> String {
     // An exec: `[busybox] sleep ARGS`, or a shell's `-c SCRIPT`.
     let shells = "['sh', 'bash', 'ash', 'dash', 'zsh', 'ksh']";
     let base = |word: &str| format!("{word}.substring({word}.lastIndexOf('/') + 1)");
+    let args = sleep_args("v.join(' ').substring(size(v[0]) + 1 + (b == 1 ? size(v[1]) + 1 : 0)).split(' ')");
+    let sleep_args_of_argv = format!("(size(v) == b + 1 ? -1 : {args})");
     let exec = format!(
         "!has({hook}.exec.command) ? [-1, 0, 0] : [{hook}.exec.command].map(v, [size(v) > 0 && {b0} == 'busybox' ? 1 : 0].map(b, \
          size(v) <= b ? [-1, 0, 0] : [{bb}].map(p, p == 'sleep' ? (v.all(a, a.matches('^[!-~]+$')) ? \
@@ -56,10 +58,7 @@ pub(super) fn prestop() -> String {
          v[b + 1] != '--' && v[b + 1].contains('c') && size(v) >= b + 3 && !v[b + 2].startsWith('-') ? {script} + [0] : [-2, 0, 0])[0])[0])[0]",
         b0 = base("v[0]"),
         bb = base("v[b]"),
-        sleep = format!(
-            "(size(v) == b + 1 ? -1 : {})",
-            sleep_args("v.join(' ').substring(size(v[0]) + 1 + (b == 1 ? size(v[1]) + 1 : 0)).split(' ')")
-        ),
+        sleep = sleep_args_of_argv,
         script = script_sleep("v[b + 2]"),
     );
     // The API server has given the hook exactly one handler.

@@ -306,6 +306,7 @@ fn probe_objects() -> Vec<(&'static str, Value)> {
             json!({"livenessProbe": {"httpGet": http("http")["httpGet"], "initialDelaySeconds": 120}}),
         ),
         ("probe-invalid", json!({"livenessProbe": {"exec": {"command": [" ", "check"]}}})),
+        ("readiness-port-only", json!({"readinessProbe": {"tcpSocket": {"port": 8080}}})),
     ];
     let mut out: Vec<(&str, Value)> = probes.into_iter().map(|(rule, c)| (rule, pod(c, json!({})))).collect();
     let startup = json!({"startupProbe": {"tcpSocket": {"port": 8080}}});

@@ -21,7 +21,7 @@ pub(crate) mod probe_invalid;
 pub(crate) mod probe_port_unknown;
 mod probe_runs_inference;
 pub(crate) mod probe_window_too_long;
-mod readiness_port_only;
+pub(crate) mod readiness_port_only;
 mod readiness_probe_missing;
 pub(crate) mod startup_budget_too_short;
 pub(crate) mod startup_probe_missing;

@@ -24,7 +24,9 @@ pub fn of(rule: &str) -> Covered {
     const SERVICES: &str = "needs the Services that select the pod, which an admission policy cannot see";
     const NOT_YET: &str = "CEL could express it for the object alone, but its CEL form is not written yet";
     match rule {
-        "probe-port-unknown" | "liveness-too-aggressive" | "probe-window-too-long" => Covered::Yes,
+        "probe-port-unknown" | "liveness-too-aggressive" | "probe-window-too-long" | "readiness-port-only" => {
+            Covered::Yes
+        }
         "probe-endpoint-reused" => Covered::Partly(
             "every finding, at the severity the object alone settles: whether a shared exec command only \
              checks that a process exists (a warning) and what it or an httpGet `host` reaches (which can make \

@@ -1,6 +1,9 @@
-//! `lifeguard export vap`: the rules CEL can express exactly, as a
+//! `lifeguard export vap`: the rules CEL can express, as a
 //! ValidatingAdmissionPolicy (`admissionregistration.k8s.io/v1`) and its
 //! binding, for the API server to enforce in process: no webhook to run.
+//! A rule is carried exactly, or partly ([`Covered::Partly`]): then only
+//! the part CEL reads as the linter does, so it never reports what the
+//! linter would not.
 //!
 //! The policy's severities and parameters are compiled in as constants,
 //! so the export is regenerated when the policy changes. What the objects
@@ -21,6 +24,7 @@ mod probe_endpoint_reused;
 mod probe_invalid;
 mod probe_port_unknown;
 mod probe_window_too_long;
+mod readiness_port_only;
 mod regex;
 mod shutdown;
 mod startup_budget_too_short;
@@ -146,6 +150,7 @@ pub fn export(policy: &Policy, options: &Options) -> Export {
             "startup-probe-missing" => startup_probe_missing::checks(policy),
             "prestop-sleep-only" => prestop_sleep_only::checks(policy),
             "grace-period-too-short" => grace_period_too_short::checks(policy),
+            "readiness-port-only" => readiness_port_only::checks(policy),
             _ => continue,
         };
         out.rules.push(rule);

@@ -3,8 +3,11 @@
 //! the cost estimate) for every pack and mode; under `Warn` every object of
 //! the covered rules' fixtures and of the shared corpus gets exactly the
 //! covered findings `lifeguard lint` reports on it alone (same rule, same
-//! containers), and none it does not; under `Deny` a bad fixture is refused
-//! with the rule named; a pod of 20 containers is judged within the budget.
+//! containers; for a partly covered rule, all of the part it carries), and
+//! none it does not; under enforce an object is refused only where the
+//! linter denies it, and a bad fixture with a rule named; cold-start values
+//! and preStop hooks are read as the linter reads them; a pod of 20
+//! containers is judged within the budget.
 //!
 //! The policies are cluster-wide, so the tests take turns.
 
@@ -751,6 +754,13 @@ fn a_pod_of_20_containers_is_judged_within_the_cost_budget() {
     // Readiness on another path: compared with liveness field by field, not
     // reported (the API server cuts warnings short once they pass 4 KiB in all).
     let ready = |port: &str| json!({"httpGet": {"path": "/ready", "port": port}, "periodSeconds": 10});
+    // Every other preStop a script that sleeps 0 s and lets the app drain: read, weighed, not reported.
+    // The last sleeps 28 s: too long for its budget, and the pod's neediest.
+    let pre_stop = |i: usize, port: &str| match i {
+        19 => json!({"exec": {"command": ["/bin/sh", "-c", "sleep 28; exit 0"]}}),
+        _ if i % 2 == 0 => json!({"exec": {"command": ["/bin/sh", "-c", "sleep 0; exit 0"]}}),
+        _ => json!({"httpGet": {"path": "/stop", "port": port}}),
+    };
     let containers: Vec<Value> = (0..20)
         .map(|i| {
             let port = if i == 19 { "missing".to_owned() } else { format!("http-{i}") };
@@ -759,19 +769,22 @@ fn a_pod_of_20_containers_is_judged_within_the_cost_budget() {
                 "name": format!("c{i}"), "image": "example/app:1",
                 "ports": [{"name": format!("http-{i}"), "containerPort": 8080 + i}, {"name": format!("grpc-{i}"), "containerPort": 9000 + i}],
                 "startupProbe": handler(port), "livenessProbe": handler(port), "readinessProbe": ready(port),
-                "lifecycle": {"preStop": {"httpGet": {"path": "/stop", "port": port}},
+                "lifecycle": {"preStop": pre_stop(i, port),
                               "postStart": {"tcpSocket": {"port": port}}}
             })
         })
         .collect();
     // A cold start every startup probe covers: the annotation is read, the windows weighed, nothing found.
-    let meta = json!({"name": "twenty", "annotations": {"lifeguard.dev/cold-start-seconds": "0.05m"}});
+    let annotations = json!({"lifeguard.dev/cold-start-seconds": "0.05m", "lifeguard.dev/drain-seconds": "20"});
+    let meta = json!({"name": "twenty", "annotations": annotations});
     let pod = json!({"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": {"containers": containers}});
     let run = dry_run(plane, ns, &pod);
     assert_eq!(run.code, 0, "{run:#?}");
     // Every container's liveness fails at once, and the last names an unknown port: both judged in full.
     assert!(linted(&pod, &Policy::default()).agrees(&flagged(&run)), "{run:#?}");
-    assert!(flagged(&run).contains(&("probe-port-unknown".to_owned(), "c19".to_owned())), "{run:#?}");
+    for rule in ["probe-port-unknown", "prestop-sleep-only", "grace-period-too-short"] {
+        assert!(flagged(&run).contains(&(rule.to_owned(), "c19".to_owned())), "{rule}: {run:#?}");
+    }
     remove(plane);
 }
 

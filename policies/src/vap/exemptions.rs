@@ -142,6 +142,17 @@ mod tests {
     }
 
     #[test]
+    fn an_exemption_by_container_never_covers_a_finding_of_the_object() {
+        let text = "apiVersion: lifeguard.dev/v1alpha1\nkind: Policy\nexemptions:\n- reason: sidecars\n  \
+                    containers: [istio-proxy]\n- reason: legacy\n  names: [legacy-*]\n";
+        let policy = Policy::load(text, "test").expect("policy");
+        let per_container = exempt(&policy, "grace-period-too-short", Some("c.name")).expect("globs");
+        assert!(per_container.contains("c.name.matches('^istio-proxy$')"), "{per_container}");
+        let object = exempt(&policy, "grace-period-too-short", None).expect("globs");
+        assert_eq!(object, "(false) || ((object.metadata.name.matches('^legacy-.*$')))");
+    }
+
+    #[test]
     fn the_regex_matches_what_the_glob_matches() {
         let cases = [("batch-*", "batch-nightly", true), ("batch-*", "xbatch-1", false), ("{a,b}c", "bc", true)];
         for (glob, name, matches) in cases {

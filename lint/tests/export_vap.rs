@@ -1,7 +1,7 @@
 //! `lifeguard export vap` through the real binary: the objects for each
 //! built-in pack (snapshots: the export is deterministic), `--explain`
 //! naming every rule, and usage errors. That the API server accepts and
-//! enforces them is `tests/tests/cluster_vap.rs`.
+//! enforces them is `tests/tests/cluster_vap/`.
 
 mod support;
 

@@ -1,4 +1,5 @@
-//! `lifeguard export vap`: the policy's rules that CEL expresses exactly, as
+//! `lifeguard export vap`: the policy's rules that CEL expresses, exactly or
+//! in the part `--explain` describes, as
 //! ValidatingAdmissionPolicies and bindings the API server enforces itself
 //! (the objects are built by `policies::vap`; this prints them).
 
@@ -14,7 +15,8 @@ use crate::policy_source::PolicySource;
 #[derive(Debug, Subcommand)]
 pub enum ExportCommand {
     /// Print a ValidatingAdmissionPolicy and its binding (two of each in
-    /// enforce mode: Deny and Warn) carrying the rules CEL can check exactly.
+    /// enforce mode: Deny and Warn) carrying the rules CEL can check, exactly
+    /// or in part (never reporting what the linter does not).
     Vap(VapArgs),
 }
 
@@ -33,7 +35,8 @@ pub struct VapArgs {
     /// Name of the objects (enforce adds `-deny` and `-warn`).
     #[arg(long, default_value = "lifeguard")]
     pub name: String,
-    /// List every rule as covered or not, and why, instead of the objects.
+    /// List every rule as covered, partly covered (and what it misses) or
+    /// not, and why, instead of the objects.
     #[arg(long)]
     pub explain: bool,
 }
@@ -85,7 +88,7 @@ pub fn run(command: ExportCommand, write_stdout: impl Fn(&str) -> Result<()>) ->
          # `lifeguard export vap --explain` says which rules an admission policy can carry, and why.\n",
         source.describe(),
         mode.as_str(),
-        if export.rules.is_empty() { "none".to_owned() } else { export.rules.join(", ") },
+        rule_list(&export.rules),
     );
     for (rule, why) in &export.left_out {
         text.push_str(&format!("# Left out: {rule} ({why}).\n"));
@@ -98,12 +101,28 @@ pub fn run(command: ExportCommand, write_stdout: impl Fn(&str) -> Result<()>) ->
     Ok(0)
 }
 
+/// The exported rules, the partly covered ones marked.
+fn rule_list(rules: &[&str]) -> String {
+    if rules.is_empty() {
+        return "none".to_owned();
+    }
+    let marked: Vec<String> = rules
+        .iter()
+        .map(|r| match vap::coverage::of(r) {
+            Covered::Partly(_) => format!("{r} (partly)"),
+            _ => (*r).to_owned(),
+        })
+        .collect();
+    marked.join(", ")
+}
+
 /// Every rule, covered or not, and why.
 fn explain() -> String {
     let mut text = String::new();
     for (rule, covered) in vap::coverage() {
         match covered {
             Covered::Yes => text.push_str(&format!("{rule}: covered (exactly the linter's check)\n")),
+            Covered::Partly(what) => text.push_str(&format!("{rule}: partly covered: {what}\n")),
             Covered::No(why) => text.push_str(&format!("{rule}: not covered: {why}\n")),
         }
     }

@@ -1,7 +1,7 @@
 //! `lifeguard export vap` through the real binary: the objects for each
 //! built-in pack (snapshots: the export is deterministic), `--explain`
 //! naming every rule, and usage errors. That the API server accepts and
-//! enforces them is `tests/tests/cluster_vap.rs`.
+//! enforces them is `tests/tests/cluster_vap/`.
 
 mod support;
 
@@ -45,6 +45,11 @@ fn explain_lists_every_rule_and_why() {
     }
     assert!(r.stdout.contains("probe-port-unknown: covered"), "{}", r.stdout);
     assert!(r.stdout.contains("readiness-probe-missing: not covered: needs the Services"), "{}", r.stdout);
+    assert!(
+        r.stdout.contains("probe-invalid: partly covered: only an exec command whose program is empty"),
+        "{}",
+        r.stdout
+    );
 }
 
 #[test]

@@ -9,22 +9,22 @@ use crate::model::{ShutdownNeed, Workload, shutdown_needs};
 use crate::policy::Policy;
 
 mod exec_probe;
-mod grace_period_too_short;
+pub(crate) mod grace_period_too_short;
 mod ignore_annotation_invalid;
 pub(crate) mod liveness_checks_dependency;
 pub(crate) mod liveness_too_aggressive;
 mod prestop_bridge_missing;
 mod prestop_loop_unbounded;
-mod prestop_sleep_only;
-mod probe_endpoint_reused;
-mod probe_invalid;
+pub(crate) mod prestop_sleep_only;
+pub(crate) mod probe_endpoint_reused;
+pub(crate) mod probe_invalid;
 pub(crate) mod probe_port_unknown;
 mod probe_runs_inference;
 pub(crate) mod probe_window_too_long;
-mod readiness_port_only;
+pub(crate) mod readiness_port_only;
 mod readiness_probe_missing;
-mod startup_budget_too_short;
-mod startup_probe_missing;
+pub(crate) mod startup_budget_too_short;
+pub(crate) mod startup_probe_missing;
 
 #[cfg(test)]
 pub(crate) mod testing;

@@ -4,6 +4,8 @@
 //! annotation turns off. The expressions are built as text here and
 //! compiled by the API server.
 
+use crate::model::ANNOTATION_COLD_START;
+
 /// `has(a) && has(a.b) && has(a.b.c)` for `object.a.b.c`: `has` needs
 /// every step before the last to exist.
 pub(super) fn present(path: &str) -> String {
@@ -48,22 +50,53 @@ pub(super) fn changes_the_template() -> String {
     format!("request.operation != 'UPDATE' || ({changed})")
 }
 
+/// Annotation `key` of the pod template, else of the object (as the
+/// linter merges them, the template's winning), or `''`.
+pub(super) fn annotation(key: &str) -> String {
+    format!(
+        "({} ? variables.templateMeta.annotations['{key}'] : {} ? object.metadata.annotations['{key}'] : '')",
+        annotated("variables.templateMeta", key),
+        annotated("object.metadata", key)
+    )
+}
+
+/// Whether the pod template or the object has annotation `key`.
+pub(super) fn has_annotation(key: &str) -> String {
+    format!("({} || {})", annotated("variables.templateMeta", key), annotated("object.metadata", key))
+}
+
+fn annotated(meta: &str, key: &str) -> String {
+    format!("(has({meta}.annotations) && '{key}' in {meta}.annotations)")
+}
+
+/// An annotation read as whole seconds the way the linter reads it
+/// (`parse_seconds`): `30`, `30s`, `1m30s`, `1.5m` rounded up. The CEL int
+/// is the seconds, `-1` for what the linter calls no number of seconds, or
+/// `-2` for an integer too long to read exactly here (19 digits or more).
+/// A duration is summed in doubles in the linter's order, so it rounds alike.
+pub(super) fn seconds(raw: &str) -> String {
+    let token = "(?:[0-9]+(?:[.][0-9]*)?|[.][0-9]+)(?:ms|h|m|s)";
+    let factor = "(t.endsWith('ms') ? 0.001 : t.endsWith('h') ? 3600.0 : t.endsWith('m') ? 60.0 : 1.0)";
+    // `[x].map(v, ...)[0]` binds `v` to `x`.
+    format!(
+        "[{raw}.trim()].map(s, s.matches('^[+-]?0*[0-9]{{1,18}}$') ? (int(s) >= 0 ? int(s) : -1) : \
+         s.matches('^[+-]?[0-9]+$') ? (s.startsWith('-') ? -1 : -2) : !s.matches('^(?:{token})+$') ? -1 : \
+         [s.findAll('{token}').map(t, double(t.find('^[0-9.]+')) * {factor}).sum()].map(d, \
+         d > 4611686018427387904.0 ? -1 : int(d) + (double(int(d)) < d ? 1 : 0))[0])[0]"
+    )
+}
+
 /// The variables, in order: `podSpec`, `templateMeta`, `labels` (the pod
-/// template's, for exemptions' selectors), `containers`, `ignored`.
-pub(super) fn variables() -> Vec<(&'static str, String)> {
+/// template's, for exemptions' selectors), `containers`, `ignored`,
+/// `coldStart` (the cold-start annotation's [`seconds`], `-3` without it),
+/// then the containers' facts of [`super::model::variables`].
+pub(super) fn variables(policy: &crate::policy::Policy) -> Vec<(&'static str, String)> {
     let pod_spec = by_kind("object.spec", |t| format!("{t}.spec"));
     let meta = |t: &str| format!("({} ? {t}.metadata : {{}})", present(&format!("{t}.metadata")));
     let template_meta = by_kind("object.metadata", meta);
     let containers = "variables.podSpec.containers + (has(variables.podSpec.initContainers) ? \
          variables.podSpec.initContainers.filter(c, has(c.restartPolicy) && c.restartPolicy == 'Always') : [])"
         .to_owned();
-    let annotation = |key: &str| {
-        format!(
-            "(has(variables.templateMeta.annotations) && '{key}' in variables.templateMeta.annotations ? \
-             variables.templateMeta.annotations['{key}'] : has(object.metadata.annotations) && '{key}' in \
-             object.metadata.annotations ? object.metadata.annotations['{key}'] : '')"
-        )
-    };
     // The annotation applies only with a reason, as in the linter.
     let ignored = format!(
         "{}.trim() != '' ? {}.split(',').map(r, r.trim()).filter(r, r != '') : []",
@@ -77,7 +110,19 @@ pub(super) fn variables() -> Vec<(&'static str, String)> {
         ("labels", labels),
         ("containers", containers),
         ("ignored", ignored),
+        (
+            "coldStart",
+            format!(
+                "!{} ? -3 : {}",
+                has_annotation(ANNOTATION_COLD_START),
+                seconds(&annotation(ANNOTATION_COLD_START))
+            ),
+        ),
     ]
+    .into_iter()
+    .chain(super::model::variables(policy))
+    .chain(super::shutdown::variables(policy))
+    .collect()
 }
 
 /// A CEL string literal (single-quoted).
@@ -96,7 +141,7 @@ mod tests {
 
     #[test]
     fn the_pod_spec_is_found_for_every_kind() {
-        let spec = &variables()[0].1;
+        let spec = &variables(&crate::policy::Policy::default())[0].1;
         assert_eq!(
             spec,
             "object.kind == 'Pod' ? object.spec : object.kind == 'CronJob' ? object.spec.jobTemplate.spec.template.spec : \

@@ -7,10 +7,12 @@ use super::cel::quoted;
 use crate::policy::Policy;
 use crate::policy::file::{LabelOperator, LabelSelector};
 
-/// `Some(predicate)`: true when an exemption covers `rule`'s finding on
-/// container `c` (`None` of them: `false`). `Err` names the exemption whose
-/// globs CEL cannot express exactly.
-pub(super) fn exempt(policy: &Policy, rule: &str) -> Result<String, String> {
+/// `Some(predicate)`: true when an exemption covers `rule`'s finding on the
+/// container whose name is the CEL expression `container` (`None`: a
+/// finding of the object, which no exemption by container covers; `None`
+/// of them: `false`). `Err` names the exemption whose globs CEL cannot
+/// express exactly.
+pub(super) fn exempt(policy: &Policy, rule: &str, container: Option<&str>) -> Result<String, String> {
     let mut any = Vec::new();
     for (i, e) in policy.exemptions.iter().enumerate() {
         let spec = &e.spec;
@@ -29,7 +31,11 @@ pub(super) fn exempt(policy: &Policy, rule: &str) -> Result<String, String> {
         let mut all = Vec::new();
         all.extend(globs(&spec.namespaces, "request.namespace")?);
         all.extend(globs(&spec.names, "object.metadata.name")?);
-        all.extend(globs(&spec.containers, "c.name")?);
+        match container {
+            Some(name) => all.extend(globs(&spec.containers, name)?),
+            None if !spec.containers.is_empty() => all.push("false".to_owned()),
+            None => {}
+        }
         if let Some(selector) = &spec.selector {
             all.push(selects(selector));
         }
@@ -63,7 +69,7 @@ fn selects(selector: &LabelSelector) -> String {
 /// An anchored RE2 regex for a glob of `*`, `?`, `[...]` and `{a,b}` (as
 /// globset reads them); `None` for what it does not translate (escapes,
 /// nested braces).
-fn glob_regex(glob: &str) -> Option<String> {
+pub(super) fn glob_regex(glob: &str) -> Option<String> {
     let mut out = String::from("^");
     let mut chars = glob.chars().peekable();
     let mut in_braces = false;
@@ -133,6 +139,17 @@ mod tests {
         assert_eq!(glob_regex("{istio,linkerd}-proxy").as_deref(), Some("^(?:istio|linkerd)-proxy$"));
         assert_eq!(glob_regex("[!a]x").as_deref(), Some("^[^a]x$"));
         assert_eq!(glob_regex("a\\*"), None);
+    }
+
+    #[test]
+    fn an_exemption_by_container_never_covers_a_finding_of_the_object() {
+        let text = "apiVersion: lifeguard.dev/v1alpha1\nkind: Policy\nexemptions:\n- reason: sidecars\n  \
+                    containers: [istio-proxy]\n- reason: legacy\n  names: [legacy-*]\n";
+        let policy = Policy::load(text, "test").expect("policy");
+        let per_container = exempt(&policy, "grace-period-too-short", Some("c.name")).expect("globs");
+        assert!(per_container.contains("c.name.matches('^istio-proxy$')"), "{per_container}");
+        let object = exempt(&policy, "grace-period-too-short", None).expect("globs");
+        assert_eq!(object, "(false) || ((object.metadata.name.matches('^legacy-.*$')))");
     }
 
     #[test]

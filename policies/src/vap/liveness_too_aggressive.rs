@@ -25,6 +25,7 @@ pub(super) fn check(policy: &Policy) -> Check {
     Check {
         rule: RULE.name,
         severity: policy.severity_override(RULE.name).unwrap_or(RULE.severity),
+        per_container: true,
         bad,
         describe: format!(
             "'container \"' + c.name + '\": liveness failureThreshold ' + string({failure}) + ' x periodSeconds ' + \

@@ -1,6 +1,9 @@
-//! `lifeguard export vap`: the rules CEL can express exactly, as a
+//! `lifeguard export vap`: the rules CEL can express, as a
 //! ValidatingAdmissionPolicy (`admissionregistration.k8s.io/v1`) and its
 //! binding, for the API server to enforce in process: no webhook to run.
+//! A rule is carried exactly, or partly ([`Covered::Partly`]): then only
+//! the part CEL reads as the linter does, so it never reports what the
+//! linter would not.
 //!
 //! The policy's severities and parameters are compiled in as constants,
 //! so the export is regenerated when the policy changes. What the objects
@@ -13,9 +16,19 @@
 mod cel;
 pub mod coverage;
 mod exemptions;
+mod grace_period_too_short;
 mod liveness_too_aggressive;
+mod model;
+mod prestop_sleep_only;
+mod probe_endpoint_reused;
+mod probe_invalid;
 mod probe_port_unknown;
 mod probe_window_too_long;
+mod readiness_port_only;
+mod regex;
+mod shutdown;
+mod startup_budget_too_short;
+mod startup_probe_missing;
 
 use serde_json::{Value, json};
 
@@ -37,13 +50,16 @@ pub struct Validation {
     pub message: String,
 }
 
-/// A covered rule's check, per container `c` of `variables.containers`
-/// (both covered rules judge containers one by one).
+/// A covered rule's check, per container `c` of `variables.containers`,
+/// or of the object as a whole. A rule whose findings come at several
+/// severities has one check per severity, so each lands with its action.
 #[derive(Debug, Clone)]
 pub(crate) struct Check {
     rule: &'static str,
     severity: Severity,
-    /// True when container `c` has the finding.
+    /// Whether the finding is a container's (`bad` over `c`) or the object's.
+    per_container: bool,
+    /// True when container `c` (or the object) has the finding.
     bad: String,
     /// A CEL string naming `c` and the values.
     describe: String,
@@ -52,9 +68,19 @@ pub(crate) struct Check {
 }
 
 impl Check {
-    /// The validation, with the policy's exemptions of the rule (`exempt`, over `c`).
-    fn validation(self, exempt: &str) -> Validation {
+    /// The validation, with the policy's exemptions of the rule (`exempt`,
+    /// over `c`; for an object's finding, `exempt_object`).
+    fn validation(self, exempt: &str, exempt_object: &str) -> Validation {
         let rule = cel::quoted(self.rule);
+        if !self.per_container {
+            let bad = format!("({}) && !({exempt_object})", self.bad);
+            return Validation {
+                rule: self.rule,
+                severity: self.severity,
+                expression: format!("{rule} in variables.ignored || !({bad})"),
+                message: format!("{rule} + ': ' + {} + {}", self.describe, cel::quoted(&self.tail)),
+            };
+        }
         let bad = format!("({}) && !({exempt})", self.bad);
         Validation {
             rule: self.rule,
@@ -97,7 +123,7 @@ pub fn export(policy: &Policy, options: &Options) -> Export {
     let mut out = Export::default();
     let mut validations = Vec::new();
     for (rule, covered) in coverage() {
-        if covered != Covered::Yes {
+        if let Covered::No(_) = covered {
             continue;
         }
         if !policy.is_enabled(rule) {
@@ -105,21 +131,30 @@ pub fn export(policy: &Policy, options: &Options) -> Export {
             continue;
         }
         // A check that ignored an exemption would report what the linter suppresses.
-        let exempt = match exemptions::exempt(policy, rule) {
+        let exempt = exemptions::exempt(policy, rule, Some("c.name"))
+            .and_then(|c| Ok((c, exemptions::exempt(policy, rule, None)?)));
+        let (exempt, exempt_object) = match exempt {
             Ok(exempt) => exempt,
             Err(why) => {
                 out.left_out.push((rule, format!("{why} cannot be expressed in CEL exactly")));
                 continue;
             }
         };
-        let check = match rule {
-            "probe-port-unknown" => probe_port_unknown::check(policy),
-            "liveness-too-aggressive" => liveness_too_aggressive::check(policy),
-            "probe-window-too-long" => probe_window_too_long::check(policy),
+        let checks = match rule {
+            "probe-port-unknown" => vec![probe_port_unknown::check(policy)],
+            "liveness-too-aggressive" => vec![liveness_too_aggressive::check(policy)],
+            "probe-window-too-long" => vec![probe_window_too_long::check(policy)],
+            "probe-invalid" => vec![probe_invalid::check(policy)],
+            "probe-endpoint-reused" => probe_endpoint_reused::checks(policy),
+            "startup-budget-too-short" => startup_budget_too_short::checks(policy),
+            "startup-probe-missing" => startup_probe_missing::checks(policy),
+            "prestop-sleep-only" => prestop_sleep_only::checks(policy),
+            "grace-period-too-short" => grace_period_too_short::checks(policy),
+            "readiness-port-only" => readiness_port_only::checks(policy),
             _ => continue,
         };
         out.rules.push(rule);
-        validations.push(check.validation(&exempt));
+        validations.extend(checks.into_iter().map(|check| check.validation(&exempt, &exempt_object)));
     }
     let groups: Vec<(String, &str, Vec<&Validation>)> = match options.mode {
         AdmissionMode::Enforce => {
@@ -161,10 +196,13 @@ fn labels() -> Value {
 
 fn admission_policy(name: &str, policy: &Policy, validations: &[&Validation]) -> Value {
     let condition = |name: &str, expression: String| json!({ "name": name, "expression": expression });
-    let variables: Vec<Value> = cel::variables()
+    let variables: Vec<Value> = cel::variables(policy)
         .into_iter()
         .map(|(name, expression)| json!({ "name": name, "expression": expression }))
         .collect();
+    // A rule with findings at several severities has a validation for each.
+    let mut rules: Vec<&str> = validations.iter().map(|v| v.rule).collect();
+    rules.dedup();
     let checks: Vec<Value> = validations
         .iter()
         .map(|v| json!({ "expression": v.expression, "messageExpression": v.message, "reason": "Invalid" }))
@@ -177,7 +215,7 @@ fn admission_policy(name: &str, policy: &Policy, validations: &[&Validation]) ->
             "labels": labels(),
             "annotations": {
                 "lifeguard.dev/policy": policy.origin,
-                "lifeguard.dev/rules": validations.iter().map(|v| v.rule).collect::<Vec<_>>().join(","),
+                "lifeguard.dev/rules": rules.join(","),
             },
         },
         "spec": {
@@ -231,12 +269,17 @@ mod tests {
         let out = export(&Policy::default(), &options(AdmissionMode::Enforce));
         let names: Vec<&str> = out.objects.iter().filter_map(|o| o["metadata"]["name"].as_str()).collect();
         assert_eq!(names, ["lifeguard-deny", "lifeguard-deny", "lifeguard-warn", "lifeguard-warn"]);
-        assert_eq!(out.objects[0]["metadata"]["annotations"]["lifeguard.dev/rules"], "probe-port-unknown");
+        let rules =
+            |i: usize| out.objects[i]["metadata"]["annotations"]["lifeguard.dev/rules"].as_str().map(str::to_owned);
+        let deny = rules(0).expect("rules");
+        assert!(deny.contains("probe-port-unknown") && !deny.contains("liveness-too-aggressive"), "{deny}");
         assert_eq!(out.objects[1]["spec"]["validationActions"], json!(["Deny"]));
-        assert_eq!(
-            out.objects[2]["metadata"]["annotations"]["lifeguard.dev/rules"],
-            "liveness-too-aggressive,probe-window-too-long"
-        );
+        let warn = rules(2).expect("rules");
+        assert!(warn.contains("liveness-too-aggressive,") && !warn.contains("probe-port-unknown"), "{warn}");
+        // A rule whose findings come at several severities is in both, once each.
+        for list in [&deny, &warn] {
+            assert_eq!(list.matches("probe-endpoint-reused").count(), 1, "{list}");
+        }
         assert_eq!(out.objects[3]["spec"]["validationActions"], json!(["Warn"]));
     }
 
@@ -249,14 +292,19 @@ mod tests {
         file.rules.entry("liveness-too-aggressive".to_owned()).or_default().enabled = Some(false);
         let policy = Policy::from_file(file, "test").expect("policy");
         let out = export(&policy, &options(AdmissionMode::Warn));
-        assert_eq!(out.rules, ["probe-port-unknown", "probe-window-too-long"]);
+        let others: Vec<&str> = coverage()
+            .into_iter()
+            .filter(|(r, c)| !matches!(c, Covered::No(_)) && *r != "liveness-too-aggressive")
+            .map(|(r, _)| r)
+            .collect();
+        assert_eq!(out.rules, others);
         assert_eq!(out.left_out, [("liveness-too-aggressive", "disabled by the policy".to_owned())]);
     }
 
     #[test]
     fn every_rule_has_a_coverage_and_the_covered_ones_export() {
         assert_eq!(coverage().len(), crate::rules::RULES.len());
-        let covered = coverage().iter().filter(|(_, c)| *c == Covered::Yes).count();
+        let covered = coverage().iter().filter(|(_, c)| !matches!(c, Covered::No(_))).count();
         assert_eq!(export(&Policy::default(), &options(AdmissionMode::Warn)).rules.len(), covered);
     }
 }

@@ -38,6 +38,7 @@ pub(super) fn check(policy: &Policy) -> Check {
     Check {
         rule: RULE.name,
         severity: policy.severity_override(RULE.name).unwrap_or(RULE.severity),
+        per_container: true,
         bad: format!("size({names}) > 0"),
         describe: format!(
             "'container \"' + c.name + '\": ' + (size({names}) == 1 ? 'port ' : 'ports ') + {names}.map(n, '\"' + n + \

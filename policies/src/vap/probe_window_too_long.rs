@@ -32,6 +32,7 @@ pub(super) fn check(policy: &Policy) -> Check {
     Check {
         rule: RULE.name,
         severity: policy.severity_override(RULE.name).unwrap_or(RULE.severity),
+        per_container: true,
         bad: format!("{readiness} || {liveness}"),
         describe: format!(
             "'container \"' + c.name + '\": ' + [{readiness} ? 'readiness keeps a replica that stops answering in its \

@@ -1,0 +1,172 @@
+//! `probe-endpoint-reused` in CEL: which containers have the finding,
+//! exactly, and its severity where the object alone settles it.
+//!
+//! Liveness and readiness share a handler when both are the same
+//! `httpGet` (scheme, host, port with named ports resolved, path), the
+//! same `tcpSocket` (host, port), the same `exec` command or the same
+//! `grpc` port and service; the API server has already given each probe
+//! exactly one handler and filled in the defaults. A shared `tcpSocket` is
+//! an info finding unless `readiness-port-only` speaks for a long-running
+//! workload. The others are errors, or warnings where liveness is three
+//! times as tolerant or all three probes are copies, raised by what
+//! `liveness-checks-dependency` finds on the path. Two things only the
+//! linter reads: whether a shared exec command only checks that a process
+//! exists (a warning) or reaches a dependency, and where an `httpGet`
+//! `host` resolves; such a finding is reported at the lowest severity it
+//! can have, a warning, so in enforce mode it is warned rather than denied.
+
+use super::Check;
+use super::cel::present;
+use crate::finding::Severity;
+use crate::policy::Policy;
+use crate::rules::liveness_checks_dependency as dependency;
+use crate::rules::probe_endpoint_reused::RULE;
+
+const LIVE: &str = "c.livenessProbe";
+const READY: &str = "c.readinessProbe";
+
+/// Port `port` of container `c` as the kubelet resolves it, as a CEL
+/// string: a number, a declared name's number, or the undeclared name (a
+/// valid port name has a letter, so it never equals a number).
+fn port(port: &str) -> String {
+    let named = format!("c.ports.filter(p, has(p.name) && p.name == {port})");
+    format!(
+        "(type({port}) == int ? string({port}) : has(c.ports) && size({named}) > 0 ? string({named}[0].containerPort) : string({port}))"
+    )
+}
+
+/// A field of probe `probe`'s handler, or `default`.
+fn or(path: &str, default: &str) -> String {
+    format!("({} ? {path} : {default})", present(path))
+}
+
+fn same_http() -> String {
+    let (l, r) = (format!("{LIVE}.httpGet"), format!("{READY}.httpGet"));
+    let path = |h: &str| format!("({} && {h}.path != '' ? {h}.path : '/')", present(&format!("{h}.path")));
+    format!(
+        "({} && {} && {} == {} && {} == {} && {} == {} && {} == {})",
+        present(&l),
+        present(&r),
+        or(&format!("{l}.scheme"), "'HTTP'"),
+        or(&format!("{r}.scheme"), "'HTTP'"),
+        or(&format!("{l}.host"), "''"),
+        or(&format!("{r}.host"), "''"),
+        port(&format!("{l}.port")),
+        port(&format!("{r}.port")),
+        path(&l),
+        path(&r),
+    )
+}
+
+fn same_tcp() -> String {
+    let (l, r) = (format!("{LIVE}.tcpSocket"), format!("{READY}.tcpSocket"));
+    format!(
+        "({} && {} && {} == {} && {} == {})",
+        present(&l),
+        present(&r),
+        or(&format!("{l}.host"), "''"),
+        or(&format!("{r}.host"), "''"),
+        port(&format!("{l}.port")),
+        port(&format!("{r}.port")),
+    )
+}
+
+fn same_exec() -> String {
+    let (l, r) = (format!("{LIVE}.exec"), format!("{READY}.exec"));
+    format!(
+        "({} && {} && {} == {})",
+        present(&l),
+        present(&r),
+        or(&format!("{l}.command"), "[]"),
+        or(&format!("{r}.command"), "[]"),
+    )
+}
+
+fn same_grpc() -> String {
+    let (l, r) = (format!("{LIVE}.grpc"), format!("{READY}.grpc"));
+    format!(
+        "({} && {} && {l}.port == {r}.port && {} == {})",
+        present(&l),
+        present(&r),
+        or(&format!("{l}.service"), "''"),
+        or(&format!("{r}.service"), "''"),
+    )
+}
+
+/// `failureThreshold x periodSeconds` of a probe (defaults filled in by the API server).
+fn window(probe: &str) -> String {
+    format!("({} * {})", or(&format!("{probe}.failureThreshold"), "3"), or(&format!("{probe}.periodSeconds"), "10"))
+}
+
+/// The path liveness requests, as `request_path` reads it.
+fn request_path() -> String {
+    let raw = format!("{LIVE}.httpGet.path.split('?')[0].split('#')[0]");
+    format!(
+        "({has} ? ({raw}.startsWith('/') ? {raw} : '/' + {raw}) : '/')",
+        has = present(&format!("{LIVE}.httpGet.path"))
+    )
+}
+
+/// Whether `liveness-checks-dependency` makes a shared `httpGet` on this
+/// path an error; `None` when the policy's path patterns are not portable.
+fn path_is_error(policy: &Policy) -> Option<String> {
+    if !policy.is_enabled(dependency::RULE.name) {
+        return Some("false".to_owned());
+    }
+    let s = &policy.settings;
+    let path = request_path();
+    let aggregate = super::regex::any_match(&path, &s.dependency_paths)?;
+    Some(match policy.severity_override(dependency::RULE.name) {
+        None => aggregate,
+        Some(Severity::Error) => format!("({aggregate} || {})", super::regex::any_match(&path, &s.readiness_paths)?),
+        Some(_) => "false".to_owned(),
+    })
+}
+
+pub(super) fn checks(policy: &Policy) -> Vec<Check> {
+    let (http, tcp, exec, grpc) = (same_http(), same_tcp(), same_exec(), same_grpc());
+    let long_running = "(object.kind != 'Job' && object.kind != 'CronJob' && (!has(variables.podSpec.restartPolicy) || \
+                        variables.podSpec.restartPolicy == 'Always'))";
+    let port_only = policy.is_enabled("readiness-port-only");
+    let tcp_finding = if port_only { format!("({tcp} && !{long_running})") } else { tcp.clone() };
+    let handler = format!("({http} || {exec} || {grpc})");
+    let copies = format!("(has(c.startupProbe) && c.startupProbe == {LIVE} && {LIVE} == {READY})");
+    let tolerant = format!("({} >= {} * 3)", window(LIVE), window(READY));
+    // Certainly an error: the error tier, or a dependency path that makes
+    // it one; not an exec (it may only check a process: a warning).
+    let path_error = path_is_error(policy).map_or(String::new(), |e| format!(" || ({http} && {e})"));
+    let error = format!("(!{exec} && ((!{copies} && !{tolerant}){path_error}))");
+    let describe_tcp = "'container \"' + c.name + '\": liveness and readiness share tcpSocket port ' + string(c.livenessProbe.tcpSocket.port) + '; the kernel accepts the connection, so neither can fail'".to_owned();
+    let describe = format!(
+        "'container \"' + c.name + '\": liveness and readiness use the same handler (' + ({http} ? 'httpGet ' + {} : {exec} ? 'exec' : 'grpc port ' + string({LIVE}.grpc.port)) + '), liveness tolerating ' + string({}) + 's of failures vs readiness ' + string({}) + 's'",
+        request_path(),
+        window(LIVE),
+        window(READY)
+    );
+    let tail = ": point liveness at a cheap local endpoint, keep dependency checks and drain in readiness".to_owned();
+    let tcp_tail = ": nothing to separate; for a readiness that tracks serving, use httpGet, grpc or exec".to_owned();
+    let shared = |bad: String, severity: Severity| Check {
+        rule: RULE.name,
+        severity,
+        per_container: true,
+        bad: format!("has({LIVE}) && has({READY}) && {bad}"),
+        describe: describe.clone(),
+        tail: tail.clone(),
+    };
+    let tcp_check = |severity: Severity| Check {
+        rule: RULE.name,
+        severity,
+        per_container: true,
+        bad: format!("has({LIVE}) && has({READY}) && {tcp_finding}"),
+        describe: describe_tcp.clone(),
+        tail: tcp_tail.clone(),
+    };
+    match policy.severity_override(RULE.name) {
+        Some(severity) => vec![shared(handler.clone(), severity), tcp_check(severity)],
+        None => vec![
+            shared(format!("{handler} && {error}"), Severity::Error),
+            shared(format!("{handler} && !{error}"), Severity::Warning),
+            tcp_check(Severity::Info),
+        ],
+    }
+}

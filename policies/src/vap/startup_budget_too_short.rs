@@ -1,0 +1,100 @@
+//! `startup-budget-too-short` in CEL: a startup probe whose
+//! `initialDelaySeconds + failureThreshold x periodSeconds` is shorter than
+//! the declared cold start (annotation `lifeguard.dev/cold-start-seconds`)
+//! plus the policy's margin, and an annotation that is no number of
+//! seconds, exactly; without the annotation, a model server's startup
+//! window shorter than `gpuBootSeconds`, for the containers that are
+//! certainly model servers (see [`super::model::model_server`]).
+
+use super::Check;
+use super::cel::{annotation, present};
+use crate::finding::Severity;
+use crate::model::ANNOTATION_COLD_START;
+use crate::policy::Policy;
+use crate::rules::startup_budget_too_short::RULE;
+
+/// A startup field of container `c`, or its default.
+fn field(name: &str, default: i64) -> String {
+    format!("({} ? c.startupProbe.{name} : {default})", present(&format!("c.startupProbe.{name}")))
+}
+
+/// `initialDelaySeconds + failureThreshold x periodSeconds`.
+fn budget() -> String {
+    format!("({} + {} * {})", field("initialDelaySeconds", 0), field("failureThreshold", 3), field("periodSeconds", 10))
+}
+
+/// The startup probe's fields as the API server accepts them (values
+/// below are probe-invalid's), on a container that is not a sidecar.
+fn judged() -> String {
+    format!(
+        "(has(c.startupProbe) && !{} && {} >= 1 && {} >= 1 && {} >= 0)",
+        super::model::SIDECAR,
+        field("periodSeconds", 10),
+        field("failureThreshold", 3),
+        field("initialDelaySeconds", 0)
+    )
+}
+
+fn describe(what: &str) -> String {
+    format!(
+        "'container \"' + c.name + '\": startup probe allows ' + string({}) + 's (initialDelaySeconds ' + string({}) + \
+         ' + failureThreshold ' + string({}) + ' x periodSeconds ' + string({}) + '), {what}'",
+        budget(),
+        field("initialDelaySeconds", 0),
+        field("failureThreshold", 3),
+        field("periodSeconds", 10)
+    )
+}
+
+/// `cold_start_required` of the declared cold start: `cold x (100 +
+/// margin) / 100`, rounded up (for a cold start of 0 or more).
+pub(super) fn required(policy: &Policy) -> String {
+    format!("((variables.coldStart * {} + 99) / 100)", policy.settings.cold_start_margin_percent + 100)
+}
+
+pub(super) fn checks(policy: &Policy) -> Vec<Check> {
+    let s = &policy.settings;
+    let over = policy.severity_override(RULE.name);
+    let cold = "variables.coldStart";
+    let declared = "variables.coldStart != -3";
+    let margin = s.cold_start_margin_percent;
+    let required = required(policy);
+    let mut checks = vec![
+        Check {
+            rule: RULE.name,
+            severity: over.unwrap_or(Severity::Error),
+            per_container: false,
+            bad: format!("{declared} && {cold} == -1"),
+            describe: format!(
+                "'annotation {ANNOTATION_COLD_START}: \"' + {} + '\" is not a number of seconds'",
+                annotation(ANNOTATION_COLD_START)
+            ),
+            tail: ": write the measured slowest valid start as seconds (\"430\") or a duration (\"7m10s\")".to_owned(),
+        },
+        Check {
+            rule: RULE.name,
+            severity: over.unwrap_or(Severity::Error),
+            per_container: true,
+            bad: format!("{declared} && {cold} >= 0 && {} && {} < {required}", judged(), budget()),
+            describe: describe(&format!(
+                "but the declared cold start ' + string({cold}) + 's + {margin}% needs ' + string({required}) + 's"
+            )),
+            tail: ": raise startup failureThreshold to cover the cold start plus margin".to_owned(),
+        },
+    ];
+    {
+        let model_server = super::model::MODEL_SERVER;
+        checks.push(Check {
+            rule: RULE.name,
+            severity: over.unwrap_or(Severity::Warning),
+            per_container: true,
+            bad: format!("!({declared}) && {} && {model_server} && {} < {}", judged(), budget(), s.gpu_boot_seconds),
+            describe: describe(&format!(
+                "less than the {}s the policy assumes for a model server (gpuBootSeconds)",
+                s.gpu_boot_seconds
+            )),
+            tail: format!(": declare the measured cold start in annotation {ANNOTATION_COLD_START}"),
+        });
+    }
+    checks
+}

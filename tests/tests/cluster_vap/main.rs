@@ -1,0 +1,300 @@
+//! `lifeguard export vap` against the real kube-apiserver: the exported
+//! ValidatingAdmissionPolicies are accepted (their CEL compiles and passes
+//! the cost estimate) for every pack and mode; under `Warn` every object of
+//! the covered rules' fixtures and of the shared corpus gets exactly the
+//! covered findings `lifeguard lint` reports on it alone (same rule, same
+//! containers; for a partly covered rule, all of the part it carries), and
+//! none it does not; under enforce an object is refused only where the
+//! linter denies it, and a bad fixture with a rule named; cold-start values
+//! and preStop hooks are read as the linter reads them; a pod of 20
+//! containers is judged within the budget.
+//!
+//! The policies are cluster-wide, so the tests take turns.
+
+mod reading;
+mod subset;
+mod support;
+
+use std::sync::Mutex;
+
+use lifeguard_e2e::cluster::ControlPlane;
+use lifeguard_e2e::repo_root;
+use policies::{Batch, Policy, lint_object};
+use serde_json::{Value, json};
+
+use subset::{carried, denies};
+use support::{
+    covered, dry_run, export, fixtures, fixtures_and_corpus, flagged, install, linted, namespace, objects, remove,
+};
+
+/// The policies are cluster-wide: one test at a time.
+pub(crate) static TURN: Mutex<()> = Mutex::new(());
+
+#[test]
+fn every_pack_and_mode_is_accepted_by_the_api_server() {
+    let Some(plane) = ControlPlane::shared() else { return };
+    let _turn = TURN.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().expect("tempdir");
+    let readme_policy = dir.path().join("policy.yaml");
+    std::fs::write(&readme_policy, lifeguard_e2e::readme_policy_example()).expect("write the README's policy");
+    let policies =
+        ["default".to_owned(), "strict".to_owned(), "gpu-serving".to_owned(), readme_policy.display().to_string()];
+    for policy in &policies {
+        for mode in ["enforce", "warn", "audit"] {
+            let yaml = export(&["--policy", policy, "--mode", mode]);
+            assert!(yaml.contains("kind: ValidatingAdmissionPolicyBinding"), "{policy} {mode}: {yaml}");
+            let run = plane.kubectl.run_with_input(&["apply", "--dry-run=server", "-f", "-"], Some(&yaml));
+            assert_eq!(run.code, 0, "{policy} {mode}: {run:#?}");
+            assert_eq!(run.warnings(), Vec::<&str>::new(), "{policy} {mode}: {run:#?}");
+        }
+    }
+}
+
+#[test]
+fn under_warn_the_fixtures_and_the_corpus_get_exactly_the_linters_covered_findings() {
+    let Some(plane) = ControlPlane::shared() else { return };
+    let _turn = TURN.lock().unwrap_or_else(|e| e.into_inner());
+    // The default pack, and gpu-serving: its overrides, requireStartupProbeForGpu
+    // and the drain it assumes for a model server.
+    for pack in ["default", "gpu-serving"] {
+        parity(plane, pack);
+    }
+}
+
+/// The parity of one pack's export with `lifeguard lint` under that pack.
+fn parity(plane: &ControlPlane, pack: &str) {
+    remove(plane);
+    let ns = format!("vap-parity-{pack}");
+    let ns = ns.as_str();
+    namespace(plane, ns);
+    install(plane, &export(&["--policy", pack, "--mode", "warn"]), ns);
+    let policy = Policy::pack(pack).expect("a built-in pack");
+
+    let fixture_count = fixtures().len();
+    let objects = fixtures_and_corpus();
+    let (mut compared, mut flagged_objects, mut refused) = (0, 0, Vec::new());
+    let mut differences = Vec::new();
+    // Per rule: findings both report, and the linter's the export is documented to miss.
+    let mut tally: std::collections::BTreeMap<String, (usize, usize)> = Default::default();
+    for (file, object) in &objects {
+        let run = dry_run(plane, ns, object);
+        if run.code != 0 {
+            // Not admitted for a reason of its own (an unknown field's type, say).
+            refused.push(format!("{file}: {}", run.stderr.lines().next().unwrap_or_default()));
+            continue;
+        }
+        compared += 1;
+        let (cel, lint) = (flagged(&run), linted(object, &policy));
+        flagged_objects += usize::from(!lint.all.is_empty());
+        if !lint.agrees(&cel) {
+            differences.push(format!("{file} {}: admission {cel:?}, lint {lint:?}", object["metadata"]["name"]));
+        }
+        for (rule, _) in &cel {
+            tally.entry(rule.clone()).or_default().0 += 1;
+        }
+        for (rule, _) in lint.all.difference(&cel) {
+            tally.entry(rule.clone()).or_default().1 += 1;
+        }
+    }
+    eprintln!(
+        "{pack}: {compared} objects compared ({fixture_count} from fixtures), {flagged_objects} with covered findings, {} refused by the API server, {} disagreements",
+        refused.len(),
+        differences.len()
+    );
+    for (rule, (both, missed)) in &tally {
+        eprintln!("  {rule}: {both} findings reported by both, {missed} of the linter's not carried (documented)");
+    }
+    assert!(differences.is_empty(), "{differences:#?}");
+    assert!(flagged_objects >= 4, "the fixtures' bad objects were judged");
+    // Refused for reasons of their own: placeholders (`$K8S_SA_NAME`), privileged
+    // containers (this API server disallows them), names the API server rejects.
+    assert!(compared >= 250, "{compared} objects compared; refused: {refused:#?}");
+    remove(plane);
+}
+
+#[test]
+fn under_deny_a_bad_object_is_refused_with_the_rule_named_and_a_good_one_admitted() {
+    let Some(plane) = ControlPlane::shared() else { return };
+    let _turn = TURN.lock().unwrap_or_else(|e| e.into_inner());
+    remove(plane);
+    let ns = "vap-deny";
+    namespace(plane, ns);
+    // Created before the policy: an update that leaves its template alone
+    // is not judged (as the webhook's ratchet lets a relabel through).
+    let dir = repo_root().join("lint/tests/fixtures/rules/probe-port-unknown");
+    let old = objects(&dir.join("bad.yaml")).into_iter().find(|o| o["kind"] == "Deployment").expect("a bad Deployment");
+    let name = old["metadata"]["name"].as_str().expect("name").to_owned();
+    let mut stored = old.clone();
+    stored["metadata"].as_object_mut().expect("metadata").remove("namespace");
+    plane.kubectl.run_with_input(&["create", "-n", ns, "-f", "-"], Some(&stored.to_string())).ok();
+    install(plane, &export(&["--policy", "default", "--mode", "enforce"]), ns);
+    let relabel = plane.kubectl.run(&["label", "deployment", &name, "-n", ns, "team=payments"]);
+    assert_eq!(relabel.code, 0, "a relabel is not judged: {relabel:#?}");
+    let scale = plane.kubectl.run(&["scale", "deployment", &name, "-n", ns, "--replicas=3"]);
+    assert_eq!(scale.code, 0, "a scale is not judged: {scale:#?}");
+    let template = plane.kubectl.run(&[
+        "patch",
+        "deployment",
+        &name,
+        "-n",
+        ns,
+        "--type=merge",
+        "-p",
+        r#"{"spec":{"template":{"metadata":{"annotations":{"rev":"2"}}}}}"#,
+    ]);
+    assert_eq!(template.code, 1, "a template change is judged: {template:#?}");
+    assert!(template.stderr.contains("probe-port-unknown"), "{}", template.stderr);
+    for object in objects(&dir.join("bad.yaml")) {
+        let run = dry_run(plane, ns, &object);
+        assert_eq!(run.code, 1, "{run:#?}");
+        assert!(run.stderr.contains("ValidatingAdmissionPolicy 'lifeguard-deny'"), "{}", run.stderr);
+        assert!(run.stderr.contains("denied request: probe-port-unknown: container \""), "{}", run.stderr);
+        eprintln!("kubectl: {}", run.stderr.trim_end());
+    }
+    for object in objects(&dir.join("good.yaml")) {
+        let run = dry_run(plane, ns, &object);
+        assert!(!run.stderr.contains("probe-port-unknown"), "{run:#?}");
+    }
+    // liveness-too-aggressive is a warning in the default pack: warned, admitted.
+    let run = dry_run(
+        plane,
+        ns,
+        &objects(&repo_root().join("lint/tests/fixtures/rules/liveness-too-aggressive/bad.yaml"))[0],
+    );
+    assert_eq!(run.code, 0, "{run:#?}");
+    assert!(run.warnings().iter().any(|w| w.contains("liveness-too-aggressive: container \"")), "{run:#?}");
+    remove(plane);
+}
+
+#[test]
+fn under_enforce_the_api_server_denies_what_the_linter_denies_and_nothing_more() {
+    let Some(plane) = ControlPlane::shared() else { return };
+    let _turn = TURN.lock().unwrap_or_else(|e| e.into_inner());
+    remove(plane);
+    let ns = "vap-enforce";
+    namespace(plane, ns);
+    install(plane, &export(&["--policy", "default", "--mode", "enforce"]), ns);
+    let policy = Policy::default();
+    // Each covered rule's bad fixtures that the linter denies for that rule
+    // are refused with the rule named; its good fixtures are not flagged by it.
+    let mut named_rules = 0;
+    for rule in covered() {
+        let dir = repo_root().join("lint/tests/fixtures/rules").join(rule);
+        let mut files: Vec<_> = std::fs::read_dir(&dir).expect("fixtures").flatten().map(|e| e.path()).collect();
+        files.sort();
+        for file in files {
+            let name = file.file_name().and_then(|n| n.to_str()).unwrap_or_default().to_owned();
+            for object in objects(&file) {
+                let run = dry_run(plane, ns, &object);
+                let named = run.stderr.contains(&format!("{rule}: "));
+                if name.starts_with("good") {
+                    assert!(!named, "{rule} {name}: {run:#?}");
+                    continue;
+                }
+                if run.code != 0 && !run.stderr.contains("ValidatingAdmissionPolicy 'lifeguard-deny'") {
+                    // Refused by the API server for a reason of its own (probe-invalid's bad
+                    // fixtures: what it rejects before any admission policy runs).
+                    continue;
+                }
+                let report = lint_object(&object, &Batch::default(), &policy).ok().flatten();
+                let deny = report.iter().flat_map(|r| &r.findings).any(|f| {
+                    f.rule == rule
+                        && policy.denies(f.severity)
+                        && carried(f, &object, &policy)
+                        && denies(&object, &policy).1
+                });
+                if deny {
+                    assert_eq!(run.code, 1, "{rule} {name}: {run:#?}");
+                    assert!(
+                        run.stderr.contains("ValidatingAdmissionPolicy 'lifeguard-deny'"),
+                        "{rule} {name}: {run:#?}"
+                    );
+                    // The API server names the first failing validation: this rule,
+                    // or another the linter denies the object for.
+                    let denying: Vec<&str> = report
+                        .iter()
+                        .flat_map(|r| &r.findings)
+                        .filter(|f| policy.denies(f.severity) && covered().contains(&f.rule.as_str()))
+                        .map(|f| f.rule.as_str())
+                        .collect();
+                    let first = run.stderr.split("denied request: ").nth(1).and_then(|m| m.split(':').next());
+                    assert!(named || first.is_some_and(|r| denying.contains(&r)), "{rule} {name}: {run:#?}");
+                    named_rules += usize::from(named);
+                }
+            }
+        }
+    }
+    assert!(named_rules >= 5, "{named_rules} bad fixtures refused with their rule named");
+    // Every object: refused by the export only where the linter denies it,
+    // and wherever the linter denies it by a finding whose severity the export settles.
+    let objects = fixtures_and_corpus();
+    let (mut compared, mut refused, mut differences) = (0, 0, Vec::new());
+    for (file, object) in &objects {
+        let run = dry_run(plane, ns, object);
+        let denied = run.stderr.contains("ValidatingAdmissionPolicy 'lifeguard-deny'");
+        if run.code != 0 && !denied {
+            continue;
+        }
+        compared += 1;
+        refused += usize::from(denied);
+        let (may, must) = denies(object, &policy);
+        if denied && !may || must && !denied {
+            differences.push(format!(
+                "{file} {}: refused {denied}, linter denies {may}: {}",
+                object["metadata"]["name"],
+                run.stderr.trim()
+            ));
+        }
+    }
+    eprintln!("enforce: {compared} objects compared, {refused} refused, {} disagreements", differences.len());
+    assert!(differences.is_empty(), "{differences:#?}");
+    assert!(refused >= 10, "{refused} refused");
+    remove(plane);
+}
+
+#[test]
+fn a_pod_of_20_containers_is_judged_within_the_cost_budget() {
+    let Some(plane) = ControlPlane::shared() else { return };
+    let _turn = TURN.lock().unwrap_or_else(|e| e.into_inner());
+    remove(plane);
+    let ns = "vap-cost";
+    namespace(plane, ns);
+    install(plane, &export(&["--policy", "default", "--mode", "warn"]), ns);
+    let handler =
+        |port: &str| json!({"httpGet": {"path": "/x", "port": port}, "periodSeconds": 10, "failureThreshold": 1});
+    // Readiness on another path: compared with liveness field by field, not
+    // reported (the API server cuts warnings short once they pass 4 KiB in all).
+    let ready = |port: &str| json!({"httpGet": {"path": "/ready", "port": port}, "periodSeconds": 10});
+    // Every other preStop a script that sleeps 0 s and lets the app drain: read, weighed, not reported.
+    // The last sleeps 28 s: too long for its budget, and the pod's neediest.
+    let pre_stop = |i: usize, port: &str| match i {
+        19 => json!({"exec": {"command": ["/bin/sh", "-c", "sleep 28; exit 0"]}}),
+        _ if i % 2 == 0 => json!({"exec": {"command": ["/bin/sh", "-c", "sleep 0; exit 0"]}}),
+        _ => json!({"httpGet": {"path": "/stop", "port": port}}),
+    };
+    let containers: Vec<Value> = (0..20)
+        .map(|i| {
+            let port = if i == 19 { "missing".to_owned() } else { format!("http-{i}") };
+            let port = port.as_str();
+            json!({
+                "name": format!("c{i}"), "image": "example/app:1",
+                "ports": [{"name": format!("http-{i}"), "containerPort": 8080 + i}, {"name": format!("grpc-{i}"), "containerPort": 9000 + i}],
+                "startupProbe": handler(port), "livenessProbe": handler(port), "readinessProbe": ready(port),
+                "lifecycle": {"preStop": pre_stop(i, port),
+                              "postStart": {"tcpSocket": {"port": port}}}
+            })
+        })
+        .collect();
+    // A cold start every startup probe covers: the annotation is read, the windows weighed, nothing found.
+    let annotations = json!({"lifeguard.dev/cold-start-seconds": "0.05m", "lifeguard.dev/drain-seconds": "20"});
+    let meta = json!({"name": "twenty", "annotations": annotations});
+    let pod = json!({"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": {"containers": containers}});
+    let run = dry_run(plane, ns, &pod);
+    assert_eq!(run.code, 0, "{run:#?}");
+    // Every container's liveness fails at once, and the last names an unknown port: both judged in full.
+    assert!(linted(&pod, &Policy::default()).agrees(&flagged(&run)), "{run:#?}");
+    for rule in ["probe-port-unknown", "prestop-sleep-only", "grace-period-too-short"] {
+        assert!(flagged(&run).contains(&(rule.to_owned(), "c19".to_owned())), "{rule}: {run:#?}");
+    }
+    remove(plane);
+}

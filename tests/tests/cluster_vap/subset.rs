@@ -1,0 +1,137 @@
+//! The documented part of each partly covered rule, as the tests check it:
+//! which of the linter's findings the export must carry, and which denials
+//! it settles (`lifeguard export vap --explain` says what each misses).
+
+use policies::model::{ContainerView, Workload};
+use policies::{Batch, Finding, Policy, lint_object};
+use serde_json::Value;
+
+use crate::support::covered;
+
+/// Whether a finding of the linter is one the export carries: every finding
+/// of a wholly covered rule, the documented part of a partly covered one
+/// (`lifeguard export vap --explain` says what each misses).
+pub(crate) fn carried(f: &Finding, object: &Value, policy: &Policy) -> bool {
+    let container = || {
+        let w = Workload::from_object(object).ok().flatten()?;
+        let c = w.containers().find(|c| Some(c.name()) == f.container.as_deref())?;
+        Some((
+            c.gpu_resource().is_some(),
+            c.declares_ports(),
+            c.container.command.as_ref().is_some_and(|c| !c.is_empty()),
+        ))
+    };
+    match f.rule.as_str() {
+        // Only an exec command whose program is empty.
+        "probe-invalid" => f.pointer.ends_with("/exec/command/0"),
+        // Without a declared cold start, not a slow-boot image with a command
+        // of its own and no port or GPU (it may be a toolbox that sleeps).
+        "startup-budget-too-short" if f.message.contains("gpuBootSeconds") => {
+            container().is_some_and(|(gpu, ports, command)| gpu || ports || !command)
+        }
+        // Not when its only sign of a slow boot is such an image.
+        "startup-probe-missing" if f.message.contains("looks like a model server") => {
+            let other = ["declared cold start", "liveness initialDelaySeconds", "liveness failureThreshold"];
+            other.iter().any(|o| f.message.contains(o))
+                || container().is_some_and(|(gpu, ports, command)| gpu || ports || !command)
+        }
+        // Where CEL reads every preStop, drain and budget as the linter does:
+        // the finding's container, or for the pod's grace period all of them.
+        "prestop-sleep-only" => readable(object, policy, |c| Some(c.name()) == f.container.as_deref()),
+        "grace-period-too-short" => f.container.is_none() || readable(object, policy, |_| true),
+        _ => true,
+    }
+}
+
+/// Whether CEL reads the shutdown needs of the chosen containers as the
+/// linter does (`lifeguard export vap --explain`, prestop-sleep-only).
+pub(crate) fn readable(object: &Value, policy: &Policy, chosen: impl Fn(&ContainerView<'_>) -> bool) -> bool {
+    let Some(w) = Workload::from_object(object).ok().flatten() else { return true };
+    let too_long = |v: &str| {
+        let digits = v.trim().trim_start_matches(['+', '-']).trim_start_matches('0');
+        digits.len() >= 19 && digits.bytes().all(|b| b.is_ascii_digit())
+    };
+    if w.annotations.iter().any(|(k, v)| k.starts_with("lifeguard.dev/") && too_long(v)) {
+        return false;
+    }
+    w.containers().filter(|c| chosen(c)).all(|c| {
+        let env = c.container.env.iter().flatten().all(|e| !e.value.as_deref().is_some_and(too_long));
+        let command = c.container.command.as_ref().is_some_and(|c| !c.is_empty());
+        let unsure = policy.settings.model_server_drain_seconds > 0
+            && c.gpu_resource().is_none()
+            && policy.is_slow_boot_image(c.image())
+            && command
+            && !c.declares_ports();
+        env && !unsure && prestop_readable(&c)
+    })
+}
+
+/// The preStop forms CEL reads: a native sleep, any hook that is not an
+/// exec, `[busybox] sleep ARGS` in printable words (no `infinity` beside
+/// an unreadable one), a shell's `-c SCRIPT` in printable ASCII.
+pub(crate) fn prestop_readable(c: &ContainerView<'_>) -> bool {
+    let Some(argv) = c
+        .container
+        .lifecycle
+        .as_ref()
+        .and_then(|l| l.pre_stop.as_ref())
+        .and_then(|h| h.exec.as_ref())
+        .and_then(|e| e.command.as_ref())
+    else {
+        return true;
+    };
+    let base = |s: &str| s.rsplit('/').next().unwrap_or(s).to_owned();
+    let b = usize::from(argv.first().is_some_and(|a| base(a) == "busybox"));
+    let Some(program) = argv.get(b).map(|p| base(p)) else { return true };
+    let printable = |s: &str| s.bytes().all(|b| (0x20..=0x7e).contains(&b) || b == b'\t' || b == b'\n');
+    if program == "sleep" {
+        let words = argv.iter().all(|a| !a.is_empty() && a.bytes().all(|b| (0x21..=0x7e).contains(&b)));
+        let inf = argv[b + 1..].iter().any(|a| {
+            let a = a.trim_matches(['"', '\'']);
+            a.eq_ignore_ascii_case("inf") || a.eq_ignore_ascii_case("infinity")
+        });
+        let numbers = argv[b + 1..].iter().all(|a| {
+            let a = a.trim_matches(['"', '\'']);
+            let n = a.strip_suffix(['s', 'm', 'h', 'd']).unwrap_or(a);
+            a.eq_ignore_ascii_case("inf")
+                || a.eq_ignore_ascii_case("infinity")
+                || n.parse::<f64>().is_ok() && n.bytes().all(|b| b.is_ascii_digit() || b == b'.')
+        });
+        return words && (!inf || numbers);
+    }
+    if !["sh", "bash", "ash", "dash", "zsh", "ksh"].contains(&program.as_str()) {
+        return true;
+    }
+    match (argv.get(b + 1), argv.get(b + 2)) {
+        (None, _) => true,
+        (Some(flag), _) if !flag.starts_with('-') => true,
+        (Some(flag), Some(script)) => {
+            flag != "--" && flag.contains('c') && !script.starts_with('-') && printable(script)
+        }
+        _ => false,
+    }
+}
+
+/// Whether the linter denies an object by a covered rule: `may` by any
+/// finding, `must` by one whose severity the export settles (a shared exec
+/// or an `httpGet` with a `host` is reported as a warning whatever the
+/// linter's severity: see `probe-endpoint-reused` in `--explain`).
+pub(crate) fn denies(object: &Value, policy: &Policy) -> (bool, bool) {
+    let report = lint_object(object, &Batch::default(), policy).ok().flatten();
+    let covered = covered();
+    let settled = |f: &Finding| {
+        if f.rule != "probe-endpoint-reused" {
+            return true;
+        }
+        let Some(live) = object.pointer(&f.pointer) else { return false };
+        live.get("exec").is_none() && live.pointer("/httpGet/host").and_then(Value::as_str).is_none_or(str::is_empty)
+    };
+    let mut out = (false, false);
+    for f in report.iter().flat_map(|r| &r.findings) {
+        if covered.contains(&f.rule.as_str()) && policy.denies(f.severity) {
+            out.0 = true;
+            out.1 |= carried(f, object, policy) && settled(f);
+        }
+    }
+    out
+}

@@ -1,0 +1,400 @@
+//! `lifeguard audit` against the real kube-apiserver: every pod-bearing
+//! object of the shared corpus, created with its Services, is judged
+//! exactly as `lifeguard lint` judges its file alone (the differences the
+//! API server's defaults make are listed and explained); controller-owned
+//! objects are skipped and a custom resource with a pod template is read;
+//! an API server that stops answering ends the audit within the request
+//! timeout.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::io::{Read as _, Write as _};
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use lifeguard::input::{Limits, parse_stream};
+use lifeguard_e2e::cluster::webhook::workspace_binary;
+use lifeguard_e2e::cluster::{ControlPlane, Run};
+use lifeguard_e2e::corpus_dir;
+use policies::objects_in;
+use serde_json::{Value, json};
+
+/// `lifeguard ARGS` with the test cluster's kubeconfig.
+fn lifeguard(plane: &ControlPlane, args: &[&str]) -> Run {
+    lifeguard_with(&plane.kubeconfig, args)
+}
+
+fn lifeguard_with(kubeconfig: &Path, args: &[&str]) -> Run {
+    let binary = workspace_binary("lifeguard", "lifeguard").expect("the lifeguard binary");
+    let out = std::process::Command::new(binary)
+        .args(args)
+        .env("KUBECONFIG", kubeconfig)
+        .env_remove("LIFEGUARD_POLICY")
+        .env("NO_COLOR", "1")
+        .current_dir(std::env::temp_dir())
+        .output()
+        .expect("run lifeguard");
+    Run {
+        command: format!("lifeguard {}", args.join(" ")),
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+/// What a JSON report says of each object: `(namespace, kind, name)` ->
+/// `(rule, container, path)`.
+type Judged = BTreeMap<(String, String, String), BTreeSet<(String, String, String)>>;
+
+fn judged(report: &str, namespace_of: impl Fn(&Value) -> String) -> Judged {
+    let entries: Vec<Value> = serde_json::from_str(report).unwrap_or_else(|e| panic!("not JSON ({e}): {report}"));
+    let mut out = Judged::new();
+    for e in entries.iter().filter(|e| !e["rule"].is_null()) {
+        let text = |k: &str| e[k].as_str().unwrap_or_default().to_owned();
+        out.entry((namespace_of(e), text("kind"), text("name"))).or_default().insert((
+            text("rule"),
+            text("container"),
+            text("path"),
+        ));
+    }
+    out
+}
+
+fn is_pod_bearing(object: &Value) -> bool {
+    let kinds = [
+        "Pod",
+        "ReplicationController",
+        "PodTemplate",
+        "Deployment",
+        "StatefulSet",
+        "DaemonSet",
+        "ReplicaSet",
+        "Job",
+        "CronJob",
+    ];
+    object["kind"].as_str().is_some_and(|k| kinds.contains(&k))
+}
+
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            out.extend(walk(&path));
+        } else if lifeguard::input::is_manifest(&path) {
+            out.push(path);
+        }
+    }
+    out.sort();
+    out
+}
+
+/// Probe fields the API server sets when a file leaves them out.
+const DEFAULTED_PROBE_FIELDS: [&str; 4] = ["failureThreshold", "periodSeconds", "timeoutSeconds", "successThreshold"];
+
+/// Why audit and lint differ on `finding` of an object, if the API
+/// server's defaults or the audit's knowledge of the namespace explain it:
+/// `in_audit` says which side has it, `other` is what the other side has
+/// for the object, `services` whether its namespace holds any Service.
+fn explained(
+    finding: &(String, String, String),
+    in_audit: bool,
+    other: &BTreeSet<(String, String, String)>,
+    services: bool,
+) -> Option<&'static str> {
+    let (rule, container, path) = finding;
+    // lint, not knowing the Services, reports a pod that declares ports;
+    // the audit read every Service of the namespace and there are none, so
+    // no traffic waits on the pod's readiness.
+    if rule == "readiness-probe-missing" && !in_audit && !services {
+        return Some(
+            "readiness-probe-missing only in lint: the namespace has no Service, which the audit knows and lint cannot",
+        );
+    }
+    // The same finding, located at the field the API server filled in
+    // (lint points at the probe, as the file has no such field).
+    let moved = |(r, c, p): &(String, String, String)| {
+        let (short, long) = if in_audit { (p, path) } else { (path, p) };
+        r == rule
+            && c == container
+            && long
+                .strip_prefix(short.as_str())
+                .and_then(|f| f.strip_prefix('/'))
+                .is_some_and(|f| DEFAULTED_PROBE_FIELDS.contains(&f))
+    };
+    other
+        .iter()
+        .any(moved)
+        .then_some("the same finding at the probe field the API server defaulted (the file leaves it out)")
+}
+
+#[test]
+fn every_corpus_object_is_judged_as_lint_judges_its_file() {
+    let Some(plane) = ControlPlane::shared() else { return };
+    let Some(corpus) = corpus_dir() else {
+        lifeguard_e2e::skip("../shared/corpus is not beside the repository");
+        return;
+    };
+    let work = tempfile::tempdir().expect("tempdir");
+    let mut namespaces: Vec<String> = Vec::new();
+    let mut lint_paths: Vec<String> = Vec::new();
+    let mut with_services: BTreeSet<String> = BTreeSet::new();
+    let (mut created, mut refused) = (0, Vec::new());
+    for (i, file) in walk(&corpus).iter().enumerate() {
+        let text = std::fs::read_to_string(file).expect("read");
+        let (docs, _) = parse_stream(&text, &Limits::default());
+        let objects: Vec<Value> = docs
+            .iter()
+            .flat_map(|d| objects_in(&d.value).into_iter().map(|(_, o)| o.clone()))
+            .filter(|o| is_pod_bearing(o) || o["kind"] == "Service")
+            .filter(|o| o["metadata"]["name"].is_string() && o["metadata"]["ownerReferences"].is_null())
+            .collect();
+        if !objects.iter().any(is_pod_bearing) {
+            continue;
+        }
+        // Each file's namespaces are its own: `au-FILE-N` for its Nth.
+        let mut renamed: BTreeMap<String, String> = BTreeMap::new();
+        let mut kept = Vec::new();
+        for mut object in objects {
+            let original = object["metadata"]["namespace"].as_str().unwrap_or("default").to_owned();
+            let n = renamed.len();
+            let ns = renamed.entry(original).or_insert_with(|| format!("au-{i}-{n}")).clone();
+            if !namespaces.contains(&ns) {
+                plane.kubectl.namespace(&ns, &[]);
+                plane.kubectl.default_service_account(&ns);
+                namespaces.push(ns.clone());
+            }
+            object["metadata"]["namespace"] = json!(ns);
+            let run = plane.kubectl.run_with_input(&["create", "-f", "-"], Some(&object.to_string()));
+            if run.code != 0 {
+                refused.push(format!("{}: {}", file.display(), run.stderr.lines().next().unwrap_or_default()));
+                continue;
+            }
+            created += usize::from(is_pod_bearing(&object));
+            if object["kind"] == "Service" {
+                with_services.insert(ns.clone());
+            }
+            kept.push(object);
+        }
+        // The same objects, alone in a directory of their own, for lint.
+        let dir = work.path().join(format!("f{i}"));
+        std::fs::create_dir_all(&dir).expect("mkdir");
+        let path = dir.join("objects.json");
+        std::fs::write(&path, json!({"apiVersion": "v1", "kind": "List", "items": kept}).to_string()).expect("write");
+        lint_paths.push(path.display().to_string());
+    }
+    assert!(created >= 150, "{created} objects created; refused: {refused:#?}");
+
+    let mut args = vec!["lint", "--format", "json", "--fail-on", "never"];
+    args.extend(lint_paths.iter().map(String::as_str));
+    let lint = lifeguard(plane, &args);
+    assert_eq!(lint.code, 0, "{lint:#?}");
+    let joined = namespaces.join(",");
+    let audit = lifeguard(plane, &["audit", "--format", "json", "--fail-on", "never", "-n", &joined]);
+    assert_eq!(audit.code, 0, "{}", audit.stderr);
+    let by_namespace = |e: &Value| e["namespace"].as_str().unwrap_or_default().to_owned();
+    let (linted, audited) = (judged(&lint.stdout, by_namespace), judged(&audit.stdout, by_namespace));
+
+    let (mut agree, mut explained_rows, mut unexplained) = (0, BTreeMap::<String, usize>::new(), Vec::new());
+    let keys: BTreeSet<_> = linted.keys().chain(audited.keys()).cloned().collect();
+    let empty = BTreeSet::new();
+    for key in keys {
+        let (l, a) = (linted.get(&key).unwrap_or(&empty), audited.get(&key).unwrap_or(&empty));
+        agree += l.intersection(a).count();
+        let services = with_services.contains(&key.0);
+        for (finding, in_audit) in l.difference(a).map(|f| (f, false)).chain(a.difference(l).map(|f| (f, true))) {
+            let other = if in_audit { l } else { a };
+            match explained(finding, in_audit, other, services) {
+                Some(why) => *explained_rows.entry(format!("{}: {why}", finding.0)).or_default() += 1,
+                None => unexplained
+                    .push(format!("{key:?}: {finding:?} only in {}", if in_audit { "audit" } else { "lint" })),
+            }
+        }
+    }
+    eprintln!(
+        "{created} pod-bearing objects in {} namespaces; {agree} findings agree; explained differences: {explained_rows:#?}; {} refused by the API server",
+        namespaces.len(),
+        refused.len()
+    );
+    assert!(unexplained.is_empty(), "{unexplained:#?}");
+    assert!(agree >= 100, "{agree} findings agree");
+    for ns in &namespaces {
+        plane.kubectl.run(&["delete", "namespace", ns, "--wait=false"]).ok();
+    }
+}
+
+/// A CRD whose objects carry a pod template, as Argo Rollouts' do.
+fn rollout_crd() -> Value {
+    let containers =
+        json!({"type": "array", "items": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}});
+    json!({
+        "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+        "metadata": {"name": "rollouts.audit.lifeguard.dev"},
+        "spec": {"group": "audit.lifeguard.dev", "scope": "Namespaced",
+            "names": {"plural": "rollouts", "singular": "rollout", "kind": "Rollout"},
+            "versions": [{"name": "v1", "served": true, "storage": true, "schema": {"openAPIV3Schema": {
+                "type": "object", "properties": {"spec": {"type": "object", "properties": {
+                    "replicas": {"type": "integer"},
+                    "template": {"type": "object", "properties": {
+                        "metadata": {"type": "object", "x-kubernetes-preserve-unknown-fields": true},
+                        "spec": {"type": "object", "x-kubernetes-preserve-unknown-fields": true,
+                            "properties": {"containers": containers}}}}}}}}}}]}
+    })
+}
+
+/// A pod spec with one liveness and readiness on the same endpoint.
+fn reused_endpoint_spec() -> Value {
+    json!({"containers": [{"name": "app", "image": "example/app:1",
+        "ports": [{"name": "http", "containerPort": 8080}],
+        "livenessProbe": {"httpGet": {"path": "/health", "port": "http"}},
+        "readinessProbe": {"httpGet": {"path": "/health", "port": "http"}}}]})
+}
+
+#[test]
+fn owned_objects_are_skipped_and_a_custom_resource_with_a_pod_template_is_audited() {
+    let Some(plane) = ControlPlane::shared() else { return };
+    let ns = "audit-kinds";
+    plane.kubectl.namespace(ns, &[]);
+    plane.kubectl.default_service_account(ns);
+    plane.kubectl.apply(&rollout_crd());
+    lifeguard_e2e::cluster::process::wait_for("the CRD established", Duration::from_secs(30), || {
+        let run = plane.kubectl.run(&["get", "rollouts.audit.lifeguard.dev", "-n", ns]);
+        if run.code == 0 { Ok(()) } else { Err(run.stderr) }
+    });
+    let rollout = json!({"apiVersion": "audit.lifeguard.dev/v1", "kind": "Rollout",
+        "metadata": {"name": "canary", "namespace": ns},
+        "spec": {"replicas": 2, "template": {"metadata": {"labels": {"app": "canary"}}, "spec": reused_endpoint_spec()}}});
+    plane.kubectl.apply(&rollout);
+    let pod = |name: &str, owners: Value| {
+        json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": ns, "ownerReferences": owners},
+            "spec": reused_endpoint_spec()})
+    };
+    let owner = json!([{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "web-1",
+        "uid": "6b1e0f4c-1111-4222-8333-944455556666", "controller": true}]);
+    plane.kubectl.apply(&pod("owned", owner));
+    plane.kubectl.apply(&pod("bare", json!([])));
+
+    let audit = lifeguard(plane, &["audit", "--format", "json", "--fail-on", "never", "-n", ns]);
+    assert_eq!(audit.code, 0, "{audit:#?}");
+    let objects: BTreeSet<(String, String)> = judged(&audit.stdout, |_| String::new())
+        .into_iter()
+        .filter(|(_, f)| f.iter().any(|(rule, _, _)| rule == "probe-endpoint-reused"))
+        .map(|((_, kind, name), _)| (kind, name))
+        .collect();
+    let expected: BTreeSet<(String, String)> =
+        [("Pod", "bare"), ("Rollout", "canary")].iter().map(|(k, n)| ((*k).to_owned(), (*n).to_owned())).collect();
+    assert_eq!(objects, expected, "{}", audit.stdout);
+    // The table counts what was judged; the owned Pod is its ReplicaSet's.
+    let text = lifeguard(plane, &["audit", "-n", ns, "--fail-on", "never"]);
+    assert!(text.stdout.contains("Rollout/audit-kinds/canary"), "{}", text.stdout);
+    let row = text.stdout.lines().find(|l| l.starts_with(ns)).unwrap_or_default().to_owned();
+    assert!(row.split_whitespace().nth(1) == Some("2"), "two workloads judged: {}", text.stdout);
+    // --kinds narrows to what it names.
+    let pods = lifeguard(plane, &["audit", "--format", "json", "--fail-on", "never", "-n", ns, "--kinds", "pods"]);
+    let kinds: BTreeSet<String> = judged(&pods.stdout, |_| String::new()).into_keys().map(|(_, k, _)| k).collect();
+    assert_eq!(kinds, BTreeSet::from(["Pod".to_owned()]), "{}", pods.stdout);
+    let unknown = lifeguard(plane, &["audit", "-n", ns, "--kinds", "rollout.nowhere.example"]);
+    assert_eq!(unknown.code, 2, "{unknown:#?}");
+    assert!(unknown.stderr.contains("--kinds \"rollout.nowhere.example\""), "{}", unknown.stderr);
+}
+
+/// A loopback TCP proxy to the API server that, once `freeze` is set,
+/// stops passing bytes either way while keeping every connection open:
+/// an API server that stops answering.
+struct Proxy {
+    port: u16,
+    freeze: Arc<AtomicBool>,
+    /// Bytes passed from the client.
+    sent: Arc<AtomicUsize>,
+}
+
+impl Proxy {
+    fn start(upstream: &str) -> Proxy {
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+        let port = listener.local_addr().expect("addr").port();
+        let (freeze, sent) = (Arc::new(AtomicBool::new(false)), Arc::new(AtomicUsize::new(0)));
+        let upstream = upstream.trim_start_matches("https://").to_owned();
+        let (f, s) = (Arc::clone(&freeze), Arc::clone(&sent));
+        std::thread::spawn(move || {
+            for client in listener.incoming().flatten() {
+                let Ok(server) = TcpStream::connect(&upstream) else { continue };
+                let pipe = |mut from: TcpStream,
+                            mut to: TcpStream,
+                            count: Option<Arc<AtomicUsize>>,
+                            freeze: Arc<AtomicBool>| {
+                    std::thread::spawn(move || {
+                        let mut buf = [0_u8; 16 * 1024];
+                        let deadline = Instant::now() + Duration::from_secs(120);
+                        while Instant::now() < deadline {
+                            let Ok(n) = from.read(&mut buf) else { return };
+                            if n == 0 {
+                                return;
+                            }
+                            // Frozen: hold the bytes and the connection, answer nothing.
+                            while freeze.load(Ordering::SeqCst) && Instant::now() < deadline {
+                                std::thread::sleep(Duration::from_millis(50));
+                            }
+                            if let Some(count) = &count {
+                                count.fetch_add(n, Ordering::SeqCst);
+                            }
+                            if to.write_all(&buf[..n]).is_err() {
+                                return;
+                            }
+                        }
+                    });
+                };
+                let (Ok(c2), Ok(s2)) = (client.try_clone(), server.try_clone()) else { continue };
+                pipe(client, server, Some(Arc::clone(&s)), Arc::clone(&f));
+                pipe(s2, c2, None, Arc::clone(&f));
+            }
+        });
+        Proxy { port, freeze, sent }
+    }
+}
+
+#[test]
+fn an_api_server_that_stops_answering_ends_the_audit_within_the_request_timeout() {
+    let Some(plane) = ControlPlane::shared() else { return };
+    // Enough namespaces that the audit is mid-way when the answers stop.
+    let namespaces: Vec<String> = (0..40).map(|i| format!("audit-stall-{i}")).collect();
+    for ns in &namespaces {
+        plane.kubectl.namespace(ns, &[]);
+    }
+    let proxy = Proxy::start(&plane.server);
+    let kubeconfig_text = std::fs::read_to_string(&plane.kubeconfig)
+        .expect("kubeconfig")
+        .replace(&plane.server, &format!("https://127.0.0.1:{}", proxy.port));
+    let dir = tempfile::tempdir().expect("tempdir");
+    let kubeconfig = dir.path().join("kubeconfig");
+    std::fs::write(&kubeconfig, kubeconfig_text).expect("write");
+    let (freeze, sent) = (Arc::clone(&proxy.freeze), Arc::clone(&proxy.sent));
+    // Freeze once a few namespaces' requests have gone through.
+    let watcher = std::thread::spawn(move || {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while sent.load(Ordering::SeqCst) < 12_000 && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        freeze.store(true, Ordering::SeqCst);
+    });
+    let joined = namespaces.join(",");
+    let started = Instant::now();
+    let run = lifeguard_with(
+        &kubeconfig,
+        &["audit", "--format", "json", "--kinds", "deployments,pods,jobs", "--request-timeout", "3", "-n", &joined],
+    );
+    let took = started.elapsed();
+    watcher.join().expect("watcher");
+    assert_eq!(run.code, 2, "{run:#?}");
+    assert!(run.stderr.contains("did not answer within 3 s (--request-timeout)"), "{}", run.stderr);
+    assert!(run.stderr.contains("the audit stopped"), "{}", run.stderr);
+    // One request's timeout, not one per retry or per namespace left.
+    assert!(took < Duration::from_secs(12), "took {took:?}");
+    // What was read before the stall is still reported.
+    let entries: Vec<Value> = serde_json::from_str(&run.stdout).expect("a JSON report");
+    let _ = entries;
+    for ns in &namespaces {
+        plane.kubectl.run(&["delete", "namespace", ns, "--wait=false"]).ok();
+    }
+}

@@ -288,6 +288,14 @@ fn owned_objects_are_skipped_and_a_custom_resource_with_a_pod_template_is_audite
     assert_eq!(objects, expected, "{}", audit.stdout);
     // The table counts what was judged; the owned Pod is its ReplicaSet's.
     let text = lifeguard(plane, &["audit", "-n", ns, "--fail-on", "never"]);
+    // The README shows this run, as the binary prints it.
+    let readme = std::fs::read_to_string(lifeguard_e2e::repo_root().join("README.md")).expect("README.md");
+    let block = readme
+        .split_once("<!-- audit-output -->\n```text\n")
+        .and_then(|(_, rest)| rest.split_once("```\n<!-- /audit-output -->"))
+        .map(|(block, _)| block)
+        .expect("the README's audit-output block");
+    assert_eq!(block, format!("$ lifeguard audit -n {ns} --fail-on never\n{}", text.stdout), "README's audit output");
     assert!(text.stdout.contains("Rollout/audit-kinds/canary"), "{}", text.stdout);
     let row = text.stdout.lines().find(|l| l.starts_with(ns)).unwrap_or_default().to_owned();
     assert!(row.split_whitespace().nth(1) == Some("2"), "two workloads judged: {}", text.stdout);
@@ -397,4 +405,119 @@ fn an_api_server_that_stops_answering_ends_the_audit_within_the_request_timeout(
     for ns in &namespaces {
         plane.kubectl.run(&["delete", "namespace", ns, "--wait=false"]).ok();
     }
+}
+
+/// A kubeconfig that authenticates with `token` (a service account's).
+fn token_kubeconfig(plane: &ControlPlane, token: &str, dir: &Path) -> PathBuf {
+    let path = dir.join("token-kubeconfig");
+    let text = format!(
+        "apiVersion: v1\nkind: Config\nclusters:\n- name: test\n  cluster:\n    server: {}\n    certificate-authority: {}\nusers:\n- name: audit\n  user:\n    token: {token}\ncontexts:\n- name: audit\n  context:\n    cluster: test\n    user: audit\ncurrent-context: audit\n",
+        plane.server,
+        plane.pki.ca_file.display()
+    );
+    std::fs::write(&path, text).expect("write the kubeconfig");
+    path
+}
+
+#[test]
+fn the_charts_read_only_role_is_enough_and_a_refused_list_is_a_warning() {
+    let Some(plane) = ControlPlane::shared() else { return };
+    let Some(helm) = plane.helm() else { return };
+    // The custom resource another test reads is granted as the chart grants one.
+    plane.kubectl.apply(&rollout_crd());
+    let rendered = lifeguard_e2e::cluster::chart::Rendered::render(
+        &helm,
+        &plane.kubectl,
+        &[
+            "audit.enabled=true",
+            "certManager.enabled=false",
+            "audit.extraResources[0].apiGroups[0]=audit.lifeguard.dev,audit.extraResources[0].resources[0]=rollouts",
+        ],
+    );
+    let role = rendered.find("ClusterRole", None).expect("the chart's audit ClusterRole").clone();
+    let (ns, work) = ("audit-rbac", "audit-rbac-work");
+    for n in [ns, work] {
+        plane.kubectl.namespace(n, &[]);
+        plane.kubectl.default_service_account(n);
+    }
+    let job = json!({"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "once", "namespace": work},
+        "spec": {"template": {"spec": {"restartPolicy": "Never", "containers": [{"name": "run", "image": "example/run:1",
+            "readinessProbe": {"exec": {"command": ["true"]}}}]}}}});
+    plane.kubectl.apply(&job);
+    let deployment = json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web", "namespace": work},
+        "spec": {"selector": {"matchLabels": {"app": "web"}},
+            "template": {"metadata": {"labels": {"app": "web"}}, "spec": reused_endpoint_spec()}}});
+    plane.kubectl.apply(&deployment);
+    plane.kubectl.run(&["create", "serviceaccount", "auditor", "-n", ns]);
+    let bind = |role_name: &str| {
+        plane.kubectl.run(&["delete", "clusterrolebinding", "lifeguard-audit-test", "--ignore-not-found"]).ok();
+        plane
+            .kubectl
+            .run(&[
+                "create",
+                "clusterrolebinding",
+                "lifeguard-audit-test",
+                "--clusterrole",
+                role_name,
+                &format!("--serviceaccount={ns}:auditor"),
+            ])
+            .ok();
+    };
+    let mut chart_role = role.clone();
+    chart_role["metadata"] = json!({"name": "lifeguard-audit-chart"});
+    plane.kubectl.apply(&chart_role);
+    bind("lifeguard-audit-chart");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let token = plane.kubectl.run(&["create", "token", "auditor", "-n", ns]).ok().trim().to_owned();
+    let kubeconfig = token_kubeconfig(plane, &token, dir.path());
+    let audit_json = |args: &[&str]| {
+        let mut all = vec!["audit", "--format", "json", "--fail-on", "never"];
+        all.extend_from_slice(args);
+        lifeguard_with(&kubeconfig, &all)
+    };
+    // RBAC takes a moment to reach the authorizer's cache.
+    lifeguard_e2e::cluster::process::wait_for("the binding in force", Duration::from_secs(30), || {
+        let run = audit_json(&["-n", work]);
+        if run.code == 0 && !run.stderr.contains("lifeguard: warning") { Ok(()) } else { Err(run.stderr) }
+    });
+    // The whole cluster, with the chart's role only: no warning, the Deployment judged.
+    let all = audit_json(&["-A"]);
+    assert_eq!(all.code, 0, "{all:#?}");
+    assert!(!all.stderr.contains("lifeguard: warning"), "{}", all.stderr);
+    let objects: BTreeSet<String> =
+        judged(&all.stdout, |_| String::new()).into_keys().map(|(_, k, n)| format!("{k}/{n}")).collect();
+    assert!(objects.contains("Deployment/web"), "{}", all.stdout);
+
+    // Without `list` on Jobs: a warning naming them and the verb; the rest reported.
+    let mut narrowed = role;
+    narrowed["metadata"] = json!({"name": "lifeguard-audit-no-jobs"});
+    for rule in narrowed["rules"].as_array_mut().expect("rules") {
+        if rule["apiGroups"] == json!(["batch"]) {
+            rule["resources"] = json!(["cronjobs"]);
+        }
+    }
+    plane.kubectl.apply(&narrowed);
+    bind("lifeguard-audit-no-jobs");
+    let refused =
+        lifeguard_e2e::cluster::process::wait_for("the narrowed role in force", Duration::from_secs(30), || {
+            let run = audit_json(&["-n", work]);
+            if run.stderr.contains("jobs.batch") { Ok(run) } else { Err(run.stderr) }
+        });
+    assert_eq!(refused.code, 0, "{refused:#?}");
+    assert!(
+        refused.stderr.contains(&format!(
+            "warning: cannot list jobs.batch in namespace {work}: the credentials lack `list` on jobs.batch"
+        )),
+        "{}",
+        refused.stderr
+    );
+    let kinds: BTreeSet<String> = judged(&refused.stdout, |_| String::new()).into_keys().map(|(_, k, _)| k).collect();
+    assert!(kinds.contains("Deployment"), "the rest is reported: {}", refused.stdout);
+    // With nothing readable at all, it is an input error (exit 2).
+    plane.kubectl.run(&["delete", "clusterrolebinding", "lifeguard-audit-test"]).ok();
+    let nothing = lifeguard_e2e::cluster::process::wait_for("the binding gone", Duration::from_secs(30), || {
+        let run = audit_json(&["-n", work]);
+        if run.code == 2 { Ok(run) } else { Err(run.stderr) }
+    });
+    assert!(nothing.stderr.contains("nothing could be read"), "{}", nothing.stderr);
 }

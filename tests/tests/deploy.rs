@@ -64,6 +64,15 @@ fn value_sets() -> Vec<(&'static str, Vec<&'static str>)> {
         ("fail closed", vec!["--set", "webhook.failurePolicy=Fail"]),
         ("ServiceMonitor", vec!["--set", "metrics.serviceMonitor.enabled=true"]),
         (
+            "audit CronJob",
+            vec![
+                "--set",
+                "audit.enabled=true",
+                "--set-json",
+                r#"audit.extraResources=[{"apiGroups":["argoproj.io"],"resources":["rollouts"]}]"#,
+            ],
+        ),
+        (
             "extra CRD kinds",
             vec![
                 "--set-json",

@@ -51,7 +51,8 @@ type Judged = BTreeMap<(String, String, String), BTreeSet<(String, String, Strin
 fn judged(report: &str, namespace_of: impl Fn(&Value) -> String) -> Judged {
     let entries: Vec<Value> = serde_json::from_str(report).unwrap_or_else(|e| panic!("not JSON ({e}): {report}"));
     let mut out = Judged::new();
-    for e in entries.iter().filter(|e| !e["rule"].is_null()) {
+    // Input errors (`rule` null) and simulation verdicts are not findings.
+    for e in entries.iter().filter(|e| e["rule"].as_str().is_some_and(|r| r != "simulate")) {
         let text = |k: &str| e[k].as_str().unwrap_or_default().to_owned();
         out.entry((namespace_of(e), text("kind"), text("name"))).or_default().insert((
             text("rule"),
@@ -131,7 +132,7 @@ fn explained(
 }
 
 #[test]
-fn every_corpus_object_is_judged_as_lint_judges_its_file() {
+fn every_corpus_object_is_judged_as_lint_judges_its_file_and_simulated_as_simulate_does() {
     let Some(plane) = ControlPlane::shared() else { return };
     let Some(corpus) = corpus_dir() else {
         lifeguard_e2e::skip("../shared/corpus is not beside the repository");
@@ -192,8 +193,9 @@ fn every_corpus_object_is_judged_as_lint_judges_its_file() {
     let lint = lifeguard(plane, &args);
     assert_eq!(lint.code, 0, "{lint:#?}");
     let joined = namespaces.join(",");
-    let audit = lifeguard(plane, &["audit", "--format", "json", "--fail-on", "never", "-n", &joined]);
+    let audit = lifeguard(plane, &["audit", "--format", "json", "--fail-on", "never", "--simulate", "-n", &joined]);
     assert_eq!(audit.code, 0, "{}", audit.stderr);
+    assert!(!audit.stderr.contains("lifeguard: warning"), "{}", audit.stderr);
     let by_namespace = |e: &Value| e["namespace"].as_str().unwrap_or_default().to_owned();
     let (linted, audited) = (judged(&lint.stdout, by_namespace), judged(&audit.stdout, by_namespace));
 
@@ -220,9 +222,47 @@ fn every_corpus_object_is_judged_as_lint_judges_its_file() {
     );
     assert!(unexplained.is_empty(), "{unexplained:#?}");
     assert!(agree >= 100, "{agree} findings agree");
+
+    // --simulate: every workload's verdicts are those `lifeguard simulate`
+    // gives on its file, container by container and scenario by scenario.
+    let mut args = vec!["simulate", "--format", "json", "--fail-on", "never"];
+    args.extend(lint_paths.iter().map(String::as_str));
+    let simulate = lifeguard(plane, &args);
+    assert_eq!(simulate.code, 0, "{simulate:#?}");
+    let (simulated, audited) = (verdicts(&simulate.stdout), verdicts(&audit.stdout));
+    assert!(simulated.len() >= 500, "{} verdicts from lifeguard simulate", simulated.len());
+    let differ: Vec<String> = simulated
+        .keys()
+        .chain(audited.keys())
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .filter(|k| simulated.get(*k) != audited.get(*k))
+        .map(|k| format!("{k:?}: simulate {:?}, audit {:?}", simulated.get(k), audited.get(k)))
+        .collect();
+    assert!(differ.is_empty(), "{} verdicts differ: {differ:#?}", differ.len());
+    let mut by_verdict: BTreeMap<&str, usize> = BTreeMap::new();
+    for v in audited.values() {
+        *by_verdict.entry(v.as_str()).or_default() += 1;
+    }
+    eprintln!("{} verdicts agree: {by_verdict:?}", audited.len());
     for ns in &namespaces {
         plane.kubectl.run(&["delete", "namespace", ns, "--wait=false"]).ok();
     }
+}
+
+/// What a JSON report of `simulate` or `audit --simulate` says:
+/// `(namespace, kind, name, container, scenario)` -> verdict.
+fn verdicts(report: &str) -> BTreeMap<[String; 5], String> {
+    let entries: Vec<Value> = serde_json::from_str(report).unwrap_or_else(|e| panic!("not JSON ({e}): {report}"));
+    let text = |e: &Value, k: &str| e[k].as_str().unwrap_or_default().to_owned();
+    entries
+        .iter()
+        .filter(|e| e["verdict"].is_string())
+        .map(|e| {
+            let key = ["namespace", "kind", "name", "container", "scenario"].map(|k| text(e, k));
+            (key, text(e, "verdict"))
+        })
+        .collect()
 }
 
 /// A CRD whose objects carry a pod template, as Argo Rollouts' do.
@@ -303,6 +343,27 @@ fn owned_objects_are_skipped_and_a_custom_resource_with_a_pod_template_is_audite
     let pods = lifeguard(plane, &["audit", "--format", "json", "--fail-on", "never", "-n", ns, "--kinds", "pods"]);
     let kinds: BTreeSet<String> = judged(&pods.stdout, |_| String::new()).into_keys().map(|(_, k, _)| k).collect();
     assert_eq!(kinds, BTreeSet::from(["Pod".to_owned()]), "{}", pods.stdout);
+    // --simulate: the verdicts to act on, after the findings; the README shows it.
+    let args = ["audit", "-n", ns, "--simulate", "--quiet", "--fail-on", "never"];
+    let simulated = lifeguard(plane, &args);
+    assert_eq!(simulated.code, 0, "{simulated:#?}");
+    let section = simulated.stdout.split_once("\n\n").map(|(_, section)| section).unwrap_or_default();
+    for workload in ["Pod/audit-kinds/bare", "Rollout/audit-kinds/canary"] {
+        let line = section.lines().find(|l| l.trim_start().starts_with(workload)).unwrap_or_default();
+        assert!(line.contains("restart storm"), "{workload} in a 2-minute stall: {}", simulated.stdout);
+    }
+    assert!(section.contains("stall:2m: restart-storm (error), 2 workloads:"), "{}", simulated.stdout);
+    assert!(!section.contains("Pod/audit-kinds/owned"), "{}", simulated.stdout);
+    let block = readme
+        .split_once("<!-- audit-simulate-output -->\n```text\n")
+        .and_then(|(_, rest)| rest.split_once("```\n<!-- /audit-simulate-output -->"))
+        .map(|(block, _)| block)
+        .expect("the README's audit-simulate-output block");
+    assert_eq!(
+        block,
+        format!("$ lifeguard {}\n{}", args.join(" "), simulated.stdout),
+        "README's audit --simulate output"
+    );
     let unknown = lifeguard(plane, &["audit", "-n", ns, "--kinds", "rollout.nowhere.example"]);
     assert_eq!(unknown.code, 2, "{unknown:#?}");
     assert!(unknown.stderr.contains("--kinds \"rollout.nowhere.example\""), "{}", unknown.stderr);

@@ -2,6 +2,8 @@
 
 use std::path::PathBuf;
 
+use policies::simulate::Scenario;
+
 use crate::cli::FailOn;
 use crate::options::{POLICY_NAME, RULE_NAME};
 use crate::report::Format;
@@ -46,6 +48,18 @@ pub struct AuditArgs {
     /// Do not run these rules (repeatable or comma-separated); wins over `--select`.
     #[arg(long, value_name = "RULE", value_delimiter = ',', value_parser = RULE_NAME, hide_possible_values = true)]
     pub ignore: Vec<String>,
+    /// Also run each workload through `lifeguard simulate`'s scenarios and
+    /// report its verdicts (`restart-storm`, `boot-loop`,
+    /// `sigkill-in-flight`, ...): a section of the text report, an entry
+    /// per container and scenario in JSON (`rule` is `simulate`). Verdicts
+    /// do not change the exit code.
+    #[arg(long)]
+    pub simulate: bool,
+    /// With `--simulate`, a scenario to run instead of the standard set
+    /// (repeatable): `boot[:DURATION]`, `stall:DURATION`, `pause:DURATION`,
+    /// `wedge`, `delete`.
+    #[arg(long = "scenario", value_name = "S", value_parser = parse_scenario, requires = "simulate")]
+    pub scenarios: Vec<Scenario>,
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
@@ -73,4 +87,8 @@ pub struct AuditArgs {
     /// When to colour the output.
     #[arg(long, value_enum, default_value_t = crate::options::ColorWhen::Auto, value_name = "WHEN")]
     pub color: crate::options::ColorWhen,
+}
+
+fn parse_scenario(s: &str) -> Result<Scenario, String> {
+    Scenario::parse(s).map_err(|e| e.to_string())
 }

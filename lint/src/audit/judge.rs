@@ -8,6 +8,7 @@ use policies::model::controller_of;
 use policies::{Batch, Policy, Severity};
 use serde_json::Value;
 
+use super::verdicts::Simulation;
 use crate::lint::{Origin, Outcome, Seen, lint_one};
 
 /// What was read of one namespace.
@@ -37,8 +38,13 @@ pub struct Row {
 }
 
 /// Judges a namespace's objects (controller-owned ones skipped, as the
-/// webhook skips them) with its Services.
-pub fn judge(namespace: Namespace, policy: &Policy) -> (Outcome, Row) {
+/// webhook skips them) with its Services; with a `simulation`, also
+/// simulates each workload judged, and returns its verdicts' JSON entries.
+pub fn judge(
+    namespace: Namespace,
+    policy: &Policy,
+    mut simulation: Option<&mut Simulation>,
+) -> (Outcome, Row, Vec<Value>) {
     // Read whole, even none: an audit knows every Service of the namespace,
     // so "no Service selects it" is a fact, not a gap in the input.
     let mut batch = Batch::default();
@@ -54,6 +60,7 @@ pub fn judge(namespace: Namespace, policy: &Policy) -> (Outcome, Row) {
     let mut out = Outcome { origin: Origin::Cluster, ..Outcome::default() };
     let mut row = Row { namespace: namespace.name.clone(), ..Row::default() };
     let mut worst: Option<(Severity, usize, String)> = None;
+    let mut verdicts = Vec::new();
     for object in &namespace.objects {
         if controller_of(object).is_some() {
             row.owned += 1;
@@ -65,6 +72,9 @@ pub fn judge(namespace: Namespace, policy: &Policy) -> (Outcome, Row) {
             continue;
         }
         row.workloads += 1;
+        if let Some(simulation) = simulation.as_deref_mut() {
+            verdicts.extend(simulation.run(object, policy));
+        }
         let found = &out.findings[findings_before..];
         for f in found {
             row.findings[slot(f.finding.severity)] += 1;
@@ -78,7 +88,7 @@ pub fn judge(namespace: Namespace, policy: &Policy) -> (Outcome, Row) {
         }
     }
     row.worst = worst.map(|(severity, _, label)| (label, severity));
-    (out, row)
+    (out, row, verdicts)
 }
 
 fn slot(severity: Severity) -> usize {

@@ -11,6 +11,7 @@ pub mod judge;
 pub mod policy;
 pub mod resources;
 pub mod table;
+pub mod verdicts;
 
 use std::collections::BTreeMap;
 use std::io::Write as _;
@@ -29,6 +30,7 @@ use crate::report::{self, Format};
 use fetch::{FetchError, Fetcher};
 use judge::{Namespace, Row};
 use resources::Resource;
+use verdicts::Simulation;
 
 /// Runs `lifeguard audit`; returns the exit code.
 pub fn run(args: AuditArgs) -> Result<u8> {
@@ -102,6 +104,7 @@ async fn audit(args: AuditArgs) -> Result<u8> {
     let mut render = Render::new(args.format).map(|r| if plain { r.plain() } else { r });
     let mut total = Outcome { origin: Origin::Cluster, policy: Some(policy_name.clone()), ..Outcome::default() };
     let mut rows: Vec<Row> = Vec::new();
+    let mut simulation = args.simulate.then(|| Simulation::new(&args.scenarios));
     // JUnit groups cases across the whole report, so it keeps the findings.
     for name in namespaces {
         let namespace = read_namespace(&fetcher, &name, &kinds, args.selector.as_deref(), &mut reading).await;
@@ -111,9 +114,10 @@ async fn audit(args: AuditArgs) -> Result<u8> {
         if args.verbose {
             eprintln!("lifeguard: namespace {name}: {} objects", namespace.objects.len());
         }
-        let (mut part, row) = judge::judge(namespace, &policy);
+        let (mut part, row, entries) = judge::judge(namespace, &policy, simulation.as_mut());
         if let Some(render) = &mut render {
             render.document(&mut part);
+            render.json_entries(&mut part, &entries);
         }
         total.files += 1;
         total.absorb(part);
@@ -121,7 +125,9 @@ async fn audit(args: AuditArgs) -> Result<u8> {
     }
 
     let mut stderr = anstream::stderr();
-    for w in warnings(&reading) {
+    let simulated = simulation.as_ref().map(Simulation::render);
+    let not_simulated = simulation.as_ref().map(|s| s.errors.as_slice()).unwrap_or_default();
+    for w in warnings(&reading).iter().chain(not_simulated) {
         writeln!(stderr, "lifeguard: warning: {w}").context("writing to stderr")?;
     }
     let flag = args.fail_on.map(FailOn::severity);
@@ -135,8 +141,15 @@ async fn audit(args: AuditArgs) -> Result<u8> {
             Some(render) => render.write(&total, true, w)?,
             None => w.write_all(report::junit::render(&total, &rules_run, &|_| threshold).as_bytes())?,
         }
-        if text && !quiet {
+        // The verdicts were asked for: printed even with --quiet.
+        if let Some(section) = simulated.as_deref().filter(|_| text) {
             if total.finding_count() > 0 {
+                w.write_all(b"\n")?;
+            }
+            w.write_all(section.as_bytes())?;
+        }
+        if text && !quiet {
+            if total.finding_count() > 0 || simulated.is_some() {
                 w.write_all(b"\n")?;
             }
             w.write_all(table::render(&rows).as_bytes())?;
@@ -153,6 +166,9 @@ async fn audit(args: AuditArgs) -> Result<u8> {
         None => crate::cli::write_stdout_with(write_report)?,
     }
     if !quiet && (!text || args.output_file.is_some()) {
+        if let Some(section) = simulated.as_deref().filter(|_| !text) {
+            writeln!(stderr, "{section}").context("writing to stderr")?;
+        }
         write!(stderr, "{}", table::render(&rows)).context("writing to stderr")?;
         writeln!(stderr, "{}", report::summary::line(&total)).context("writing to stderr")?;
     }

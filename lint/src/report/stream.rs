@@ -166,6 +166,20 @@ impl Render {
         out.rendered.absorb(rendered);
     }
 
+    /// Appends to a JSON report entries that are not findings (`lifeguard
+    /// audit --simulate`'s verdicts), after the findings rendered so far;
+    /// other formats leave them out. They are not counted as findings.
+    pub(crate) fn json_entries(&mut self, out: &mut Outcome, entries: &[serde_json::Value]) {
+        if self.format != Format::Json {
+            return;
+        }
+        let mut rendered = Rendered::default();
+        for e in entries {
+            rendered.push_str(&json_entry(e));
+        }
+        out.rendered.absorb(rendered);
+    }
+
     /// Writes the whole report of `out` (whose findings were rendered as
     /// they came, and any it still holds after them): what the format's
     /// `render` gives for the same findings. `quiet`: text without its summary.

@@ -21,7 +21,8 @@ fn seconds(ms: i64) -> Value {
     if ms % 1000 == 0 { json!(ms / 1000) } else { json!(s) }
 }
 
-fn figures(f: &Figures) -> Map<String, Value> {
+/// The figures of a run under their stable names (`lifeguard audit --simulate` shares them).
+pub(crate) fn figures(f: &Figures) -> Map<String, Value> {
     let mut m = Map::new();
     m.insert("restarts".into(), json!(f.restarts));
     m.insert("restart_at".into(), f.restart_at_ms.map_or(Value::Null, seconds));

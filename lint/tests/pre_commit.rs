@@ -194,20 +194,24 @@ fn the_fix_hook_rewrites_files_in_place_so_pre_commit_sees_them_modified() {
     assert_eq!(git(repo.path(), &["diff", "--name-only"]), "");
 }
 
-/// The hooks of the README's `.pre-commit-config.yaml` snippet: each
+/// The file hooks of the `.pre-commit-config.yaml` snippet of docs/ci.md: each
 /// declared hook with the snippet's `args` and `files` (pre-commit lets the
 /// config's `files` replace the hook's).
 fn readme_hooks() -> Vec<Hook> {
-    let readme = std::fs::read_to_string(repo_root().join("README.md")).expect("README.md");
-    let start = readme.find("# .pre-commit-config.yaml\n").expect("the README's pre-commit snippet");
+    let readme = std::fs::read_to_string(repo_root().join("docs/ci.md")).expect("docs/ci.md");
+    let start = readme.find("# .pre-commit-config.yaml\n").expect("the pre-commit snippet of docs/ci.md");
     let block = &readme[start..];
     let block = &block[..block.find("```").expect("end of the snippet")];
     let (docs, error) = parse_stream(block, &Limits::default());
     assert!(error.is_none(), "{error:?}");
     let config = docs.into_iter().next().expect("a document").value;
     let hooks = config["repos"][0]["hooks"].as_array().expect("hooks").clone();
+    // The helm hook lints a chart, not the staged files (its own test runs it).
+    let declared = declared_hooks();
+    let on_files = |id: &str| declared.iter().any(|d| d["id"] == id && d["pass_filenames"] != false);
     hooks
         .iter()
+        .filter(|h| h["id"].as_str().is_some_and(on_files))
         .map(|h| {
             let mut hook = hook(h["id"].as_str().expect("id"));
             if let Some(args) = h["args"].as_array() {
@@ -274,4 +278,52 @@ fn the_readme_hooks_name_each_remaining_error_once() {
         let n = all.iter().filter(|other| *other == item).count();
         assert_eq!(n, 1, "{item:?} is reported {n} times:\n{output}");
     }
+}
+
+/// Skips (or, under `LIFEGUARD_NO_SKIP`, fails) with a reason.
+fn skip(reason: &str) {
+    let strict = std::env::var_os("LIFEGUARD_NO_SKIP").is_some_and(|v| v != "0");
+    assert!(!strict, "{reason}, and LIFEGUARD_NO_SKIP forbids skipping");
+    eprintln!("skipped: {reason}");
+}
+
+#[test]
+fn the_helm_hook_renders_the_chart_it_is_given_and_places_findings_in_its_templates() {
+    let helm = repo_root().join("target/tools/helm");
+    if !helm.is_file() {
+        return skip("target/tools/helm is not installed (run .ci/install-helm.sh, as .ci/run does)");
+    }
+    let hooks = declared_hooks();
+    let declared = hooks.iter().find(|h| h["id"] == "lifeguard-helm").expect("the lifeguard-helm hook");
+    assert_eq!(declared["language"], "rust", "pre-commit installs lifeguard with the hook");
+    assert_eq!(declared["pass_filenames"], false, "the chart is the argument, not the staged files");
+    let entry = declared["entry"].as_str().expect("entry");
+    // The program pre-commit installs, and helm, on PATH; nothing else of ours.
+    let bin = tempfile::tempdir().expect("temp dir");
+    std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_lifeguard"), bin.path().join("lifeguard-pre-commit")).expect("link");
+    let path = format!("{}:{}:/usr/bin:/bin", bin.path().display(), helm.parent().expect("tools").display());
+    // pre-commit runs shlex.split(entry) + args without a shell; `sh -c` with
+    // "$@" splits the entry by the same quoting rules.
+    let chart = "tests/fixtures/charts/demo";
+    let out = Command::new("sh")
+        .args(["-c", &format!("{entry} \"$@\""), "pre-commit", chart, "--set", "replicaCount=2"])
+        .env("PATH", &path)
+        .env("NO_COLOR", "1")
+        .current_dir(repo_root())
+        .output()
+        .expect("run the hook");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        stdout.contains(&format!("{chart}/templates/deployment.yaml:24:11 error[probe-endpoint-reused]")),
+        "{stdout}"
+    );
+    // Without helm the hook fails and says so, rather than passing.
+    let out = Command::new("sh")
+        .args(["-c", &format!("{entry} \"$@\""), "pre-commit", chart])
+        .env("PATH", format!("{}:/usr/bin:/bin", bin.path().display()))
+        .current_dir(repo_root())
+        .output()
+        .expect("run the hook");
+    assert_ne!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
 }

@@ -20,17 +20,18 @@ fn table() -> String {
 
 #[test]
 fn readme_rule_table_matches_the_registry() {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../README.md");
-    let readme = std::fs::read_to_string(&path).expect("README.md");
-    let start = readme.find("<!-- rules-table").expect("README has a rules-table block");
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../docs/rules.md");
+    let readme = std::fs::read_to_string(&path).expect("docs/rules.md");
+    let start = readme.find("<!-- rules-table").expect("docs/rules.md has a rules-table block");
     let end_marker = "<!-- /rules-table -->";
-    let end = readme.find(end_marker).expect("README closes the rules-table block") + end_marker.len();
+    let end = readme.find(end_marker).expect("docs/rules.md closes the rules-table block") + end_marker.len();
     let expected = table();
     if std::env::var_os("LIFEGUARD_BLESS").is_some() {
-        std::fs::write(&path, format!("{}{expected}{}", &readme[..start], &readme[end..])).expect("write README.md");
+        std::fs::write(&path, format!("{}{expected}{}", &readme[..start], &readme[end..]))
+            .expect("write docs/rules.md");
         return;
     }
-    assert_eq!(&readme[start..end], expected, "README rule table is stale: rerun with LIFEGUARD_BLESS=1");
+    assert_eq!(&readme[start..end], expected, "docs/rules.md rule table is stale: rerun with LIFEGUARD_BLESS=1");
 }
 
 #[test]

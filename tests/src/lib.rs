@@ -9,6 +9,7 @@
 
 use std::io::Write as _;
 pub mod cluster;
+pub mod docs;
 
 use std::path::{Path, PathBuf};
 
@@ -67,12 +68,7 @@ pub fn alone(file: &Path) -> Alone {
     Alone { path, _dir: dir }
 }
 
-/// The README's example policy (the YAML of its `policy-example` block).
-pub fn readme_policy_example() -> String {
-    let readme = std::fs::read_to_string(repo_root().join("README.md")).expect("README.md");
-    let start = readme.find("<!-- policy-example").expect("README has a policy-example block");
-    let end = readme.find("<!-- /policy-example -->").expect("README closes the policy-example block");
-    let block = &readme[start..end];
-    let body = block.split_once("```yaml\n").map(|(_, b)| b).expect("yaml fence");
-    body.split_once("```").map(|(b, _)| b.to_owned()).expect("closing fence")
+/// The example policy of docs/policies.md (the YAML of its `policy-example` block).
+pub fn documented_policy_example() -> String {
+    docs::marked_block("docs/policies.md", "policy-example")
 }

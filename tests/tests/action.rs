@@ -30,8 +30,8 @@ fn keys(v: &Value) -> BTreeSet<String> {
 
 /// The README's workflow: the yaml block between the `github-workflow` markers.
 fn readme_workflow() -> Value {
-    let readme = read("README.md");
-    let start = readme.find("<!-- github-workflow").expect("the github-workflow marker in README.md");
+    let readme = read("docs/ci.md");
+    let start = readme.find("<!-- github-workflow").expect("the github-workflow marker in docs/ci.md");
     let block = &readme[start..readme.find("<!-- /github-workflow -->").expect("its end marker")];
     let body: String = block.lines().skip(1).filter(|l| !l.starts_with("```")).map(|l| format!("{l}\n")).collect();
     yaml(&body, "the README's workflow")

@@ -446,3 +446,44 @@ fn both_endpoints_answering_many_findings_each_keep_their_summary_line_in_kubect
 fn webhook_budget() -> usize {
     ::webhook::review::WARNING_BUDGET_CHARS
 }
+
+/// What `kubectl create -n NAMESPACE -f FILE` prints on a terminal for the
+/// naive GPU server (its warnings and errors, then what it created), as
+/// the docs write it: the file named `file` rather than `STDIN`, and the
+/// policy at the chart's mount rather than the test's directory.
+fn as_documented(plane: &ControlPlane, namespace: &str, file: &str, flags_first: bool) -> String {
+    let run = create(plane, namespace, &objects::naive_gpu_deployment("llm"), &[]);
+    let command = if flags_first {
+        format!("$ kubectl create -n {namespace} -f {file}\n")
+    } else {
+        format!("$ kubectl -n {namespace} create -f {file}\n")
+    };
+    let printed = format!("{}{}", run.stderr, run.stdout).replace("\"STDIN\"", &format!("\"{file}\""));
+    // The policy's path ends the deny's first line.
+    let printed = printed
+        .lines()
+        .map(|line| match line.split_once("at or above the deny severity of ") {
+            Some((head, _)) => format!("{head}at or above the deny severity of /etc/lifeguard/policy/policy.yaml\n"),
+            None => format!("{line}\n"),
+        })
+        .collect::<String>();
+    format!("{command}{printed}")
+}
+
+#[test]
+fn the_documented_kubectl_sessions_are_what_kubectl_prints() {
+    let Some((plane, _)) = cluster() else { return };
+    plane.kubectl.namespace("docs-enforce-gpu", &["lifeguard.dev/mode=enforce"]);
+    let deny = as_documented(plane, "docs-enforce-gpu", "llm.yaml", true).replace("docs-enforce-gpu", "enforce-gpu");
+    assert_eq!(lifeguard_e2e::docs::marked_block("docs/webhook.md", "enforce-deny-output"), deny);
+    let mut session = String::new();
+    for (namespace, label) in [
+        ("demo-enforce", "lifeguard.dev/mode=enforce"),
+        ("demo-warn", "lifeguard.dev/mode=warn"),
+        ("demo-mutate", "lifeguard.dev/mutate=true"),
+    ] {
+        plane.kubectl.namespace(namespace, &[label]);
+        session.push_str(&as_documented(plane, namespace, "naive-gpu-server.json", false));
+    }
+    assert_eq!(lifeguard_e2e::docs::marked_block("docs/cluster.md", "demo-output"), session);
+}

@@ -18,6 +18,7 @@ use lifeguard::input::{Limits, parse_stream};
 use lifeguard_e2e::cluster::webhook::workspace_binary;
 use lifeguard_e2e::cluster::{ControlPlane, Run};
 use lifeguard_e2e::corpus_dir;
+use lifeguard_e2e::docs::marked_block;
 use policies::objects_in;
 use serde_json::{Value, json};
 
@@ -328,14 +329,9 @@ fn owned_objects_are_skipped_and_a_custom_resource_with_a_pod_template_is_audite
     assert_eq!(objects, expected, "{}", audit.stdout);
     // The table counts what was judged; the owned Pod is its ReplicaSet's.
     let text = lifeguard(plane, &["audit", "-n", ns, "--fail-on", "never"]);
-    // The README shows this run, as the binary prints it.
-    let readme = std::fs::read_to_string(lifeguard_e2e::repo_root().join("README.md")).expect("README.md");
-    let block = readme
-        .split_once("<!-- audit-output -->\n```text\n")
-        .and_then(|(_, rest)| rest.split_once("```\n<!-- /audit-output -->"))
-        .map(|(block, _)| block)
-        .expect("the README's audit-output block");
-    assert_eq!(block, format!("$ lifeguard audit -n {ns} --fail-on never\n{}", text.stdout), "README's audit output");
+    // docs/audit.md shows this run, as the binary prints it.
+    let block = marked_block("docs/audit.md", "audit-output");
+    assert_eq!(block, format!("$ lifeguard audit -n {ns} --fail-on never\n{}", text.stdout), "docs/audit.md's output");
     assert!(text.stdout.contains("Rollout/audit-kinds/canary"), "{}", text.stdout);
     let row = text.stdout.lines().find(|l| l.starts_with(ns)).unwrap_or_default().to_owned();
     assert!(row.split_whitespace().nth(1) == Some("2"), "two workloads judged: {}", text.stdout);
@@ -343,7 +339,7 @@ fn owned_objects_are_skipped_and_a_custom_resource_with_a_pod_template_is_audite
     let pods = lifeguard(plane, &["audit", "--format", "json", "--fail-on", "never", "-n", ns, "--kinds", "pods"]);
     let kinds: BTreeSet<String> = judged(&pods.stdout, |_| String::new()).into_keys().map(|(_, k, _)| k).collect();
     assert_eq!(kinds, BTreeSet::from(["Pod".to_owned()]), "{}", pods.stdout);
-    // --simulate: the verdicts to act on, after the findings; the README shows it.
+    // --simulate: the verdicts to act on, after the findings; docs/audit.md shows it.
     let args = ["audit", "-n", ns, "--simulate", "--quiet", "--fail-on", "never"];
     let simulated = lifeguard(plane, &args);
     assert_eq!(simulated.code, 0, "{simulated:#?}");
@@ -354,16 +350,9 @@ fn owned_objects_are_skipped_and_a_custom_resource_with_a_pod_template_is_audite
     }
     assert!(section.contains("stall:2m: restart-storm (error), 2 workloads:"), "{}", simulated.stdout);
     assert!(!section.contains("Pod/audit-kinds/owned"), "{}", simulated.stdout);
-    let block = readme
-        .split_once("<!-- audit-simulate-output -->\n```text\n")
-        .and_then(|(_, rest)| rest.split_once("```\n<!-- /audit-simulate-output -->"))
-        .map(|(block, _)| block)
-        .expect("the README's audit-simulate-output block");
-    assert_eq!(
-        block,
-        format!("$ lifeguard {}\n{}", args.join(" "), simulated.stdout),
-        "README's audit --simulate output"
-    );
+    let block = marked_block("docs/audit.md", "audit-simulate-output");
+    let shown = format!("$ lifeguard {}\n{}", args.join(" "), simulated.stdout);
+    assert_eq!(block, shown, "docs/audit.md's --simulate output");
     let unknown = lifeguard(plane, &["audit", "-n", ns, "--kinds", "rollout.nowhere.example"]);
     assert_eq!(unknown.code, 2, "{unknown:#?}");
     assert!(unknown.stderr.contains("--kinds \"rollout.nowhere.example\""), "{}", unknown.stderr);

@@ -89,16 +89,16 @@ fn corpus_table(corpus: &Path) -> String {
 #[test]
 fn readme_corpus_table_is_current() {
     let Some(corpus) = corpus_dir() else { return };
-    let readme_path = repo_root().join("README.md");
-    let readme = std::fs::read_to_string(&readme_path).expect("README.md");
-    let start = readme.find("<!-- corpus-table").expect("README has a corpus-table block");
+    let readme_path = repo_root().join("docs/rules.md");
+    let readme = std::fs::read_to_string(&readme_path).expect("docs/rules.md");
+    let start = readme.find("<!-- corpus-table").expect("docs/rules.md has a corpus-table block");
     let end_marker = "<!-- /corpus-table -->";
-    let end = readme.find(end_marker).expect("README closes the corpus-table block") + end_marker.len();
+    let end = readme.find(end_marker).expect("docs/rules.md closes the corpus-table block") + end_marker.len();
     let table = corpus_table(&corpus);
     if std::env::var_os("LIFEGUARD_BLESS").is_some() {
         let updated = format!("{}{table}{}", &readme[..start], &readme[end..]);
-        std::fs::write(&readme_path, updated).expect("write README.md");
+        std::fs::write(&readme_path, updated).expect("write docs/rules.md");
         return;
     }
-    assert_eq!(&readme[start..end], table, "README corpus table is stale: rerun with LIFEGUARD_BLESS=1");
+    assert_eq!(&readme[start..end], table, "docs/rules.md corpus table is stale: rerun with LIFEGUARD_BLESS=1");
 }

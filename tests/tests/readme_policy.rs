@@ -5,7 +5,7 @@ use policies::policy::AdmissionMode;
 use policies::{Policy, Severity};
 
 fn example() -> String {
-    lifeguard_e2e::readme_policy_example()
+    lifeguard_e2e::documented_policy_example()
 }
 
 #[test]

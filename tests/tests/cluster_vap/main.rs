@@ -36,7 +36,7 @@ fn every_pack_and_mode_is_accepted_by_the_api_server() {
     let _turn = TURN.lock().unwrap_or_else(|e| e.into_inner());
     let dir = tempfile::tempdir().expect("tempdir");
     let readme_policy = dir.path().join("policy.yaml");
-    std::fs::write(&readme_policy, lifeguard_e2e::readme_policy_example()).expect("write the README's policy");
+    std::fs::write(&readme_policy, lifeguard_e2e::documented_policy_example()).expect("write the README's policy");
     let policies =
         ["default".to_owned(), "strict".to_owned(), "gpu-serving".to_owned(), readme_policy.display().to_string()];
     for policy in &policies {

@@ -56,6 +56,9 @@ pub enum Command {
     /// ValidatingAdmissionPolicy with the rules CEL checks exactly).
     #[command(subcommand)]
     Export(crate::export::ExportCommand),
+    /// Run the language server (LSP, on stdio) that gives editors findings,
+    /// quick fixes and hovers as you type (see docs/editors.md).
+    Lsp(crate::lsp::LspArgs),
     /// Print a shell completion script (e.g. `lifeguard completions bash > /etc/bash_completion.d/lifeguard`).
     Completions {
         /// The shell.
@@ -161,6 +164,7 @@ pub fn run(cli: Cli) -> Result<u8> {
         Command::Fix(args) => fix(args),
         Command::Simulate(args) => crate::simulate::run(args),
         Command::Audit(args) => crate::audit::run(*Box::new(args)),
+        Command::Lsp(args) => crate::lsp::run(args),
         Command::Rules(args) => {
             let text = match args.format {
                 ListFormat::Text => crate::report::rules::text(),

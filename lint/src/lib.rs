@@ -8,6 +8,7 @@ pub mod export;
 pub mod fix;
 pub mod input;
 pub mod lint;
+pub mod lsp;
 pub mod options;
 pub mod pipeline;
 pub mod policy_cmd;

@@ -10,6 +10,7 @@
 use std::io::Write as _;
 pub mod cluster;
 pub mod docs;
+pub mod lsp_client;
 
 use std::path::{Path, PathBuf};
 

@@ -77,7 +77,7 @@ pub fn contexts(inputs: &[Input], limits: &Limits) -> Contexts {
 
 /// The directory whose manifests share Services with `path`, or `None`
 /// when it has none to share: a chart's `templates/` is not manifests.
-fn shared_dir(path: &Path) -> Option<PathBuf> {
+pub(crate) fn shared_dir(path: &Path) -> Option<PathBuf> {
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
         _ => PathBuf::from("."),
@@ -95,7 +95,7 @@ fn canonical(path: &Path) -> PathBuf {
 
 /// The manifest files of a directory (not its subdirectories), sorted, as
 /// a directory walk would list them.
-fn siblings(dir: &Path) -> Vec<PathBuf> {
+pub(crate) fn siblings(dir: &Path) -> Vec<PathBuf> {
     let Ok(entries) = std::fs::read_dir(dir) else { return Vec::new() };
     let mut files: Vec<PathBuf> = entries
         .filter_map(Result::ok)

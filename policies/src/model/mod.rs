@@ -1,6 +1,7 @@
 //! The workload model: a pod spec found in any pod-bearing object, with the
 //! containers the kubelet probes and helpers to compare probe handlers.
 
+mod annotations;
 pub mod command;
 mod duration;
 pub mod host;
@@ -19,6 +20,7 @@ mod workload;
 
 pub(crate) use workload::names_pod_kind;
 
+pub use annotations::{ANNOTATION_MUTATED, ANNOTATIONS, annotation_doc};
 pub use duration::parse_seconds;
 pub use listener::undeclared_port_listeners;
 pub use owner::controller_of;

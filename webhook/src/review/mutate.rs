@@ -19,7 +19,7 @@ use super::{Endpoint, on_update};
 use crate::config::OnError;
 
 /// The annotation listing the rules whose fixes lifeguard applied.
-pub const MUTATED_ANNOTATION: &str = "lifeguard.dev/mutated";
+pub const MUTATED_ANNOTATION: &str = policies::model::ANNOTATION_MUTATED;
 
 /// Plans the fixes for `object` (the request's own JSON).
 pub fn mutate(request: &AdmissionRequest<DynamicObject>, parsed: &Parsed, object: &Value, policy: &Policy) -> Reply {

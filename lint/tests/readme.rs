@@ -1,5 +1,5 @@
-//! The README's rule table is generated from the registry, which is also
-//! what `lifeguard rules` prints; this test keeps the three in step.
+//! The rule table of docs/rules.md is generated from the registry, which is
+//! also what `lifeguard rules` prints; this test keeps the three in step.
 
 use std::path::PathBuf;
 
@@ -12,7 +12,8 @@ fn table() -> String {
     );
     for r in RULES {
         let fix = if matches!(r.fix, FixAvailability::Fix(_)) { "yes" } else { "no" };
-        t.push_str(&format!("| `{}` | {} | {fix} | {} |\n", r.name, r.severity, r.summary));
+        // The anchor is where `lifeguard lsp`'s diagnostics link each rule.
+        t.push_str(&format!("| <a id=\"{0}\"></a>`{0}` | {1} | {fix} | {2} |\n", r.name, r.severity, r.summary));
     }
     t.push_str("<!-- /rules-table -->");
     t

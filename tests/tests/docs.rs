@@ -87,6 +87,14 @@ fn anchors(page_name: &Path) -> BTreeSet<String> {
         if !fenced && line.starts_with('#') {
             out.insert(slug(line.trim_start_matches('#')));
         }
+        // Explicit anchors (`<a id="probe-endpoint-reused"></a>` in the rules table).
+        let mut rest = line;
+        while let Some(at) = rest.find("<a id=\"") {
+            let after = &rest[at + 7..];
+            let Some(end) = after.find('"') else { break };
+            out.insert(after[..end].to_owned());
+            rest = &after[end..];
+        }
     }
     out
 }

@@ -63,16 +63,19 @@ pub fn actions(
         |kind: &CodeActionKind| only.is_none_or(|only| only.iter().any(|o| kind.as_str().starts_with(o.as_str())));
     let name = open.path.as_ref().map_or_else(|| uri.as_str().to_owned(), |p| p.display().to_string());
     let mut out = Vec::new();
-    let here: Vec<&Placed> = open.analysis.findings.iter().filter(|p| overlaps(&p.range, range)).collect();
-    let diagnostic_of = |p: &Placed| -> Vec<Diagnostic> {
-        diagnostics
-            .iter()
-            .filter(|d| {
-                d.range == p.range && d.code == Some(lsp_types::NumberOrString::String(p.located.finding.rule.clone()))
-            })
-            .cloned()
-            .collect()
+    // A diagnostic is this finding when it names its rule and starts on its
+    // line (clients convert columns their own way).
+    let is = |d: &Diagnostic, p: &Placed| {
+        d.range.start.line == p.range.start.line
+            && d.code == Some(lsp_types::NumberOrString::String(p.located.finding.rule.clone()))
     };
+    // The findings the client names, else those the range touches.
+    let here: Vec<&Placed> = if diagnostics.is_empty() {
+        open.analysis.findings.iter().filter(|p| overlaps(&p.range, range)).collect()
+    } else {
+        open.analysis.findings.iter().filter(|p| diagnostics.iter().any(|d| is(d, p))).collect()
+    };
+    let diagnostic_of = |p: &Placed| -> Vec<Diagnostic> { diagnostics.iter().filter(|d| is(d, p)).cloned().collect() };
     if wants(&CodeActionKind::QUICKFIX) {
         for placed in &here {
             let f = &placed.located.finding;

@@ -1,11 +1,12 @@
--- Drives `lifeguard lsp` with Neovim's built-in LSP client, headless, as
--- a user's config would start it: opens $LG_FILE, waits for the
+-- Drives `lifeguard lsp` with Neovim's built-in LSP client, headless,
+-- started by docs/editors.md's init.lua for the file on the command line
+-- ($LG_FILE): waits for the
 -- diagnostics, applies the file's quick fix through Neovim's own
 -- workspace-edit code, writes the file, and records the
 -- diagnostics as JSON in $LG_OUT. Exits 0 when done, 1 otherwise.
 --
--- LG_BIN=lifeguard LG_FILE=... LG_OUT=... nvim --headless --clean -c 'luafile neovim.lua'
-local bin, file, out = os.getenv('LG_BIN'), os.getenv('LG_FILE'), os.getenv('LG_OUT')
+-- LG_FILE=... LG_OUT=... nvim --headless -n -i NONE -u init.lua FILE -c 'luafile neovim.lua'
+local file, out = os.getenv('LG_FILE'), os.getenv('LG_OUT')
 
 local function finish(code, message)
   if message then
@@ -15,16 +16,21 @@ local function finish(code, message)
 end
 
 local ok, err = pcall(function()
-  vim.cmd('edit ' .. vim.fn.fnameescape(file))
+  -- The buffer was opened on the command line; docs/editors.md's init.lua
+  -- attached the server to it.
   local bufnr = vim.api.nvim_get_current_buf()
-  local id = vim.lsp.start_client({
-    name = 'lifeguard',
-    cmd = { bin, 'lsp', '--stdio' },
-    root_dir = vim.fn.fnamemodify(file, ':p:h'),
-  })
-  assert(id, 'the client did not start')
-  vim.lsp.buf_attach_client(bufnr, id)
-  local client = vim.lsp.get_client_by_id(id)
+  local client
+  assert(
+    vim.wait(20000, function()
+      for _, c in pairs(vim.lsp.buf_get_clients(bufnr)) do
+        if c.name == 'lifeguard' then
+          client = c
+        end
+      end
+      return client ~= nil
+    end, 20),
+    'the init.lua did not attach lifeguard to ' .. file
+  )
   assert(
     vim.wait(20000, function()
       return #vim.diagnostic.get(bufnr) > 0

@@ -121,6 +121,35 @@ impl Client {
         None
     }
 
+    /// The diagnostics published for `uri` at `version` (earlier ones skipped).
+    pub fn diagnostics_at(&mut self, uri: &str, version: i64) -> Vec<Value> {
+        let published = |m: &Value| {
+            m["method"] == "textDocument/publishDiagnostics"
+                && m["params"]["uri"] == uri
+                && m["params"]["version"] == version
+        };
+        self.notifications.retain(|m| {
+            !(m["method"] == "textDocument/publishDiagnostics"
+                && m["params"]["uri"] == uri
+                && m["params"]["version"] != version)
+        });
+        if let Some(at) = self.notifications.iter().position(published) {
+            let m = self.notifications.remove(at);
+            return m["params"]["diagnostics"].as_array().cloned().unwrap_or_default();
+        }
+        let deadline = Instant::now() + WAIT;
+        loop {
+            let message =
+                self.next(deadline).unwrap_or_else(|| panic!("no diagnostics for {uri} v{version} within {WAIT:?}"));
+            if published(&message) {
+                return message["params"]["diagnostics"].as_array().cloned().unwrap_or_default();
+            }
+            if message["method"] != "textDocument/publishDiagnostics" {
+                self.notifications.push(message);
+            }
+        }
+    }
+
     /// Opens a document.
     pub fn open(&mut self, uri: &str, text: &str) {
         self.notify(

@@ -1,7 +1,8 @@
 //! `lifeguard lsp` with real editors' clients, from other ecosystems than
 //! ours: VS Code's protocol library (`vscode-languageserver-protocol` over
 //! `vscode-jsonrpc`, npm, under node) and Neovim's built-in LSP client
-//! (Debian's `neovim`, headless). Each opens `lint/examples/web-api.yaml`,
+//! (Debian's `neovim`, headless, set up by docs/editors.md's init.lua).
+//! Each opens `lint/examples/web-api.yaml`,
 //! gets diagnostics whose codes and ranges are lint's findings, applies
 //! the quick fix, and ends with the bytes `lifeguard fix` writes.
 //! `.ci/install-editor-tools.sh` installs both.
@@ -118,15 +119,27 @@ fn neovim_builtin_client_headless() {
     let binary = workspace_binary("lifeguard", "lifeguard").expect("the lifeguard binary");
     let (dir, file, fixed_by_cli) = example(&binary);
     let out_file = dir.path().join("diagnostics.json");
+    // Neovim as docs/editors.md sets it up: its init.lua, lifeguard on PATH.
+    let init = dir.path().join("init.lua");
+    std::fs::write(&init, lifeguard_e2e::docs::marked_block("docs/editors.md", "neovim-config"))
+        .expect("write init.lua");
+    let bin_dir = binary.parent().expect("the binaries' directory");
     let script = repo_root().join("tests/editors/neovim.lua");
     let mut command = Command::new("nvim");
     command
-        .args(["--headless", "--clean", "-n", "-c"])
+        .args(["--headless", "-n", "-i", "NONE", "-u"])
+        .arg(&init)
+        .arg(&file)
+        .arg("-c")
         .arg(format!("luafile {}", script.display()))
-        .env("LG_BIN", &binary)
+        .env("PATH", format!("{}:{}", bin_dir.display(), std::env::var("PATH").unwrap_or_default()))
         .env("LG_FILE", &file)
         .env("LG_OUT", &out_file)
         .env("HOME", dir.path())
+        .env("XDG_CONFIG_HOME", dir.path().join("config"))
+        .env("XDG_DATA_HOME", dir.path().join("data"))
+        .env("XDG_STATE_HOME", dir.path().join("state"))
+        .current_dir(dir.path())
         .stdin(Stdio::null());
     let expected = linted(&binary, &file);
     let out = bounded(command, Duration::from_secs(60));

@@ -258,13 +258,18 @@ fn a_siblings_service_and_the_policy_file_relint_the_open_file() {
     client.open(&svc_uri, &service("other"));
     let _ = client.diagnostics(&svc_uri);
     client.change(&svc_uri, 2, &service("api"));
-    let relinted = loop {
-        let found = rules(&client.diagnostics(&app_uri));
-        if found.contains(&"readiness-probe-missing".to_owned()) {
-            break found;
+    let missing = loop {
+        let found = client.diagnostics(&app_uri);
+        if let Some(d) = found.iter().find(|d| d["code"] == "readiness-probe-missing") {
+            break d.clone();
         }
     };
-    assert!(relinted.contains(&"readiness-probe-missing".to_owned()), "{relinted:?}");
+    // The Service that sends the traffic, in the other file, as the editor has it.
+    let related = &missing["relatedInformation"][0];
+    assert_eq!(related["location"]["uri"], svc_uri.as_str(), "{missing}");
+    assert_eq!(related["location"]["range"]["start"]["line"], 0, "{missing}");
+    assert!(related["message"].as_str().is_some_and(|m| m.starts_with("Service shop/api sends")), "{missing}");
+    let relinted = vec!["readiness-probe-missing".to_owned(), "liveness-too-aggressive".to_owned()];
     // The policy file appears and is saved: the rule it disables goes.
     let policy = dir.path().join(".lifeguard.yaml");
     let policy_text =

@@ -4,11 +4,13 @@
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
-use lsp_types::{DiagnosticSeverity, Range};
+use lsp_types::{DiagnosticSeverity, Range, Uri};
+use policies::model::{ServiceView, Workload};
 use policies::{Batch, Policy, objects_in};
 use serde_json::Value;
 
 use super::text::Lines;
+use super::workspace::Elsewhere;
 use crate::input::{Document, Limits};
 use crate::lint::{Located, Outcome, lint_document, parse_text};
 
@@ -21,8 +23,9 @@ pub struct Placed {
     pub doc: usize,
     /// The offending field: its key (or value) to the end of its value.
     pub range: Range,
-    /// Other places the finding involves, with what each is.
-    pub related: Vec<(Range, String)>,
+    /// Other places the finding involves (in another file, or in this one
+    /// when `None`), with what each is.
+    pub related: Vec<(Option<Uri>, Range, String)>,
 }
 
 /// Something about the text itself: a syntax error, a limit, a duplicate
@@ -48,9 +51,11 @@ pub struct Analysis {
     pub documents: Vec<(u32, u32)>,
 }
 
-/// Lints `text` (shown as `name`) with `policy` and the Services of
-/// `context` (its directory's other files); the text's own Services join them.
-pub fn analyze(name: &str, text: &str, policy: &Policy, context: &Batch, limits: &Limits) -> Analysis {
+/// Lints `text` (shown as `name`) with `policy` and the Services of its
+/// directory's other files (`context`, and each of them with its place);
+/// the text's own Services join them.
+pub fn analyze(name: &str, text: &str, policy: &Policy, context: (&Batch, &[Elsewhere]), limits: &Limits) -> Analysis {
+    let (context, elsewhere) = context;
     let lines = Lines::new(text);
     let mut out = Analysis::default();
     if text.len() as u64 > limits.max_file_bytes {
@@ -96,7 +101,7 @@ pub fn analyze(name: &str, text: &str, policy: &Policy, context: &Batch, limits:
         }
         for located in outcome.findings.drain(before..) {
             let range = span(doc, &located.pointer, &lines);
-            let related = related(doc, &located, &lines);
+            let related = related(&docs, doc, &located, elsewhere, &lines);
             out.findings.push(Placed { located, doc: index, range, related });
         }
     }
@@ -143,18 +148,54 @@ pub fn span(doc: &Document, pointer: &str, lines: &Lines<'_>) -> Range {
     Range { start, end: if end < start { start } else { end } }
 }
 
-/// The second place a finding involves: the readiness probe a liveness
-/// probe shares its handler with.
-fn related(doc: &Document, located: &Located, lines: &Lines<'_>) -> Vec<(Range, String)> {
-    if located.finding.rule != "probe-endpoint-reused" {
-        return Vec::new();
+/// The other places a finding involves: the readiness probe a liveness
+/// probe shares its handler with; the Services that send traffic to a pod
+/// (this file's or its directory's).
+fn related(
+    docs: &[Document],
+    doc: &Document,
+    located: &Located,
+    elsewhere: &[Elsewhere],
+    lines: &Lines<'_>,
+) -> Vec<(Option<Uri>, Range, String)> {
+    match located.finding.rule.as_str() {
+        "probe-endpoint-reused" => {
+            let Some(container) = located.pointer.strip_suffix("/livenessProbe") else { return Vec::new() };
+            let readiness = format!("{container}/readinessProbe");
+            if doc.value.pointer(&readiness).is_none() {
+                return Vec::new();
+            }
+            vec![(None, span(doc, &readiness, lines), "the readiness probe with the same handler".to_owned())]
+        }
+        "readiness-probe-missing" | "prestop-bridge-missing" => {
+            let Some(prefix) = located.pointer.strip_suffix(located.finding.pointer.as_str()) else {
+                return Vec::new();
+            };
+            let Some(object) = doc.value.pointer(prefix) else { return Vec::new() };
+            let Ok(Some(workload)) = Workload::from_object(object) else { return Vec::new() };
+            let sends = |service: &Value| {
+                ServiceView::from_object(service)
+                    .is_some_and(|s| !s.headless && s.selects(workload.namespace.as_deref(), &workload.labels))
+            };
+            let label = |service: &Value| {
+                let text = |k: &str| service["metadata"][k].as_str().unwrap_or("?").to_owned();
+                format!("Service {}/{} sends this pod traffic", text("namespace"), text("name"))
+            };
+            let mut out: Vec<(Option<Uri>, Range, String)> = Vec::new();
+            for d in docs {
+                for (p, service) in objects_in(&d.value) {
+                    if service["kind"] == "Service" && sends(service) {
+                        out.push((None, span(d, &p, lines), label(service)));
+                    }
+                }
+            }
+            for e in elsewhere.iter().filter(|e| sends(&e.object)) {
+                out.push((Some(e.uri.clone()), e.range, label(&e.object)));
+            }
+            out
+        }
+        _ => Vec::new(),
     }
-    let Some(container) = located.pointer.strip_suffix("/livenessProbe") else { return Vec::new() };
-    let readiness = format!("{container}/readinessProbe");
-    if doc.value.pointer(&readiness).is_none() {
-        return Vec::new();
-    }
-    vec![(span(doc, &readiness, lines), "the readiness probe with the same handler".to_owned())]
 }
 
 #[cfg(test)]
@@ -179,13 +220,13 @@ spec:
 
     #[test]
     fn a_finding_spans_its_field_and_names_the_other_probe() {
-        let analysis = analyze("web.yaml", SHARED, &Policy::default(), &Batch::default(), &Limits::default());
+        let analysis = analyze("web.yaml", SHARED, &Policy::default(), (&Batch::default(), &[]), &Limits::default());
         let reused =
             analysis.findings.iter().find(|p| p.located.finding.rule == "probe-endpoint-reused").expect("found");
         assert_eq!((reused.range.start.line, reused.range.start.character), (10, 10));
         assert_eq!(reused.range.end.line, 12, "to the end of the probe's block");
         assert_eq!(reused.related.len(), 1);
-        assert_eq!(reused.related[0].0.start.line, 12);
+        assert_eq!(reused.related[0].1.start.line, 12);
         assert_eq!(analysis.documents, vec![(0, u32::MAX)]);
     }
 
@@ -195,14 +236,14 @@ spec:
             "bad.yaml",
             "kind: Pod\nmetadata: {name: x\n",
             &Policy::default(),
-            &Batch::default(),
+            (&Batch::default(), &[]),
             &Limits::default(),
         );
         assert_eq!(analysis.problems.len(), 1, "{:?}", analysis.problems);
         assert_eq!(analysis.problems[0].severity, DiagnosticSeverity::ERROR);
         assert!(analysis.problems[0].range.start.line >= 1);
         let limits = Limits { max_file_bytes: 10, ..Limits::default() };
-        let huge = analyze("huge.yaml", SHARED, &Policy::default(), &Batch::default(), &limits);
+        let huge = analyze("huge.yaml", SHARED, &Policy::default(), (&Batch::default(), &[]), &limits);
         assert_eq!(huge.problems.len(), 1);
         assert!(huge.problems[0].message.contains("at most 10 bytes"), "{:?}", huge.problems);
         assert!(huge.findings.is_empty());

@@ -44,8 +44,8 @@ pub fn diagnostics(uri: &Uri, analysis: &Analysis) -> Vec<Diagnostic> {
             placed
                 .related
                 .iter()
-                .map(|(range, what)| DiagnosticRelatedInformation {
-                    location: Location { uri: uri.clone(), range: *range },
+                .map(|(file, range, what)| DiagnosticRelatedInformation {
+                    location: Location { uri: file.clone().unwrap_or_else(|| uri.clone()), range: *range },
                     message: what.clone(),
                 })
                 .collect()

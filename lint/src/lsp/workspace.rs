@@ -7,16 +7,28 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
-use lsp_types::Uri;
+use lsp_types::{Range, Uri};
 use policies::{Batch, Policy, objects_in};
 use serde_json::Value;
 
-use super::analysis::{Analysis, analyze};
-use super::uri::to_path;
+use super::analysis::{Analysis, analyze, span};
+use super::text::Lines;
+use super::uri::{from_path, to_path};
 use crate::input::context::{shared_dir, siblings};
 use crate::input::{Limits, may_hold_a_service, parse_stream_each};
 use crate::policy_discovery::source_for;
 use crate::policy_source::PolicySource;
+
+/// A Service of another file, and where it is.
+#[derive(Debug, Clone)]
+pub struct Elsewhere {
+    /// Its file.
+    pub uri: Uri,
+    /// The object.
+    pub object: Value,
+    /// Where it starts.
+    pub range: Range,
+}
 
 /// A file open in the editor.
 #[derive(Debug, Clone)]
@@ -33,6 +45,8 @@ pub struct Open {
     pub policy: Result<Policy, String>,
     /// The Services of its directory's other files when it was analysed.
     pub context: Batch,
+    /// The same Services, each with its file and place.
+    pub siblings: Vec<Elsewhere>,
 }
 
 impl Open {
@@ -67,8 +81,8 @@ pub struct Workspace {
     pub open: HashMap<Uri, Open>,
     /// Policies loaded, by source, with the stamp of the file they came from.
     policies: HashMap<PolicySource, (Stamp, Result<Policy, String>)>,
-    /// The Services of files on disk, with their stamp.
-    services: HashMap<PathBuf, (Stamp, Vec<Value>)>,
+    /// The Services of files on disk (each with where it starts), with their stamp.
+    services: HashMap<PathBuf, (Stamp, Vec<(Value, Range)>)>,
     /// The limits `lint` has.
     pub limits: Limits,
 }
@@ -100,42 +114,45 @@ impl Workspace {
 
     /// The Services of the other manifest files of `path`'s directory, as
     /// the editor has them when they are open, else as on disk.
-    pub fn context_for(&mut self, path: Option<&Path>) -> Batch {
+    pub fn context_for(&mut self, path: Option<&Path>) -> (Batch, Vec<Elsewhere>) {
         let mut batch = Batch::default();
-        let Some(path) = path else { return batch };
-        let Some(dir) = shared_dir(path) else { return batch };
+        let mut found: Vec<Elsewhere> = Vec::new();
+        let Some(path) = path else { return (batch, found) };
+        let Some(dir) = shared_dir(path) else { return (batch, found) };
         let me = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
         let open: HashMap<PathBuf, &str> = self
             .open
             .values()
             .filter_map(|o| Some((std::fs::canonicalize(o.path.as_ref()?).ok()?, o.text.as_str())))
             .collect();
-        let mut services: Vec<Value> = Vec::new();
         for sibling in siblings(&dir) {
             let canonical = std::fs::canonicalize(&sibling).unwrap_or_else(|_| sibling.clone());
             if canonical == me {
                 continue;
             }
-            if let Some(text) = open.get(&canonical) {
-                services.extend(services_in(text, &self.limits));
-                continue;
-            }
-            let now = stamp(&sibling);
-            match self.services.get(&sibling).filter(|(seen, _)| *seen == now) {
-                Some((_, cached)) => services.extend(cached.iter().cloned()),
+            let Some(uri) = from_path(&sibling) else { continue };
+            let services = match open.get(&canonical) {
+                Some(text) => services_in(text, &self.limits),
                 None => {
-                    let found = std::fs::read_to_string(&sibling)
-                        .map(|text| services_in(&text, &self.limits))
-                        .unwrap_or_default();
-                    services.extend(found.iter().cloned());
-                    self.services.insert(sibling.clone(), (now, found));
+                    let now = stamp(&sibling);
+                    match self.services.get(&sibling).filter(|(seen, _)| *seen == now) {
+                        Some((_, cached)) => cached.clone(),
+                        None => {
+                            let read = std::fs::read_to_string(&sibling)
+                                .map(|text| services_in(&text, &self.limits))
+                                .unwrap_or_default();
+                            self.services.insert(sibling.clone(), (now, read.clone()));
+                            read
+                        }
+                    }
                 }
-            }
+            };
+            found.extend(services.into_iter().map(|(object, range)| Elsewhere { uri: uri.clone(), object, range }));
         }
-        for service in &services {
-            batch.add(service);
+        for service in &found {
+            batch.add(&service.object);
         }
-        batch
+        (batch, found)
     }
 
     /// Analyses an open file again with its current policy and context.
@@ -145,10 +162,10 @@ impl Workspace {
             (open.path.clone(), open.path.as_ref().map_or_else(|| uri.as_str().to_owned(), |p| p.display().to_string()))
         };
         let policy = self.policy_for(path.as_deref());
-        let context = self.context_for(path.as_deref());
+        let (context, siblings) = self.context_for(path.as_deref());
         let open = self.open.get_mut(uri)?;
         open.analysis = match &policy {
-            Ok(policy) => analyze(&name, &open.text, policy, &context, &self.limits),
+            Ok(policy) => analyze(&name, &open.text, policy, (&context, &siblings), &self.limits),
             Err(message) => Analysis {
                 problems: vec![super::analysis::Problem {
                     range: lsp_types::Range::default(),
@@ -160,6 +177,7 @@ impl Workspace {
         };
         open.policy = policy;
         open.context = context;
+        open.siblings = siblings;
         Some(open)
     }
 
@@ -173,6 +191,7 @@ impl Workspace {
             analysis: Analysis::default(),
             policy: Ok(Policy::default()),
             context: Batch::default(),
+            siblings: Vec::new(),
         });
         entry.text = text;
         entry.version = version;
@@ -196,18 +215,22 @@ impl Workspace {
     }
 }
 
-/// The Services a text holds, as `lint` reads a sibling file for them: what
-/// parsed before a syntax error counts, and the error does not.
-fn services_in(text: &str, limits: &Limits) -> Vec<Value> {
+/// The Services a text holds, each with where it starts, as `lint` reads
+/// a sibling file for them: what parsed before a syntax error counts, and
+/// the error does not.
+fn services_in(text: &str, limits: &Limits) -> Vec<(Value, Range)> {
     let mut out = Vec::new();
     if !may_hold_a_service(text) {
         return out;
     }
+    let lines = Lines::new(text);
     let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         parse_stream_each(text, limits, |document| {
-            out.extend(
-                objects_in(&document.value).into_iter().map(|(_, o)| o).filter(|o| o["kind"] == "Service").cloned(),
-            );
+            for (prefix, object) in objects_in(&document.value) {
+                if object["kind"] == "Service" {
+                    out.push((object.clone(), span(&document, &prefix, &lines)));
+                }
+            }
         })
     }));
     out

@@ -1,5 +1,6 @@
 //! What the real binary does as it starts: where it listens when an address
-//! is left to its default, and what it says when it cannot listen.
+//! is left to its default, what it says when it cannot listen, and what it
+//! logs about files missing at start and the certificate it loads.
 
 mod common;
 
@@ -68,4 +69,57 @@ fn an_admission_address_in_use_names_its_flag() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(stderr.contains(&format!("cannot listen on {addr}, the admission address (--listen): ")), "{stderr}");
+}
+
+/// Log messages so far.
+fn messages(server: &Server) -> Vec<String> {
+    server.logs().iter().filter_map(|l| l["message"].as_str().map(str::to_owned)).collect()
+}
+
+#[test]
+fn a_certificate_missing_at_start_is_not_called_a_current_pair_kept() {
+    // The Secret is not issued yet: the files are named but missing.
+    let server = Server::start(Start { wait_ready: false, write_certs: false, ..Start::default() });
+    let missing = "certificate files cannot be read; not serving TLS until a valid pair appears";
+    server.wait_log(|l| l["message"] == missing, Duration::from_secs(5));
+    assert!(!messages(&server).iter().any(|m| m.contains("keeping the current pair")), "{:?}", messages(&server));
+
+    let pair = server.ca.serving("lifeguard-webhook generation 1", &[]);
+    std::fs::write(server.dir.path().join("tls.key"), pair.key).expect("write");
+    std::fs::write(server.dir.path().join("tls.crt"), pair.cert).expect("write");
+    server.wait_ready(Duration::from_secs(5));
+    // Now there is a pair to keep.
+    std::fs::remove_file(server.dir.path().join("tls.crt")).expect("remove");
+    let kept = "certificate files cannot be read; keeping the current pair";
+    server.wait_log(|l| l["message"] == kept, Duration::from_secs(5));
+}
+
+#[test]
+fn the_certificate_expiry_is_logged_as_a_date() {
+    let server = Server::start(Start { wait_ready: false, write_certs: false, ..Start::default() });
+    let mut params = rcgen::CertificateParams::new(vec!["localhost".to_owned()]).expect("params");
+    params.not_after = rcgen::date_time_ymd(2031, 5, 17);
+    let key = rcgen::KeyPair::generate().expect("key");
+    let cert = params.self_signed(&key).expect("certificate");
+    std::fs::write(server.dir.path().join("tls.key"), key.serialize_pem()).expect("write");
+    std::fs::write(server.dir.path().join("tls.crt"), cert.pem()).expect("write");
+    let loaded = server.wait_log(|l| l["message"] == "serving certificate loaded", Duration::from_secs(5));
+    assert_eq!(loaded["not_after"], "2031-05-17T00:00:00Z", "{loaded}");
+    // The metric keeps the Unix time: alerts compare it with time().
+    let expiry = server.metric("lifeguard_webhook_certificate_expiry_timestamp_seconds");
+    assert_eq!(expiry, 1_936_742_400.0);
+}
+
+#[test]
+fn a_policy_missing_at_start_is_not_a_current_policy_kept() {
+    let server = Server::start(Start {
+        insecure: true,
+        wait_ready: false,
+        args: vec!["--policy".into(), "no-such-policy.yaml".into()],
+        ..Start::default()
+    });
+    let missing = "policy file cannot be read; not ready until a valid policy appears";
+    server.wait_log(|l| l["message"] == missing, Duration::from_secs(5));
+    assert!(!messages(&server).iter().any(|m| m.contains("keeping the current policy")), "{:?}", messages(&server));
+    assert_eq!(server.health_get("/readyz").0, 503);
 }

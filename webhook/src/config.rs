@@ -1,7 +1,7 @@
 //! The command line (every flag also an env var `LIFEGUARD_*`) and the plain
 //! [`Config`] it turns into. Tests build a `Config` directly.
 
-use std::net::SocketAddr;
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -59,9 +59,10 @@ pub struct Cli {
     pub listen: SocketAddr,
 
     /// Address of the health and metrics server (plain HTTP: /livez,
-    /// /readyz, /startupz, /metrics).
-    #[arg(long, env = "LIFEGUARD_HEALTH_LISTEN", value_name = "ADDR", default_value = "0.0.0.0:8080")]
-    pub health_listen: SocketAddr,
+    /// /readyz, /startupz, /metrics). Default 0.0.0.0:8080; with
+    /// --insecure-http, port 8080 on --listen's address.
+    #[arg(long, env = "LIFEGUARD_HEALTH_LISTEN", value_name = "ADDR")]
+    pub health_listen: Option<SocketAddr>,
 
     /// Policy file or built-in pack (default, strict, gpu-serving), as for
     /// `lifeguard lint`. A file is reloaded when it changes; a bad edit is
@@ -190,7 +191,8 @@ pub struct Cli {
     pub self_test_interval_seconds: Duration,
 
     /// Serve admission over plain HTTP. For local development only: the API
-    /// server calls webhooks over HTTPS.
+    /// server calls webhooks over HTTPS. The health port then defaults to
+    /// --listen's address (port 8080), so a server on loopback stays there.
     #[arg(long, env = "LIFEGUARD_INSECURE_HTTP", conflicts_with_all = ["tls_cert", "tls_key", "client_ca"])]
     pub insecure_http: bool,
 }
@@ -273,10 +275,11 @@ impl Cli {
                 return Err(ConfigError::Zero(name));
             }
         }
+        let health_listen = self.health_listen.unwrap_or_else(|| default_health_listen(tls.is_none(), self.listen));
         Ok(Config {
             tls,
             listen: self.listen,
-            health_listen: self.health_listen,
+            health_listen,
             policy: self.policy,
             drain: self.drain_seconds,
             shutdown_budget: self.shutdown_budget_seconds,
@@ -295,6 +298,21 @@ impl Cli {
             self_test_interval: self.self_test_interval_seconds,
         })
     }
+}
+
+/// The health port when `--health-listen` is not given.
+pub const DEFAULT_HEALTH_PORT: u16 = 8080;
+
+/// Where the health server listens when `--health-listen` is not given. In
+/// a pod it must be reachable by the kubelet, so every interface. With
+/// `--insecure-http` it takes `--listen`'s address: a development server
+/// started on loopback must not open a port on every interface behind the
+/// developer's back, and one deliberately reachable from elsewhere (a
+/// container with published ports) keeps its probes reachable too. The
+/// health port is then never exposed more widely than admission itself.
+fn default_health_listen(insecure: bool, listen: SocketAddr) -> SocketAddr {
+    let ip = if insecure { listen.ip() } else { IpAddr::V4(Ipv4Addr::UNSPECIFIED) };
+    SocketAddr::new(ip, DEFAULT_HEALTH_PORT)
 }
 
 /// Seconds as a non-negative number (`5`, `0.5`), at most a day.
@@ -329,6 +347,18 @@ mod tests {
         assert!(!c.include_controlled);
         assert_eq!(c.policy, "default");
         assert_eq!(c.connections, Bounds::default());
+    }
+
+    #[test]
+    fn insecure_http_keeps_the_health_port_on_the_listen_address() {
+        let health = |args: &[&str]| parse(args).expect("config").health_listen.to_string();
+        assert_eq!(health(&["--insecure-http", "--listen", "127.0.0.1:8443"]), "127.0.0.1:8080");
+        assert_eq!(health(&["--insecure-http", "--listen", "[::1]:9443"]), "[::1]:8080");
+        assert_eq!(health(&["--insecure-http"]), "0.0.0.0:8080", "admission on every interface: health too");
+        let chosen = ["--insecure-http", "--listen", "127.0.0.1:8443", "--health-listen", "0.0.0.0:9090"];
+        assert_eq!(health(&chosen), "0.0.0.0:9090", "an explicit address wins");
+        let tls = ["--tls-cert", "c.pem", "--tls-key", "k.pem", "--listen", "127.0.0.1:8443"];
+        assert_eq!(health(&tls), "0.0.0.0:8080", "with TLS (in a pod) the kubelet must reach it");
     }
 
     #[test]

@@ -47,9 +47,14 @@ use crate::server::Phase;
 /// Why the server could not start or stopped badly.
 #[derive(Debug, Error)]
 pub enum RunError {
-    /// A listener could not be bound.
-    #[error("cannot listen on {addr}: {source}")]
+    /// A listener could not be bound. The flag is named because the address
+    /// may be a default the user never wrote.
+    #[error("cannot listen on {addr}, the {listener} address ({flag}): {source}")]
     Bind {
+        /// `admission` or `health`.
+        listener: &'static str,
+        /// The flag that sets the address.
+        flag: &'static str,
         /// The address.
         addr: std::net::SocketAddr,
         /// Why.
@@ -124,9 +129,11 @@ pub async fn run(config: Config) -> Result<(), RunError> {
             Some(tokio_rustls::TlsAcceptor::from(Arc::new(tls)))
         }
     };
-    let bind = |addr| async move { TcpListener::bind(addr).await.map_err(|source| RunError::Bind { addr, source }) };
-    let health_listener = bind(config.health_listen).await?;
-    let listener = bind(config.listen).await?;
+    let bind = |listener, flag, addr| async move {
+        TcpListener::bind(addr).await.map_err(|source| RunError::Bind { listener, flag, addr, source })
+    };
+    let health_listener = bind("health", "--health-listen", config.health_listen).await?;
+    let listener = bind("admission", "--listen", config.listen).await?;
     let mut sigterm =
         tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).map_err(RunError::Signals)?;
     let mut sigint =

@@ -16,8 +16,10 @@ pub struct RequestLabels {
     pub endpoint: String,
     /// `enforce`, `warn`, `audit`, or `none` for `/mutate` and HTTP errors.
     pub mode: String,
-    /// `allowed`, `warned`, `denied`, `patched`, `skipped`, `error`, or the
-    /// HTTP status of a request that got no review (`400`, `413`, `408`).
+    /// `allowed`, `warned` (findings sent back as warnings), `audited`
+    /// (audit mode's findings, in the audit annotations only), `denied`,
+    /// `patched`, `skipped`, `error`, or the HTTP status of a request that
+    /// got no review (`400`, `413`, `408`).
     pub verdict: String,
 }
 

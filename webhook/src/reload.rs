@@ -61,7 +61,7 @@ pub fn check_certificate(state: &Shared, tls: &TlsFiles, seen: &mut Seen) {
             if first {
                 state.health.cert_loaded(Err(format!("the serving certificate cannot be read: {why}")));
             }
-            unreadable(state, Reloaded::Certificate, &mut seen.cert_error, why);
+            unreadable(state, Reloaded::Certificate, !first, &mut seen.cert_error, why);
             seen.cert = None;
             return;
         }
@@ -78,7 +78,7 @@ pub fn check_certificate(state: &Shared, tls: &TlsFiles, seen: &mut Seen) {
             state.metrics.reload(Reloaded::Certificate, true);
             state.health.cert_loaded(Ok(()));
             let verb = if first { "loaded" } else { "reloaded" };
-            tracing::info!(subject = %pair.subject, not_after = pair.not_after, "serving certificate {verb}");
+            tracing::info!(subject = %pair.subject, not_after = %date(pair.not_after), "serving certificate {verb}");
         }
         Err(why) => {
             state.metrics.reload(Reloaded::Certificate, false);
@@ -118,7 +118,7 @@ pub fn check_policy(state: &Shared, source: &PolicySource, seen: &mut Seen) {
                     if first {
                         state.health.policy_loaded(Err(format!("policy: {why}")));
                     }
-                    unreadable(state, Reloaded::Policy, &mut seen.policy_error, why);
+                    unreadable(state, Reloaded::Policy, !first, &mut seen.policy_error, why);
                     seen.policy = None;
                     return;
                 }
@@ -153,19 +153,36 @@ pub fn check_policy(state: &Shared, source: &PolicySource, seen: &mut Seen) {
 }
 
 /// Logs and counts a file that cannot be read, once per distinct error (a
-/// missing file would otherwise be reported on every tick).
-fn unreadable(state: &Shared, what: Reloaded, last: &mut Option<String>, why: String) {
+/// missing file would otherwise be reported on every tick). What it says
+/// about the consequence depends on whether an earlier load is `serving`:
+/// before the first one (a Secret not issued yet) there is nothing to keep.
+fn unreadable(state: &Shared, what: Reloaded, serving: bool, last: &mut Option<String>, why: String) {
     if last.as_ref() == Some(&why) {
         return;
     }
-    match what {
-        Reloaded::Certificate => {
+    match (what, serving) {
+        (Reloaded::Certificate, true) => {
             tracing::error!(error = %why, "certificate files cannot be read; keeping the current pair");
         }
-        Reloaded::Policy => tracing::error!(error = %why, "policy file cannot be read; keeping the current policy"),
+        (Reloaded::Certificate, false) => {
+            tracing::error!(error = %why, "certificate files cannot be read; not serving TLS until a valid pair appears");
+        }
+        (Reloaded::Policy, true) => {
+            tracing::error!(error = %why, "policy file cannot be read; keeping the current policy");
+        }
+        (Reloaded::Policy, false) => {
+            tracing::error!(error = %why, "policy file cannot be read; not ready until a valid policy appears");
+        }
     }
     state.metrics.reload(what, false);
     *last = Some(why);
+}
+
+/// A Unix time as an RFC 3339 UTC date (`2030-01-01T00:00:00Z`), which a
+/// person reading the log can compare with today; the raw number when it is
+/// outside the years a date can show (no certificate's is).
+fn date(unix_seconds: i64) -> String {
+    jiff::Timestamp::from_second(unix_seconds).map_or_else(|_| unix_seconds.to_string(), |t| t.to_string())
 }
 
 /// Checks both every interval, forever (the task is dropped at exit).
@@ -179,5 +196,17 @@ pub async fn watch(state: Shared, source: PolicySource, mut seen: Seen) {
             check_certificate(&state, tls, &mut seen);
         }
         check_policy(&state, &source, &mut seen);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::date;
+
+    #[test]
+    fn dates_are_rfc_3339_in_utc() {
+        assert_eq!(date(0), "1970-01-01T00:00:00Z");
+        assert_eq!(date(1_905_424_496), "2030-05-19T12:34:56Z");
+        assert_eq!(date(i64::MAX), i64::MAX.to_string());
     }
 }

@@ -474,3 +474,25 @@ async fn every_review_is_counted_and_logged() {
     assert_eq!(line["rules"], "probe-endpoint-reused");
     assert!(line["duration_ms"].as_f64().is_some(), "{line}");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn audit_mode_findings_are_counted_as_audited_not_warned() {
+    let server = Server::start(Start::default());
+    let client = server.client(true);
+    let bad = deployment("orders", json!([shared_endpoint_container("orders")]));
+    for (uid, mode) in [("a-1", "audit"), ("a-2", "audit"), ("w-1", "warn")] {
+        let (status, _) =
+            post(&client, &server.url(&format!("/validate/{mode}")), &review(uid, "CREATE", Some(&bad), None)).await;
+        assert_eq!(status, 200);
+    }
+    let (_, text) = server.health_get("/metrics");
+    for series in [
+        r#"lifeguard_webhook_requests_total{endpoint="validate",mode="audit",verdict="audited"} 2"#,
+        r#"lifeguard_webhook_requests_total{endpoint="validate",mode="warn",verdict="warned"} 1"#,
+    ] {
+        assert!(text.lines().any(|l| l == series), "{series} in /metrics:\n{text}");
+    }
+    assert!(!text.contains(r#"mode="audit",verdict="warned""#), "audit mode warns nobody:\n{text}");
+    let line = server.wait_log(|l| l["message"] == "review" && l["uid"] == "a-1", std::time::Duration::from_secs(2));
+    assert_eq!((line["mode"].as_str(), line["verdict"].as_str()), (Some("audit"), Some("audited")), "{line}");
+}

@@ -221,15 +221,25 @@ async fn a_review_past_the_request_timeout_is_answered_in_time_with_its_uid() {
         .collect();
     let body = review("slow", "CREATE", Some(&deployment("huge", json!(containers))), None);
     let server = Server::start(Start::args(&["--request-timeout-seconds", "1"]));
-    let started = Instant::now();
     let (status, out) = post(&server.client(true), &server.url("/mutate"), &body).await;
-    let took = started.elapsed();
     assert_eq!(status, 200, "{out}");
     assert_eq!((&out["response"]["uid"], &out["response"]["allowed"]), (&json!("slow"), &json!(true)), "{out}");
     assert!(out["response"].get("patch").is_none());
     let warning = out["response"]["warnings"][0].as_str().unwrap_or_default();
     assert!(warning.contains("not judged within the 1s request timeout"), "{warning}");
-    assert!(took < Duration::from_millis(1500), "answered after {took:?}");
+    // The deadline is the server's, so it is checked on the server's clock:
+    // from the request's arrival to its answer, as the review line reports
+    // it. A clock in the test would add the test's own work before the
+    // request arrives (building the client, serialising 2 MB, the TLS
+    // handshake), which under CPU contention took 2.4 to 4 s while the
+    // server answered at 0.90 s every time.
+    let line = server.wait_log(|l| l["message"] == "review" && l["uid"] == "slow", Duration::from_secs(5));
+    assert_eq!(line["verdict"], "error", "{line}");
+    let answered = line["duration_ms"].as_f64().map(|ms| Duration::from_secs_f64(ms / 1000.0)).expect("duration_ms");
+    // The engine has until a tenth of the timeout before it (the margin
+    // left to write the answer), and the answer is ready within the timeout.
+    assert!(answered >= Duration::from_millis(900), "answered before the deadline, after {answered:?}");
+    assert!(answered <= Duration::from_secs(1), "answered after the 1 s request timeout: {answered:?}");
     assert_eq!(server.health_get("/livez").0, 200);
 }
 

@@ -48,8 +48,13 @@ pub fn wire_json(review: &AdmissionReview<DynamicObject>) -> Result<Vec<u8>, ser
 pub enum Verdict {
     /// Allowed with no finding.
     Allowed,
-    /// Allowed with findings (warnings or audit annotations).
+    /// Allowed with findings sent back as warnings, which `kubectl` shows
+    /// (warn mode, and enforce mode's findings below the deny severity).
     Warned,
+    /// Allowed with findings in audit mode: recorded in the audit
+    /// annotations and the log, shown to nobody. Apart from `Warned` so
+    /// the metrics count only the warnings someone was shown as warned.
+    Audited,
     /// Denied.
     Denied,
     /// Allowed with a patch.
@@ -66,6 +71,7 @@ impl Verdict {
         match self {
             Verdict::Allowed => "allowed",
             Verdict::Warned => "warned",
+            Verdict::Audited => "audited",
             Verdict::Denied => "denied",
             Verdict::Patched => "patched",
             Verdict::Skipped => "skipped",

@@ -59,7 +59,11 @@ pub fn validate(
     let warn = |items: &mut dyn Iterator<Item = &(&Finding, bool)>| -> Vec<String> {
         fitted(items.map(|(f, pre)| finding_warning(f, *pre && policy.denies(f.severity))).collect(), "findings")
     };
-    let mut verdict = if judged.is_empty() { Verdict::Allowed } else { Verdict::Warned };
+    let mut verdict = match mode {
+        _ if judged.is_empty() => Verdict::Allowed,
+        AdmissionMode::Audit => Verdict::Audited,
+        AdmissionMode::Enforce | AdmissionMode::Warn => Verdict::Warned,
+    };
     match mode {
         AdmissionMode::Enforce => {
             let denied: Vec<&Finding> = judged.iter().filter(|j| denies(j)).map(|(f, _)| *f).collect();

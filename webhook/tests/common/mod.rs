@@ -51,6 +51,10 @@ pub struct Start {
     /// Stop reading the server's stdout after its "listening" line, as a
     /// log collector that hangs would, leaving the pipe open.
     pub stall_logs: bool,
+    /// `--listen` (default `127.0.0.1:0`).
+    pub listen: Option<String>,
+    /// Leave `--health-listen` out, so the server picks its default.
+    pub default_health_listen: bool,
 }
 
 impl Default for Start {
@@ -63,6 +67,8 @@ impl Default for Start {
             wait_ready: true,
             write_certs: true,
             stall_logs: false,
+            listen: None,
+            default_health_listen: false,
         }
     }
 }
@@ -80,7 +86,10 @@ impl Server {
         let dir = tempfile::tempdir().expect("tempdir");
         let ca = Ca::new("lifeguard test CA");
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_lifeguard-webhook"));
-        cmd.args(["--listen", "127.0.0.1:0", "--health-listen", "127.0.0.1:0", "--log-format", "json"]);
+        cmd.args(["--listen", start.listen.as_deref().unwrap_or("127.0.0.1:0"), "--log-format", "json"]);
+        if !start.default_health_listen {
+            cmd.args(["--health-listen", "127.0.0.1:0"]);
+        }
         cmd.args(["--drain-seconds", "1", "--shutdown-budget-seconds", "3", "--reload-interval-seconds", "0.2"]);
         if start.insecure {
             cmd.arg("--insecure-http");

@@ -12,8 +12,9 @@ use serde_json::Value;
 use super::object::{Ctx, Fixed, fix_object};
 use super::stale::{Changed, StaleComment, stale_comments};
 use super::text::{Offsets, line_start};
+use crate::engine::parse_text;
 use crate::input::{Document, Limits};
-use crate::lint::{InputError, Located, parse_text};
+use crate::outcome::{InputError, Located};
 
 /// The fixes applied to one object.
 #[derive(Debug, Clone)]
@@ -206,7 +207,7 @@ pub fn fix_text(
             name: text("/metadata/name"),
             object_at: fixed_docs.get(doc).map(|d| d.locate(&prefix)).unwrap_or_default(),
             template: None,
-            origin: crate::lint::Origin::File,
+            origin: crate::outcome::Origin::File,
             pointer,
             finding,
         });

@@ -14,7 +14,7 @@ use super::file::{Place, Skipped, error_at, pointer_mut, verify};
 use super::splice;
 use super::stale::Changed;
 use crate::input::{Document, Limits};
-use crate::lint::InputError;
+use crate::outcome::InputError;
 
 /// What fixing one object needs besides the object.
 pub(super) struct Ctx<'a> {

@@ -18,7 +18,6 @@ use std::io::Write as _;
 use std::time::Duration;
 
 use anyhow::{Context, Result};
-use policies::Policy;
 use serde_json::Value;
 
 pub use args::AuditArgs;
@@ -319,6 +318,3 @@ fn warnings(reading: &Reading) -> Vec<String> {
     }
     out
 }
-
-/// A policy loaded for the audit, and how the summary names it.
-pub type Loaded = (Policy, String);

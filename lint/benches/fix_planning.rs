@@ -17,9 +17,9 @@ use std::hint::black_box;
 use std::time::Duration;
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
+use lifeguard::engine::parse_text;
 use lifeguard::fix::fix_text;
 use lifeguard::input::Limits;
-use lifeguard::lint::parse_text;
 use policies::finding::add_op;
 use policies::{Batch, Policy, plan_fixes};
 use serde_json::{Value, json};

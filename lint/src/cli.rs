@@ -5,17 +5,15 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use anyhow::{Context, Result};
-use clap::{Parser, Subcommand, ValueEnum};
-use policies::Severity;
+use clap::{Parser, Subcommand};
 
 use crate::input::{Limits, TemplateFinder};
-use crate::input::{Walk, discover_with};
 use crate::lint::lint_resolved;
-use crate::options::{
-    EXPLAIN_TOPIC, POLICY_NAME, RULE_NAME, RunArgs, SIMULATE_TOPIC, select_rules, unknown_rule, unknown_selected,
-};
+use crate::options::{EXPLAIN_TOPIC, FailOn, POLICY_NAME, RULE_NAME, RunArgs, SIMULATE_TOPIC, set_color, unknown_rule};
+use crate::output::{write_file_with, write_plain_stdout_with, write_stdout, write_stdout_with};
 use crate::pipeline::Keep;
-use crate::policy_discovery::{Resolved, resolve};
+use crate::policy_discovery::Resolved;
+use crate::prepare::prepare;
 use crate::report::stream::Render;
 use crate::report::{self, Format, ListFormat};
 
@@ -65,31 +63,6 @@ pub enum Command {
         #[arg(value_enum)]
         shell: clap_complete::Shell,
     },
-}
-
-/// The lowest severity that makes `lint` exit 1.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum FailOn {
-    /// Fail on errors only.
-    Error,
-    /// Fail on warnings and errors.
-    Warning,
-    /// Fail on any finding.
-    Info,
-    /// Never fail because of findings (input errors still exit 2).
-    Never,
-}
-
-impl FailOn {
-    /// The minimum failing severity; `None` for `never`.
-    pub fn severity(self) -> Option<Severity> {
-        match self {
-            FailOn::Error => Some(Severity::Error),
-            FailOn::Warning => Some(Severity::Warning),
-            FailOn::Info => Some(Severity::Info),
-            FailOn::Never => None,
-        }
-    }
 }
 
 /// `lifeguard lint` flags.
@@ -265,75 +238,6 @@ fn junit_rules(resolved: &Resolved) -> Vec<String> {
     rules
 }
 
-/// Sets the colour choice every later stream follows.
-pub(crate) fn set_color(run: &RunArgs) {
-    run.color.choice(|name| std::env::var(name).ok()).write_global();
-}
-
-/// The inputs and each one's policy (with `--select` and `--ignore`
-/// applied; see [`crate::policy_discovery`]); on a usage error, prints it
-/// and returns `None` (exit 2).
-pub(crate) fn prepare(paths: &[String], policy_arg: Option<&str>, run: &RunArgs) -> Option<Resolved> {
-    let walk = Walk::excluding(&run.exclude).map_err(|e| eprintln!("lifeguard: {e}")).ok()?;
-    let named = !paths.is_empty();
-    let paths = if named { paths.to_vec() } else { vec![".".to_owned()] };
-    let mut found = discover_with(&paths, &walk);
-    found.allow_empty_stdin = run.allow_empty;
-    let nothing = found.inputs.is_empty() && found.errors.is_empty();
-    let cwd = std::env::current_dir().unwrap_or_default();
-    let resolved = resolve(found, policy_arg, &cwd, |policy| select_rules(policy, &run.select, &run.ignore))
-        .map_err(|e| eprintln!("lifeguard: {e}"))
-        .ok()?;
-    // A custom rule of one nested policy is selected where it exists; a name
-    // no policy in force knows is a usage error.
-    if let Some(e) = unknown_selected(resolved.policies.iter().map(|p| &p.policy), &run.select, &run.ignore) {
-        eprintln!("lifeguard: {e}");
-        return None;
-    }
-    if run.verbose {
-        for line in resolved.verbose_lines() {
-            eprintln!("lifeguard: {line}");
-        }
-    }
-    if !run.quiet {
-        if !named && stdin_is_piped() {
-            eprintln!(
-                "lifeguard: note: linting the current directory; to read the piped input, name it `-` (`... | lifeguard lint -`)"
-            );
-        }
-        if nothing {
-            eprintln!(
-                "lifeguard: note: no manifest found in {} (files ending .yaml, .yml or .json, outside hidden, git-ignored and excluded paths, other than Chart.yaml, values.yaml, kustomization.yaml and other tools' configuration)",
-                paths.join(" ")
-            );
-        }
-    }
-    Some(resolved)
-}
-
-/// Whether stdin is a pipe or a file (not a terminal, not `/dev/null`): input
-/// someone may have meant to lint.
-fn stdin_is_piped() -> bool {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::FileTypeExt;
-        std::fs::metadata("/dev/stdin").is_ok_and(|m| m.file_type().is_fifo() || m.file_type().is_file())
-    }
-    #[cfg(not(unix))]
-    {
-        false
-    }
-}
-
-pub(crate) fn write_file_with(
-    path: &std::path::Path,
-    write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
-) -> Result<()> {
-    let file = std::fs::File::create(path).with_context(|| format!("creating {}", path.display()))?;
-    let mut stream = std::io::BufWriter::new(anstream::AutoStream::new(file, anstream::ColorChoice::global()));
-    write(&mut stream).and_then(|()| stream.flush()).with_context(|| format!("writing {}", path.display()))
-}
-
 fn fix(args: FixArgs) -> Result<u8> {
     use policies::rules::FixAvailability;
     for name in &args.rules {
@@ -373,29 +277,4 @@ fn fix(args: FixArgs) -> Result<u8> {
         }
     }
     Ok(out.exit_code())
-}
-
-pub(crate) fn write_stdout(text: &str) -> Result<()> {
-    write_stdout_with(|w| w.write_all(text.as_bytes()))
-}
-
-/// [`write_stdout`] for a report written in pieces.
-pub(crate) fn write_stdout_with(write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>) -> Result<()> {
-    written(write, anstream::stdout())
-}
-
-/// [`write_stdout_with`] for a report rendered without styles, which
-/// needs no stream to strip them.
-pub(crate) fn write_plain_stdout_with(write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>) -> Result<()> {
-    written(write, std::io::stdout().lock())
-}
-
-fn written(write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>, out: impl Write) -> Result<()> {
-    let mut stdout = std::io::BufWriter::with_capacity(64 * 1024, out);
-    match write(&mut stdout).and_then(|()| stdout.flush()) {
-        Ok(()) => Ok(()),
-        // A closed pipe (`lifeguard lint | head`) is not an error worth a message.
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
-        Err(e) => Err(e).context("writing to stdout"),
-    }
 }

@@ -4,15 +4,19 @@
 
 pub mod audit;
 pub mod cli;
+pub mod engine;
 pub mod export;
 pub mod fix;
 pub mod input;
 pub mod lint;
 pub mod lsp;
 pub mod options;
+pub mod outcome;
+pub mod output;
 pub mod pipeline;
 pub mod policy_cmd;
 pub mod policy_discovery;
 pub mod policy_source;
+pub mod prepare;
 pub mod report;
 pub mod simulate;

@@ -1,11 +1,12 @@
 //! Flags `lint` and `fix` share: which rules run (`--select`, `--ignore`),
 //! which files are walked (`--exclude`), how much is said (`--quiet`,
 //! `--verbose`) and
-//! colour (`--color`). Rule and pack names feed shell completion.
+//! colour (`--color`); and `--fail-on`, which `audit` takes too. Rule and
+//! pack names feed shell completion.
 
 use clap::ValueEnum;
 use clap::builder::{PossibleValue, TypedValueParser};
-use policies::Policy;
+use policies::{Policy, Severity};
 
 /// The flags `lint` and `fix` share.
 #[derive(Debug, Clone, Default, clap::Args)]
@@ -38,6 +39,36 @@ pub struct RunArgs {
     /// `NO_COLOR` is set, or anything when `CLICOLOR_FORCE` or `FORCE_COLOR` is.
     #[arg(long, value_enum, default_value_t = ColorWhen::Auto, value_name = "WHEN")]
     pub color: ColorWhen,
+}
+
+/// Sets the colour choice every later stream follows.
+pub(crate) fn set_color(run: &RunArgs) {
+    run.color.choice(|name| std::env::var(name).ok()).write_global();
+}
+
+/// The lowest severity that makes `lint` exit 1.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum FailOn {
+    /// Fail on errors only.
+    Error,
+    /// Fail on warnings and errors.
+    Warning,
+    /// Fail on any finding.
+    Info,
+    /// Never fail because of findings (input errors still exit 2).
+    Never,
+}
+
+impl FailOn {
+    /// The minimum failing severity; `None` for `never`.
+    pub fn severity(self) -> Option<Severity> {
+        match self {
+            FailOn::Error => Some(Severity::Error),
+            FailOn::Warning => Some(Severity::Warning),
+            FailOn::Info => Some(Severity::Info),
+            FailOn::Never => None,
+        }
+    }
 }
 
 /// `--color`.

@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 use policies::{Policy, Severity};
 
 use crate::input::{Discovered, Input, InputName};
-use crate::lint::InputError;
+use crate::outcome::{InputError, Outcome};
 use crate::policy_source::{PolicySource, discover};
 
 /// A policy in force for some inputs.
@@ -101,7 +101,7 @@ impl Resolved {
 
     /// `lint`'s exit code: 2 on input errors, 1 when a finding is at or
     /// above its file's [`Resolved::fail_on`], else 0.
-    pub fn exit_code(&self, out: &crate::lint::Outcome, flag: Option<Option<Severity>>) -> u8 {
+    pub fn exit_code(&self, out: &Outcome, flag: Option<Option<Severity>>) -> u8 {
         if !out.errors.is_empty() {
             2
         } else if out.any_fails(|file, severity| self.fail_on(flag, file).is_some_and(|min| severity >= min)) {

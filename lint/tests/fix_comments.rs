@@ -11,9 +11,9 @@ mod fix_gen;
 
 use std::collections::HashMap;
 
+use lifeguard::engine::parse_text;
 use lifeguard::fix::fix_text;
 use lifeguard::input::Limits;
-use lifeguard::lint::parse_text;
 use policies::{Batch, Policy, Settings};
 use proptest::prelude::*;
 use serde_json::Value;

@@ -18,7 +18,8 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use lifeguard::input::Limits;
-use lifeguard::lint::{Located, lint_paths};
+use lifeguard::lint::lint_paths;
+use lifeguard::outcome::Located;
 use policies::Policy;
 use policies::finding::SHORT_LINE_CHARS;
 use policies::rules::RULES;

@@ -11,7 +11,8 @@ mod stream;
 use std::path::{Path, PathBuf};
 
 use lifeguard::input::{Limits, discover};
-use lifeguard::lint::{Outcome, lint_found_with, lint_paths};
+use lifeguard::lint::{lint_found_with, lint_paths};
+use lifeguard::outcome::Outcome;
 use lifeguard::pipeline::Keep;
 use lifeguard::report::stream::Render;
 use lifeguard::report::{Format, github, json, sarif, text};

@@ -7,7 +7,8 @@
 use std::collections::BTreeMap;
 
 use lifeguard::input::Limits;
-use lifeguard::lint::{Outcome, lint_paths};
+use lifeguard::lint::lint_paths;
+use lifeguard::outcome::Outcome;
 use lifeguard_e2e::corpus_dir;
 use policies::Policy;
 

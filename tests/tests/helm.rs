@@ -94,7 +94,7 @@ fn key(line: &str) -> Option<String> {
 
 /// Renders `chart` (in `dir`) and lints it with `chart_root` as
 /// `--helm-chart-root` would, templates looked for from `dir`.
-fn lint_chart(helm: &Path, home: &Path, dir: &Path, chart: &str) -> (String, lifeguard::lint::Outcome) {
+fn lint_chart(helm: &Path, home: &Path, dir: &Path, chart: &str) -> (String, lifeguard::outcome::Outcome) {
     let rendered = helm_in(helm, home, dir, &["template", "rel", chart]);
     let file = home.join("rendered.yaml");
     std::fs::write(&file, &rendered).expect("write the rendered stream");

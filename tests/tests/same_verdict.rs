@@ -6,7 +6,8 @@
 use std::path::Path;
 
 use lifeguard::input::Limits;
-use lifeguard::lint::{Outcome, lint_paths};
+use lifeguard::lint::lint_paths;
+use lifeguard::outcome::Outcome;
 use lifeguard::policy_source::PolicySource;
 use lifeguard_e2e::corpus_dir;
 use policies::yaml::{parse_stream, to_yaml};

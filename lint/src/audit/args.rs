@@ -4,8 +4,7 @@ use std::path::PathBuf;
 
 use policies::simulate::Scenario;
 
-use crate::cli::FailOn;
-use crate::options::{POLICY_NAME, RULE_NAME};
+use crate::options::{FailOn, POLICY_NAME, RULE_NAME};
 use crate::report::Format;
 
 /// `lifeguard audit` flags.

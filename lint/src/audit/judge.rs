@@ -9,7 +9,8 @@ use policies::{Batch, Policy, Severity};
 use serde_json::Value;
 
 use super::verdicts::Simulation;
-use crate::lint::{Origin, Outcome, Seen, lint_one};
+use crate::engine::{Seen, lint_one};
+use crate::outcome::{Origin, Outcome};
 
 /// What was read of one namespace.
 #[derive(Debug, Default)]

@@ -18,13 +18,12 @@ use std::io::Write as _;
 use std::time::Duration;
 
 use anyhow::{Context, Result};
-use policies::Policy;
 use serde_json::Value;
 
 pub use args::AuditArgs;
 
-use crate::cli::FailOn;
-use crate::lint::{Origin, Outcome};
+use crate::options::FailOn;
+use crate::outcome::{Origin, Outcome};
 use crate::report::stream::Render;
 use crate::report::{self, Format};
 use fetch::{FetchError, Fetcher};
@@ -161,9 +160,9 @@ async fn audit(args: AuditArgs) -> Result<u8> {
         Ok(())
     };
     match &args.output_file {
-        Some(path) => crate::cli::write_file_with(path, write_report)?,
-        None if plain => crate::cli::write_plain_stdout_with(write_report)?,
-        None => crate::cli::write_stdout_with(write_report)?,
+        Some(path) => crate::output::write_file_with(path, write_report)?,
+        None if plain => crate::output::write_plain_stdout_with(write_report)?,
+        None => crate::output::write_stdout_with(write_report)?,
     }
     if !quiet && (!text || args.output_file.is_some()) {
         if let Some(section) = simulated.as_deref().filter(|_| !text) {
@@ -319,6 +318,3 @@ fn warnings(reading: &Reading) -> Vec<String> {
     }
     out
 }
-
-/// A policy loaded for the audit, and how the summary names it.
-pub type Loaded = (Policy, String);

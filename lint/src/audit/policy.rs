@@ -12,8 +12,11 @@ pub const CONFIGMAP: &str = "configmap:";
 /// The ConfigMap key the chart writes the policy under.
 pub const KEY: &str = "policy.yaml";
 
+/// A policy loaded for the audit, and how the summary names it.
+pub type Loaded = (Policy, String);
+
 /// Loads the policy `--policy` names; `Err` is a usage error to print.
-pub async fn load(arg: Option<&str>, fetcher: &Fetcher) -> Result<super::Loaded, String> {
+pub async fn load(arg: Option<&str>, fetcher: &Fetcher) -> Result<Loaded, String> {
     match arg.and_then(|a| a.strip_prefix(CONFIGMAP)) {
         Some(reference) => from_configmap(reference, fetcher).await,
         None => {
@@ -30,7 +33,7 @@ pub async fn load(arg: Option<&str>, fetcher: &Fetcher) -> Result<super::Loaded,
     }
 }
 
-async fn from_configmap(reference: &str, fetcher: &Fetcher) -> Result<super::Loaded, String> {
+async fn from_configmap(reference: &str, fetcher: &Fetcher) -> Result<Loaded, String> {
     let name = format!("{CONFIGMAP}{reference}");
     let Some((namespace, configmap)) = reference.split_once('/').filter(|(ns, n)| !ns.is_empty() && !n.is_empty())
     else {

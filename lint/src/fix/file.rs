@@ -9,11 +9,15 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use policies::{AppliedFix, Batch, Finding, Policy, objects_in};
 use serde_json::Value;
 
-use super::object::{Ctx, Fixed, fix_object};
+// A file's fixes list the ones left out, so they are named here too.
+pub use super::object::Skipped;
+use super::object::{Ctx, Fixed, Place, error_at, fix_object};
+use super::readback::verify;
 use super::stale::{Changed, StaleComment, stale_comments};
 use super::text::{Offsets, line_start};
+use crate::engine::parse_text;
 use crate::input::{Document, Limits};
-use crate::lint::{InputError, Located, parse_text};
+use crate::outcome::{InputError, Located};
 
 /// The fixes applied to one object.
 #[derive(Debug, Clone)]
@@ -22,21 +26,6 @@ pub struct ObjectFixes {
     pub object: String,
     /// The fixes, in the order they were applied.
     pub applied: Vec<AppliedFix>,
-}
-
-/// A fix that was planned but not written, and why.
-#[derive(Debug, Clone)]
-pub struct Skipped {
-    /// File name as shown.
-    pub file: String,
-    /// Line of the finding, 1-based.
-    pub line: u32,
-    /// `Kind/namespace/name`.
-    pub object: String,
-    /// The rule whose fix was left out.
-    pub rule: String,
-    /// Why.
-    pub reason: String,
 }
 
 /// The outcome of fixing one file's text.
@@ -73,13 +62,6 @@ impl FileFix {
     pub fn fix_count(&self) -> usize {
         self.objects.iter().map(|o| o.applied.len()).sum()
     }
-}
-
-/// Which object of the file, and where.
-pub(super) struct Place<'a> {
-    pub(super) prefix: String,
-    pub(super) object: &'a Value,
-    pub(super) name: String,
 }
 
 /// Fixes every pod-bearing object in `text`, given its parse
@@ -206,7 +188,7 @@ pub fn fix_text(
             name: text("/metadata/name"),
             object_at: fixed_docs.get(doc).map(|d| d.locate(&prefix)).unwrap_or_default(),
             template: None,
-            origin: crate::lint::Origin::File,
+            origin: crate::outcome::Origin::File,
             pointer,
             finding,
         });
@@ -220,38 +202,4 @@ fn doc_ranges(text: &str, docs: &[Document]) -> Vec<(usize, usize)> {
     let off = Offsets::new(text);
     let starts: Vec<usize> = docs.iter().map(|d| line_start(text, off.byte(d.start.index))).collect();
     starts.iter().enumerate().map(|(i, s)| (*s, starts.get(i + 1).copied().unwrap_or(text.len()))).collect()
-}
-
-/// Checks that `text` parses, without error, into exactly the documents
-/// `want`, and returns them.
-pub(super) fn verify(
-    file: &str,
-    text: &str,
-    want: &[Value],
-    json: bool,
-    limits: &Limits,
-) -> Result<Vec<Document>, String> {
-    if json && serde_json::from_str::<Value>(text).is_err() {
-        return Err("not valid JSON".into());
-    }
-    let (docs, error) = parse_text(file, text, limits);
-    if let Some(e) = error {
-        return Err(format!("does not parse: {e}"));
-    }
-    if docs.len() != want.len() {
-        return Err(format!("{} documents instead of {}", docs.len(), want.len()));
-    }
-    match docs.iter().zip(want).position(|(d, w)| d.value != *w) {
-        Some(i) => Err(format!("document {} differs", i + 1)),
-        None => Ok(docs),
-    }
-}
-
-pub(super) fn pointer_mut<'v>(value: &'v mut Value, pointer: &str) -> Option<&'v mut Value> {
-    if pointer.is_empty() { Some(value) } else { value.pointer_mut(pointer) }
-}
-
-pub(super) fn error_at(file: &str, doc: &Document, pointer: &str, message: String) -> InputError {
-    let at = doc.locate(pointer);
-    InputError { file: file.to_owned(), line: Some(at.line), column: Some(at.column), message }
 }

@@ -8,6 +8,7 @@ pub mod file;
 mod layout;
 mod object;
 mod path;
+mod readback;
 mod render;
 pub mod run;
 mod services;

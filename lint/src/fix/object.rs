@@ -10,11 +10,33 @@ use policies::{AppliedFix, Batch, Finding, Policy, lint_object, plan_fixes};
 use serde_json::Value;
 
 use super::edit::{self, EditError};
-use super::file::{Place, Skipped, error_at, pointer_mut, verify};
+use super::readback::verify;
 use super::splice;
 use super::stale::Changed;
 use crate::input::{Document, Limits};
-use crate::lint::InputError;
+use crate::outcome::InputError;
+
+/// Which object of the file, and where.
+pub(super) struct Place<'a> {
+    pub(super) prefix: String,
+    pub(super) object: &'a Value,
+    pub(super) name: String,
+}
+
+/// A fix that was planned but not written, and why.
+#[derive(Debug, Clone)]
+pub struct Skipped {
+    /// File name as shown.
+    pub file: String,
+    /// Line of the finding, 1-based.
+    pub line: u32,
+    /// `Kind/namespace/name`.
+    pub object: String,
+    /// The rule whose fix was left out.
+    pub rule: String,
+    /// Why.
+    pub reason: String,
+}
 
 /// What fixing one object needs besides the object.
 pub(super) struct Ctx<'a> {
@@ -178,4 +200,14 @@ fn write_plan(
         Some(e) => Err((String::new(), e)),
         None => Ok(text),
     }
+}
+
+fn pointer_mut<'v>(value: &'v mut Value, pointer: &str) -> Option<&'v mut Value> {
+    if pointer.is_empty() { Some(value) } else { value.pointer_mut(pointer) }
+}
+
+/// An input error at `pointer` of the object's document.
+pub(super) fn error_at(file: &str, doc: &Document, pointer: &str, message: String) -> InputError {
+    let at = doc.locate(pointer);
+    InputError { file: file.to_owned(), line: Some(at.line), column: Some(at.column), message }
 }

@@ -10,10 +10,11 @@ use policies::{Policy, objects_in};
 use super::diff;
 use super::file::{FileFix, fix_text};
 use super::services::{services_in, services_of};
+use crate::engine::parse_text;
 use crate::input::{
     Contexts, Discovered, Document, Input, InputName, Limits, contexts, discover, read_input, read_text,
 };
-use crate::lint::{InputError, parse_text};
+use crate::outcome::InputError;
 
 /// One input and its fixes.
 #[derive(Debug, Clone)]

@@ -76,7 +76,7 @@ pub(super) fn services_of(document: &Document) -> impl Iterator<Item = &Value> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::lint::parse_text;
+    use crate::engine::parse_text;
 
     const SERVICE: &str = "kind: Service\nmetadata: {name: web}\nspec: {selector: {app: web}}\n";
     const WORKLOAD: &str = "kind: Deployment\nmetadata: {name: web}\nspec: {template: {spec: {containers: []}}}\n";

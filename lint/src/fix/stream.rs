@@ -14,7 +14,7 @@ use super::diff;
 use super::run::{FixedInput, Output, fix_each, with_bom, write_fixed};
 use super::summary::{Tally, file_block, file_block_mapped, line_of, tail};
 use crate::input::{Input, Limits};
-use crate::lint::InputError;
+use crate::outcome::InputError;
 use crate::policy_discovery::Resolved;
 
 /// What is kept of one file once it is written.

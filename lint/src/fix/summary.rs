@@ -9,7 +9,7 @@ use policies::Severity;
 use super::diff::LineMap;
 use super::file::FileFix;
 use super::run::Output;
-use crate::lint::InputError;
+use crate::outcome::InputError;
 
 /// What the report says of one file (everything but the errors and the
 /// summary line), so that a file can be reported once its texts are gone.
@@ -58,7 +58,7 @@ pub fn file_block_mapped(
             c.new
         );
     }
-    let shown = |l: &crate::lint::Located| fail_on(&l.file).is_some_and(|min| l.finding.severity >= min);
+    let shown = |l: &crate::outcome::Located| fail_on(&l.file).is_some_and(|min| l.finding.severity >= min);
     // A fix left out whose finding is listed below is said once, on the
     // finding's line (a pre-commit hook's output names each error once).
     let said_below = |k: &super::Skipped| {
@@ -143,7 +143,7 @@ impl Tally {
     /// severity (the findings below it are not listed).
     pub fn of(fix: &FileFix, fail_on: &impl Fn(&str) -> Option<Severity>) -> Tally {
         let remaining = || fix.remaining.iter();
-        let listed = |l: &&crate::lint::Located| fail_on(&l.file).is_some_and(|min| l.finding.severity >= min);
+        let listed = |l: &&crate::outcome::Located| fail_on(&l.file).is_some_and(|min| l.finding.severity >= min);
         Tally {
             inputs: 1,
             fixes: fix.fix_count(),

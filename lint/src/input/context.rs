@@ -189,7 +189,8 @@ mod tests {
 
     use super::{documents, may_hold_a_service};
     use crate::input::Limits;
-    use crate::lint::{Outcome, lint_paths};
+    use crate::lint::lint_paths;
+    use crate::outcome::Outcome;
 
     const WORKLOAD: &str = "kind: Deployment\nmetadata: {name: web}\nspec:\n  template:\n    metadata: {labels: {app: web}}\n    spec:\n      containers:\n      - name: web\n        ports: [{containerPort: 80}]\n";
     const SELECTING: &str = "kind: Service\nmetadata: {name: web}\nspec: {selector: {app: web}, ports: [{port: 80}]}\n";

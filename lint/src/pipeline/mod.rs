@@ -12,55 +12,23 @@
 //! ([`serial`]), kept as its reference and its fallback and chosen with
 //! `LIFEGUARD_THREADS=1`.
 
+mod keep;
 mod parallel;
 mod pool;
 mod serial;
+mod source;
 
 use policies::{Batch, Policy};
 
-use crate::input::{Limits, TemplateFinder};
-use crate::lint::{InputError, Outcome};
-use crate::report::stream::Render;
+pub use keep::Keep;
+pub use source::Source;
+
+use crate::input::Limits;
+use crate::outcome::{InputError, Outcome};
 
 /// Sets the threads that parse and lint (`1`: the single-threaded path);
 /// unset, empty or not a number, every core.
 pub const THREADS_ENV: &str = "LIFEGUARD_THREADS";
-
-/// How each linted document's outcome is kept for the report, on the
-/// calling thread in input order: its Helm template put on disk and, for a
-/// report printed finding by finding, its findings rendered at once and
-/// dropped ([`Render`]): memory then holds the report's text, not the
-/// findings, which take several times as much.
-#[derive(Debug, Default)]
-pub struct Keep {
-    /// Puts each document's Helm template on disk (by default, it does not look).
-    pub templates: TemplateFinder,
-    /// Renders each document's findings as it comes (by default, they are kept).
-    pub render: Option<Render>,
-}
-
-impl Keep {
-    /// Shapes one document's outcome (its templates already set) before it is kept.
-    pub(crate) fn document(&mut self, outcome: &mut Outcome) {
-        if let Some(render) = &mut self.render {
-            render.document(outcome);
-        }
-    }
-}
-
-/// One input to lint: its name as shown, its text, its context (an index
-/// into the seeds) and the policy its documents are linted with.
-#[derive(Debug, Clone, Copy)]
-pub struct Source<'a> {
-    /// File name as shown.
-    pub name: &'a str,
-    /// The whole text.
-    pub text: &'a str,
-    /// The context whose Services inform it.
-    pub context: usize,
-    /// The policy for its documents.
-    pub policy: &'a Policy,
-}
 
 /// Runs `task(0..count)` on `threads` threads and returns the results in
 /// task order; `None` for a task that panicked (a caller redoes it).
@@ -78,16 +46,6 @@ pub(crate) fn run_ordered<T: Send>(
     consume: impl FnMut(usize, Option<T>),
 ) {
     pool::run_ordered(count, threads, task, consume);
-}
-
-/// What one source gave.
-#[derive(Debug, Default)]
-pub(crate) struct SourceResult {
-    outcome: Outcome,
-    syntax: Option<InputError>,
-    /// Whether the single-threaded path linted it (the tests' window on the fallback).
-    #[cfg_attr(not(test), allow(dead_code))]
-    serial: bool,
 }
 
 /// What [`lint_sources`] read and found.

@@ -19,10 +19,13 @@ use policies::model::ServiceView;
 use policies::{Batch, objects_in};
 use serde_json::Value;
 
-use super::{Keep, Source, SourceResult, pool, serial};
+use super::keep::Keep;
+use super::source::{Source, SourceResult};
+use super::{pool, serial};
+use crate::engine::lint_document;
 use crate::input::split::{Part, parts};
 use crate::input::{Document, Limits, Template, TemplateScanner, may_hold_a_service, parse_part_lean};
-use crate::lint::{Outcome, lint_document};
+use crate::outcome::Outcome;
 
 /// Text handed to one task: large enough that a task's overhead (a parser,
 /// a result) is small, small enough that the cores share a stream evenly.

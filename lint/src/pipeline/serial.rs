@@ -10,9 +10,11 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use policies::{Batch, BatchMark, objects_in};
 
-use super::{Keep, Source, SourceResult};
+use super::keep::Keep;
+use super::source::{Source, SourceResult};
+use crate::engine::{lint_document, syntax_error};
 use crate::input::{Document, Limits, Template, TemplateScanner, parse_stream_each};
-use crate::lint::{Outcome, lint_document, syntax_error};
+use crate::outcome::Outcome;
 
 struct Done {
     source: usize,

@@ -5,7 +5,7 @@
 
 use policies::Severity;
 
-use crate::lint::{InputError, Located, Origin, Outcome};
+use crate::outcome::{InputError, Located, Origin, Outcome};
 
 /// Renders every finding, then every input error, one command per line.
 pub fn render(out: &Outcome) -> String {

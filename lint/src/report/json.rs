@@ -9,7 +9,7 @@
 
 use serde::Serialize;
 
-use crate::lint::{InputError, Located, Origin, Outcome};
+use crate::outcome::{InputError, Located, Origin, Outcome};
 
 /// One finding as JSON.
 #[derive(Debug, Serialize)]

@@ -11,7 +11,7 @@ use policies::rules::RULES;
 use policies::{Policy, Severity};
 use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestSuite};
 
-use crate::lint::{InputError, Located, Outcome};
+use crate::outcome::{InputError, Located, Outcome};
 
 /// The rules a policy runs, in registry order, then its custom rules: one
 /// test case each per object.

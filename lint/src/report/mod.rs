@@ -1,5 +1,6 @@
 //! Renderers: one per output format. They only format what the engine found.
 
+mod entries;
 pub mod github;
 pub mod json;
 pub mod junit;

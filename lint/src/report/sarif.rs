@@ -14,7 +14,7 @@ use serde_sarif::sarif::{
     ResultLevel, Run, Sarif, Tool, ToolComponent,
 };
 
-use crate::lint::{InputError, Located, Origin, Outcome};
+use crate::outcome::{InputError, Located, Origin, Outcome};
 use crate::report::rules::explain;
 
 /// The schema URI GitHub's documentation uses for SARIF 2.1.0.
@@ -62,7 +62,7 @@ impl RulesSeen {
     /// array of the report (indented four levels), after its separator.
     pub(crate) fn result_entry(&mut self, l: &Located) -> String {
         let pretty = serde_json::to_string_pretty(&self.result(l)).unwrap_or_else(|_| "null".to_owned());
-        super::stream::indented(&pretty, "        ")
+        super::entries::indented(&pretty, "        ")
     }
 }
 
@@ -84,7 +84,7 @@ pub(crate) fn write_streamed<'a>(
     };
     w.write_all(&empty.as_bytes()[..at])?;
     w.write_all(b"\n      \"results\": [")?;
-    super::stream::write_entries(entries, w)?;
+    super::entries::write_entries(entries, w)?;
     w.write_all(b"\n      ],\n")?;
     w.write_all(&empty.as_bytes()[at + EMPTY.len()..])?;
     w.write_all(b"\n")

@@ -11,103 +11,10 @@
 
 use std::borrow::Cow;
 use std::io::Write;
-use std::sync::Arc;
 
-use policies::Severity;
-
-use crate::lint::{Located, Outcome};
+use crate::outcome::{Outcome, Rendered};
+use crate::report::entries::{json_entry, write_entries};
 use crate::report::{Format, github, json, sarif, summary, text};
-
-/// Rendered text is kept in pieces of about this size: one growing buffer
-/// would hold up to twice the report while it doubles.
-const PIECE: usize = 64 * 1024;
-
-/// What a report rendered as it went keeps: the text, and the counts of the
-/// findings it dropped.
-#[derive(Debug, Default)]
-pub struct Rendered {
-    /// The text of the findings, in input order, in pieces.
-    pieces: Vec<String>,
-    /// Findings rendered: errors, warnings, info.
-    by_severity: [usize; 3],
-    /// Suppressed findings dropped (they are only counted).
-    pub(crate) suppressed: usize,
-    /// The most severe finding rendered of each file, in input order.
-    worst: Vec<(Arc<str>, Severity)>,
-}
-
-fn slot(severity: Severity) -> usize {
-    match severity {
-        Severity::Error => 0,
-        Severity::Warning => 1,
-        Severity::Info => 2,
-    }
-}
-
-impl Rendered {
-    /// Findings rendered at `severity`.
-    pub fn count(&self, severity: Severity) -> usize {
-        self.by_severity[slot(severity)]
-    }
-
-    /// Findings rendered.
-    pub fn total(&self) -> usize {
-        self.by_severity.iter().sum()
-    }
-
-    /// Whether a finding of a file for which `fails` holds was rendered.
-    pub fn any_fails(&self, fails: impl Fn(&str, Severity) -> bool) -> bool {
-        self.worst.iter().any(|(file, worst)| fails(file, *worst))
-    }
-
-    // A piece grows as a string does, so a document's few findings take a
-    // small one; whole pieces move from one `Rendered` to the next rather
-    // than being copied again (see `absorb`).
-    fn push_str(&mut self, text: &str) {
-        match self.pieces.last_mut() {
-            Some(last) if last.len() + text.len() <= PIECE => {
-                // Doubling, but never past a piece: a string's own doubling
-                // would leave up to half of each piece unused.
-                if last.capacity() - last.len() < text.len() {
-                    let want = (last.capacity() * 2).clamp(last.len() + text.len(), PIECE);
-                    last.reserve_exact(want - last.len());
-                }
-                last.push_str(text);
-            }
-            _ => self.pieces.push(text.to_owned()),
-        }
-    }
-
-    fn note(&mut self, l: &Located) {
-        self.by_severity[slot(l.finding.severity)] += 1;
-        self.worsen(&l.file, l.finding.severity);
-    }
-
-    /// Notes a finding of `file` at `severity`: files come in input order.
-    fn worsen(&mut self, file: &Arc<str>, severity: Severity) {
-        match self.worst.last_mut() {
-            Some((last, worst)) if last == file => *worst = (*worst).max(severity),
-            _ => self.worst.push((Arc::clone(file), severity)),
-        }
-    }
-
-    /// Appends what a later part of the input rendered.
-    pub fn absorb(&mut self, part: Rendered) {
-        for piece in part.pieces {
-            match self.pieces.last() {
-                Some(last) if last.len() + piece.len() <= PIECE => self.push_str(&piece),
-                _ => self.pieces.push(piece),
-            }
-        }
-        for (count, more) in self.by_severity.iter_mut().zip(part.by_severity) {
-            *count += more;
-        }
-        self.suppressed += part.suppressed;
-        for (file, severity) in &part.worst {
-            self.worsen(file, *severity);
-        }
-    }
-}
 
 /// The formats printed finding by finding.
 #[derive(Debug)]
@@ -184,7 +91,7 @@ impl Render {
     /// they came, and any it still holds after them): what the format's
     /// `render` gives for the same findings. `quiet`: text without its summary.
     pub fn write(mut self, out: &Outcome, quiet: bool, w: &mut dyn Write) -> std::io::Result<()> {
-        let pieces = out.rendered.pieces.iter().map(String::as_str);
+        let pieces = out.rendered.pieces();
         match self.format {
             Format::Sarif => {
                 let held: Vec<String> = out.findings.iter().map(|l| self.sarif.result_entry(l)).collect();
@@ -234,35 +141,4 @@ impl Render {
             }
         }
     }
-}
-
-/// One entry of the JSON array as `to_string_pretty` prints it inside the
-/// array (indented one level), after its separator (`,` and a newline).
-fn json_entry(entry: &impl serde::Serialize) -> String {
-    indented(&serde_json::to_string_pretty(entry).unwrap_or_else(|_| "null".to_owned()), "  ")
-}
-
-/// Writes array entries made by [`indented`] (and pieces of them), each
-/// after its separator, but for the first: the array's first item has none.
-pub(crate) fn write_entries(entries: impl Iterator<Item = impl AsRef<str>>, w: &mut dyn Write) -> std::io::Result<()> {
-    for (i, entry) in entries.enumerate() {
-        let entry = entry.as_ref();
-        w.write_all(if i == 0 { entry.strip_prefix(',').unwrap_or(entry) } else { entry }.as_bytes())?;
-    }
-    Ok(())
-}
-
-/// A value printed by `to_string_pretty` as it is printed inside an array
-/// whose items sit at `indent`, after its separator (`,` and a newline).
-/// Pretty JSON holds no raw newline inside a string, so every line is
-/// indented as the nested value's would be.
-pub(crate) fn indented(pretty: &str, indent: &str) -> String {
-    let mut s = String::with_capacity(pretty.len() + (pretty.len() / 8 + 2) * indent.len());
-    s.push(',');
-    for line in pretty.split('\n') {
-        s.push('\n');
-        s.push_str(indent);
-        s.push_str(line);
-    }
-    s
 }

@@ -2,7 +2,7 @@
 
 use policies::Severity;
 
-use crate::lint::Outcome;
+use crate::outcome::Outcome;
 
 /// `3 findings (1 error, 2 warnings, 0 info) in 4 objects across 2 files; 2 suppressed; 1 input error; policy .lifeguard.yaml`
 pub fn line(out: &Outcome) -> String {
@@ -16,8 +16,8 @@ pub fn line(out: &Outcome) -> String {
         plural(out.count(Severity::Info), "info", "info"),
         plural(out.objects, "object", "objects"),
         match out.origin {
-            crate::lint::Origin::File => plural(out.files, "file", "files"),
-            crate::lint::Origin::Cluster => plural(out.files, "namespace", "namespaces"),
+            crate::outcome::Origin::File => plural(out.files, "file", "files"),
+            crate::outcome::Origin::Cluster => plural(out.files, "namespace", "namespaces"),
         },
     );
     // Suppressed findings are counted, not hidden: a reviewer sees how many

@@ -8,7 +8,7 @@ use anstyle::{AnsiColor, Style};
 use policies::rules::FixAvailability;
 use policies::{Finding, Severity};
 
-use crate::lint::{InputError, Located, Origin, Outcome};
+use crate::outcome::{InputError, Located, Origin, Outcome};
 use crate::report::summary;
 
 const BOLD: Style = Style::new().bold();

@@ -6,6 +6,7 @@ use anyhow::{Context, Result};
 use clap::ValueEnum;
 use policies::simulate::{Assumptions, ProbeChecks, Scenario, VERDICTS, Verdict};
 
+use super::fail_on::FailOnVerdict;
 use crate::input::Limits;
 use crate::options::{POLICY_NAME, RunArgs};
 
@@ -68,15 +69,6 @@ pub struct SimulateArgs {
     pub run: RunArgs,
 }
 
-/// A `--fail-on` value.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum FailOnVerdict {
-    /// Fail on this verdict.
-    Verdict(Verdict),
-    /// Never fail because of verdicts.
-    Never,
-}
-
 fn parse_scenario(s: &str) -> Result<Scenario, String> {
     Scenario::parse(s).map_err(|e| e.to_string())
 }
@@ -95,18 +87,10 @@ fn parse_fail_on(s: &str) -> Result<FailOnVerdict, String> {
     })
 }
 
-/// Whether a verdict fails the run under `--fail-on`.
-pub fn fails(fail_on: &[FailOnVerdict], verdict: Verdict) -> bool {
-    if fail_on.is_empty() {
-        return verdict.fails_by_default();
-    }
-    fail_on.contains(&FailOnVerdict::Verdict(verdict))
-}
-
 /// Runs `lifeguard simulate`; returns the exit code.
 pub fn run(args: SimulateArgs) -> Result<u8> {
-    crate::cli::set_color(&args.run);
-    let Some(mut resolved) = crate::cli::prepare(&args.paths, args.policy.as_deref(), &args.run) else {
+    crate::options::set_color(&args.run);
+    let Some(mut resolved) = crate::prepare::prepare(&args.paths, args.policy.as_deref(), &args.run) else {
         return Ok(2);
     };
     if let Some(root) = args.helm_chart_root.as_deref().filter(|root| !std::path::Path::new(root).is_dir()) {
@@ -135,7 +119,7 @@ pub fn run(args: SimulateArgs) -> Result<u8> {
         SimulateFormat::Json => super::json::render(&out),
         SimulateFormat::Svg => super::svg::render(&out),
     };
-    crate::cli::write_stdout(&report)?;
+    crate::output::write_stdout(&report)?;
     if out.errors.is_empty() && out.simulated.is_empty() && !args.run.quiet {
         writeln!(stderr, "lifeguard: note: no pod-bearing object to simulate").context("writing to stderr")?;
     }

@@ -3,6 +3,7 @@
 //! and renders the timelines and verdicts.
 
 pub mod args;
+pub mod fail_on;
 pub mod json;
 pub mod read;
 pub mod svg;

@@ -7,13 +7,14 @@ use policies::model::object_label_of;
 use policies::simulate::{Assumptions, ObjectSimulation, Scenario, simulate_object};
 use policies::{Batch, Policy, objects_in, plan_fixes};
 
+use crate::engine::parse_text;
 use crate::input::{
     Contexts, Discovered, Document, InputName, Limits, Template, TemplateFinder, TemplateScanner, contexts, read_input,
 };
-use crate::lint::{InputError, parse_text};
+use crate::outcome::InputError;
 use crate::policy_discovery::Resolved;
 
-use super::args::{FailOnVerdict, fails};
+use super::fail_on::{FailOnVerdict, fails};
 
 /// What a simulation run is asked to do.
 #[derive(Debug, Clone, Copy)]

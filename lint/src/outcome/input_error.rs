@@ -1,0 +1,35 @@
+//! Inputs that could not be read, parsed or understood, placed as finely
+//! as the failure allows.
+
+use crate::input::ReadError;
+
+/// An input that could not be read, parsed or understood.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InputError {
+    /// File name as shown.
+    pub file: String,
+    /// Line, when known.
+    pub line: Option<u32>,
+    /// Column, when known.
+    pub column: Option<u32>,
+    /// What is wrong.
+    pub message: String,
+}
+
+impl InputError {
+    /// An input that could not be read, at the error's position if it has one.
+    pub fn unread(file: String, error: &ReadError) -> InputError {
+        let (line, column) = error.position();
+        InputError { file, line, column, message: error.to_string() }
+    }
+}
+
+impl std::fmt::Display for InputError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match (self.line, self.column) {
+            (Some(l), Some(c)) => write!(f, "{}:{l}:{c}: {}", self.file, self.message),
+            (Some(l), None) => write!(f, "{}:{l}: {}", self.file, self.message),
+            _ => write!(f, "{}: {}", self.file, self.message),
+        }
+    }
+}

@@ -15,9 +15,9 @@ use serde_json::{Value, json};
 use super::analysis::Placed;
 use super::text::edits;
 use super::workspace::Open;
+use crate::engine::parse_text;
 use crate::fix::{edit, fix_text};
 use crate::input::Limits;
-use crate::lint::parse_text;
 
 /// The kind of the action that applies every fix (`source.fixAll.lifeguard`).
 pub fn fix_all_kind() -> CodeActionKind {

@@ -11,8 +11,9 @@ use serde_json::Value;
 
 use super::text::Lines;
 use super::workspace::Elsewhere;
+use crate::engine::{lint_document, parse_text};
 use crate::input::{Document, Limits};
-use crate::lint::{Located, Outcome, lint_document, parse_text};
+use crate::outcome::{Located, Outcome};
 
 /// A finding and where it is in the text.
 #[derive(Debug, Clone)]

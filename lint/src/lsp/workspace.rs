@@ -54,7 +54,7 @@ impl Open {
     /// and its own.
     pub fn batch_with_own(&self, limits: &Limits) -> Batch {
         let mut batch = self.context.clone();
-        let (docs, _) = crate::lint::parse_text("", &self.text, limits);
+        let (docs, _) = crate::engine::parse_text("", &self.text, limits);
         for doc in &docs {
             for (_, object) in objects_in(&doc.value) {
                 batch.add(object);

@@ -9,7 +9,9 @@ use clap::{Parser, Subcommand};
 
 use crate::input::{Limits, TemplateFinder};
 use crate::lint::lint_resolved;
-use crate::options::{EXPLAIN_TOPIC, FailOn, POLICY_NAME, RULE_NAME, RunArgs, SIMULATE_TOPIC, set_color, unknown_rule};
+use crate::options::{
+    EXPLAIN_TOPIC, FailOn, POLICY_NAME, RULE_NAME, RunArgs, SIMULATE_TOPIC, did_you_mean, set_color, unknown_rule,
+};
 use crate::output::{write_file_with, write_plain_stdout_with, write_stdout, write_stdout_with};
 use crate::pipeline::Keep;
 use crate::policy_discovery::Resolved;
@@ -242,8 +244,15 @@ fn fix(args: FixArgs) -> Result<u8> {
     use policies::rules::FixAvailability;
     for name in &args.rules {
         let problem = match policies::rules::find(name) {
-            None => "unknown rule",
-            Some(r) if matches!(r.fix, FixAvailability::NoFix(_)) => "rule has no automatic fix",
+            None => match did_you_mean(name, policies::rules::RULES.iter().map(|r| r.name)) {
+                // The rule meant may have no fix: better said now than after a second try.
+                Some(meant) => match policies::rules::find(meant).map(|r| &r.fix) {
+                    Some(FixAvailability::Fix(_)) => format!("unknown rule (did you mean {meant:?}?)"),
+                    _ => format!("unknown rule (did you mean {meant:?}? it has no automatic fix)"),
+                },
+                None => "unknown rule".to_owned(),
+            },
+            Some(r) if matches!(r.fix, FixAvailability::NoFix(_)) => "rule has no automatic fix".to_owned(),
             Some(_) => continue,
         };
         let fixable: Vec<&str> = policies::rules::RULES

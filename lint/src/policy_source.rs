@@ -6,11 +6,13 @@
 
 use std::path::{Path, PathBuf};
 
+use policies::policy::PACKS;
 use policies::policy::packs::pack_names;
 use policies::{Policy, PolicyError};
 use thiserror::Error;
 
 use crate::input::{Input, Limits, read_text};
+use crate::options::did_you_mean;
 
 /// The file name searched for from the current directory upward.
 pub const DISCOVERED_NAME: &str = ".lifeguard.yaml";
@@ -76,7 +78,8 @@ impl PolicySource {
                     let message = if cwd.join(path).exists() {
                         e.to_string()
                     } else {
-                        format!("{e} (and not a built-in pack: {})", pack_names())
+                        let meant = pack_meant(path).map_or(String::new(), |p| format!("; did you mean {p:?}?"));
+                        format!("{e} (and not a built-in pack: {}){meant}", pack_names())
                     };
                     PolicySourceError::Read { file: file.clone(), message }
                 })?;
@@ -95,6 +98,14 @@ impl PolicySource {
             }
         }
     }
+}
+
+/// The pack a `--policy` value that names neither a file nor a pack was
+/// probably meant to be. Only a bare word: a path or a file name is no
+/// mistyped pack, however close its letters.
+fn pack_meant(value: &Path) -> Option<&'static str> {
+    let word = value.to_str().filter(|w| !w.contains(['/', '\\', '.']))?;
+    did_you_mean(word, PACKS.iter().map(|p| p.name))
 }
 
 /// The other spelling searched for, after [`DISCOVERED_NAME`] in each directory.

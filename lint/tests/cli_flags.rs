@@ -198,6 +198,63 @@ fn explain_suggests_the_rule_meant() {
 }
 
 #[test]
+fn fix_rule_suggests_the_rule_meant() {
+    let fixable = "rules with a fix: probe-invalid, startup-probe-missing, startup-budget-too-short, \
+                   liveness-too-aggressive, probe-window-too-long, grace-period-too-short, prestop-sleep-only, \
+                   prestop-bridge-missing\n";
+    let r = lifeguard(&["fix", "--diff", "--rule", "liveness-to-aggressive", "."]);
+    assert_eq!(r.code, 2);
+    assert_eq!(
+        r.stderr,
+        format!(
+            "lifeguard: --rule \"liveness-to-aggressive\": unknown rule (did you mean \"liveness-too-aggressive\"?); {fixable}"
+        )
+    );
+    // The rule meant has no fix: said at once, not after a second try.
+    let r = lifeguard(&["fix", "--diff", "--rule", "exec-prob", "."]);
+    assert_eq!(r.code, 2);
+    assert_eq!(
+        r.stderr,
+        format!(
+            "lifeguard: --rule \"exec-prob\": unknown rule (did you mean \"exec-probe\"? it has no automatic fix); {fixable}"
+        )
+    );
+    let r = lifeguard(&["fix", "--diff", "--rule", "zzz", "."]);
+    assert_eq!((r.code, r.stderr), (2, format!("lifeguard: --rule \"zzz\": unknown rule; {fixable}")));
+    // --select and --ignore suggest as they do for lint.
+    let r = lifeguard(&["fix", "--diff", "--ignore", "exec-prob", "."]);
+    assert_eq!(
+        (r.code, r.stderr.as_str()),
+        (2, "lifeguard: --ignore: unknown rule \"exec-prob\"; did you mean \"exec-probe\"?\n")
+    );
+}
+
+#[test]
+fn audit_refuses_an_unknown_rule_before_reading_the_cluster() {
+    // A cluster nothing listens for: the usage error must come first.
+    let dir = tempfile::tempdir().expect("tempdir");
+    write(
+        dir.path(),
+        "kubeconfig",
+        "apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: \"https://127.0.0.1:9\"}}]\n\
+         users: [{name: u, user: {token: t}}]\ncontexts: [{name: x, context: {cluster: c, user: u}}]\n\
+         current-context: x\n",
+    );
+    let audit = |flag: &str, rule: &str| {
+        let args = ["audit", "--kubeconfig", "kubeconfig", "--policy", "default", flag, rule];
+        lifeguard_in(dir.path(), &args, &[("NO_COLOR", Some("1"))])
+    };
+    let r = audit("--select", "exec-prob");
+    assert_eq!(
+        (r.code, r.stderr.as_str()),
+        (2, "lifeguard: --select: unknown rule \"exec-prob\"; did you mean \"exec-probe\"?\n")
+    );
+    let r = audit("--ignore", "zzz");
+    assert_eq!(r.code, 2);
+    assert!(r.stderr.starts_with("lifeguard: --ignore: unknown rule \"zzz\"; `lifeguard rules`"), "{}", r.stderr);
+}
+
+#[test]
 fn completion_offers_rule_and_pack_names() {
     for shell in ["bash", "zsh", "fish"] {
         let r = lifeguard(&["completions", shell]);

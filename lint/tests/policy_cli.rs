@@ -142,6 +142,29 @@ fn a_bad_policy_stops_lint_with_file_line_and_key() {
 }
 
 #[test]
+fn a_mistyped_pack_gets_the_pack_meant() {
+    let dir = setup(None);
+    for (args, meant) in [
+        (&["lint", "--policy", "stric", "web.yaml"][..], "strict"),
+        (&["fix", "--diff", "--policy", "defualt", "web.yaml"], "default"),
+        (&["simulate", "--policy", "gpu-servin", "web.yaml"], "gpu-serving"),
+        (&["policy", "show", "--policy", "stric"], "strict"),
+    ] {
+        let out = lifeguard(dir.path(), args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let stderr = text(&out.stderr);
+        assert!(stderr.contains("not a built-in pack: default, strict, gpu-serving"), "{stderr}");
+        assert!(stderr.ends_with(&format!("; did you mean {meant:?}?\n")), "{args:?}: {stderr}");
+    }
+    // A path is a file that is missing, not a pack misspelt.
+    for policy in ["strict.yaml", "./stric"] {
+        let out = lifeguard(dir.path(), &["lint", "--policy", policy, "web.yaml"]);
+        assert_eq!(out.status.code(), Some(2));
+        assert!(!text(&out.stderr).contains("did you mean"), "{policy}: {}", text(&out.stderr));
+    }
+}
+
+#[test]
 fn policy_check_summarises_a_valid_policy() {
     let dir = setup(Some(
         "metadata: {name: web-fleet}\nextends: strict\nrules:\n  exec-probe: {enabled: false}\nexemptions:\n- reason: r\n  namespaces: [kube-system]\n",

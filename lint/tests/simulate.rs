@@ -400,6 +400,23 @@ fn diff_fix_shows_both_sides_even_when_no_fix_applies() {
 }
 
 #[test]
+fn diff_fix_keeps_the_right_column_in_line_however_long_the_left_line() {
+    // Verdicts, figures and events longer than a column: each is wrapped
+    // in its own column rather than pushing the other one to the right.
+    for file in ["pause-aggressive.yaml", "drain-grace-30.yaml", "stall-shared-handler.yaml"] {
+        let out = text(&["--diff-fix", file]);
+        let rows: Vec<&str> = out.lines().filter(|l| l.contains(" | ")).collect();
+        assert!(!rows.is_empty(), "{file}: no side-by-side rows\n{out}");
+        let column = |row: &str| row.find(" | ").map(|i| row[..i].chars().count());
+        let first = column(rows[0]);
+        for row in &rows {
+            assert_eq!(column(row), first, "{file}: the right column moves on\n{row}\n{out}");
+            assert!(row.chars().count() <= 4 + 58 + 3 + 58, "{file}: a row wider than two columns\n{row}");
+        }
+    }
+}
+
+#[test]
 fn json_output_of_the_drain_case() {
     let r = lifeguard(&["simulate", "--format", "json", "--scenario", "delete", "drain-grace-30.yaml"]);
     assert_eq!(r.code, 1);

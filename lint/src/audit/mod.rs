@@ -68,6 +68,12 @@ async fn audit(args: AuditArgs) -> Result<u8> {
             return Ok(2);
         }
     };
+    // As for `lint`: a mistyped `--select` would otherwise run no rule and
+    // pass the whole cluster.
+    if let Some(e) = crate::options::unknown_selected([&policy], &args.select, &args.ignore) {
+        eprintln!("lifeguard: {e}");
+        return Ok(2);
+    }
     let policy = match crate::options::select_rules(policy, &args.select, &args.ignore) {
         Ok(p) => p,
         Err(e) => {

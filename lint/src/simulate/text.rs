@@ -8,8 +8,19 @@ use policies::simulate::{ContainerOutcome, Event, EventKind, ObjectSimulation, p
 
 use super::read::{SimulateRun, Simulated};
 
-/// Width of the left column when `--diff-fix` shows two timelines side by side.
+/// Width of each column when `--diff-fix` shows two timelines side by
+/// side; a longer line is wrapped, so the right column starts at the same
+/// place on every line.
 const COLUMN: usize = 58;
+
+/// Where an event's words start in a timeline line (the two spaces of its
+/// indent, then the time and probe columns of [`line`]): a wrapped event
+/// goes on under its own words.
+const EVENT_COLUMN: usize = 2 + TIME_WIDTH + 1 + PROBE_WIDTH + 1;
+
+/// Widths of a timeline line's time and probe columns.
+const TIME_WIDTH: usize = 12;
+const PROBE_WIDTH: usize = 9;
 
 /// Renders a whole run.
 pub fn render(run: &SimulateRun) -> String {
@@ -51,12 +62,20 @@ fn object(out: &mut String, s: &Simulated) {
                 }
             }
             Some(after) => {
-                let (left, right) = (outcome_lines(o), outcome_lines(after));
+                let (left, right) = (outcome_rows(o), outcome_rows(after));
+                let wrapped = |rows: &[(String, usize)], i: usize| {
+                    rows.get(i).map_or_else(Vec::new, |(text, hang)| wrap(text, COLUMN, *hang))
+                };
                 for i in 0..left.len().max(right.len()) {
-                    let l = left.get(i).map_or("", String::as_str);
-                    let r = right.get(i).map_or("", String::as_str);
-                    let line = format!("    {l:<COLUMN$} | {r}");
-                    let _ = writeln!(out, "{}", line.trim_end());
+                    // A line and its counterpart start on the same row, however
+                    // many rows either wraps to.
+                    let (l, r) = (wrapped(&left, i), wrapped(&right, i));
+                    for k in 0..l.len().max(r.len()) {
+                        let l = l.get(k).map_or("", String::as_str);
+                        let r = r.get(k).map_or("", String::as_str);
+                        let line = format!("    {l:<COLUMN$} | {r}");
+                        let _ = writeln!(out, "{}", line.trim_end());
+                    }
                 }
             }
         }
@@ -66,17 +85,45 @@ fn object(out: &mut String, s: &Simulated) {
 
 /// The verdict line, the figures and the compact timeline of one outcome.
 pub fn outcome_lines(o: &ContainerOutcome) -> Vec<String> {
-    let mut lines = vec![format!("{} [{}] {}", o.scenario, o.verdict.name(), o.message)];
+    outcome_rows(o).into_iter().map(|(line, _)| line).collect()
+}
+
+/// [`outcome_lines`], each with the column its continuation starts at when
+/// it is wrapped (see [`wrap`]).
+fn outcome_rows(o: &ContainerOutcome) -> Vec<(String, usize)> {
+    let mut rows = vec![(format!("{} [{}] {}", o.scenario, o.verdict.name(), o.message), 4)];
     if o.offsets > 1 {
         let fig = |f: &policies::simulate::Figures| {
             let first = f.restart_at_ms.map_or_else(String::new, |t| format!(" (first at {} s)", seconds(t)));
             format!("{}{first}, {} s out of endpoints", plural(i64::from(f.restarts), "restart"), seconds(f.unready_ms))
         };
-        lines.push(format!("  worst of {} offsets: {}", o.offsets, fig(&o.worst)));
-        lines.push(format!("  best: {}", fig(&o.best)));
+        rows.push((format!("  worst of {} offsets: {}", o.offsets, fig(&o.worst)), 6));
+        rows.push((format!("  best: {}", fig(&o.best)), 6));
     }
-    lines.extend(compact(&o.events).into_iter().map(|l| format!("  {l}")));
-    lines
+    rows.extend(compact(&o.events).into_iter().map(|l| (format!("  {l}"), EVENT_COLUMN)));
+    rows
+}
+
+/// `text` in rows of at most `width` characters, broken after a word where
+/// one ends in time (else inside the word), each row after the first
+/// starting at column `hang`.
+fn wrap(text: &str, width: usize, hang: usize) -> Vec<String> {
+    let hang = " ".repeat(hang.min(width / 2));
+    let mut rows = Vec::new();
+    let mut rest = text.to_owned();
+    while rest.chars().count() > width {
+        let indent = rest.len() - rest.trim_start().len();
+        let limit = rest.char_indices().nth(width).map_or(rest.len(), |(i, _)| i);
+        if indent >= limit {
+            break;
+        }
+        let space = if rest[limit..].starts_with(' ') { Some(limit) } else { rest[..limit].rfind(' ') };
+        let cut = space.filter(|&i| i > indent).unwrap_or(limit);
+        rows.push(rest[..cut].trim_end().to_owned());
+        rest = format!("{hang}{}", rest[cut..].trim_start());
+    }
+    rows.push(rest);
+    rows
 }
 
 /// Events as lines: a cycle that repeats the one before it summarised in
@@ -148,7 +195,7 @@ fn merged(events: &[Event]) -> Vec<String> {
 
 /// One timeline line: time, probe, what happened and its detail, in columns.
 fn line(at: String, probe: &str, what: &str, detail: &str) -> String {
-    format!("{at:>12} {probe:<9} {what} {detail}").trim_end().to_owned()
+    format!("{at:>TIME_WIDTH$} {probe:<PROBE_WIDTH$} {what} {detail}").trim_end().to_owned()
 }
 
 /// How a person reads an event.

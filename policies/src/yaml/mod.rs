@@ -8,6 +8,8 @@ pub mod emit;
 mod guards;
 pub mod limits;
 pub mod parse;
+#[cfg(test)]
+mod parse_tests;
 pub mod scalar;
 mod skim;
 pub mod source;

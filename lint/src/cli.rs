@@ -44,10 +44,13 @@ pub enum Command {
     Simulate(crate::simulate::SimulateArgs),
     /// Print a rule's documentation: why, a bad and a good example, the fix
     /// (`explain simulate`: the simulation's kubelet model).
+    #[command(after_help = "`lifeguard rules` lists every rule.")]
     Explain {
         /// Rule name, e.g. `probe-endpoint-reused`, or `simulate`.
+        // Optional so that `explain` alone can point at `rules` rather than
+        // only say an argument is missing.
         #[arg(value_parser = EXPLAIN_TOPIC, hide_possible_values = true)]
-        rule: String,
+        rule: Option<String>,
     },
     /// Validate, show or describe policies (`check FILE`, `show`, `schema`).
     #[command(subcommand)]
@@ -148,11 +151,18 @@ pub fn run(cli: Cli) -> Result<u8> {
             write_stdout(&text)?;
             Ok(0)
         }
-        Command::Explain { rule } if rule == SIMULATE_TOPIC => {
+        Command::Explain { rule: None } => {
+            eprintln!(
+                "lifeguard explain: name a rule, e.g. `lifeguard explain probe-endpoint-reused` \
+                 (`lifeguard rules` lists them all), or `simulate` for the simulation's kubelet model"
+            );
+            Ok(2)
+        }
+        Command::Explain { rule: Some(rule) } if rule == SIMULATE_TOPIC => {
             write_stdout(policies::simulate::MODEL)?;
             Ok(0)
         }
-        Command::Explain { rule } => match policies::rules::find(&rule) {
+        Command::Explain { rule: Some(rule) } => match policies::rules::find(&rule) {
             Some(r) => {
                 write_stdout(&crate::report::rules::explain(r))?;
                 Ok(0)

@@ -198,6 +198,18 @@ fn explain_suggests_the_rule_meant() {
 }
 
 #[test]
+fn explain_without_a_rule_points_at_rules() {
+    let r = lifeguard(&["explain"]);
+    assert_eq!(r.code, 2);
+    assert_eq!(r.stdout, "");
+    assert!(r.stderr.contains("`lifeguard rules` lists them all"), "{}", r.stderr);
+    assert!(r.stderr.contains("`simulate`"), "{}", r.stderr);
+    let help = lifeguard(&["explain", "--help"]);
+    assert_eq!(help.code, 0);
+    assert!(help.stdout.contains("`lifeguard rules` lists every rule."), "{}", help.stdout);
+}
+
+#[test]
 fn fix_rule_suggests_the_rule_meant() {
     let fixable = "rules with a fix: probe-invalid, startup-probe-missing, startup-budget-too-short, \
                    liveness-too-aggressive, probe-window-too-long, grace-period-too-short, prestop-sleep-only, \

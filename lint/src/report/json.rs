@@ -1,5 +1,5 @@
 //! `--format json`: a stable array of findings, then one entry per input
-//! error. Field names are a public interface (documented in the README);
+//! error. Field names are a public interface (documented in docs/lint.md);
 //! add fields, never rename them.
 //!
 //! Input errors share the array (and every field name) rather than wrapping

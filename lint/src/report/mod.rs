@@ -15,7 +15,7 @@ pub mod text;
 pub enum Format {
     /// For a person: `file:line:col`, object, rule, message, help; colour on a terminal.
     Text,
-    /// A stable JSON array of findings (see the README for the fields).
+    /// A stable JSON array of findings (see docs/lint.md for the fields).
     Json,
     /// SARIF 2.1.0, for GitHub code scanning and other SARIF viewers.
     Sarif,

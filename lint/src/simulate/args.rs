@@ -15,7 +15,7 @@ use crate::options::{POLICY_NAME, RunArgs};
 pub enum SimulateFormat {
     /// Per object and container, a compact timeline and one verdict line per scenario.
     Text,
-    /// One entry per object, container and scenario (the stable fields the README lists).
+    /// One entry per object, container and scenario (the stable fields docs/simulate.md lists).
     Json,
     /// One timeline picture per object and scenario, stacked in one SVG document.
     Svg,

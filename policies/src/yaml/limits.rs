@@ -1,4 +1,4 @@
-//! Explicit input limits: every one of them is documented in the README and
+//! Explicit input limits: every one of them is documented in docs/lint.md and
 //! exercised by a test, so a hostile or broken file fails fast and clearly.
 
 /// Bounds on what the YAML loader accepts.

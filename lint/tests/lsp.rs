@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use lifeguard_e2e::lsp_client::{Client, apply_edits, file_uri};
+use lifeguard_e2e::lsp_client::{Client, Random, apply_edits, file_uri, logged, random_edits};
 use serde_json::{Value, json};
 
 fn binary() -> PathBuf {
@@ -322,67 +322,45 @@ fn bad_input_is_one_diagnostic_at_its_place_and_the_server_goes_on() {
     assert_eq!(client.shutdown(), Some(0));
 }
 
-/// A small deterministic generator (xorshift): the same edits on every run.
-struct Random(u64);
-
-impl Random {
-    fn next(&mut self, below: usize) -> usize {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        (self.0 % below.max(1) as u64) as usize
+#[test]
+fn a_stream_of_random_edits_never_stops_the_server() {
+    let files = ["web-api.yaml", "gpu-model-server.yaml", "postgres.yaml"];
+    let dir = workspace(&files);
+    let mut client = Client::start(&binary(), dir.path(), dir.path());
+    let mut random = Random(0x9e37_79b9_7f4a_7c15);
+    let mut edits = 0;
+    for (i, name) in files.iter().enumerate() {
+        let uri = file_uri(&dir.path().join(name));
+        let text = std::fs::read_to_string(dir.path().join(name)).expect("read");
+        // 3 s a file at most, 1,000 edits a file at most.
+        let deadline = Instant::now() + Duration::from_secs(3);
+        edits += random_edits(&mut client, &uri, text, &mut random, deadline, 1000);
+        assert!(edits > i, "no edit sent to {name}");
     }
+    assert!(edits >= 100, "{edits} edits");
+    assert!(logged(&client).is_empty(), "{:#?}", logged(&client));
+    assert_eq!(client.shutdown(), Some(0), "after {edits} random edits");
 }
 
 #[test]
-fn a_stream_of_random_edits_never_stops_the_server() {
-    let dir = workspace(&["web-api.yaml", "gpu-model-server.yaml", "postgres.yaml"]);
+fn a_document_over_lints_size_limit_is_one_diagnostic_saying_so() {
+    let dir = tempfile::tempdir().expect("tempdir");
     let mut client = Client::start(&binary(), dir.path(), dir.path());
-    let mut random = Random(0x9e37_79b9_7f4a_7c15);
-    let pieces = [
-        "- ", ": ", "{", "}", "[", "]", "&a ", "*a", "\n", "  ", "\"", "'", "---\n", "é", "𝄞", "\t", "#", "|\n", "0x1F",
-    ];
-    let started = Instant::now();
-    let mut edits = 0;
-    for name in ["web-api.yaml", "gpu-model-server.yaml", "postgres.yaml"] {
-        let uri = file_uri(&dir.path().join(name));
-        let mut text = std::fs::read_to_string(dir.path().join(name)).expect("read");
-        client.open(&uri, &text);
-        let mut version = 1;
-        while started.elapsed() < Duration::from_secs(3) * (edits / 1000 + 1).min(3) && edits < 3000 {
-            let at = {
-                let mut at = random.next(text.len() + 1);
-                while !text.is_char_boundary(at) {
-                    at -= 1;
-                }
-                at
-            };
-            if random.next(2) == 0 {
-                text.insert_str(at, pieces[random.next(pieces.len())]);
-            } else {
-                let mut end = (at + random.next(12)).min(text.len());
-                while !text.is_char_boundary(end) {
-                    end += 1;
-                }
-                text.replace_range(at..end, "");
-            }
-            version += 1;
-            edits += 1;
-            client.change(&uri, version, &text);
-            if edits % 50 == 0 {
-                // Now and then an action and a hover on the text as it is.
-                let range = json!({"start": {"line": random.next(40), "character": 0}, "end": {"line": random.next(40), "character": 4}});
-                client.request(
-                    "textDocument/codeAction",
-                    json!({"textDocument": {"uri": uri}, "range": range, "context": {"diagnostics": []}}),
-                );
-                client.request("textDocument/hover", json!({"textDocument": {"uri": uri}, "position": range["start"]}));
-            }
-        }
-        let _ = client.diagnostics(&uri);
-    }
-    assert!(edits >= 100, "{edits} edits");
-    let panics: Vec<&Value> = client.notifications.iter().filter(|m| m["method"] == "window/logMessage").collect();
-    assert!(panics.is_empty(), "{panics:#?}");
-    assert_eq!(client.shutdown(), Some(0), "after {edits} random edits");
+    let uri = file_uri(&dir.path().join("huge.yaml"));
+    // One document of 33,554,433 characters, one past lint's limit.
+    let mut text = String::from("kind: ConfigMap\ndata:\n  blob: \"");
+    text.push_str(&"x".repeat(33_554_433 - text.len() - 2));
+    text.push_str("\"\n");
+    assert_eq!(text.chars().count(), 33_554_433);
+    client.open(&uri, &text);
+    let diagnostics = client.diagnostics(&uri);
+    assert_eq!(diagnostics.len(), 1, "{diagnostics:#?}");
+    let message = diagnostics[0]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("document larger than 33554432 characters"), "{message}");
+    assert_eq!(diagnostics[0]["severity"], 1);
+    // The server goes on: a small file after it is linted.
+    let small = file_uri(&dir.path().join("web-api.yaml"));
+    client.open(&small, &std::fs::read_to_string(examples().join("web-api.yaml")).expect("read"));
+    assert!(!client.diagnostics(&small).is_empty());
+    assert_eq!(client.shutdown(), Some(0));
 }

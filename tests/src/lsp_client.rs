@@ -262,3 +262,78 @@ pub fn apply_edits(text: &str, edit: &Value, uri: &str) -> String {
     out.push_str(&text[at..]);
     out
 }
+
+/// A small deterministic generator (xorshift): the same edits on every run.
+pub struct Random(pub u64);
+
+impl Random {
+    /// A number below `below` (0 when `below` is 0).
+    pub fn next(&mut self, below: usize) -> usize {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        (self.0 % below.max(1) as u64) as usize
+    }
+}
+
+/// What a fuzzing edit inserts: YAML's structure, quotes, anchors, multi-byte
+/// characters (two UTF-16 units for the clef), tabs.
+const PIECES: [&str; 19] =
+    ["- ", ": ", "{", "}", "[", "]", "&a ", "*a", "\n", "  ", "\"", "'", "---\n", "é", "𝄞", "\t", "#", "|\n", "0x1F"];
+
+/// Opens `uri` with `text`, then sends random insertions and deletions
+/// (full-text changes) until `deadline` or `max` edits, with a code action
+/// and a hover every 50 edits; returns how many edits were sent. The
+/// diagnostics of the last text are awaited, and none of those published
+/// may be an internal error.
+pub fn random_edits(
+    client: &mut Client,
+    uri: &str,
+    mut text: String,
+    random: &mut Random,
+    deadline: Instant,
+    max: usize,
+) -> usize {
+    client.open(uri, &text);
+    let mut edits = 0;
+    while Instant::now() < deadline && edits < max {
+        let mut at = random.next(text.len() + 1);
+        while !text.is_char_boundary(at) {
+            at -= 1;
+        }
+        if random.next(2) == 0 {
+            text.insert_str(at, PIECES[random.next(PIECES.len())]);
+        } else {
+            let mut end = (at + random.next(12)).min(text.len());
+            while !text.is_char_boundary(end) {
+                end += 1;
+            }
+            text.replace_range(at..end, "");
+        }
+        edits += 1;
+        client.change(uri, edits as i64 + 1, &text);
+        if edits % 50 == 0 {
+            let range = json!({"start": {"line": random.next(40), "character": 0}, "end": {"line": random.next(40), "character": 4}});
+            client.request(
+                "textDocument/codeAction",
+                json!({"textDocument": {"uri": uri}, "range": range, "context": {"diagnostics": []}}),
+            );
+            client.request("textDocument/hover", json!({"textDocument": {"uri": uri}, "position": range["start"]}));
+        }
+    }
+    // Whatever was published on the way, then the last text's diagnostics:
+    // the engine's panics are caught and said as a diagnostic, never one.
+    let internal = |d: &Value| d["message"].as_str().is_some_and(|m| m.contains("internal error"));
+    for m in client.notifications.iter().filter(|m| m["method"] == "textDocument/publishDiagnostics") {
+        let diagnostics = m["params"]["diagnostics"].as_array().cloned().unwrap_or_default();
+        assert!(!diagnostics.iter().any(internal), "{uri}: {diagnostics:#?}");
+    }
+    let last = client.diagnostics_at(uri, edits as i64 + 1);
+    assert!(!last.iter().any(internal), "{uri} after {edits} edits: {last:#?}\n{text}");
+    edits
+}
+
+/// The log messages the server sent (a panic is caught and logged there).
+pub fn logged(client: &Client) -> Vec<&Value> {
+    client.notifications.iter().filter(|m| m["method"] == "window/logMessage").collect()
+}

@@ -10,7 +10,7 @@ use std::process::Command;
 
 use lifeguard_e2e::cluster::webhook::workspace_binary;
 use lifeguard_e2e::corpus_dir;
-use lifeguard_e2e::lsp_client::{Client, apply_edits, file_uri};
+use lifeguard_e2e::lsp_client::{Client, Random, apply_edits, file_uri, logged, random_edits};
 use serde_json::{Value, json};
 
 fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
@@ -124,4 +124,31 @@ fn every_corpus_file_gets_lints_findings_and_fixs_result() {
     assert!(findings >= 200, "{findings} findings");
     assert!(fixed_files >= 10, "{fixed_files} files fixed");
     assert_eq!(client.shutdown(), Some(0));
+}
+
+#[test]
+fn random_edits_on_corpus_files_never_stop_the_server() {
+    let Some(corpus) = corpus_dir() else { return };
+    let binary = workspace_binary("lifeguard", "lifeguard").expect("the lifeguard binary");
+    let mut files = Vec::new();
+    walk(&corpus, &mut files);
+    // Every 10th file: 20 of the corpus's kinds of manifest, its largest
+    // multi-document streams among them.
+    let chosen: Vec<&PathBuf> = files.iter().step_by(10).take(20).collect();
+    assert!(chosen.len() >= 15, "{} files", chosen.len());
+    // Edits in memory only: the corpus on disk is never written.
+    let mut client = Client::start(&binary, &corpus, &corpus);
+    let mut random = Random(0x2545_f491_4f6c_dd1d);
+    let mut edits = 0;
+    for file in &chosen {
+        let text = std::fs::read_to_string(file).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+        // 1 s a file at most, 300 edits a file at most: 20 s in all.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(1);
+        let sent = random_edits(&mut client, &file_uri(file), text, &mut random, deadline, 300);
+        assert!(sent > 0, "no edit sent to {}", file.display());
+        edits += sent;
+    }
+    eprintln!("{edits} random edits over {} corpus files", chosen.len());
+    assert!(logged(&client).is_empty(), "{:#?}", logged(&client));
+    assert_eq!(client.shutdown(), Some(0), "after {edits} random edits");
 }

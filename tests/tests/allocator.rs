@@ -54,11 +54,14 @@ fn mimalloc_version(binary: &Path) -> String {
         .unwrap_or_else(|e| panic!("run {}: {e}", binary.display()));
     assert!(out.status.success(), "{} --version", binary.display());
     let stderr = String::from_utf8_lossy(&out.stderr);
+    // v2 prints `mimalloc: v2.3.2 (built on ...)`; v3 prints its version on
+    // a line of its own after `mimalloc: process init: ...`.
     stderr
         .lines()
-        .find_map(|l| l.strip_prefix("mimalloc: v"))
-        .and_then(|rest| rest.split_whitespace().next())
-        .map(|v| format!("v{v}"))
+        .map(|l| l.strip_prefix("mimalloc: ").unwrap_or(l))
+        .find(|l| l.starts_with('v') && l[1..].starts_with(|c: char| c.is_ascii_digit()))
+        .and_then(|l| l.split_whitespace().next())
+        .map(str::to_owned)
         .unwrap_or_else(|| {
             panic!("{} does not start mimalloc (MIMALLOC_VERBOSE=1 printed {stderr:?})", binary.display())
         })

@@ -47,9 +47,7 @@ async fn sigterm_during_a_burst_fails_no_request_and_exits_zero() {
     // signal or answers the polls.
     let draining =
         server.wait_log(|l| l["message"].as_str().is_some_and(|m| m.starts_with("draining:")), Duration::from_secs(5));
-    let began: jiff::Timestamp =
-        draining["timestamp"].as_str().and_then(|t| t.parse().ok()).expect("the draining line's timestamp");
-    let began = SystemTime::from(began);
+    let began = Server::logged_at(&draining);
     for (sent, status) in &polls {
         if *sent > began {
             assert_eq!(*status, 503, "a /readyz sent after the drain began answered {status}: {polls:?}");

@@ -67,8 +67,7 @@ async fn a_symlink_swap_rotates_the_certificate_during_a_burst_without_a_failed_
         },
         Duration::from_secs(5),
     );
-    let at: jiff::Timestamp = reloaded["timestamp"].as_str().and_then(|t| t.parse().ok()).expect("a timestamp");
-    let took = SystemTime::from(at).duration_since(written).unwrap_or_default();
+    let took = Server::logged_at(&reloaded).duration_since(written).unwrap_or_default();
     assert!(took < Duration::from_secs(2), "picked up {took:?} after the swap (reload interval 0.2 s)");
     wait_cn(&server, "lifeguard-webhook generation 2").await;
     // The burst goes on over the new certificate, new connections included.

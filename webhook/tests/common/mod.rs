@@ -9,7 +9,7 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
 use serde_json::{Value, json};
 
@@ -149,6 +149,17 @@ impl Server {
             server.wait_ready(Duration::from_secs(10));
         }
         server
+    }
+
+    /// When the server wrote a JSON log line, on its own clock (its
+    /// `timestamp`): bounds measured from it hold however slowly a loaded
+    /// machine hands the test what the server did.
+    pub fn logged_at(line: &Value) -> SystemTime {
+        let at: jiff::Timestamp = line["timestamp"]
+            .as_str()
+            .and_then(|t| t.parse().ok())
+            .unwrap_or_else(|| panic!("a log line without an RFC 3339 timestamp: {line}"));
+        SystemTime::from(at)
     }
 
     /// Every log line so far.

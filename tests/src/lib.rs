@@ -53,6 +53,25 @@ pub fn skip(reason: &str) {
     let _ = writeln!(std::io::stderr(), "skipped: {reason}");
 }
 
+/// The files under `dir` that `keep` accepts (e.g.
+/// `lifeguard::input::is_manifest`), in path order.
+pub fn files_under(dir: &Path, keep: fn(&Path) -> bool) -> Vec<PathBuf> {
+    fn walk(dir: &Path, keep: fn(&Path) -> bool, out: &mut Vec<PathBuf>) {
+        for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                walk(&path, keep, out);
+            } else if keep(&path) {
+                out.push(path);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(dir, keep, &mut out);
+    out.sort();
+    out
+}
+
 /// A copy of one file alone in a fresh directory: lint reads a file's
 /// directory for Services, so this lints the file with only its own.
 pub struct Alone {

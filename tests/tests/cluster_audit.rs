@@ -17,8 +17,8 @@ use std::time::{Duration, Instant};
 use lifeguard::input::{Limits, parse_stream};
 use lifeguard_e2e::cluster::webhook::workspace_binary;
 use lifeguard_e2e::cluster::{ControlPlane, Run};
-use lifeguard_e2e::corpus_dir;
 use lifeguard_e2e::docs::marked_block;
+use lifeguard_e2e::{corpus_dir, files_under};
 use policies::objects_in;
 use serde_json::{Value, json};
 
@@ -79,20 +79,6 @@ fn is_pod_bearing(object: &Value) -> bool {
     object["kind"].as_str().is_some_and(|k| kinds.contains(&k))
 }
 
-fn walk(dir: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
-        let path = entry.path();
-        if path.is_dir() {
-            out.extend(walk(&path));
-        } else if lifeguard::input::is_manifest(&path) {
-            out.push(path);
-        }
-    }
-    out.sort();
-    out
-}
-
 /// Probe fields the API server sets when a file leaves them out.
 const DEFAULTED_PROBE_FIELDS: [&str; 4] = ["failureThreshold", "periodSeconds", "timeoutSeconds", "successThreshold"];
 
@@ -144,7 +130,7 @@ fn every_corpus_object_is_judged_as_lint_judges_its_file_and_simulated_as_simula
     let mut lint_paths: Vec<String> = Vec::new();
     let mut with_services: BTreeSet<String> = BTreeSet::new();
     let (mut created, mut refused) = (0, Vec::new());
-    for (i, file) in walk(&corpus).iter().enumerate() {
+    for (i, file) in files_under(&corpus, lifeguard::input::is_manifest).iter().enumerate() {
         let text = std::fs::read_to_string(file).expect("read");
         let (docs, _) = parse_stream(&text, &Limits::default());
         let objects: Vec<Value> = docs

@@ -5,25 +5,13 @@
 //! action writes exactly what `lifeguard fix` writes.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Command;
 
 use lifeguard_e2e::cluster::webhook::workspace_binary;
-use lifeguard_e2e::corpus_dir;
 use lifeguard_e2e::lsp_client::{Client, Random, apply_edits, file_uri, logged, random_edits};
+use lifeguard_e2e::{corpus_dir, files_under};
 use serde_json::{Value, json};
-
-fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
-    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir).into_iter().flatten().flatten().map(|e| e.path()).collect();
-    entries.sort();
-    for path in entries {
-        if path.is_dir() {
-            walk(&path, out);
-        } else if lifeguard::input::is_manifest(&path) {
-            out.push(path);
-        }
-    }
-}
 
 /// A 1-based character column of `line` (1-based) as a UTF-16 offset.
 fn utf16(text: &str, line: u64, column: u64) -> u64 {
@@ -35,8 +23,7 @@ fn utf16(text: &str, line: u64, column: u64) -> u64 {
 fn every_corpus_file_gets_lints_findings_and_fixs_result() {
     let Some(corpus) = corpus_dir() else { return };
     let binary = workspace_binary("lifeguard", "lifeguard").expect("the lifeguard binary");
-    let mut files = Vec::new();
-    walk(&corpus, &mut files);
+    let files = files_under(&corpus, lifeguard::input::is_manifest);
     assert!(files.len() >= 150, "{} files", files.len());
 
     // lint, every file at once (a file's findings do not depend on which others are named).
@@ -130,8 +117,7 @@ fn every_corpus_file_gets_lints_findings_and_fixs_result() {
 fn random_edits_on_corpus_files_never_stop_the_server() {
     let Some(corpus) = corpus_dir() else { return };
     let binary = workspace_binary("lifeguard", "lifeguard").expect("the lifeguard binary");
-    let mut files = Vec::new();
-    walk(&corpus, &mut files);
+    let files = files_under(&corpus, lifeguard::input::is_manifest);
     // Every 10th file: 20 of the corpus's kinds of manifest, its largest
     // multi-document streams among them.
     let chosen: Vec<&PathBuf> = files.iter().step_by(10).take(20).collect();

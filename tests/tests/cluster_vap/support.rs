@@ -10,7 +10,7 @@ use lifeguard::input::{Limits, parse_stream};
 use lifeguard_e2e::cluster::process::wait_for;
 use lifeguard_e2e::cluster::webhook::workspace_binary;
 use lifeguard_e2e::cluster::{ControlPlane, Run};
-use lifeguard_e2e::{corpus_dir, repo_root};
+use lifeguard_e2e::{corpus_dir, files_under, repo_root};
 use policies::vap::Covered;
 use policies::{Batch, Policy, lint_object, objects_in};
 use serde_json::{Value, json};
@@ -214,27 +214,11 @@ pub(crate) fn namespace(plane: &ControlPlane, name: &str) {
     plane.kubectl.default_service_account(name);
 }
 
-/// The manifest files under a directory.
-pub(crate) fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
-    let mut out = Vec::new();
-    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
-        let path = entry.path();
-        if path.is_dir() {
-            out.extend(walk(&path));
-        } else if lifeguard::input::is_manifest(&path) {
-            out.push(path);
-        }
-    }
-    out
-}
-
 /// The covered rules' fixtures, then every pod-bearing object of the shared corpus.
 pub(crate) fn fixtures_and_corpus() -> Vec<(String, Value)> {
     let mut out = fixtures();
     if let Some(corpus) = corpus_dir() {
-        let mut files: Vec<_> = walk(&corpus);
-        files.sort();
-        for file in files {
+        for file in files_under(&corpus, lifeguard::input::is_manifest) {
             for object in objects(&file) {
                 out.push((file.display().to_string(), object));
             }

@@ -42,28 +42,10 @@ if [[ -f "$STAMP" ]] && all_present && "$TOOLS/kube-apiserver" --version >/dev/n
   exit 0
 fi
 
-if ! command -v go >/dev/null 2>&1; then
-  echo "install-control-plane: go (1.26 or newer) is required" >&2
-  exit 1
-fi
-
+source .ci/kube-build.sh
+kube_build_env install-control-plane
 mkdir -p "$TOOLS"
-export CGO_ENABLED=0
-# The machine's own Go; the modules ask for nothing newer.
-export GOTOOLCHAIN="${GOTOOLCHAIN:-local}"
-
-# What Kubernetes' own build stamps into its binaries (hack/lib/version.sh):
-# without it the API server reports v0.0.0-master to `kubectl version` and to
-# Helm's kubeVersion checks.
-minor="${KUBE_VERSION#v1.}"
-minor="${minor%%.*}"
-build_date="$(date -u +'%Y-%m-%dT%H:%M:%SZ')"
-ldflags="-s -w"
-for package in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
-  ldflags+=" -X $package.gitVersion=$KUBE_VERSION"
-  ldflags+=" -X $package.gitMajor=1 -X $package.gitMinor=$minor"
-  ldflags+=" -X $package.gitTreeState=clean -X $package.buildDate=$build_date"
-done
+ldflags="$(kube_ldflags "$KUBE_VERSION")"
 
 started=$SECONDS
 # Write beside the target and rename, so an interrupted run never leaves half a binary.

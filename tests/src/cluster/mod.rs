@@ -12,6 +12,7 @@
 
 pub mod chart;
 pub mod control_plane;
+pub mod image;
 pub mod injector;
 pub mod kubectl;
 pub mod objects;

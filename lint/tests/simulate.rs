@@ -51,6 +51,11 @@ fn a_two_second_stall_restarts_every_replica_of_the_shared_handler() {
     assert_eq!(e["verdict"], "restart-storm");
     assert_eq!(e["scenario"], "stall:2s");
     assert_eq!(e["best"]["restarts"].as_u64().map(|n| n > 0), Some(true), "every offset restarts: {e}");
+    // Once each, at either offset: the check at 0 s (0.5 s) times out at 1 s
+    // (1.5 s) and kills the container, which restarts at once (the first
+    // restart); the kubelet first probes the new one a second after it
+    // starts, at 2 s (2.5 s), when the stall is over.
+    assert_eq!((e["worst"]["restarts"].as_u64(), e["best"]["restarts"].as_u64()), (Some(1), Some(1)), "{e}");
     assert_eq!(e["restart_at"], 1);
     assert!(e["message"].as_str().is_some_and(|m| m.contains("all 3 replicas restart")), "{e}");
     assert!(e["message"].as_str().is_some_and(|m| m.contains("zero endpoints")), "{e}");
@@ -81,14 +86,24 @@ fn a_480_second_startup_window_boots_the_430_second_model_server() {
 }
 
 #[test]
-fn a_300_second_startup_window_restarts_it_in_a_loop_with_back_off() {
+fn a_300_second_startup_window_restarts_it_in_a_loop_each_container_outliving_the_back_off() {
     let (e, code) = one(&["--scenario", "boot", "gpu-startup-300.yaml"]);
     assert_eq!(e["verdict"], "boot-loop");
-    // The 30th check fails at 290 s: initialDelaySeconds 0 + 29 x 10.
-    assert_eq!(e["restart_at"], 290);
+    // The 30th check fails at 291 s: the first comes 1 s after the start
+    // (initialDelaySeconds 0, once the kubelet has seen the container), then 29 x 10.
+    assert_eq!(e["restart_at"], 291);
     let events = e["events"].as_array().cloned().unwrap_or_default();
     assert!(!events.iter().any(|ev| ev["event"] == "startup-succeeded"), "never boots");
-    assert!(events.iter().any(|ev| ev["event"] == "back-off" && ev["detail"] == "CrashLoopBackOff 10s"), "{events:?}");
+    // The probe's grid (1, 11, 21 .. s) is kept across restarts: a container
+    // started at a kill, on a tick, is first checked at the next tick, 10 s
+    // later (the kubelet sees it 1 s after its start), and killed at its
+    // 30th check, 290 s after that: each exit comes 300 s after the one
+    // before. The first two restarts are immediate, and 300 s is longer than
+    // the delay (10, 20 s) the later ones are judged by, so the kubelet starts
+    // each at once: no back-off (not even at the 300 s ceiling, `boot:1h` below).
+    let started: Vec<&Value> = events.iter().filter(|ev| ev["event"] == "started").map(|ev| &ev["t"]).collect();
+    assert_eq!(started, [0, 291, 591, 891, 1191], "{events:?}");
+    assert!(!events.iter().any(|ev| ev["event"] == "back-off"), "{events:?}");
     assert_eq!(code, 1, "a boot loop fails the run");
     insta::assert_snapshot!("gpu_startup_300", text(&["--scenario", "boot", "gpu-startup-300.yaml"]));
 }
@@ -168,7 +183,10 @@ fn readiness_past_its_threshold_is_already_unready_once_not_an_ever_growing_coun
     let out = text(&["--scenario", "stall:2m", "stall-separated.yaml"]);
     assert_eq!(counts_past_threshold(&out), Vec::<String>::new(), "{out}");
     let unready: Vec<&str> = out.lines().filter(|l| l.contains("already unready")).collect();
-    assert_eq!(unready, ["            4-120s readiness timed out x117 (dependency; already unready)"], "{out}");
+    // Unready at the third failure (checks at 0, 1, 2 s, each timed out a
+    // second later); the checks at 3..118 s time out at 4..119 s, and the
+    // one at 119 s is answered when the stall ends at 120 s, within its 1 s.
+    assert_eq!(unready, ["            4-119s readiness timed out x116 (dependency; already unready)"], "{out}");
     insta::assert_snapshot!("stall_separated_2m", out);
     // The README's GPU example boots with a bare tcpSocket readiness that fails until liveness kills it.
     let out = text(&["--scenario", "boot", "../../../examples/gpu-model-server.yaml"]);
@@ -176,13 +194,23 @@ fn readiness_past_its_threshold_is_already_unready_once_not_an_ever_growing_coun
 }
 
 #[test]
-fn a_boot_loop_prints_one_cycle_and_summarises_the_cycles_that_repeat_it() {
+fn a_boot_loop_prints_the_cycles_that_differ_and_summarises_those_that_repeat_the_one_before() {
     let out = text(&["--scenario", "boot:1h", "gpu-startup-300.yaml"]);
     let restarts = out.lines().filter(|l| l.contains("startup   restart")).count();
-    assert_eq!(restarts, 1, "one cycle printed: {out}");
-    assert!(out.contains("\n         290-4410s           cycles 2-10 the same, back-off 10 s .. 300 s\n"), "{out}");
+    // Two cycles printed: the first container is first checked 1 s after its
+    // start (checks at 1 .. 291 s), a restarted one 10 s after (the probe's
+    // grid of 1, 11, 21 .. s is kept, and a kill is on a tick), so cycle 2
+    // (291-591 s) differs from cycle 1 and cycles 3 on repeat cycle 2.
+    assert_eq!(restarts, 2, "two cycles printed: {out}");
+    // Kills at 291 + 300 k s up to the horizon (4533 s): 15, the last at
+    // 4491 s. Each exit comes 300 s after the one before, never less than
+    // the delay (10, 20 .. 160 s, then the 300 s ceiling: the kubelet waits
+    // only when the previous exit was *less* than the delay ago), so every
+    // restart is immediate and the summary names no back-off.
+    assert!(out.contains("\n         591-4491s           cycles 3-15 the same\n"), "{out}");
+    assert!(!out.contains("back-off"), "{out}");
     insta::assert_snapshot!("boot_loop_cycles", out);
-    // The SVG labels the repeats the same way, once, instead of a back-off label per cycle.
+    // The SVG labels the repeats the same way, once, instead of a label per cycle.
     let svg = lifeguard(&["simulate", "--format", "svg", "--scenario", "boot:1h", "gpu-startup-300.yaml"]).stdout;
     let elements = svg_elements(&svg);
     let labels: Vec<&str> = elements
@@ -190,7 +218,7 @@ fn a_boot_loop_prints_one_cycle_and_summarises_the_cycles_that_repeat_it() {
         .filter(|e| e.name == "text" && (e.text.starts_with("back-off") || e.text.starts_with("cycle")))
         .map(|e| e.text.as_str())
         .collect();
-    assert_eq!(labels, ["cycles 2-10 the same, back-off 10 s .. 300 s"]);
+    assert_eq!(labels, ["cycles 3-15 the same"]);
 }
 
 fn code(args: &[&str]) -> i32 {

@@ -12,7 +12,7 @@ use lifeguard::simulate::read::{Options, simulate_found};
 use lifeguard_e2e::corpus_dir;
 use policies::Policy;
 use policies::model::{ProbeKind, Workload, object_label};
-use policies::simulate::{Assumptions, ProbeChecks, STANDARD, Scenario, containers, run_scenario};
+use policies::simulate::{Assumptions, STANDARD, Scenario, containers, run_scenario};
 
 /// The standard set's stall.
 fn standard_stall() -> Scenario {
@@ -34,7 +34,7 @@ fn restarts_in_a_stall_past_its_liveness_window(file: &str, name: &str, containe
             if w.name.as_deref() != Some(name) {
                 continue;
             }
-            let models = containers(&w, &policy, &ProbeChecks::default(), 1).expect("readable annotations");
+            let models = containers(&w, &policy, &Assumptions::default(), 1).expect("readable annotations");
             let model = models.iter().find(|m| m.name == container)?;
             let live = model.probe(ProbeKind::Liveness)?.timing;
             let policies::simulate::ScenarioKind::Stall(standard) = standard_stall().kind else { return None };

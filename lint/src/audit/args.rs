@@ -56,7 +56,7 @@ pub struct AuditArgs {
     pub simulate: bool,
     /// With `--simulate`, a scenario to run instead of the standard set
     /// (repeatable): `boot[:DURATION]`, `stall:DURATION`, `pause:DURATION`,
-    /// `wedge`, `delete`.
+    /// `wedge`, `delete`, `crash[:AFTER]`.
     #[arg(long = "scenario", value_name = "S", value_parser = parse_scenario, requires = "simulate")]
     pub scenarios: Vec<Scenario>,
     /// Output format.

@@ -28,8 +28,8 @@ pub struct SimulateArgs {
     #[arg(value_name = "PATH")]
     pub paths: Vec<String>,
     /// Scenario to run (repeatable): `boot[:DURATION]`, `stall:DURATION`,
-    /// `pause:DURATION`, `wedge`, `delete`. Default: boot, stall:2m,
-    /// pause:5s, wedge and delete.
+    /// `pause:DURATION`, `wedge`, `delete`, `crash[:AFTER]`. Default: boot,
+    /// stall:2m, pause:5s, wedge and delete.
     #[arg(long = "scenario", value_name = "S", value_parser = parse_scenario)]
     pub scenarios: Vec<Scenario>,
     /// Output format.
@@ -52,6 +52,20 @@ pub struct SimulateArgs {
     /// The longest request the app admits, in seconds (`delete`).
     #[arg(long, value_name = "SECONDS", default_value_t = 0)]
     pub request_seconds: u32,
+    /// How long a preStop hook runs whose length its spec does not show (an
+    /// `exec` of a script, an `httpGet`); wins over the
+    /// `lifeguard.dev/prestop-seconds` annotation. Unstated, such a hook is
+    /// taken as 0 s and the timeline says so.
+    #[arg(long, value_name = "SECONDS")]
+    pub prestop_seconds: Option<u32>,
+    /// The kubelet's CrashLoopBackOff ceiling
+    /// (`crashLoopBackOff.maxContainerRestartPeriod` in its configuration).
+    #[arg(long, value_name = "SECONDS", default_value_t = 300, value_parser = clap::value_parser!(u32).range(1..=300))]
+    pub max_backoff_seconds: u32,
+    /// The deletion's own grace period, as `kubectl delete --grace-period`
+    /// gives it: it wins over the pod's `terminationGracePeriodSeconds` (`delete`).
+    #[arg(long, value_name = "SECONDS")]
+    pub delete_grace_seconds: Option<u32>,
     /// Exit 1 when a scenario ends in one of these verdicts (comma-separated
     /// or repeatable; `never` never fails). Default: restart-storm,
     /// boot-loop, sigkill-in-flight.
@@ -102,6 +116,9 @@ pub fn run(args: SimulateArgs) -> Result<u8> {
         endpoint_propagation_seconds: i64::from(args.endpoint_propagation_seconds),
         request_seconds: i64::from(args.request_seconds),
         probe_checks: args.probe_checks.clone().unwrap_or_default(),
+        prestop_seconds: args.prestop_seconds.map(i64::from),
+        max_backoff_seconds: i64::from(args.max_backoff_seconds),
+        delete_grace_seconds: args.delete_grace_seconds.map(i64::from),
     };
     let options = super::read::Options {
         scenarios: &scenarios,

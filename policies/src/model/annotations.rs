@@ -3,7 +3,7 @@
 
 use super::workload::{ANNOTATION_COLD_START, ANNOTATION_DRAIN, ANNOTATION_SHUTDOWN};
 use crate::policy::{ANNOTATION_IGNORE, ANNOTATION_IGNORE_REASON};
-use crate::simulate::ANNOTATION_PROBE_CHECKS;
+use crate::simulate::{ANNOTATION_PRESTOP, ANNOTATION_PROBE_CHECKS};
 
 /// The annotation the webhook's `/mutate` leaves on what it fixed.
 pub const ANNOTATION_MUTATED: &str = "lifeguard.dev/mutated";
@@ -31,6 +31,12 @@ pub const ANNOTATIONS: &[(&str, &str)] = &[
         ANNOTATION_PROBE_CHECKS,
         "On the pod template: what the probes really check, comma-separated `[CONTAINER/]PROBE=local|dependency` \
          (e.g. `liveness=local,readiness=dependency`), for `lifeguard simulate` when the handler's name does not say.",
+    ),
+    (
+        ANNOTATION_PRESTOP,
+        "On the pod template: how long a preStop hook whose length its spec does not show (an `exec` of a script, \
+         an `httpGet`) runs, in seconds, for `lifeguard simulate`: the kubelet runs the hook before SIGTERM and \
+         takes its time out of the grace period. Unstated, the simulation takes 0 s and says so.",
     ),
     (
         ANNOTATION_IGNORE,

@@ -62,9 +62,14 @@ pub fn repeats(events: &[Event]) -> Vec<Repeat> {
         if j > k + 1 {
             let range = starts[k + 1]..cycle(j - 1).end;
             let end = starts.get(j).map_or_else(|| events[range.end - 1].at_ms, |&next| events[next].at_ms);
-            let delays = events[range.clone()].iter().filter_map(|e| e.delay_ms);
+            let delays: Vec<i64> = events[range.clone()].iter().filter_map(|e| e.delay_ms).collect();
+            // A cycle that started at once waited 0 s (the kubelet backs off
+            // only some restarts: see kubelet.rs).
+            let all_waited = delays.len() + 1 >= j - k;
             let backoff_ms = delays
-                .fold(None, |acc: Option<(i64, i64)>, d| Some(acc.map_or((d, d), |(lo, hi)| (lo.min(d), hi.max(d)))));
+                .iter()
+                .fold(None, |acc: Option<(i64, i64)>, &d| Some(acc.map_or((d, d), |(lo, hi)| (lo.min(d), hi.max(d)))));
+            let backoff_ms = backoff_ms.map(|(lo, hi)| (if all_waited { lo } else { 0 }, hi));
             out.push(Repeat { span: (events[range.start].at_ms, end), events: range, cycles: (k + 2, j), backoff_ms });
         }
         k = j;

@@ -1,30 +1,40 @@
 //! The kubelet's probe and restart state machine over one container's
 //! timeline (deletion is in `termination.rs`).
 //!
-//! Times are milliseconds. Probes of a container run on their own grids:
-//! the first at `initialDelaySeconds` after the container starts, then one
-//! every `periodSeconds`; liveness and readiness are held until the startup
+//! Times are milliseconds. Each probe runs on a grid of its own, one tick
+//! every `periodSeconds`, kept across restarts as the kubelet's probe worker
+//! keeps it: a container is first checked at the first tick once the
+//! kubelet has seen it start ([`STARTED_SEEN_MS`]) and its
+//! `initialDelaySeconds` have passed; liveness and readiness are held until the startup
 //! probe succeeds. A check answered later than `timeoutSeconds` is a
 //! failure. `failureThreshold` consecutive failures of startup or liveness
 //! kill the container; of readiness, take it out of the Service's
 //! endpoints, where `successThreshold` consecutive successes bring it back.
 
-use crate::model::{ProbeKind, SleepSeconds};
+use crate::model::ProbeKind;
 
 use super::checks::Check;
 use super::pod::{ContainerModel, ProbeModel};
 use super::timeline::{Event, EventKind, Span};
 
-/// CrashLoopBackOff: the first restart is immediate, the next waits this
-/// long, doubling each time up to [`BACKOFF_MAX_MS`].
+/// CrashLoopBackOff's first delay; each delay the kubelet waits doubles the
+/// next, up to the ceiling ([`BACKOFF_MAX_MS`] unless the kubelet's
+/// `crashLoopBackOff.maxContainerRestartPeriod` says otherwise).
 pub const BACKOFF_INITIAL_MS: i64 = 10_000;
-/// The longest CrashLoopBackOff delay.
+/// The kubelet's default ceiling of the CrashLoopBackOff delay.
 pub const BACKOFF_MAX_MS: i64 = 300_000;
-/// A container that ran this long before it exited again starts its
-/// back-off over (the kubelet forgets a back-off after twice its maximum).
+/// A back-off not raised for longer than twice its ceiling is forgotten
+/// (client-go's `flowcontrol.Backoff`); with the default ceiling, this long.
 pub const BACKOFF_RESET_MS: i64 = 2 * BACKOFF_MAX_MS;
 
 const MS: i64 = 1000;
+
+/// How long after a container starts the kubelet's probe workers first see
+/// it running, and so first probe it: the pod lifecycle event generator
+/// relists containers every second (`genericPlegRelistPeriod`), and a worker
+/// skips its ticks until the pod's status shows the new container
+/// (prober/worker.go, `doProbe`). The model takes the whole second.
+pub const STARTED_SEEN_MS: i64 = 1000;
 
 /// What the app does during the run, in milliseconds from the run's start.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -46,6 +56,10 @@ pub struct World {
     pub wedge_from: Option<i64>,
     /// The run ends here.
     pub horizon_ms: i64,
+    /// The kubelet's CrashLoopBackOff ceiling; `None`: [`BACKOFF_MAX_MS`].
+    pub max_backoff_ms: Option<i64>,
+    /// Every container exits by itself (code 1) this long after it starts.
+    pub crash_after_ms: Option<i64>,
 }
 
 /// What one run produced.
@@ -71,6 +85,9 @@ pub struct Run {
 
 struct ProbeRun {
     model: ProbeModel,
+    /// The probe's grid: the kubelet's worker for it ticks at `anchor` plus
+    /// whole periods for as long as the pod lives, across restarts.
+    anchor: i64,
     next: i64,
     fails: i64,
     oks: i64,
@@ -85,11 +102,32 @@ impl ProbeRun {
         self.model.timing.initial_delay.max(0) * MS
     }
 
-    /// The first tick at or after `at` on the grid of a container started at `start`.
-    fn tick_from(&self, start: i64, at: i64) -> i64 {
-        let first = start + self.delay();
-        if at <= first { first } else { first + (at - first + self.period() - 1) / self.period() * self.period() }
+    /// When the first check of a container comes after its start: its
+    /// `initialDelaySeconds`, once the kubelet has seen it running.
+    fn first_after_start(&self) -> i64 {
+        self.delay().max(STARTED_SEEN_MS)
     }
+
+    /// The first tick of the grid at or after `at`.
+    fn tick_at_or_after(&self, at: i64) -> i64 {
+        let period = self.period();
+        self.anchor + (at - self.anchor + period - 1).div_euclid(period) * period
+    }
+
+    /// The first check of a container started at `start`, made no sooner
+    /// than `at`: the grid's first tick once the kubelet has seen the
+    /// container and its `initialDelaySeconds` has passed.
+    fn tick_from(&self, start: i64, at: i64) -> i64 {
+        self.tick_at_or_after(at.max(start + self.first_after_start()))
+    }
+}
+
+/// The kubelet's back-off entry for the container (client-go's
+/// `flowcontrol.Backoff`): the current delay and when it was last raised.
+#[derive(Debug, Clone, Copy)]
+struct Backoff {
+    delay: i64,
+    raised: i64,
 }
 
 struct Machine<'a> {
@@ -105,8 +143,9 @@ struct Machine<'a> {
     startup_done: bool,
     ready: bool,
     unready_since: Option<i64>,
-    backoff: i64,
-    last_restart: Option<i64>,
+    backoff: Option<Backoff>,
+    /// When the latest container that exited did.
+    last_exit: Option<i64>,
     pending_start: Option<i64>,
 }
 
@@ -126,7 +165,7 @@ fn run(model: &ContainerModel, world: World, record: bool) -> Run {
         record,
         world,
         run: Run::default(),
-        probes: model.probes.iter().map(|&p| ProbeRun { model: p, next: 0, fails: 0, oks: 0 }).collect(),
+        probes: model.probes.iter().map(|&p| ProbeRun { model: p, anchor: 0, next: 0, fails: 0, oks: 0 }).collect(),
         first: true,
         start: 0,
         healthy_at: world.boot_ms,
@@ -134,8 +173,8 @@ fn run(model: &ContainerModel, world: World, record: bool) -> Run {
         startup_done: model.probe(ProbeKind::Startup).is_none(),
         ready: false,
         unready_since: Some(0),
-        backoff: 0,
-        last_restart: None,
+        backoff: None,
+        last_exit: None,
         pending_start: None,
     };
     match world.steady_phase {
@@ -147,12 +186,16 @@ fn run(model: &ContainerModel, world: World, record: bool) -> Run {
             m.run.booted = true;
             for p in &mut m.probes {
                 p.next = (p.delay() - phase).rem_euclid(p.period());
+                p.anchor = p.next;
             }
         }
         None => {
             m.event(0, None, EventKind::Started, String::new);
+            // The workers' grids start with the first check: the model
+            // takes the earliest the kubelet allows.
             for p in &mut m.probes {
-                p.next = p.delay();
+                p.next = p.first_after_start();
+                p.anchor = p.next;
             }
             m.ready_without_probe(0);
         }
@@ -191,11 +234,17 @@ impl Machine<'_> {
             let next_probe = (0..self.probes.len())
                 .filter(|&i| self.active(self.probes[i].model.kind))
                 .min_by_key(|&i| self.probes[i].next);
+            let crash = self.world.crash_after_ms.filter(|_| self.running).map(|after| self.start + after.max(0));
             let at = match (next_probe, self.pending_start) {
                 (_, Some(start)) if !self.running => start,
                 (Some(i), _) => self.probes[i].next,
+                (None, _) if crash.is_some() => i64::MAX,
                 (None, _) => break,
             };
+            if let Some(crash) = crash.filter(|&c| c <= at && c <= self.world.horizon_ms) {
+                self.crash(crash);
+                continue;
+            }
             if at > self.world.horizon_ms || self.settled(at) {
                 break;
             }
@@ -212,6 +261,7 @@ impl Machine<'_> {
         let over = |span: Option<Span>| span.is_none_or(|(_, to)| at >= to);
         let stuck = self.first && (self.world.wedge_from.is_some() || !over(self.world.pause));
         self.running
+            && self.world.crash_after_ms.is_none()
             && self.startup_done
             && self.ready
             && at >= self.healthy_at
@@ -247,8 +297,12 @@ impl Machine<'_> {
         if let Some(until) = self.stuck_until(at) {
             return if until - at > timeout { (false, at + timeout, true) } else { (true, until, false) };
         }
-        if p.check == Check::Dependency && self.world.stall.is_some_and(|(from, to)| at >= from && at < to) {
-            return (false, at + timeout, true);
+        // A stalled dependency answers when the stall ends: in time for a
+        // probe whose timeout reaches that far.
+        if let Some((_, to)) =
+            self.world.stall.filter(|&(from, to)| p.check == Check::Dependency && at >= from && at < to)
+        {
+            return if to - at > timeout { (false, at + timeout, true) } else { (true, to, false) };
         }
         (true, at, false)
     }
@@ -355,18 +409,15 @@ impl Machine<'_> {
         self.set_ready(at, false);
         self.running = false;
         let grace = probe_grace.unwrap_or(self.model.grace).max(0) * MS;
-        let prestop = match self.model.prestop {
-            Some(SleepSeconds::Forever) => i64::MAX / 4,
-            Some(SleepSeconds::Finite(s)) => s * MS,
-            None => 0,
-        };
+        let (sigterm, sigkill) = super::termination::stop_times(super::termination::hook_ms(self.model), grace);
         // A stuck process handles SIGTERM only once it answers again.
-        let sigterm = prestop.max(self.stuck_until(at).map_or(0, |until| until - at));
-        let needed = sigterm.saturating_add((self.model.drain + self.model.shutdown) * MS);
-        let exit = if needed > grace {
+        let handled = sigterm.max(self.stuck_until(at).map_or(0, |until| until - at));
+        let needed = handled.saturating_add((self.model.drain + self.model.shutdown) * MS);
+        let exit = if needed > sigkill {
             self.run.sigkill = true;
-            self.event(at + grace, None, EventKind::Sigkill, || "the grace period ended".to_owned());
-            at + grace
+            let why = if sigkill > grace { "2s after SIGTERM" } else { "the grace period ended" };
+            self.event(at + sigkill, None, EventKind::Sigkill, || why.to_owned());
+            at + sigkill
         } else {
             self.event(at + needed, None, EventKind::Exited, String::new);
             at + needed
@@ -375,19 +426,90 @@ impl Machine<'_> {
             self.event(exit, None, EventKind::NotRestarted, || "restartPolicy Never".to_owned());
             return;
         }
-        if self.last_restart.is_some_and(|last| exit - last > BACKOFF_RESET_MS) {
-            self.backoff = 0;
+        let start = self.start_after_kill(exit);
+        self.last_exit = Some(exit);
+        self.pending_start = Some(start);
+    }
+
+    /// When the kubelet starts the container again after a probe killed it
+    /// and it exited at `exit`. It kills and restarts in one sync, and judges
+    /// the back-off by the container that exited *before* this one: the one
+    /// just killed still ran in the status that sync read
+    /// (kuberuntime_manager.go, `doBackOff`). So the first restart is
+    /// immediate and sets no back-off, the second is immediate and sets 10 s,
+    /// and a container that ran longer than the delay since the previous
+    /// exit restarts at once, raising it. Otherwise the sync backs off and
+    /// the next ones judge by this container's exit: the whole delay.
+    fn start_after_kill(&mut self, exit: i64) -> i64 {
+        let Some(previous) = self.last_exit else {
+            return exit;
+        };
+        let waiting = self.backoff.filter(|b| !self.forgotten(*b, previous) && exit - previous < b.delay);
+        let Some(Backoff { delay, .. }) = waiting else {
+            self.raise_backoff(previous, exit);
+            return exit;
+        };
+        self.wait_out(exit, delay)
+    }
+
+    /// Backs off `delay` from the exit at `exit`, then raises the delay as
+    /// the sync that starts the container does; returns that start.
+    fn wait_out(&mut self, exit: i64, delay: i64) -> i64 {
+        self.run.max_backoff_ms = self.run.max_backoff_ms.max(delay);
+        self.push(exit, || Event {
+            delay_ms: Some(delay),
+            ..Event::new(exit, None, EventKind::BackOff, format!("CrashLoopBackOff {}s", delay / MS))
+        });
+        self.raise_backoff(exit, exit + delay);
+        exit + delay
+    }
+
+    fn max_backoff(&self) -> i64 {
+        self.world.max_backoff_ms.unwrap_or(BACKOFF_MAX_MS).max(1)
+    }
+
+    /// Whether the entry is forgotten for a container that exited at `exit`
+    /// (not raised for more than twice the ceiling before it).
+    fn forgotten(&self, b: Backoff, exit: i64) -> bool {
+        exit - b.raised > 2 * self.max_backoff()
+    }
+
+    /// `Backoff.Next`, judged by the exit at `exit`, at time `now`.
+    fn raise_backoff(&mut self, exit: i64, now: i64) {
+        let delay = match self.backoff {
+            Some(b) if !self.forgotten(b, exit) => (b.delay * 2).min(self.max_backoff()),
+            _ => BACKOFF_INITIAL_MS.min(self.max_backoff()),
+        };
+        self.backoff = Some(Backoff { delay, raised: now });
+    }
+
+    /// The app exits by itself at `at` (code 1). The kubelet's next sync
+    /// sees it exited and judges the back-off by this exit: none yet, it
+    /// starts the container at once and sets 10 s; else it waits out the
+    /// delay from this exit, then raises it (kuberuntime_manager.go,
+    /// `doBackOff`). `restartPolicy: OnFailure` restarts an exit code 1 as
+    /// Always does.
+    fn crash(&mut self, at: i64) {
+        self.note_healthy(at);
+        self.event(at, None, EventKind::Exited, || "by itself, code 1".to_owned());
+        self.set_ready(at, false);
+        self.running = false;
+        if !self.model.restarts {
+            self.event(at, None, EventKind::NotRestarted, || "restartPolicy Never".to_owned());
+            self.pending_start = None;
+            return;
         }
-        let delay = self.backoff;
-        self.backoff = if delay == 0 { BACKOFF_INITIAL_MS } else { (delay * 2).min(BACKOFF_MAX_MS) };
-        if delay > 0 {
-            self.run.max_backoff_ms = self.run.max_backoff_ms.max(delay);
-            self.push(exit, || Event {
-                delay_ms: Some(delay),
-                ..Event::new(exit, None, EventKind::BackOff, format!("CrashLoopBackOff {}s", delay / MS))
-            });
-        }
-        self.pending_start = Some(exit + delay);
+        self.run.restarts += 1;
+        self.run.first_restart_ms.get_or_insert(at);
+        let start = match self.backoff.filter(|b| !self.forgotten(*b, at)) {
+            None => {
+                self.raise_backoff(at, at);
+                at
+            }
+            Some(Backoff { delay, .. }) => self.wait_out(at, delay),
+        };
+        self.last_exit = Some(at);
+        self.pending_start = Some(start);
     }
 
     fn failure_of(&self, kind: ProbeKind) -> i64 {
@@ -396,14 +518,13 @@ impl Machine<'_> {
 
     fn restart_at(&mut self, at: i64) {
         self.pending_start = None;
-        self.last_restart = Some(at);
         self.first = false;
         self.start = at;
         self.healthy_at = at + self.world.restart_boot_ms;
         self.running = true;
         self.startup_done = self.model.probe(ProbeKind::Startup).is_none();
         for p in &mut self.probes {
-            p.next = at + p.delay();
+            p.next = p.tick_from(at, at);
             p.fails = 0;
             p.oks = 0;
         }

@@ -55,16 +55,17 @@ fn startup_probe_holds_liveness_and_readiness_until_it_succeeds() {
         probe(ProbeKind::Readiness, Check::Local, 0, 5, 1, 1, 1),
     ]);
     // Liveness (failureThreshold 1, every second) would kill a 95 s boot at
-    // once; the startup probe holds it until its check at 100 s passes.
+    // once; the startup probe (first seen at 1 s) holds it until its check at
+    // 101 s passes.
     let run = boot(&m, 95, 200);
     assert_eq!(run.restarts, 0);
-    assert_eq!(times(&run, EventKind::StartupSucceeded), vec![100]);
+    assert_eq!(times(&run, EventKind::StartupSucceeded), vec![101]);
     assert!(
         run.events.iter().filter(|e| e.kind == EventKind::ProbeFailed).all(|e| e.probe == Some(ProbeKind::Startup))
     );
-    // Readiness runs on its own grid from the container's start: 100 is on it.
-    assert_eq!(times(&run, EventKind::Ready), vec![100]);
-    assert_eq!(total(&run.unready), 100 * S);
+    // Readiness runs on its own grid from the container's start: 101 is on it.
+    assert_eq!(times(&run, EventKind::Ready), vec![101]);
+    assert_eq!(total(&run.unready), 101 * S);
 }
 
 #[test]
@@ -101,10 +102,12 @@ fn readiness_needs_success_threshold_and_never_restarts() {
     let run =
         simulate(&m, World { steady_phase: Some(0), stall: Some((0, 3 * S)), horizon_ms: 60 * S, ..World::default() });
     assert_eq!(run.restarts, 0);
-    // Fails at 0 (timed out at 1), checks at 3 and 4 pass: back in at 4.
+    // Fails at 0 and 1 (timed out at 1 and 2); the check at 2 is answered
+    // when the stall ends at 3, within its 1 s timeout, and the one at 3
+    // passes too: back in at 3.
     assert_eq!(times(&run, EventKind::Unready), vec![1]);
-    assert_eq!(times(&run, EventKind::Ready), vec![4]);
-    assert_eq!(total(&run.unready), 3 * S);
+    assert_eq!(times(&run, EventKind::Ready), vec![3]);
+    assert_eq!(total(&run.unready), 2 * S);
 }
 
 #[test]
@@ -116,8 +119,12 @@ fn crash_loop_back_off_doubles_from_10_to_300_seconds() {
     let expected: Vec<String> =
         [10, 20, 40, 80, 160, 300, 300].iter().map(|s| format!("CrashLoopBackOff {s}s")).collect();
     assert_eq!(&waits[..7], &expected[..]);
-    // The first restart is immediate: killed at 0, started again at 0.
-    assert_eq!(times(&run, EventKind::Started)[..3], [0, 0, 10]);
+    // The first two restarts are immediate: the kubelet judges a kill's
+    // restart by the container that exited before it, and the first has
+    // none, the second no back-off yet. Each container is first probed 1 s
+    // after it starts: killed at 1, 2 and 3, started at 1 and 2, then 10 s
+    // after the third exit.
+    assert_eq!(times(&run, EventKind::Started)[..4], [0, 1, 2, 13]);
     assert_eq!(run.max_backoff_ms, 300 * S);
 }
 
@@ -127,7 +134,7 @@ fn restart_policy_never_leaves_the_container_stopped() {
     m.restarts = false;
     let run = boot(&m, 100, 300);
     assert_eq!(run.restarts, 1);
-    assert_eq!(times(&run, EventKind::NotRestarted), vec![0]);
+    assert_eq!(times(&run, EventKind::NotRestarted), vec![1]);
     assert!(!run.booted);
 }
 
@@ -178,9 +185,9 @@ fn the_phase_offset_moves_the_probe_grid() {
             World { steady_phase: Some(phase), stall: Some((0, 2 * S)), horizon_ms: 60 * S, ..World::default() },
         )
     };
-    // Killed at 1 s (timed out), started again at once, its first check at
-    // 1 s still meets the stall: killed again at 2 s.
-    assert_eq!(at(0).restarts, 2);
+    // Killed at 1 s (timed out), started again at once; the kubelet first
+    // probes it a second later, at 2 s, when the stall is over.
+    assert_eq!(at(0).restarts, 1);
     assert_eq!(at(5 * S).restarts, 0);
 }
 
@@ -203,9 +210,9 @@ fn readiness_counts_to_its_threshold_and_then_says_the_container_is_already_unre
             (3, "dependency 3/3", false),
             (4, "dependency; already unready", true),
             (5, "dependency; already unready", true),
-            (6, "dependency; already unready", true),
         ]
     );
+    // The check at 5 s is answered when the stall ends at 6 s: in time.
     assert_eq!(times(&run, EventKind::Unready), vec![3]);
 }
 
@@ -215,6 +222,80 @@ fn a_back_off_carries_its_wait() {
     let run = boot(&m, 1000, 100);
     let waits: Vec<Option<i64>> =
         run.events.iter().filter(|e| e.kind == EventKind::BackOff).map(|e| e.delay_ms).collect();
-    // Kills at 0 (restarted at once), 0, 10, 30 and 70 s.
-    assert_eq!(waits, vec![Some(10 * S), Some(20 * S), Some(40 * S), Some(80 * S)]);
+    // One check every 10 s on the probe's grid (1, 11, 21, ...). The kills
+    // at 1, 11 and 21 s restart at once (no exit before the first; then the
+    // previous exit is 10 s back, not less than the delay); the kill at 31 s
+    // waits 20 s, the first check after it (61 s) kills again, which waits 40 s.
+    assert_eq!(waits, vec![Some(20 * S), Some(40 * S)]);
+    assert_eq!(times(&run, EventKind::Kill), vec![1, 11, 21, 31, 61]);
+}
+
+#[test]
+fn the_probe_grid_is_kept_across_restarts() {
+    // The seed's model server: liveness every 10 s, three failures, a 40 s
+    // boot. Checks at 1, 11, 21 kill the first container at 21 s; the next
+    // container is seen at 22 s and first checked at the grid's next tick,
+    // 31 s: killed at 51 s, then every 30 s, as the kubelet did (restarts at
+    // 24.6, 54.6, 84.5 and 114.5 s after creation, tests/tests/node_seed.rs).
+    let m = container(vec![probe(ProbeKind::Liveness, Check::Local, 0, 10, 1, 1, 3)]);
+    let run = boot(&m, 40, 150);
+    assert_eq!(times(&run, EventKind::Kill), vec![21, 51, 81, 111, 141]);
+    // Each container ran 30 s, longer than the delay: no wait until the
+    // fifth kill, whose previous exit is 30 s back, less than 40 s.
+    assert_eq!(run.events.iter().filter(|e| e.kind == EventKind::BackOff).count(), 1);
+}
+
+#[test]
+fn a_crash_restarts_at_once_then_waits_the_whole_delay_from_each_exit() {
+    let m = container(vec![probe(ProbeKind::Readiness, Check::Local, 0, 2, 1, 1, 1)]);
+    let world = World { crash_after_ms: Some(3 * S), horizon_ms: 100 * S, ..World::default() };
+    let run = simulate(&m, world);
+    // Exits at 3 (restarted at once), 6 (+10 s), 19 (+20 s), 42 (+40 s), and
+    // 85, which waits 80 s, past the horizon.
+    assert_eq!(times(&run, EventKind::Started), vec![0, 3, 16, 39, 82]);
+    assert_eq!(run.restarts, 5);
+    assert_eq!(run.max_backoff_ms, 80 * S);
+    // A container that is ready and settled still crashes.
+    assert!(times(&run, EventKind::Ready).contains(&1));
+}
+
+#[test]
+fn a_crash_under_restart_policy_never_stays_stopped() {
+    let mut m = container(vec![]);
+    m.restarts = false;
+    let run = simulate(&m, World { crash_after_ms: Some(5 * S), horizon_ms: 60 * S, ..World::default() });
+    assert_eq!(times(&run, EventKind::NotRestarted), vec![5]);
+    assert_eq!(run.restarts, 0);
+}
+
+#[test]
+fn the_kubelet_leaves_two_seconds_between_sigterm_and_sigkill_after_a_hook() {
+    use super::termination::stop_times;
+    // No hook: SIGTERM at once, SIGKILL when the grace period ends.
+    assert_eq!(stop_times(None, 30 * S), (0, 30 * S));
+    // A 5 s hook in 10 s: SIGTERM at 5, SIGKILL at 10.
+    assert_eq!(stop_times(Some(5 * S), 10 * S), (5 * S, 10 * S));
+    // The hook's time counts in whole seconds: 5.5 s takes 5 from the grace.
+    assert_eq!(stop_times(Some(5_500), 10 * S), (5_500, 10_500));
+    // A hook past the grace period: SIGTERM when it ends, SIGKILL 2 s later.
+    assert_eq!(stop_times(Some(15 * S), 5 * S), (5 * S, 7 * S));
+    // A grace period under 2 s still leaves 2 s.
+    assert_eq!(stop_times(None, S), (0, 2 * S));
+}
+
+#[test]
+fn a_hook_whose_length_is_unknown_is_said_to_be_taken_as_zero() {
+    use super::pod::PreStopLength;
+    let mut m = container(vec![]);
+    m.prestop = Some(SleepSeconds::Finite(0));
+    m.prestop_length = PreStopLength::Unknown("exec");
+    let run = delete(&m, 2 * S, 0);
+    let prestop = run.events.iter().find(|e| e.kind == EventKind::PreStop).expect("a preStop event");
+    assert!(prestop.detail.contains("exec of unknown length, taken as 0s"), "{}", prestop.detail);
+    m.prestop = Some(SleepSeconds::Finite(8));
+    m.prestop_length = PreStopLength::Stated("httpGet");
+    m.grace = 10;
+    let run = delete(&m, 2 * S, 0);
+    assert_eq!(times(&run, EventKind::Sigterm), vec![8]);
+    assert!(!run.sigkill);
 }

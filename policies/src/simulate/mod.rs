@@ -20,12 +20,14 @@ mod verdict;
 
 pub use checks::{ANNOTATION_PROBE_CHECKS, Check, ProbeChecks, ProbeChecksError, infer};
 pub use cycles::{Repeat, repeats};
-pub use kubelet::{BACKOFF_INITIAL_MS, BACKOFF_MAX_MS, BACKOFF_RESET_MS, Run, World, simulate, simulate_figures};
+pub use kubelet::{
+    BACKOFF_INITIAL_MS, BACKOFF_MAX_MS, BACKOFF_RESET_MS, Run, STARTED_SEEN_MS, World, simulate, simulate_figures,
+};
 pub use model_doc::MODEL;
-pub use pod::{AnnotationError, ContainerModel, ProbeModel, containers};
+pub use pod::{ANNOTATION_PRESTOP, AnnotationError, ContainerModel, PreStopLength, ProbeModel, containers};
 pub use scenario::{STANDARD, Scenario, ScenarioError, ScenarioKind};
 pub use sweep::{ContainerOutcome, phase_offsets, run_scenario};
-pub use termination::delete;
+pub use termination::{MIN_SIGTERM_TO_SIGKILL_MS, delete, stop_times};
 pub use timeline::{Event, EventKind, Span};
 pub use verdict::{Figures, VERDICTS, Verdict, plural, seconds};
 
@@ -44,11 +46,28 @@ pub struct Assumptions {
     pub request_seconds: i64,
     /// What probes check, as stated on the command line (wins over the annotation).
     pub probe_checks: ProbeChecks,
+    /// How long a preStop hook runs whose length the spec does not show (an
+    /// `exec` of a script, an `httpGet`), as stated on the command line
+    /// (wins over the `lifeguard.dev/prestop-seconds` annotation).
+    pub prestop_seconds: Option<i64>,
+    /// The kubelet's CrashLoopBackOff ceiling
+    /// (`crashLoopBackOff.maxContainerRestartPeriod`; default 300).
+    pub max_backoff_seconds: i64,
+    /// The deletion's own grace period (`kubectl delete --grace-period`),
+    /// which wins over the pod's `terminationGracePeriodSeconds` (`delete`).
+    pub delete_grace_seconds: Option<i64>,
 }
 
 impl Default for Assumptions {
     fn default() -> Assumptions {
-        Assumptions { endpoint_propagation_seconds: 2, request_seconds: 0, probe_checks: ProbeChecks::default() }
+        Assumptions {
+            endpoint_propagation_seconds: 2,
+            request_seconds: 0,
+            probe_checks: ProbeChecks::default(),
+            prestop_seconds: None,
+            max_backoff_seconds: BACKOFF_MAX_MS / 1000,
+            delete_grace_seconds: None,
+        }
     }
 }
 
@@ -78,7 +97,7 @@ pub fn simulate_object(
         return Ok(None);
     };
     let replicas = object.pointer("/spec/replicas").and_then(Value::as_i64).unwrap_or(1).max(1);
-    let models = containers(&w, policy, &assumptions.probe_checks, replicas)
+    let models = containers(&w, policy, assumptions, replicas)
         .map_err(|e| ModelError { pointer: e.pointer.clone(), message: e.to_string() })?;
     let outcomes = models.iter().flat_map(|m| scenarios.iter().map(move |s| run_scenario(m, s, assumptions))).collect();
     Ok(Some(ObjectSimulation { kind: w.kind, namespace: w.namespace, name: w.name, outcomes }))

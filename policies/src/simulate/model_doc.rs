@@ -12,13 +12,17 @@ what happens: restarts, time out of the Service's endpoints, SIGKILL.
   after DURATION. Default: the pod template's
   `lifeguard.dev/cold-start-seconds`, else the policy's `gpuBootSeconds` for
   a model server (a GPU request or a slow-boot image), else 0.
-- `stall:DURATION`: from t=0, every dependency a probe checks is slow (no
-  answer within `timeoutSeconds`) for DURATION, on all replicas at once.
+- `stall:DURATION`: from t=0, every dependency a probe checks is slow for
+  DURATION, on all replicas at once: a check started in the stall is
+  answered when it ends, and fails if that is later than `timeoutSeconds`.
 - `pause:DURATION`: from t=0, the process answers nothing for DURATION (a GC
   pause, CPU throttling); a check started in the pause is answered when it
   ends, and fails if that is later than `timeoutSeconds`.
 - `wedge`: from t=0, the process answers nothing, for good.
 - `delete`: the pod is deleted at t=0 while serving.
+- `crash[:AFTER]`: the app exits by itself (code 1) AFTER seconds (default
+  0) after each start of its container: a crash loop, with the restart
+  policy and the back-off.
 
 Without `--scenario`: `boot`, `stall:2m`, `pause:5s`, `wedge`, `delete`.
 
@@ -26,8 +30,10 @@ Without `--scenario`: `boot`, `stall:2m`, `pause:5s`, `wedge`, `delete`.
 - Defaults when unset: `initialDelaySeconds` 0, `periodSeconds` 10,
   `timeoutSeconds` 1, `successThreshold` 1, `failureThreshold` 3.
 - Each probe's first check runs `initialDelaySeconds` after the container
-  starts, then one every `periodSeconds`; a check that takes longer than
-  `periodSeconds` delays the next to the next tick of its grid.
+  starts, but not before the kubelet has seen it running (its pod lifecycle
+  event generator relists every second: the model takes 1 s), then one
+  every `periodSeconds`; a check that takes longer than `periodSeconds`
+  delays the next to the next tick of its grid.
 - A check answered later than `timeoutSeconds` is a failure (reported as
   timed out at `timeoutSeconds`).
 - The startup probe holds liveness and readiness until it succeeds;
@@ -63,16 +69,24 @@ While the app boots, every check except `process exists` fails at once
 (nothing listens yet).
 
 ## Restarts
-- A kill stops the container the way the kubelet does: the preStop hook
-  runs, then SIGTERM; the app exits after its drain and shutdown budgets;
-  SIGKILL comes when the grace period (the probe's own
-  `terminationGracePeriodSeconds`, else the pod's; 30 when unset) ends. A
-  paused or wedged process handles SIGTERM only when it answers again.
+- A kill stops the container the way the kubelet does (see Deletion for
+  the preStop hook, SIGTERM and SIGKILL), with the probe's own
+  `terminationGracePeriodSeconds`, else the pod's (30 when unset); the app
+  exits after its drain and shutdown budgets. A paused or wedged process
+  handles SIGTERM only when it answers again.
 - `restartPolicy` Always or OnFailure starts the container again; Never
   leaves it stopped.
-- CrashLoopBackOff: the first restart is immediate, the next waits 10 s,
-  then 20 s, 40 s, ... up to 300 s; a container that ran more than 600 s
-  before it exited starts over at 10 s.
+- CrashLoopBackOff, as the kubelet keeps it: a delay that starts at 10 s
+  and doubles each time it is raised, up to 300 s (`--max-backoff-seconds`,
+  the kubelet's `crashLoopBackOff.maxContainerRestartPeriod`), forgotten
+  when not raised for twice that. A container a probe killed is started
+  again in the same sync, judged by the container that exited before it:
+  with none, at once; when that one exited longer ago than the delay, at
+  once, raising it; else after the whole delay from this exit, raising it.
+  So the first two restarts are immediate, and a container that runs longer
+  than the delay between kills never waits. A container that exits by
+  itself (`crash`) is judged by its own exit: the first time at once,
+  then after the whole delay.
 - A restarted container boots for the declared cold start (as for `boot`),
   and is not paused or wedged: the new process is fine. A stall goes on (the
   dependency is outside the pod).
@@ -80,15 +94,22 @@ While the app boots, every check except `process exists` fails at once
 ## Deletion
 - Endpoint removal reaches every proxy `--endpoint-propagation-seconds`
   (default 2) after deletion; requests keep arriving until then.
-- preStop runs from deletion; SIGTERM follows when it ends; the app stops
-  admitting requests at SIGTERM, finishes those in flight (each up to
+- The preStop hook runs from deletion, for at most the grace period;
+  SIGTERM follows when it ends. A native `sleep` or an `exec` of `sleep N`
+  lasts that long; a hook whose length the spec does not show (an `exec`
+  of a script, an `httpGet`) lasts what `--prestop-seconds` or the pod
+  template's `lifeguard.dev/prestop-seconds` states, else 0 s, and the
+  timeline says it was not stated. The app stops admitting requests at SIGTERM, finishes those in flight (each up to
   `--request-seconds`, default 0), drains and shuts down for its declared
   budgets, read from the same sources as `grace-period-too-short`
   (`lifeguard.dev/drain-seconds`, `lifeguard.dev/shutdown-budget-seconds`,
   drain and shutdown env vars, the policy's `modelServerDrainSeconds`).
-- `terminationGracePeriodSeconds` is counted from deletion, preStop
-  included; SIGKILL comes when it ends. A preStop sleep that never ends
-  means no SIGTERM at all.
+- `terminationGracePeriodSeconds` (or the deletion's own grace period,
+  `--delete-grace-seconds`, as `kubectl delete --grace-period` gives it) is
+  counted from deletion, preStop included: the whole seconds the hook took come out of it, and SIGKILL
+  comes when the rest ends, but never sooner than 2 s after SIGTERM. A hook
+  that runs past the grace period (a sleep that never ends) gets SIGTERM
+  at the grace period's end and SIGKILL 2 s later.
 
 ## Phase offsets
 When a disruption starts between two checks matters, the simulation runs
@@ -129,8 +150,11 @@ well-configured pod does), `info` for `dependency-outage`, `warning` for
 ## Not modelled
 - Other containers of the pod: each container is simulated alone, the
   others taken as ready.
-- The kubelet's jitter when it starts a probe worker and readiness checks
-  run more often than `periodSeconds` while a pod is not ready: restarts
-  come at the earliest time the fields allow.
-- Kubernetes' newer back-off feature gates (alpha in 1.32 and later).
+- The kubelet's jitter: when it starts a probe worker, and when it wakes a
+  pod after a back-off (up to half the delay later); readiness checks run
+  more often than `periodSeconds` while a container is started but not
+  ready. Restarts come at the earliest time the fields allow.
+- `ReduceDefaultCrashLoopBackOffDecay` (alpha, off by default): a first
+  delay of 1 s.
+- postStart hooks, readiness gates and `lifecycle.stopSignal`.
 "#;

@@ -34,8 +34,10 @@ pub struct ContainerModel {
     pub restarts: bool,
     /// The pod's `terminationGracePeriodSeconds` (30 when unset).
     pub grace: i64,
-    /// The preStop sleep; `None` when there is none (or it cannot be timed).
+    /// How long the preStop hook runs; `None` when there is none.
     pub prestop: Option<SleepSeconds>,
+    /// Where that length comes from.
+    pub prestop_length: PreStopLength,
     /// Declared drain, seconds (0 when undeclared).
     pub drain: i64,
     /// Declared shutdown budget, seconds (0 when undeclared).
@@ -59,6 +61,7 @@ impl ContainerModel {
             restarts: true,
             grace: 30,
             prestop: None,
+            prestop_length: PreStopLength::Read,
             drain: 0,
             shutdown: 0,
             cold_start: 0,
@@ -70,6 +73,39 @@ impl ContainerModel {
     pub fn probe(&self, kind: ProbeKind) -> Option<&ProbeModel> {
         self.probes.iter().find(|p| p.kind == kind)
     }
+}
+
+/// On the pod template: how long a preStop hook runs whose length its spec
+/// does not show (an `exec` of a script, an `httpGet`), in seconds.
+pub const ANNOTATION_PRESTOP: &str = "lifeguard.dev/prestop-seconds";
+
+/// Where the length of a container's preStop hook comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PreStopLength {
+    /// Read from the hook: a sleep (native, or an `exec` of `sleep N`), or
+    /// no hook.
+    Read,
+    /// The hook (`exec` or `httpGet`, named) does not show it; stated by
+    /// `--prestop-seconds` or [`ANNOTATION_PRESTOP`].
+    Stated(&'static str),
+    /// The hook does not show it and nobody said: taken as 0 s, and the
+    /// timeline says so (the kubelet runs it first, whatever it takes, and
+    /// its time comes out of the grace period).
+    Unknown(&'static str),
+}
+
+/// The handler of a container's preStop hook (`exec`, `httpGet`, `sleep`,
+/// `tcpSocket`), if it has one.
+fn prestop_handler(c: &k8s_openapi::api::core::v1::Container) -> Option<&'static str> {
+    let hook = c.lifecycle.as_ref()?.pre_stop.as_ref()?;
+    [
+        (hook.exec.is_some(), "exec"),
+        (hook.http_get.is_some(), "httpGet"),
+        (hook.sleep.is_some(), "sleep"),
+        (hook.tcp_socket.is_some(), "tcpSocket"),
+    ]
+    .into_iter()
+    .find_map(|(set, name)| set.then_some(name))
 }
 
 /// A `lifeguard.dev/probe-checks` annotation that cannot be read.
@@ -88,9 +124,12 @@ pub struct AnnotationError {
 pub fn containers(
     w: &Workload,
     policy: &Policy,
-    stated: &ProbeChecks,
+    assumptions: &super::Assumptions,
     replicas: i64,
 ) -> Result<Vec<ContainerModel>, AnnotationError> {
+    let stated = &assumptions.probe_checks;
+    let stated_prestop =
+        assumptions.prestop_seconds.or_else(|| w.annotation_seconds(ANNOTATION_PRESTOP).and_then(Result::ok));
     let annotated = match w.annotations.get(ANNOTATION_PROBE_CHECKS) {
         Some(raw) => ProbeChecks::parse(raw)
             .map_err(|detail| AnnotationError { pointer: w.annotation_pointer(ANNOTATION_PROBE_CHECKS), detail })?,
@@ -124,13 +163,22 @@ pub fn containers(
             _ if !c.sidecar && c.is_model_server(policy) => policy.settings.gpu_boot_seconds,
             _ => 0,
         };
+        let (prestop, prestop_length) = match (need.and_then(|n| n.prestop), prestop_handler(c.container)) {
+            (Some(sleep), _) => (Some(sleep.seconds), PreStopLength::Read),
+            (None, None) => (None, PreStopLength::Read),
+            (None, Some(handler)) => match stated_prestop {
+                Some(s) => (Some(SleepSeconds::Finite(s.max(0))), PreStopLength::Stated(handler)),
+                None => (Some(SleepSeconds::Finite(0)), PreStopLength::Unknown(handler)),
+            },
+        };
         let restart_policy = if c.sidecar { Some("Always") } else { w.spec.restart_policy.as_deref() };
         out.push(ContainerModel {
             pointer: c.pointer.to_owned(),
             probes,
             restarts: restart_policy != Some("Never"),
             grace: w.grace_period(),
-            prestop: need.and_then(|n| n.prestop).map(|p| p.seconds),
+            prestop,
+            prestop_length,
             drain: need.map_or(0, |n| n.drain_seconds()),
             shutdown: need.map_or(0, |n| n.shutdown_seconds()),
             cold_start,

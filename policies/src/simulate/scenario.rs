@@ -1,5 +1,5 @@
 //! Scenarios: what happens to the pod, written `boot:430s`, `stall:2s`,
-//! `pause:3s`, `wedge` or `delete`.
+//! `pause:3s`, `wedge`, `delete` or `crash:5s`.
 
 use crate::model::parse_seconds;
 
@@ -20,6 +20,10 @@ pub enum ScenarioKind {
     Wedge,
     /// The pod is deleted while serving.
     Delete,
+    /// The app exits by itself (code 1) this many seconds after each start
+    /// of its container: a crash loop, and what the restart policy and the
+    /// back-off make of it.
+    Crash(i64),
 }
 
 /// A scenario and how it was written.
@@ -45,8 +49,8 @@ pub struct ScenarioError {
 pub const STANDARD: &[&str] = &["boot", "stall:2m", "pause:5s", "wedge", "delete"];
 
 impl Scenario {
-    /// Reads `boot[:DURATION]`, `stall:DURATION`, `pause:DURATION`, `wedge`
-    /// or `delete` (durations as `30`, `30s`, `2m`, `1m30s`).
+    /// Reads `boot[:DURATION]`, `stall:DURATION`, `pause:DURATION`, `wedge`,
+    /// `delete` or `crash[:AFTER]` (durations as `30`, `30s`, `2m`, `1m30s`).
     pub fn parse(given: &str) -> Result<Scenario, ScenarioError> {
         let err = |problem: &str| ScenarioError { given: given.to_owned(), problem: problem.to_owned() };
         let (name, duration) = match given.split_once(':') {
@@ -64,9 +68,10 @@ impl Scenario {
             "wedge" | "delete" if duration.is_some() => return Err(err("takes no duration")),
             "wedge" => ScenarioKind::Wedge,
             "delete" => ScenarioKind::Delete,
+            "crash" => ScenarioKind::Crash(duration.map(|d| seconds(Some(d))).transpose()?.unwrap_or(0)),
             _ => {
                 return Err(err(
-                    "unknown scenario; use boot[:DURATION], stall:DURATION, pause:DURATION, wedge or delete",
+                    "unknown scenario; use boot[:DURATION], stall:DURATION, pause:DURATION, wedge, delete or crash[:AFTER]",
                 ));
             }
         };
@@ -92,13 +97,15 @@ mod tests {
         assert_eq!(kind("pause:3"), Ok(ScenarioKind::Pause(3)));
         assert_eq!(kind("wedge"), Ok(ScenarioKind::Wedge));
         assert_eq!(kind("delete"), Ok(ScenarioKind::Delete));
+        assert_eq!(kind("crash"), Ok(ScenarioKind::Crash(0)));
+        assert_eq!(kind("crash:5s"), Ok(ScenarioKind::Crash(5)));
         assert_eq!(Scenario::parse("stall:2s").map(|s| s.label), Ok("stall:2s".to_owned()));
         assert_eq!(Scenario::standard().len(), super::STANDARD.len());
     }
 
     #[test]
     fn rejects_what_it_cannot_read() {
-        for bad in ["stall", "stall:x", "pause:-1", "wedge:3s", "crash", ""] {
+        for bad in ["stall", "stall:x", "pause:-1", "wedge:3s", "crash:x", "crashes", ""] {
             let e = Scenario::parse(bad).expect_err(bad);
             assert!(e.to_string().starts_with(&format!("scenario {bad:?}: ")), "{e}");
         }

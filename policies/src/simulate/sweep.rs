@@ -102,6 +102,10 @@ pub fn run_scenario(model: &ContainerModel, scenario: &Scenario, a: &Assumptions
     let mut reading = Reading { replicas: model.replicas, ..Reading::default() };
     let (runs, worst_at): (Vec<Run>, usize) = match scenario.kind {
         ScenarioKind::Delete => {
+            // A deletion's own grace period wins over the pod's
+            // (kuberuntime_container.go, `setTerminationGracePeriod`).
+            let deleted = a.delete_grace_seconds.map(|grace| ContainerModel { grace, ..model.clone() });
+            let model = deleted.as_ref().unwrap_or(model);
             let run = delete(model, a.endpoint_propagation_seconds.max(0) * MS, a.request_seconds.max(0) * MS);
             reading.cut_ms = run.cut_ms;
             (vec![run], 0)
@@ -111,11 +115,31 @@ pub fn run_scenario(model: &ContainerModel, scenario: &Scenario, a: &Assumptions
             let windows = tail_ms(model);
             // Long enough to boot and settle, or to show a loop's first back-offs (10 + 20 + 40 s).
             let horizon = (boot_ms + windows + 70 * MS).min(boot_ms + MAX_TAIL_MS);
-            let world = World { boot_ms, restart_boot_ms: boot_ms, horizon_ms: horizon, ..World::default() };
+            let world = World {
+                boot_ms,
+                restart_boot_ms: boot_ms,
+                horizon_ms: horizon,
+                max_backoff_ms: Some(a.max_backoff_seconds * MS),
+                ..World::default()
+            };
             let run = simulate(model, world);
             reading.booted = run.booted;
             reading.boot_ms = boot_ms;
             (vec![run], 0)
+        }
+        ScenarioKind::Crash(after) => {
+            let boot_ms = model.cold_start.max(0) * MS;
+            // The first exits and the back-offs that follow (10 + 20 + 40 + 80 s).
+            let horizon = 6 * (after.max(0) * MS + boot_ms) + 160 * MS;
+            let world = World {
+                boot_ms,
+                restart_boot_ms: boot_ms,
+                horizon_ms: horizon,
+                max_backoff_ms: Some(a.max_backoff_seconds * MS),
+                crash_after_ms: Some(after.max(0) * MS),
+                ..World::default()
+            };
+            (vec![simulate(model, world)], 0)
         }
         ScenarioKind::Stall(_) | ScenarioKind::Pause(_) | ScenarioKind::Wedge => {
             let d_ms = match scenario.kind {
@@ -129,6 +153,7 @@ pub fn run_scenario(model: &ContainerModel, scenario: &Scenario, a: &Assumptions
                     steady_phase: Some(phase),
                     restart_boot_ms: model.cold_start * MS,
                     horizon_ms: horizon,
+                    max_backoff_ms: Some(a.max_backoff_seconds * MS),
                     ..World::default()
                 };
                 match scenario.kind {
@@ -242,5 +267,22 @@ mod tests {
         let port =
             run_scenario(&model(&[(ProbeKind::Liveness, Check::PortOnly, 10, 3)]), &wedge, &Assumptions::default());
         assert_eq!(port.verdict, Verdict::WedgeUndetected);
+    }
+
+    #[test]
+    fn a_deletions_own_grace_period_wins_over_the_pods() {
+        use crate::model::SleepSeconds;
+        // A 5 s sleep preStop and a 4 s drain fit the pod's 10 s; deleted
+        // with --grace-period=3, the hook is cut at 3 s and SIGKILL comes 2 s
+        // after SIGTERM, before the drain ends.
+        let m = ContainerModel { prestop: Some(SleepSeconds::Finite(5)), drain: 4, grace: 10, ..model(&[]) };
+        let delete = Scenario::parse("delete").expect("valid");
+        assert_eq!(run_scenario(&m, &delete, &Assumptions::default()).verdict, Verdict::Ok);
+        let short = Assumptions { delete_grace_seconds: Some(3), ..Assumptions::default() };
+        let o = run_scenario(&m, &delete, &short);
+        assert_eq!(o.verdict, Verdict::SigkillInFlight);
+        let at = |kind: crate::simulate::EventKind| o.events.iter().find(|e| e.kind == kind).map(|e| e.at_ms);
+        assert_eq!(at(crate::simulate::EventKind::Sigterm), Some(3_000));
+        assert_eq!(at(crate::simulate::EventKind::Sigkill), Some(5_000));
     }
 }

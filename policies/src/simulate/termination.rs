@@ -4,16 +4,61 @@
 use crate::model::SleepSeconds;
 
 use super::kubelet::Run;
-use super::pod::ContainerModel;
+use super::pod::{ContainerModel, PreStopLength};
 use super::timeline::{Event, EventKind};
 
 const MS: i64 = 1000;
 
-/// What deletion does: endpoint removal takes `propagation_ms`; preStop
-/// runs from deletion, then SIGTERM; the app stops admitting requests at
-/// SIGTERM or when no more arrive, finishes those in flight (each up to
-/// `request_ms`), drains and shuts down within its declared budgets; SIGKILL
-/// comes when `terminationGracePeriodSeconds`, counted from deletion, ends.
+/// What the kubelet leaves between SIGTERM and SIGKILL at the least, however
+/// long the preStop hook took (kuberuntime_container.go,
+/// `minimumGracePeriodInSeconds`).
+pub const MIN_SIGTERM_TO_SIGKILL_MS: i64 = 2 * MS;
+
+/// When the kubelet sends SIGTERM and SIGKILL to a container it stops with
+/// `grace_ms`, behind a preStop hook that runs `hook_ms` (`None`: no hook),
+/// counted from the stop (kuberuntime_container.go, `killContainer`): the
+/// hook runs first, for at most the grace period; the whole seconds it took
+/// come out of the grace period; SIGTERM follows, and SIGKILL when what is
+/// left of the grace period ends, never sooner than 2 s after SIGTERM.
+pub fn stop_times(hook_ms: Option<i64>, grace_ms: i64) -> (i64, i64) {
+    let grace_ms = grace_ms.max(0);
+    let waited = match hook_ms {
+        Some(hook) if grace_ms > 0 => hook.clamp(0, grace_ms),
+        _ => 0,
+    };
+    // The kubelet counts the hook's time in whole seconds, rounded down.
+    let left = (grace_ms - waited / MS * MS).max(MIN_SIGTERM_TO_SIGKILL_MS);
+    (waited, waited + left)
+}
+
+/// How long the model takes the container's preStop hook to run, if it has one.
+pub fn hook_ms(model: &ContainerModel) -> Option<i64> {
+    model.prestop.map(|p| match p {
+        SleepSeconds::Forever => i64::MAX / 4,
+        SleepSeconds::Finite(s) => s.max(0) * MS,
+    })
+}
+
+/// The preStop event's detail: the hook and where its length comes from.
+fn hook_detail(model: &ContainerModel) -> String {
+    match (model.prestop, model.prestop_length) {
+        (Some(SleepSeconds::Forever), _) => "sleep forever".to_owned(),
+        (Some(SleepSeconds::Finite(s)), PreStopLength::Read) => format!("sleep {s}s"),
+        (Some(SleepSeconds::Finite(s)), PreStopLength::Stated(handler)) => format!("{handler}, {s}s as stated"),
+        (_, PreStopLength::Unknown(handler)) => format!(
+            "{handler} of unknown length, taken as 0s (state it with --prestop-seconds or the \
+             lifeguard.dev/prestop-seconds annotation)"
+        ),
+        (None, _) => String::new(),
+    }
+}
+
+/// What deletion does: endpoint removal takes `propagation_ms`; the preStop
+/// hook runs from deletion, then SIGTERM (see [`stop_times`]); the app stops
+/// admitting requests at SIGTERM or when no more arrive, finishes those in
+/// flight (each up to `request_ms`), drains and shuts down within its
+/// declared budgets; SIGKILL comes when what is left of the grace period,
+/// counted from deletion, ends.
 pub fn delete(model: &ContainerModel, propagation_ms: i64, request_ms: i64) -> Run {
     let mut run = Run::default();
     let mut event = |at: i64, kind: EventKind, detail: String| {
@@ -22,41 +67,29 @@ pub fn delete(model: &ContainerModel, propagation_ms: i64, request_ms: i64) -> R
     let grace = model.grace.max(0) * MS;
     event(0, EventKind::Deleted, format!("terminationGracePeriodSeconds {}", model.grace));
     event(propagation_ms, EventKind::EndpointsRemoved, String::new());
-    let sigterm = match model.prestop {
-        Some(SleepSeconds::Forever) => None,
-        Some(SleepSeconds::Finite(s)) => {
-            event(0, EventKind::PreStop, format!("sleep {s}s"));
-            Some(s * MS)
-        }
-        None => Some(0),
-    };
-    let budgets = (model.drain + model.shutdown) * MS;
-    if sigterm.is_none() {
-        event(0, EventKind::PreStop, "sleep forever".to_owned());
+    let hook = hook_ms(model);
+    if hook.is_some() {
+        event(0, EventKind::PreStop, hook_detail(model));
     }
-    let work_end = match sigterm {
-        Some(term) if term < grace => {
-            event(term, EventKind::Sigterm, String::new());
-            let last_admitted = propagation_ms.min(term);
-            Some((term + budgets).max(last_admitted + request_ms))
-        }
-        _ => None,
-    };
-    match work_end {
-        Some(end) if end <= grace => {
-            event(end, EventKind::WorkDone, String::new());
-            event(end, EventKind::Exited, String::new());
-        }
-        end => {
-            // In flight: what the app still had to do when SIGKILL came.
-            let left = match end {
-                Some(end) => end - grace,
-                None => budgets.max(propagation_ms + request_ms - grace),
-            };
-            run.sigkill = true;
-            run.cut_ms = Some(left.max(0));
-            event(grace, EventKind::Sigkill, "the grace period ended".to_owned());
-        }
+    let (sigterm, sigkill) = stop_times(hook, grace);
+    let cut_short = hook.is_some_and(|h| h >= grace);
+    event(
+        sigterm,
+        EventKind::Sigterm,
+        if cut_short { "the preStop hook used the grace period; 2s left".to_owned() } else { String::new() },
+    );
+    let budgets = (model.drain + model.shutdown) * MS;
+    let last_admitted = propagation_ms.min(sigterm);
+    let work_end = (sigterm + budgets).max(last_admitted + request_ms);
+    if work_end <= sigkill {
+        event(work_end, EventKind::WorkDone, String::new());
+        event(work_end, EventKind::Exited, String::new());
+    } else {
+        // In flight: what the app still had to do when SIGKILL came.
+        run.sigkill = true;
+        run.cut_ms = Some(work_end - sigkill);
+        let why = if cut_short { "2s after SIGTERM" } else { "the grace period ended" };
+        event(sigkill, EventKind::Sigkill, why.to_owned());
     }
     run.events.sort_by_key(|e| e.at_ms);
     run

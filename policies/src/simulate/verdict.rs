@@ -131,6 +131,11 @@ pub fn plural(n: i64, word: &str) -> String {
     if n == 1 { format!("1 {word}") } else { format!("{n} {word}s") }
 }
 
+/// The longest CrashLoopBackOff waited, for a verdict's line.
+fn backoff(ms: i64) -> String {
+    if ms > 0 { format!("back-off up to {} s", seconds(ms)) } else { "each restarted at once".to_owned() }
+}
+
 /// The verdict and its line.
 pub(crate) fn judge(kind: ScenarioKind, r: &Reading) -> (Verdict, String) {
     let w = &r.worst;
@@ -140,11 +145,11 @@ pub(crate) fn judge(kind: ScenarioKind, r: &Reading) -> (Verdict, String) {
         ScenarioKind::Boot(_) if !r.booted && w.restarts > 0 => (
             Verdict::BootLoop,
             format!(
-                "boot never completes: restart loop (the {} s boot is killed at {} s; {} in the timeline, back-off up to {} s)",
+                "boot never completes: restart loop (the {} s boot is killed at {} s; {} in the timeline, {})",
                 seconds(r.boot_ms),
                 first(w),
                 plural(i64::from(w.restarts), "restart"),
-                seconds(r.backoff_ms)
+                backoff(r.backoff_ms)
             ),
         ),
         ScenarioKind::Boot(_) if w.restarts > 0 => (
@@ -212,6 +217,19 @@ pub(crate) fn judge(kind: ScenarioKind, r: &Reading) -> (Verdict, String) {
         ScenarioKind::Wedge => (
             Verdict::WedgeUndetected,
             "wedge undetected: nothing restarts the hung process, and it stays in the Service's endpoints".to_owned(),
+        ),
+        ScenarioKind::Crash(_) if w.restarts == 0 => (
+            Verdict::OutOfService,
+            "exits and stays stopped (restartPolicy Never): out of the Service's endpoints for good".to_owned(),
+        ),
+        ScenarioKind::Crash(_) => (
+            Verdict::Restarts,
+            format!(
+                "crash loop: {} in the timeline, {}; out of endpoints for {} s",
+                plural(i64::from(w.restarts), "restart"),
+                backoff(r.backoff_ms),
+                seconds(w.unready_ms)
+            ),
         ),
         ScenarioKind::Delete => match r.cut_ms {
             Some(cut) if cut > 0 => (

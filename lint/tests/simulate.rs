@@ -462,3 +462,47 @@ fn each_file_is_simulated_with_its_own_policy_as_lint_finds_it() {
     let (e, _) = one(&["--scenario", "boot", "--policy", "default", "own-policy/gpu-undeclared.yaml"]);
     assert_eq!(e["verdict"], "boot-loop", "{e}");
 }
+
+#[test]
+fn a_prestop_script_runs_for_its_stated_length_before_sigterm() {
+    let times = |e: &Value, name: &str| -> Vec<f64> {
+        e["events"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|x| x["event"] == name)
+            .filter_map(|x| x["t"].as_f64())
+            .collect()
+    };
+    // The annotation states 20 s: SIGTERM at 20 s, inside the 30 s grace period.
+    let (e, _) = one(&["--scenario", "delete", "drain-script-prestop.yaml"]);
+    assert_eq!(times(&e, "sigterm"), [20.0], "{e}");
+    let prestop = e["events"].as_array().and_then(|v| v.iter().find(|x| x["event"] == "prestop")).cloned();
+    assert_eq!(prestop.map(|p| p["detail"].clone()), Some("exec, 20s as stated".into()));
+    assert_eq!(e["verdict"], "ok");
+    // The flag wins: a 40 s script uses the 30 s grace period; the kubelet
+    // still sends SIGTERM then, and SIGKILL 2 s later.
+    let (e, _) = one(&["--scenario", "delete", "--prestop-seconds", "40", "drain-script-prestop.yaml"]);
+    assert_eq!(times(&e, "sigterm"), [30.0], "{e}");
+    assert_eq!(times(&e, "sigkill"), Vec::<f64>::new(), "nothing left to cut: the app exits at SIGTERM: {e}");
+    let sigterm = e["events"].as_array().and_then(|v| v.iter().find(|x| x["event"] == "sigterm")).cloned();
+    assert_eq!(sigterm.map(|x| x["detail"].clone()), Some("the preStop hook used the grace period; 2s left".into()));
+}
+
+#[test]
+fn an_unstated_prestop_script_is_taken_as_zero_and_said_so() {
+    let stated = text(&["--scenario", "delete", "--prestop-seconds", "0", "drain-script-prestop.yaml"]);
+    assert!(stated.contains("exec, 0s as stated"), "{stated}");
+    // Without the annotation nor the flag: 0 s, and the line says how to state it.
+    let dir = tempfile::tempdir().expect("a directory");
+    let source = std::fs::read_to_string(fixtures().join("drain-script-prestop.yaml")).expect("the fixture");
+    let unstated = source.replace("      annotations:\n        lifeguard.dev/prestop-seconds: \"20\"\n", "");
+    let file = dir.path().join("unstated.yaml");
+    std::fs::write(&file, unstated).expect("write");
+    let path = file.display().to_string();
+    let out = text(&["--scenario", "delete", &path]);
+    assert!(
+        out.contains("exec of unknown length, taken as 0s (state it with --prestop-seconds or the lifeguard.dev/prestop-seconds annotation)"),
+        "{out}"
+    );
+}

@@ -1,7 +1,6 @@
 //! etcd, kube-apiserver and (on demand) kube-controller-manager on
 //! loopback, built by `.ci/install-control-plane.sh` from their Go modules.
 
-use std::os::unix::process::CommandExt as _;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::{Mutex, OnceLock};
@@ -12,7 +11,7 @@ use base64::engine::general_purpose::STANDARD as BASE64;
 
 use super::kubectl::Client;
 use super::pki::Pki;
-use super::process::{Supervised, free_port, wait_for};
+use super::process::{Supervised, at_exit, free_port, panic_text, wait_for};
 use crate::{installed_tool, repo_root};
 
 /// Where `.ci/install-control-plane.sh` puts the binaries.
@@ -66,13 +65,8 @@ impl ControlPlane {
     pub fn shared() -> Option<&'static ControlPlane> {
         let tools = tools()?;
         let started = SHARED.get_or_init(|| {
-            std::panic::catch_unwind(|| ControlPlane::start(&tools)).map_err(|panic| {
-                panic
-                    .downcast_ref::<String>()
-                    .cloned()
-                    .or_else(|| panic.downcast_ref::<&str>().map(|s| (*s).to_owned()))
-                    .unwrap_or_else(|| "the control plane did not start".to_owned())
-            })
+            std::panic::catch_unwind(|| ControlPlane::start(&tools))
+                .map_err(|panic| panic_text(&*panic, "the control plane did not start"))
         });
         match started {
             Ok(plane) => Some(plane),
@@ -129,7 +123,9 @@ impl ControlPlane {
             .arg(format!("--service-account-key-file={}", pki.service_account.0.display()))
             .arg(format!("--service-account-signing-key-file={}", pki.service_account.1.display()))
             .arg("--service-cluster-ip-range=10.0.0.0/24")
-            .arg("--authorization-mode=RBAC")
+            // Node for the node's kubelet (tests/src/cluster/node.rs), as a
+            // real cluster authorizes its kubelets; RBAC for everyone else.
+            .arg("--authorization-mode=Node,RBAC")
             // The defaults (MutatingAdmissionWebhook, ValidatingAdmissionWebhook
             // and ValidatingAdmissionPolicy among them) are what is tested.
             .arg(format!("--audit-policy-file={}", audit_policy.display()))
@@ -140,7 +136,7 @@ impl ControlPlane {
         processes.push(Supervised::spawn("kube-apiserver", apiserver, &dir.join("kube-apiserver.log")));
 
         let kubeconfig = dir.join("kubeconfig");
-        std::fs::write(&kubeconfig, kubeconfig_text(&server, &pki)).expect("write the kubeconfig");
+        std::fs::write(&kubeconfig, kubeconfig_for(&server, &pki.ca.pem, &pki.admin)).expect("write the kubeconfig");
         let home = dir.join("home");
         std::fs::create_dir_all(&home).expect("home directory");
         let kubectl = Client::new(&tools.join("kubectl"), &kubeconfig, &home);
@@ -220,28 +216,21 @@ fn command(binary: &Path) -> Command {
 /// Removes `dir` some seconds after this process ends (the watchdogs kill
 /// the components first).
 fn janitor(dir: &Path) {
-    let script = format!("read _ignored; sleep 8; rm -rf '{}'", dir.display());
-    if let Ok(mut child) = Command::new("sh")
-        .args(["-c", &script])
-        .process_group(0)
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-    {
+    if let Some((_, stdin)) = at_exit(&format!("sleep 8; rm -rf '{}'", dir.display())) {
         // Leaked on purpose: the pipe must stay open until this process ends.
-        std::mem::forget(child.stdin.take());
+        std::mem::forget(stdin);
     }
 }
 
-fn kubeconfig_text(server: &str, pki: &Pki) -> String {
+/// A kubeconfig for `server` (trusting `ca_pem`) as the client `identity`.
+pub fn kubeconfig_for(server: &str, ca_pem: &str, identity: &super::pki::Pair) -> String {
     format!(
         "apiVersion: v1\nkind: Config\nclusters:\n  - name: lifeguard-test\n    cluster:\n      server: {server}\n      \
          certificate-authority-data: {ca}\nusers:\n  - name: admin\n    user:\n      client-certificate-data: {cert}\n      \
          client-key-data: {key}\ncontexts:\n  - name: lifeguard-test\n    context:\n      cluster: lifeguard-test\n      \
          user: admin\ncurrent-context: lifeguard-test\n",
-        ca = BASE64.encode(&pki.ca.pem),
-        cert = BASE64.encode(&pki.admin.cert),
-        key = BASE64.encode(&pki.admin.key),
+        ca = BASE64.encode(ca_pem),
+        cert = BASE64.encode(&identity.cert),
+        key = BASE64.encode(&identity.key),
     )
 }

@@ -60,8 +60,9 @@ impl Client {
         self.run_with_input(args, None)
     }
 
-    /// Runs it with `args` and `input` on stdin (for `-f -`).
-    pub fn run_with_input(&self, args: &[&str], input: Option<&str>) -> Run {
+    /// The command for `args`, its environment set, to spawn as the
+    /// caller needs (a `--watch` that streams).
+    pub fn command(&self, args: &[&str]) -> Command {
         let mut command = Command::new(&self.binary);
         command
             .args(args)
@@ -71,7 +72,14 @@ impl Client {
             .env("HELM_CONFIG_HOME", self.home.join("helm-config"))
             .env("HELM_DATA_HOME", self.home.join("helm-data"))
             // kubectl colours warnings on a terminal only; keep it plain.
-            .env("NO_COLOR", "1")
+            .env("NO_COLOR", "1");
+        command
+    }
+
+    /// Runs it with `args` and `input` on stdin (for `-f -`).
+    pub fn run_with_input(&self, args: &[&str], input: Option<&str>) -> Run {
+        let mut command = self.command(args);
+        command
             .stdin(if input.is_some() { Stdio::piped() } else { Stdio::null() })
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());

@@ -12,11 +12,14 @@
 
 pub mod chart;
 pub mod control_plane;
+pub mod dependency;
 pub mod image;
 pub mod injector;
 pub mod kubectl;
+pub mod node;
 pub mod objects;
 pub mod pki;
+pub mod pods;
 pub mod process;
 pub mod webhook;
 

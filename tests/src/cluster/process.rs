@@ -59,15 +59,21 @@ impl Drop for Supervised {
 /// A `sh` that waits for EOF on its stdin, then sends `pid` SIGTERM and,
 /// if it is still there a few seconds later, SIGKILL.
 pub fn watchdog(pid: u32) -> Option<(Child, ChildStdin)> {
-    let script = format!(
-        "read _ignored; kill -TERM {pid} 2>/dev/null || exit 0; \
+    at_exit(&format!(
+        "kill -TERM {pid} 2>/dev/null || exit 0; \
          for _ in 1 2 3 4 5 6 7 8 9 10; do kill -0 {pid} 2>/dev/null || exit 0; sleep 0.5; done; \
          kill -KILL {pid} 2>/dev/null"
-    );
+    ))
+}
+
+/// A `sh` that runs `script` once this process has ended, however it ends:
+/// it waits for EOF on a pipe whose write end only this process holds (keep
+/// the returned stdin for as long as the script must wait).
+pub fn at_exit(script: &str) -> Option<(Child, ChildStdin)> {
     let mut child = Command::new("sh")
-        .args(["-c", &script])
+        .args(["-c", &format!("read _ignored\n{script}")])
         // A group of its own: Ctrl-C, or a signal sent to this process's
-        // group, must not end the watchdog before the child it watches.
+        // group, must not end it before it has done its work.
         .process_group(0)
         .stdin(Stdio::piped())
         .stdout(Stdio::null())
@@ -76,6 +82,15 @@ pub fn watchdog(pid: u32) -> Option<(Child, ChildStdin)> {
         .ok()?;
     let stdin = child.stdin.take()?;
     Some((child, stdin))
+}
+
+/// What a caught panic said.
+pub fn panic_text(panic: &(dyn std::any::Any + Send), otherwise: &str) -> String {
+    panic
+        .downcast_ref::<String>()
+        .cloned()
+        .or_else(|| panic.downcast_ref::<&str>().map(|s| (*s).to_owned()))
+        .unwrap_or_else(|| otherwise.to_owned())
 }
 
 /// The last `lines` lines of a log file.

@@ -298,3 +298,53 @@ impl Drop for StateDir {
         let _ = std::fs::remove_dir_all(&self.0);
     }
 }
+
+#[test]
+fn a_sigterm_in_a_pause_is_logged_on_arrival_and_handled_when_the_pause_ends() {
+    let dir = tempfile_dir("pause-sigterm");
+    let log_file = dir.join("events.jsonl");
+    let log_file_text = log_file.display().to_string();
+    let mut workload = Workload::start(&[("PAUSE", "0.2:1.5"), ("LOG_FILE", &log_file_text)]);
+    let paused = workload.wait_event("paused", Duration::from_secs(5), |_| true);
+    workload.signal("TERM");
+    let arrived = workload.wait_event("signal", Duration::from_secs(2), |e| e["stuck"] == true);
+    assert!(arrived["t_ms"].as_u64() < paused["t_ms"].as_u64().map(|t| t + 1_500), "logged while paused");
+    let status = workload.wait_exit(Duration::from_secs(5));
+    assert!(status.success(), "{status:?}");
+    let handled = workload.wait_event("signal-handled", Duration::from_secs(1), |_| true);
+    // The pause (1.5 s from `paused`) ends first; its own `resumed` line may
+    // not come, the process exiting at once.
+    assert!(handled["t_ms"].as_u64() >= paused["t_ms"].as_u64().map(|t| t + 1_400), "handled after the pause");
+    // Exactly one `signal` line for the one SIGTERM: a test counts them.
+    assert_eq!(workload.events().iter().filter(|e| e["event"] == "signal").count(), 1);
+    // LOG_FILE has every line stdout had, in order.
+    let kept = std::fs::read_to_string(&log_file).expect("the log file");
+    let stdout: Vec<String> = workload.lines.lock().expect("the lines").clone();
+    assert_eq!(kept.lines().collect::<Vec<_>>(), stdout.iter().map(String::as_str).collect::<Vec<_>>());
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_wedged_process_logs_sigterm_and_never_exits_but_beats_until_killed() {
+    let workload = Workload::start(&[("WEDGE_AFTER", "0.1"), ("IGNORE_SIGTERM", "0")]);
+    workload.wait_event("wedged", Duration::from_secs(5), |_| true);
+    workload.signal("TERM");
+    workload.wait_event("signal", Duration::from_secs(2), |e| e["stuck"] == true && e["handled"] == false);
+    std::thread::sleep(Duration::from_millis(600));
+    assert!(workload.events().iter().all(|e| e["event"] != "exit"), "a hung process does not exit");
+    // A drain that runs is heard every 200 ms until it exits.
+    let mut draining = Workload::start(&[("DRAIN_SECONDS", "1")]);
+    wait_serving(&draining, Duration::from_secs(5));
+    draining.signal("TERM");
+    assert!(draining.wait_exit(Duration::from_secs(5)).success());
+    let beats = draining.events().iter().filter(|e| e["event"] == "alive").count();
+    assert!((3..=6).contains(&beats), "{beats} heartbeats in a 1 s drain");
+}
+
+/// A fresh directory under the system's temporary directory.
+fn tempfile_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("lifeguard-workload-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("a temporary directory");
+    dir
+}

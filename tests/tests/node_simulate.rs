@@ -1,0 +1,762 @@
+//! `lifeguard simulate` against the kubelet: each case is a pod of the test
+//! workload whose behaviour enacts one scenario (a slow boot, a dependency
+//! stall, a pause, a wedge, a deletion), run on the real node, and what the
+//! kubelet did (read from the workload's own log of probes and signals and
+//! from the pod's status) is set beside `lifeguard simulate --format json`
+//! for the same pod: the number of restarts, their times, readiness changes,
+//! SIGTERM and SIGKILL, each within one probe period plus 2 s of the
+//! simulation's best-to-worst range.
+//!
+//! The table of the cases goes in docs/simulate.md between the
+//! `kubelet-matrix` markers; `LIFEGUARD_BLESS=1` rewrites it from this run.
+
+use std::fmt::Write as _;
+use std::path::Path;
+use std::time::Duration;
+
+use lifeguard_e2e::cluster::dependency::Dependency;
+use lifeguard_e2e::cluster::node::Node;
+use lifeguard_e2e::cluster::pods::{self, Event, PodWatch, bare_pod, now_ms, workload_container, workload_pod_spec};
+use lifeguard_e2e::cluster::webhook::workspace_binary;
+use lifeguard_e2e::repo_root;
+use serde_json::{Value, json};
+
+/// What the test does to the pod, and so where its time 0 is.
+#[derive(Clone, Copy, Debug)]
+enum Act {
+    /// Nothing: 0 is the first container's start (a boot).
+    Boot,
+    /// The pod's own disruption (pause, wedge) starts at the workload's
+    /// logged event of that name.
+    Own(&'static str),
+    /// The dependency stalls for this many seconds once the pod is Ready.
+    Stall(u64),
+    /// The pod is deleted once Ready, with this grace period if given
+    /// (`kubectl delete --grace-period`), else its own.
+    Delete(Option<u64>),
+}
+
+/// One case of the matrix.
+struct Case {
+    name: &'static str,
+    /// Pod annotations (what a user states for `simulate`).
+    annotations: Value,
+    what: &'static str,
+    scenario: &'static str,
+    container: Value,
+    grace: Option<u64>,
+    act: Act,
+    /// How long the kubelet is watched from time 0.
+    observe: u64,
+}
+
+fn probe(path: &str, period: u64, failures: u64) -> Value {
+    json!({"httpGet": {"path": path, "port": "http"}, "periodSeconds": period, "failureThreshold": failures, "timeoutSeconds": 1})
+}
+
+fn container(env: &[(&str, String)], probes: &[(&str, Value)]) -> Value {
+    let mut c = workload_container("server", 0, env);
+    for (kind, p) in probes {
+        c[*kind] = p.clone();
+    }
+    c
+}
+
+fn s(value: &str) -> String {
+    value.to_owned()
+}
+
+/// The matrix. Periods of 1-2 s keep every case within a minute or two.
+fn cases() -> Vec<Case> {
+    let live = |path: &str| ("livenessProbe", probe(path, 2, 3));
+    let ready = |path: &str| ("readinessProbe", probe(path, 2, 1));
+    let dependency = || ("DEPENDENCY", s("127.0.0.1:0"));
+    vec![
+        Case {
+            annotations: json!({}),
+            name: "boot-no-startup",
+            what: "12 s boot, liveness 2 s x 3, no startup probe",
+            scenario: "boot:12s",
+            container: container(&[("BOOT_SECONDS", s("12"))], &[live("/livez"), ready("/readyz")]),
+            grace: Some(5),
+            act: Act::Boot,
+            // Up to the first back-off: after it, the kubelet's jitter decides
+            // whether the next kill waits again (docs/simulate.md, Limits).
+            observe: 30,
+        },
+        Case {
+            annotations: json!({}),
+            name: "boot-startup",
+            what: "12 s boot, startup 2 s x 10 before liveness",
+            scenario: "boot:12s",
+            container: container(
+                &[("BOOT_SECONDS", s("12"))],
+                &[("startupProbe", probe("/livez", 2, 10)), live("/livez"), ready("/readyz")],
+            ),
+            grace: Some(5),
+            act: Act::Boot,
+            observe: 25,
+        },
+        Case {
+            annotations: json!({}),
+            name: "startup-never",
+            what: "a boot longer than the startup window (2 s x 3)",
+            scenario: "boot:600s",
+            container: container(
+                &[("BOOT_SECONDS", s("600"))],
+                &[("startupProbe", probe("/livez", 2, 3)), live("/livez"), ready("/readyz")],
+            ),
+            grace: Some(5),
+            act: Act::Boot,
+            // Up to the first back-off: after it, the kubelet's jitter decides
+            // whether the next kill waits again (docs/simulate.md, Limits).
+            observe: 30,
+        },
+        Case {
+            annotations: json!({}),
+            name: "liveness-delay",
+            what: "8 s boot, liveness initialDelaySeconds 10",
+            scenario: "boot:8s",
+            container: container(
+                &[("BOOT_SECONDS", s("8"))],
+                &[
+                    ("livenessProbe", {
+                        let mut p = probe("/livez", 2, 3);
+                        p["initialDelaySeconds"] = json!(10);
+                        p
+                    }),
+                    ready("/readyz"),
+                ],
+            ),
+            grace: Some(5),
+            act: Act::Boot,
+            observe: 25,
+        },
+        Case {
+            annotations: json!({}),
+            name: "stall-shared",
+            what: "4 s dependency stall, liveness and readiness on one handler (1 s x 1)",
+            scenario: "stall:4s",
+            container: container(
+                &[dependency()],
+                &[("livenessProbe", probe("/healthz", 1, 1)), ("readinessProbe", probe("/healthz", 1, 1))],
+            ),
+            grace: Some(5),
+            act: Act::Stall(4),
+            observe: 30,
+        },
+        Case {
+            annotations: json!({}),
+            name: "stall-separated",
+            what: "4 s dependency stall, local liveness, readiness on the dependency",
+            scenario: "stall:4s",
+            container: container(
+                &[dependency()],
+                &[("livenessProbe", probe("/livez", 1, 1)), ("readinessProbe", probe("/readyz", 1, 1))],
+            ),
+            grace: Some(5),
+            act: Act::Stall(4),
+            observe: 15,
+        },
+        Case {
+            annotations: json!({}),
+            name: "pause-short",
+            what: "3 s pause, liveness 2 s x 3",
+            scenario: "pause:3s",
+            container: container(&[("PAUSE", s("6:3"))], &[live("/livez"), ready("/readyz")]),
+            grace: Some(5),
+            act: Act::Own("paused"),
+            observe: 15,
+        },
+        Case {
+            annotations: json!({}),
+            name: "pause-long",
+            what: "10 s pause, liveness 2 s x 3",
+            scenario: "pause:10s",
+            container: container(&[("PAUSE", s("6:10"))], &[live("/livez"), ready("/readyz")]),
+            grace: Some(5),
+            act: Act::Own("paused"),
+            observe: 20,
+        },
+        Case {
+            annotations: json!({}),
+            name: "wedge-http",
+            what: "a wedge, liveness httpGet",
+            scenario: "wedge",
+            container: container(&[("WEDGE_AFTER", s("6"))], &[live("/livez"), ready("/readyz")]),
+            grace: Some(5),
+            act: Act::Own("wedged"),
+            observe: 20,
+        },
+        Case {
+            annotations: json!({}),
+            name: "wedge-tcp",
+            what: "a wedge, liveness tcpSocket",
+            scenario: "wedge",
+            container: container(
+                &[("WEDGE_AFTER", s("6"))],
+                &[
+                    (
+                        "livenessProbe",
+                        json!({"tcpSocket": {"port": "http"}, "periodSeconds": 2, "failureThreshold": 3}),
+                    ),
+                    ready("/readyz"),
+                ],
+            ),
+            grace: Some(5),
+            act: Act::Own("wedged"),
+            observe: 20,
+        },
+        Case {
+            annotations: json!({}),
+            name: "delete-sleep",
+            what: "deletion: native sleep preStop 5 s, grace 10",
+            scenario: "delete",
+            container: {
+                let mut c = container(&[], &[live("/livez"), ready("/readyz")]);
+                c["lifecycle"] = json!({"preStop": {"sleep": {"seconds": 5}}});
+                c
+            },
+            grace: Some(10),
+            act: Act::Delete(None),
+            observe: 15,
+        },
+        Case {
+            annotations: json!({}),
+            name: "delete-drain-too-slow",
+            what: "deletion: a 12 s drain, grace 5",
+            scenario: "delete",
+            container: container(&[("DRAIN_SECONDS", s("12"))], &[live("/livez"), ready("/readyz")]),
+            grace: Some(5),
+            act: Act::Delete(None),
+            observe: 10,
+        },
+        Case {
+            annotations: json!({}),
+            name: "stall-timeout-long",
+            what: "3 s dependency stall, liveness on the dependency with timeoutSeconds 5",
+            scenario: "stall:3s",
+            container: container(
+                &[dependency()],
+                &[
+                    ("livenessProbe", {
+                        let mut p = probe("/healthz", 2, 1);
+                        p["timeoutSeconds"] = json!(5);
+                        p
+                    }),
+                    ready("/livez"),
+                ],
+            ),
+            grace: Some(5),
+            act: Act::Stall(3),
+            observe: 15,
+        },
+        Case {
+            annotations: json!({}),
+            name: "probe-grace",
+            what: "a wedge, liveness terminationGracePeriodSeconds 2 in a pod of 30",
+            scenario: "wedge",
+            container: container(
+                &[("WEDGE_AFTER", s("6"))],
+                &[
+                    ("livenessProbe", {
+                        let mut p = probe("/livez", 2, 3);
+                        p["terminationGracePeriodSeconds"] = json!(2);
+                        p
+                    }),
+                    ready("/readyz"),
+                ],
+            ),
+            grace: Some(30),
+            act: Act::Own("wedged"),
+            observe: 15,
+        },
+        Case {
+            annotations: json!({"lifeguard.dev/prestop-seconds": "5"}),
+            name: "delete-exec-prestop",
+            what: "deletion: an exec preStop of 5 s (stated), grace 10",
+            scenario: "delete",
+            container: {
+                let mut c = container(&[], &[live("/livez"), ready("/readyz")]);
+                c["lifecycle"] =
+                    json!({"preStop": {"exec": {"command": ["/lifeguard-test-workload", "prestop", "5"]}}});
+                c
+            },
+            grace: Some(10),
+            act: Act::Delete(None),
+            observe: 15,
+        },
+        Case {
+            annotations: json!({"lifeguard.dev/prestop-seconds": "5"}),
+            name: "delete-http-prestop",
+            what: "deletion: an httpGet preStop of 5 s (stated), grace 10",
+            scenario: "delete",
+            container: {
+                let mut c = container(&[("PRESTOP_SECONDS", s("5"))], &[live("/livez"), ready("/readyz")]);
+                // With the host's network the runtime reports no pod IP, and
+                // a hook without `host` fails at once ("failed to find
+                // networking container", lifecycle/handlers.go): name it.
+                c["lifecycle"] =
+                    json!({"preStop": {"httpGet": {"host": "127.0.0.1", "path": "/prestop", "port": "http"}}});
+                c
+            },
+            grace: Some(10),
+            act: Act::Delete(None),
+            observe: 15,
+        },
+        Case {
+            annotations: json!({"lifeguard.dev/prestop-seconds": "15"}),
+            name: "delete-prestop-past-grace",
+            what: "deletion: an exec preStop of 15 s (stated), grace 5, a 10 s drain",
+            scenario: "delete",
+            container: {
+                // The API server refuses a native sleep as long as the grace
+                // period; an exec hook may run past it.
+                let mut c = container(&[("DRAIN_SECONDS", s("10"))], &[live("/livez"), ready("/readyz")]);
+                c["lifecycle"] =
+                    json!({"preStop": {"exec": {"command": ["/lifeguard-test-workload", "prestop", "15"]}}});
+                c
+            },
+            grace: Some(5),
+            act: Act::Delete(None),
+            observe: 12,
+        },
+        Case {
+            annotations: json!({}),
+            name: "crash-loop",
+            what: "the app exits by itself 3 s after each start",
+            scenario: "crash:3s",
+            container: container(&[("CRASH_AFTER", s("3"))], &[live("/livez"), ready("/readyz")]),
+            grace: Some(5),
+            act: Act::Boot,
+            observe: 45,
+        },
+        Case {
+            annotations: json!({}),
+            name: "delete-grace-override",
+            what: "deletion with --grace-period=3: native sleep preStop 5 s, grace 10, a 4 s drain",
+            scenario: "delete",
+            container: {
+                let mut c = container(&[("DRAIN_SECONDS", s("4"))], &[live("/livez"), ready("/readyz")]);
+                c["lifecycle"] = json!({"preStop": {"sleep": {"seconds": 5}}});
+                c
+            },
+            grace: Some(10),
+            act: Act::Delete(Some(3)),
+            observe: 10,
+        },
+    ]
+}
+
+/// Seconds from `t0_ms` to `t_ms`.
+fn since(t0_ms: u64, t_ms: u64) -> f64 {
+    (t_ms as f64 - t0_ms as f64) / 1000.0
+}
+
+/// What the kubelet did to one case's pod, in seconds from the case's 0.
+#[derive(Debug, Default)]
+struct Observed {
+    /// SIGTERMs the workload received (kills and deletion).
+    sigterms: Vec<f64>,
+    /// Container starts after the first.
+    restarts: Vec<f64>,
+    /// Readiness changes: (time, ready).
+    readiness: Vec<(f64, bool)>,
+    /// The workload's own exit, if it logged one after SIGTERM.
+    exited: Option<f64>,
+    /// When the workload was last heard of, if it did not exit by itself
+    /// (SIGKILL comes within the drain's 200 ms tick after).
+    killed: Option<f64>,
+}
+
+/// What `lifeguard simulate` said of the case.
+#[derive(Debug, Default)]
+struct Predicted {
+    restarts_best: usize,
+    /// Event times by event name (the worst offset's timeline).
+    events: Vec<(f64, String)>,
+    /// The CrashLoopBackOff delay each start waited, by its time.
+    backoffs: Vec<(f64, f64)>,
+    best_restart_at: Option<f64>,
+    worst_restart_at: Option<f64>,
+    verdict: String,
+}
+
+fn simulate(case: &Case, pod: &Value, dir: &Path) -> Predicted {
+    let file = dir.join(format!("{}.yaml", case.name));
+    std::fs::write(&file, pod.to_string()).expect("write the case's pod");
+    let binary = workspace_binary("lifeguard", "lifeguard").expect("the lifeguard binary");
+    let out = std::process::Command::new(binary)
+        .args(["simulate", "--format", "json", "--scenario", case.scenario])
+        .args(match case.act {
+            Act::Delete(Some(grace)) => vec![format!("--delete-grace-seconds={grace}")],
+            _ => Vec::new(),
+        })
+        .arg(&file)
+        .output()
+        .expect("run lifeguard simulate");
+    let text = String::from_utf8_lossy(&out.stdout);
+    let results: Value = serde_json::from_str(&text)
+        .unwrap_or_else(|e| panic!("{}: simulate said {e}: {text}{}", case.name, String::from_utf8_lossy(&out.stderr)));
+    let result = &results[0];
+    let count = |which: &str| result[which]["restarts"].as_u64().unwrap_or(0) as usize;
+    let at = |which: &str| result[which]["restart_at"].as_f64();
+    Predicted {
+        restarts_best: count("best"),
+        events: result["events"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|e| Some((e["t"].as_f64()?, e["event"].as_str()?.to_owned())))
+            .collect(),
+        backoffs: backoffs(&result["events"]),
+        best_restart_at: at("best"),
+        worst_restart_at: at("worst"),
+        verdict: result["verdict"].as_str().unwrap_or_default().to_owned(),
+    }
+}
+
+/// (start time, delay) for each start that followed a back-off: a back-off
+/// event's delay ends at the next `started`.
+fn backoffs(events: &Value) -> Vec<(f64, f64)> {
+    let mut out = Vec::new();
+    let mut waiting = None;
+    for e in events.as_array().into_iter().flatten() {
+        match e["event"].as_str() {
+            Some("back-off") => {
+                waiting = e["detail"]
+                    .as_str()
+                    .and_then(|d| d.strip_prefix("CrashLoopBackOff "))
+                    .and_then(|d| d.strip_suffix('s'))
+                    .and_then(|d| d.parse::<f64>().ok());
+            }
+            Some("started") => {
+                if let (Some(delay), Some(t)) = (waiting.take(), e["t"].as_f64()) {
+                    out.push((t, delay));
+                }
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+fn pod_for(node: &Node, case: &Case, dependency: &Dependency) -> Value {
+    let mut container = case.container.clone();
+    let port = pods::port();
+    container["ports"][0]["containerPort"] = json!(port);
+    for var in container["env"].as_array_mut().into_iter().flatten() {
+        match var["name"].as_str() {
+            Some("PORT") => var["value"] = json!(port.to_string()),
+            Some("DEPENDENCY") => var["value"] = json!(dependency.addr.to_string()),
+            _ => {}
+        }
+    }
+    let mut spec = workload_pod_spec(container);
+    if let Some(grace) = case.grace {
+        spec["terminationGracePeriodSeconds"] = json!(grace);
+    }
+    pods::keep_log(&mut spec, node, case.name);
+    let mut pod = bare_pod(case.name, spec);
+    pod["metadata"]["annotations"] = case.annotations.clone();
+    pod
+}
+
+/// Runs `case` on the node and reads what happened.
+fn observe(node: &Node, ns: &str, case: &Case, pod: &Value, watch: &PodWatch, dependency: &Dependency) -> Observed {
+    let kubectl = &node.plane.kubectl;
+    kubectl.run_with_input(&["create", "-n", ns, "-f", "-"], Some(&pod.to_string())).ok();
+    let log = || pods::kept_log(node, case.name);
+    let first = |events: &[Event], name: &str| events.iter().find(|e| e.event == name).map(|e| e.t_ms);
+    let ready_within = Duration::from_secs(60);
+    let t0 = match case.act {
+        Act::Boot => lifeguard_e2e::cluster::process::wait_for("the first start", ready_within, || {
+            first(&log(), "start").ok_or_else(|| "not started".to_owned())
+        }),
+        Act::Own(event) => lifeguard_e2e::cluster::process::wait_for(event, ready_within, || {
+            first(&log(), event).ok_or_else(|| format!("no {event} yet"))
+        }),
+        Act::Stall(seconds) => {
+            watch.until(case.name, ready_within, |seen| seen.iter().any(|(_, s)| s.ready));
+            // Some periods of steady state first, so the probes run on their grid.
+            std::thread::sleep(Duration::from_secs(3));
+            let t0 = now_ms();
+            dependency.stall_for(Duration::from_secs(seconds));
+            t0
+        }
+        Act::Delete(grace) => {
+            watch.until(case.name, ready_within, |seen| seen.iter().any(|(_, s)| s.ready));
+            std::thread::sleep(Duration::from_secs(2));
+            let t0 = now_ms();
+            let grace = grace.map(|g| format!("--grace-period={g}"));
+            let mut args = vec!["delete", "pod", case.name, "-n", ns, "--wait=false"];
+            args.extend(grace.as_deref());
+            kubectl.run(&args).ok();
+            t0
+        }
+    };
+    let end = t0 + case.observe * 1000;
+    std::thread::sleep(Duration::from_millis(end.saturating_sub(now_ms())));
+    let events = log();
+    let within = |t: u64| t >= t0 && t <= end;
+    let readiness = watch
+        .of(case.name)
+        .iter()
+        .filter(|(t, _)| within(*t))
+        .scan(None, |last, (t, s)| {
+            let change = (*last != Some(s.ready)).then(|| (since(t0, *t), s.ready));
+            *last = Some(s.ready);
+            Some(change)
+        })
+        .flatten()
+        .collect();
+    let deletion = matches!(case.act, Act::Delete(_));
+    let exited = events.iter().find(|e| e.event == "exit" && within(e.t_ms)).map(|e| since(t0, e.t_ms));
+    Observed {
+        sigterms: events.iter().filter(|e| e.event == "signal" && within(e.t_ms)).map(|e| since(t0, e.t_ms)).collect(),
+        restarts: events
+            .iter()
+            .filter(|e| e.event == "start" && e.incarnation > 0 && within(e.t_ms))
+            .map(|e| since(t0, e.t_ms))
+            .collect(),
+        readiness,
+        exited: exited.filter(|_| deletion),
+        // No exit of its own: the last line it wrote (a heartbeat comes
+        // every 200 ms from SIGTERM on) dates the SIGKILL.
+        killed: events.last().map(|e| since(t0, e.t_ms)).filter(|_| deletion && exited.is_none()),
+    }
+}
+
+/// Every way `observed` disagrees with `predicted` beyond `tolerance`
+/// seconds.
+fn disagreements(case: &Case, predicted: &Predicted, observed: &Observed, tolerance: f64) -> Vec<String> {
+    let mut out = Vec::new();
+    let window = case.observe as f64;
+    // After a back-off the pod worker wakes up to half the delay late
+    // (pod_workers.go: `wait.Jitter(backoff, 0.5)`): the model gives the
+    // earliest start.
+    let jitter = |t: f64| predicted.backoffs.iter().find(|(at, _)| *at == t).map_or(0.0, |(_, d)| d / 2.0);
+    // A crash is the app's own exit: no SIGTERM; its restarts are counted.
+    let crash = case.scenario.starts_with("crash");
+    let predicted_restarts_by = |limit: f64, late: bool| {
+        let counted = if crash { "started" } else { "restart" };
+        predicted
+            .events
+            .iter()
+            .filter(|(t, e)| e == counted && *t > 0.0 && t + if late { jitter(*t) } else { 0.0 } <= limit)
+            .count()
+    };
+    if !matches!(case.act, Act::Delete(_)) {
+        let low = predicted_restarts_by(window - tolerance, true).min(predicted.restarts_best);
+        let high = predicted_restarts_by(window + tolerance, false);
+        let kills = if crash { observed.restarts.len() } else { observed.sigterms.len() };
+        if kills < low || kills > high {
+            let what = if crash { "restarts" } else { "kills" };
+            out.push(format!("{kills} {what} in {window} s, simulate {low}..{high}"));
+        }
+        if let (Some(first), Some(best), Some(worst)) =
+            (observed.sigterms.first(), predicted.best_restart_at, predicted.worst_restart_at)
+        {
+            let (lo, hi) = (best.min(worst) - tolerance, best.max(worst) + tolerance);
+            if *first < lo || *first > hi {
+                out.push(format!("first kill at {first:.1} s, simulate {best}..{worst} s"));
+            }
+        }
+    } else {
+        let sigterm = predicted.events.iter().find(|(_, e)| e == "sigterm").map(|(t, _)| *t);
+        match (sigterm, observed.sigterms.first()) {
+            (Some(p), Some(o)) if (p - o).abs() > tolerance => out.push(format!("SIGTERM at {o:.1} s, simulate {p} s")),
+            (Some(p), None) => out.push(format!("no SIGTERM, simulate {p} s")),
+            (None, Some(o)) => out.push(format!("SIGTERM at {o:.1} s, simulate none")),
+            _ => {}
+        }
+        let sigkill = predicted.events.iter().find(|(_, e)| e == "sigkill").map(|(t, _)| *t);
+        match (sigkill, observed.killed) {
+            (Some(p), Some(o)) if (p - o).abs() > tolerance => out.push(format!("SIGKILL at {o:.1} s, simulate {p} s")),
+            (Some(p), None) => out.push(format!("exited by itself, simulate SIGKILL at {p} s")),
+            (None, Some(o)) => out.push(format!("SIGKILL at {o:.1} s, simulate none")),
+            _ => {}
+        }
+    }
+    let predicted_starts: Vec<f64> =
+        predicted.events.iter().filter(|(t, e)| e == "started" && *t > 0.0).map(|(t, _)| *t).collect();
+    for restart in &observed.restarts {
+        if !predicted_starts.iter().any(|t| *restart >= t - tolerance && *restart <= t + tolerance + jitter(*t)) {
+            out.push(format!("started again at {restart:.1} s, simulate at {predicted_starts:?}"));
+        }
+    }
+    let predicted_ready: Vec<(f64, bool)> = predicted
+        .events
+        .iter()
+        .filter_map(|(t, e)| match e.as_str() {
+            "in-endpoints" => Some((*t, true)),
+            "out-of-endpoints" => Some((*t, false)),
+            _ => None,
+        })
+        .filter(|(t, _)| *t <= window - tolerance)
+        .collect();
+    for (t, ready) in &predicted_ready {
+        let seen = observed.readiness.iter().any(|(o, r)| r == ready && (o - t).abs() <= tolerance);
+        if !seen {
+            let word = if *ready { "Ready" } else { "unready" };
+            out.push(format!("simulate {word} at {t} s; the kubelet: {:?}", observed.readiness));
+        }
+    }
+    out
+}
+
+fn period_of(case: &Case) -> f64 {
+    ["startupProbe", "livenessProbe", "readinessProbe"]
+        .iter()
+        .filter_map(|k| case.container[*k]["periodSeconds"].as_f64())
+        .fold(1.0, f64::max)
+}
+
+fn show_times(times: &[f64]) -> String {
+    if times.is_empty() {
+        "-".to_owned()
+    } else {
+        times.iter().map(|t| format!("{t:.1}")).collect::<Vec<_>>().join(", ")
+    }
+}
+
+#[test]
+fn simulate_agrees_with_the_kubelet_on_every_case_of_the_matrix() {
+    let Some(node) = Node::shared() else { return };
+    let kubectl = &node.plane.kubectl;
+    let ns = "matrix";
+    kubectl.namespace(ns, &[]);
+    kubectl.default_service_account(ns);
+    let watch = PodWatch::start(node, ns);
+    let dir = tempfile::tempdir().expect("a directory for the cases' files");
+    // LIFEGUARD_MATRIX_CASES=a,b runs those cases alone (while working on them).
+    let only: Option<Vec<String>> =
+        std::env::var("LIFEGUARD_MATRIX_CASES").ok().map(|v| v.split(',').map(str::to_owned).collect());
+    let cases: Vec<Case> =
+        cases().into_iter().filter(|c| only.as_ref().is_none_or(|o| o.iter().any(|n| n == c.name))).collect();
+    // One dependency per case, so one case's stall is not another's.
+    let dependencies: Vec<Dependency> = cases.iter().map(|_| Dependency::start()).collect();
+    let pods: Vec<Value> = cases.iter().zip(&dependencies).map(|(c, d)| pod_for(node, c, d)).collect();
+    let predicted: Vec<Predicted> = cases.iter().zip(&pods).map(|(c, p)| simulate(c, p, dir.path())).collect();
+    let observed: Vec<Observed> = std::thread::scope(|scope| {
+        let handles: Vec<_> = cases
+            .iter()
+            .zip(&pods)
+            .zip(&dependencies)
+            .map(|((case, pod), dependency)| scope.spawn(|| observe(node, ns, case, pod, &watch, dependency)))
+            .collect();
+        handles.into_iter().map(|h| h.join().expect("a case's thread")).collect()
+    });
+
+    let mut table = String::from(
+        "| case | scenario | verdict | kills: simulate / kubelet | restarts: simulate / kubelet | readiness: simulate / kubelet | deletion: simulate / kubelet | agrees |\n|---|---|---|---|---|---|---|---|\n",
+    );
+    let mut failures = Vec::new();
+    for ((case, p), o) in cases.iter().zip(&predicted).zip(&observed) {
+        let tolerance = period_of(case) + 2.0;
+        let wrong = disagreements(case, p, o, tolerance);
+        // The simulation's events within the window the kubelet was watched.
+        let window = case.observe as f64;
+        let predicted_times = |name: &str| -> Vec<f64> {
+            p.events
+                .iter()
+                .filter(|(t, e)| e == name && *t <= window && (*t > 0.0 || name != "started"))
+                .map(|(t, _)| *t)
+                .collect()
+        };
+        let readiness = |changes: &[(f64, bool)]| {
+            if changes.is_empty() {
+                return "-".to_owned();
+            }
+            changes
+                .iter()
+                .map(|(t, r)| format!("{} {t:.1}", if *r { "in" } else { "out" }))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let predicted_readiness: Vec<(f64, bool)> = p
+            .events
+            .iter()
+            .filter(|(t, _)| *t <= window)
+            .filter_map(|(t, e)| match e.as_str() {
+                "in-endpoints" => Some((*t, true)),
+                "out-of-endpoints" => Some((*t, false)),
+                _ => None,
+            })
+            .collect();
+        let ending = |sigterm: Vec<f64>, exited: Option<f64>, sigkill: Option<f64>| {
+            let end = match (exited, sigkill) {
+                (_, Some(t)) => format!("SIGKILL {t:.1}"),
+                (Some(t), None) => format!("exit {t:.1}"),
+                (None, None) => "-".to_owned(),
+            };
+            format!("SIGTERM {}, {end}", show_times(&sigterm))
+        };
+        let deletion = matches!(case.act, Act::Delete(_));
+        let endings = if deletion {
+            format!(
+                "{} / {}",
+                ending(
+                    predicted_times("sigterm"),
+                    predicted_times("exited").first().copied(),
+                    predicted_times("sigkill").first().copied()
+                ),
+                ending(o.sigterms.clone(), o.exited, o.killed)
+            )
+        } else {
+            "-".to_owned()
+        };
+        let kills = if deletion {
+            "-".to_owned()
+        } else {
+            format!("{} / {}", show_times(&predicted_times("restart")), show_times(&o.sigterms))
+        };
+        let _ = writeln!(
+            table,
+            "| {} ({}) | `{}` | {} | {kills} | {} / {} | {} / {} | {endings} | {} |",
+            case.name,
+            case.what,
+            case.scenario,
+            p.verdict,
+            show_times(&predicted_times("started")),
+            show_times(&o.restarts),
+            readiness(&predicted_readiness),
+            readiness(&o.readiness),
+            if wrong.is_empty() { "yes".to_owned() } else { wrong.join("; ") },
+        );
+        if !wrong.is_empty() {
+            let log: Vec<String> = pods::kept_log(node, case.name).iter().map(|e| e.line.to_string()).collect();
+            eprintln!("{}: the workload's log:\n{}", case.name, log.join("\n"));
+            failures.push(format!("{}: {}", case.name, wrong.join("; ")));
+        }
+    }
+    eprintln!("{table}");
+    if only.is_none() {
+        write_table(&table);
+    }
+    assert!(failures.is_empty(), "simulate and the kubelet disagree:\n{}\n\n{table}", failures.join("\n"));
+}
+
+/// Puts `table` between docs/simulate.md's markers when blessing, and
+/// otherwise checks that the page has a table of the same cases.
+fn write_table(table: &str) {
+    let path = repo_root().join("docs/simulate.md");
+    let text = std::fs::read_to_string(&path).expect("read docs/simulate.md");
+    let (begin, end) = ("<!-- kubelet-matrix:begin -->\n", "<!-- kubelet-matrix:end -->");
+    let (Some(b), Some(e)) = (text.find(begin), text.find(end)) else {
+        panic!("docs/simulate.md has no kubelet-matrix markers");
+    };
+    if std::env::var_os("LIFEGUARD_BLESS").is_some() {
+        let updated = format!("{}{begin}{table}{}", &text[..b], &text[e..]);
+        std::fs::write(&path, updated).expect("write docs/simulate.md");
+        return;
+    }
+    let documented = &text[b + begin.len()..e];
+    for case in cases() {
+        assert!(
+            documented.contains(&format!("| {} (", case.name)),
+            "docs/simulate.md's matrix lacks {} (rerun with LIFEGUARD_BLESS=1)",
+            case.name
+        );
+    }
+}

@@ -40,19 +40,25 @@ fn naive(name: &str, port: u16) -> Value {
     )
 }
 
-/// `lifeguard simulate --format json --scenario boot` on `object` (the
-/// declared cold start): the verdict and the message.
-fn simulate_boot(object: &Value) -> (String, String) {
+/// The `lifeguard` binary run with `args` and `object` on stdin, as a user
+/// pipes a manifest through it.
+fn lifeguard_on(args: &[&str], object: &Value) -> std::process::Output {
     let binary = workspace_binary("lifeguard", "lifeguard").expect("the lifeguard binary");
     let mut child = std::process::Command::new(binary)
-        .args(["simulate", "--format", "json", "--scenario", "boot", "-"])
+        .args(args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .expect("run lifeguard simulate");
+        .expect("run lifeguard");
     child.stdin.take().expect("stdin").write_all(object.to_string().as_bytes()).expect("write the manifest");
-    let out = child.wait_with_output().expect("lifeguard simulate");
+    child.wait_with_output().expect("lifeguard")
+}
+
+/// `lifeguard simulate --format json --scenario boot` on `object` (the
+/// declared cold start): the verdict and the message.
+fn simulate_boot(object: &Value) -> (String, String) {
+    let out = lifeguard_on(&["simulate", "--format", "json", "--scenario", "boot", "-"], object);
     let results: Value = serde_json::from_slice(&out.stdout)
         .unwrap_or_else(|e| panic!("simulate: {e}: {}", String::from_utf8_lossy(&out.stderr)));
     let result = &results[0];
@@ -62,18 +68,9 @@ fn simulate_boot(object: &Value) -> (String, String) {
     )
 }
 
-/// `lifeguard fix -` on `object`, as a user pipes a manifest through it.
+/// `lifeguard fix -` on `object`.
 fn lifeguard_fix(object: &Value) -> Value {
-    let binary = workspace_binary("lifeguard", "lifeguard").expect("the lifeguard binary");
-    let mut child = std::process::Command::new(binary)
-        .args(["fix", "-"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("run lifeguard fix");
-    child.stdin.take().expect("stdin").write_all(object.to_string().as_bytes()).expect("write the manifest");
-    let out = child.wait_with_output().expect("lifeguard fix");
+    let out = lifeguard_on(&["fix", "-"], object);
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
     // Exit 1: a finding remains without an automatic fix (the shared

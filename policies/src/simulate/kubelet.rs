@@ -89,6 +89,9 @@ struct ProbeRun {
     /// whole periods for as long as the pod lives, across restarts.
     anchor: i64,
     next: i64,
+    /// A check off the grid: readiness is run at once when the kubelet
+    /// syncs a started container that is not ready.
+    triggered: Option<i64>,
     fails: i64,
     oks: i64,
 }
@@ -96,6 +99,11 @@ struct ProbeRun {
 impl ProbeRun {
     fn period(&self) -> i64 {
         self.model.timing.period.max(1) * MS
+    }
+
+    /// When its next check runs: the grid's next tick, or a triggered check before it.
+    fn due(&self) -> i64 {
+        self.triggered.map_or(self.next, |t| t.min(self.next))
     }
 
     fn delay(&self) -> i64 {
@@ -165,7 +173,11 @@ fn run(model: &ContainerModel, world: World, record: bool) -> Run {
         record,
         world,
         run: Run::default(),
-        probes: model.probes.iter().map(|&p| ProbeRun { model: p, anchor: 0, next: 0, fails: 0, oks: 0 }).collect(),
+        probes: model
+            .probes
+            .iter()
+            .map(|&p| ProbeRun { model: p, anchor: 0, next: 0, triggered: None, fails: 0, oks: 0 })
+            .collect(),
         first: true,
         start: 0,
         healthy_at: world.boot_ms,
@@ -233,11 +245,11 @@ impl Machine<'_> {
         loop {
             let next_probe = (0..self.probes.len())
                 .filter(|&i| self.active(self.probes[i].model.kind))
-                .min_by_key(|&i| self.probes[i].next);
+                .min_by_key(|&i| self.probes[i].due());
             let crash = self.world.crash_after_ms.filter(|_| self.running).map(|after| self.start + after.max(0));
             let at = match (next_probe, self.pending_start) {
                 (_, Some(start)) if !self.running => start,
-                (Some(i), _) => self.probes[i].next,
+                (Some(i), _) => self.probes[i].due(),
                 (None, _) if crash.is_some() => i64::MAX,
                 (None, _) => break,
             };
@@ -309,10 +321,12 @@ impl Machine<'_> {
 
     fn probe(&mut self, i: usize) {
         let model = self.probes[i].model;
-        let at = self.probes[i].next;
+        let at = self.probes[i].due();
+        // A triggered check leaves the grid where it is.
+        let off_grid = self.probes[i].triggered.take().is_some_and(|t| t < self.probes[i].next);
         let (ok, done, timed_out) = self.check(&model, at);
         let period = self.probes[i].period();
-        let mut next = at + period;
+        let mut next = if off_grid { self.probes[i].next } else { at + period };
         while next < done {
             next += period;
         }
@@ -331,6 +345,8 @@ impl Machine<'_> {
                         p.fails = 0;
                         p.oks = 0;
                     }
+                    // The startup result syncs the pod: readiness is run at once.
+                    self.trigger_readiness(done);
                     self.ready_without_probe(done);
                 }
                 ProbeKind::Readiness if !self.ready && self.probes[i].oks >= model.timing.success.max(1) => {
@@ -512,6 +528,21 @@ impl Machine<'_> {
         self.pending_start = Some(start);
     }
 
+    /// The kubelet syncs the pod at `at` with the container started and not
+    /// ready: it runs readiness at once, off its grid, once its
+    /// `initialDelaySeconds` have passed (prober_manager.go, `UpdatePodStatus`).
+    fn trigger_readiness(&mut self, at: i64) {
+        if self.ready {
+            return;
+        }
+        let start = self.start;
+        for p in self.probes.iter_mut().filter(|p| p.model.kind == ProbeKind::Readiness) {
+            if at >= start + p.delay() {
+                p.triggered = Some(at);
+            }
+        }
+    }
+
     fn failure_of(&self, kind: ProbeKind) -> i64 {
         self.model.probe(kind).map_or(0, |p| p.timing.failure)
     }
@@ -525,10 +556,14 @@ impl Machine<'_> {
         self.startup_done = self.model.probe(ProbeKind::Startup).is_none();
         for p in &mut self.probes {
             p.next = p.tick_from(at, at);
+            p.triggered = None;
             p.fails = 0;
             p.oks = 0;
         }
         self.event(at, None, EventKind::Started, String::new);
+        if self.startup_done {
+            self.trigger_readiness(at + STARTED_SEEN_MS);
+        }
         self.ready_without_probe(at);
     }
 

@@ -299,3 +299,22 @@ fn a_hook_whose_length_is_unknown_is_said_to_be_taken_as_zero() {
     assert_eq!(times(&run, EventKind::Sigterm), vec![8]);
     assert!(!run.sigkill);
 }
+
+#[test]
+fn readiness_runs_at_once_when_the_kubelet_syncs_a_started_container_that_is_not_ready() {
+    // Startup every 3 s, readiness every 10 s: the startup probe succeeds at
+    // 7 s (checks at 1, 4, 7 against a 5 s boot), and the sync that follows
+    // runs readiness at once: Ready at 7 s, not at its grid's 11 s.
+    let m = container(vec![
+        probe(ProbeKind::Startup, Check::Local, 0, 3, 1, 1, 10),
+        probe(ProbeKind::Readiness, Check::Local, 0, 10, 1, 1, 1),
+    ]);
+    let run = boot(&m, 5, 60);
+    assert_eq!(times(&run, EventKind::StartupSucceeded), vec![7]);
+    assert_eq!(times(&run, EventKind::Ready), vec![7]);
+    // A restarted container is checked once the kubelet has seen it: a
+    // crash at 3 s restarts at once, and readiness runs at 4 s, not at 11 s.
+    let m = container(vec![probe(ProbeKind::Readiness, Check::Local, 0, 10, 1, 1, 1)]);
+    let run = simulate(&m, World { crash_after_ms: Some(3 * S), horizon_ms: 6 * S, ..World::default() });
+    assert_eq!(times(&run, EventKind::Ready), vec![1, 4]);
+}

@@ -37,7 +37,10 @@ Without `--scenario`: `boot`, `stall:2m`, `pause:5s`, `wedge`, `delete`.
 - A check answered later than `timeoutSeconds` is a failure (reported as
   timed out at `timeoutSeconds`).
 - The startup probe holds liveness and readiness until it succeeds;
-  they then run on their own grids from the container's start.
+  they then run on their own grids.
+- Readiness also runs at once, off its grid, when the kubelet syncs a
+  started container that is not ready: once it has seen a container start
+  (without a startup probe) and when the startup probe succeeds.
 - `failureThreshold` consecutive failures of startup or liveness kill the
   container; of readiness, take the pod out of the Service's endpoints.
   `successThreshold` consecutive readiness successes bring it back. A
@@ -151,9 +154,10 @@ well-configured pod does), `info` for `dependency-outage`, `warning` for
 - Other containers of the pod: each container is simulated alone, the
   others taken as ready.
 - The kubelet's jitter: when it starts a probe worker, and when it wakes a
-  pod after a back-off (up to half the delay later); readiness checks run
-  more often than `periodSeconds` while a container is started but not
-  ready. Restarts come at the earliest time the fields allow.
+  pod after a back-off (up to half the delay later); the other syncs that
+  run readiness off its grid while a container is not ready (a periodic
+  resync, another container's change). Restarts come at the earliest time
+  the fields allow.
 - `ReduceDefaultCrashLoopBackOffDecay` (alpha, off by default): a first
   delay of 1 s.
 - postStart hooks, readiness gates and `lifecycle.stopSignal`.

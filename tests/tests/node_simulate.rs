@@ -534,8 +534,9 @@ fn disagreements(case: &Case, predicted: &Predicted, observed: &Observed, tolera
     let window = case.observe as f64;
     // After a back-off the pod worker wakes up to half the delay late
     // (pod_workers.go: `wait.Jitter(backoff, 0.5)`): the model gives the
-    // earliest start.
-    let jitter = |t: f64| predicted.backoffs.iter().find(|(at, _)| *at == t).map_or(0.0, |(_, d)| d / 2.0);
+    // earliest start, and everything after it may come that much later, the
+    // lateness of every back-off before adding up.
+    let jitter = |t: f64| predicted.backoffs.iter().filter(|(at, _)| *at <= t).map(|(_, d)| d / 2.0).sum::<f64>();
     // A crash is the app's own exit: no SIGTERM; its restarts are counted.
     let crash = case.scenario.starts_with("crash");
     let predicted_restarts_by = |limit: f64, late: bool| {
@@ -593,10 +594,13 @@ fn disagreements(case: &Case, predicted: &Predicted, observed: &Observed, tolera
             "out-of-endpoints" => Some((*t, false)),
             _ => None,
         })
-        .filter(|(t, _)| *t <= window - tolerance)
+        .filter(|(t, _)| t + tolerance + jitter(*t) <= window)
         .collect();
     for (t, ready) in &predicted_ready {
-        let seen = observed.readiness.iter().any(|(o, r)| r == ready && (o - t).abs() <= tolerance);
+        let seen = observed
+            .readiness
+            .iter()
+            .any(|(o, r)| r == ready && *o >= t - tolerance && *o <= t + tolerance + jitter(*t));
         if !seen {
             let word = if *ready { "Ready" } else { "unready" };
             out.push(format!("simulate {word} at {t} s; the kubelet: {:?}", observed.readiness));

@@ -17,6 +17,7 @@ use lifeguard_e2e::cluster::node::Node;
 use lifeguard_e2e::cluster::pods::{
     self, PodWatch, Seen, bare_pod, deployment, now_ms, workload_container, workload_pod_spec,
 };
+use lifeguard_e2e::cluster::process::free_port;
 use lifeguard_e2e::cluster::webhook::workspace_binary;
 use serde_json::{Value, json};
 
@@ -111,8 +112,8 @@ fn the_naive_model_server_boot_loops_and_lifeguards_fix_makes_it_ready_with_no_r
     let watch = PodWatch::start(node, ns);
     let mutate_watch = PodWatch::start(node, mutate_ns);
 
-    let naive_object = naive("naive", pods::port());
-    let fixed_object = lifeguard_fix(&naive("fixed", pods::port()));
+    let naive_object = naive("naive", free_port());
+    let fixed_object = lifeguard_fix(&naive("fixed", free_port()));
     let startup = &fixed_object["spec"]["template"]["spec"]["containers"][0]["startupProbe"];
     assert_eq!(startup["httpGet"]["path"], "/healthz", "the fix reuses the liveness handler: {fixed_object:#}");
     // What lifeguard says before the kubelet shows it.
@@ -124,7 +125,7 @@ fn the_naive_model_server_boot_loops_and_lifeguards_fix_makes_it_ready_with_no_r
     kubectl.run_with_input(&["create", "-n", ns, "-f", "-"], Some(&naive_object.to_string())).ok();
     kubectl.run_with_input(&["create", "-n", ns, "-f", "-"], Some(&fixed_object.to_string())).ok();
     kubectl
-        .run_with_input(&["create", "-n", mutate_ns, "-f", "-"], Some(&naive("mutated", pods::port()).to_string()))
+        .run_with_input(&["create", "-n", mutate_ns, "-f", "-"], Some(&naive("mutated", free_port()).to_string()))
         .ok();
     let stored = kubectl.get(mutate_ns, "deployment", "mutated").expect("stored");
     assert_eq!(stored["metadata"]["annotations"]["lifeguard.dev/mutated"], "startup-probe-missing");
@@ -168,7 +169,7 @@ fn the_naive_model_server_boot_loops_and_lifeguards_fix_makes_it_ready_with_no_r
 /// replicas each, in one 2-second stall of their shared dependency.
 fn stall_replica(name: &str, dependency: &Dependency, shared: bool) -> Value {
     let env = [("DEPENDENCY", dependency.addr.to_string())];
-    let mut container = workload_container("api", pods::port(), &env);
+    let mut container = workload_container("api", free_port(), &env);
     let probe = |path: &str, failures: u64| json!({"httpGet": {"path": path, "port": "http"}, "periodSeconds": 1, "failureThreshold": failures});
     if shared {
         container["startupProbe"] = probe("/healthz", 1);

@@ -17,6 +17,7 @@ use std::time::Duration;
 use lifeguard_e2e::cluster::dependency::Dependency;
 use lifeguard_e2e::cluster::node::Node;
 use lifeguard_e2e::cluster::pods::{self, Event, PodWatch, bare_pod, now_ms, workload_container, workload_pod_spec};
+use lifeguard_e2e::cluster::process::free_port;
 use lifeguard_e2e::cluster::webhook::workspace_binary;
 use lifeguard_e2e::repo_root;
 use serde_json::{Value, json};
@@ -443,7 +444,7 @@ fn backoffs(events: &Value) -> Vec<(f64, f64)> {
 
 fn pod_for(node: &Node, case: &Case, dependency: &Dependency) -> Value {
     let mut container = case.container.clone();
-    let port = pods::port();
+    let port = free_port();
     container["ports"][0]["containerPort"] = json!(port);
     for var in container["env"].as_array_mut().into_iter().flatten() {
         match var["name"].as_str() {

@@ -28,7 +28,8 @@ pub use pgrep::{COMM_MAX, NameTooLong, pgrep_name_too_long};
 pub use pointer::{escape_token, join};
 pub use port_name::is_valid_port_name;
 pub use prestop::{
-    FOREVER_SECONDS, PreStopSleep, ShutdownNeed, SleepSeconds, Term, prestop_sleep, required_grace, shutdown_needs,
+    FOREVER_SECONDS, PreStopSleep, ShutdownNeed, SleepSeconds, Term, prestop_handler, prestop_sleep, required_grace,
+    shutdown_needs,
 };
 pub use probe::{
     Handler, Port, ProbeKind, ProbeTiming, ProcessCheck, handler_count, handler_of, process_existence, request_path,

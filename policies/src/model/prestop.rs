@@ -59,11 +59,7 @@ pub struct PreStopSleep {
 /// (`sleep $DELAY`, a script file, an `httpGet`, several handlers).
 pub fn prestop_sleep(c: &Container) -> Option<PreStopSleep> {
     let hook: &LifecycleHandler = c.lifecycle.as_ref()?.pre_stop.as_ref()?;
-    let handlers = usize::from(hook.exec.is_some())
-        + usize::from(hook.http_get.is_some())
-        + usize::from(hook.sleep.is_some())
-        + usize::from(hook.tcp_socket.is_some());
-    if handlers != 1 {
+    if handlers(hook).count() != 1 {
         return None;
     }
     if let Some(s) = &hook.sleep {
@@ -79,6 +75,24 @@ pub fn prestop_sleep(c: &Container) -> Option<PreStopSleep> {
     let command = hook.exec.as_ref()?.command.as_deref()?;
     let (seconds, sleep_only) = exec_sleep(command)?;
     Some(PreStopSleep { seconds, sleep_only, native: false })
+}
+
+/// The handler a container's preStop hook runs (`exec`, `httpGet`, `sleep`
+/// or `tcpSocket`, the first when it sets several), if it has a hook.
+pub fn prestop_handler(c: &Container) -> Option<&'static str> {
+    handlers(c.lifecycle.as_ref()?.pre_stop.as_ref()?).next()
+}
+
+/// The handlers a lifecycle hook sets, by their field names.
+fn handlers(hook: &LifecycleHandler) -> impl Iterator<Item = &'static str> {
+    [
+        (hook.exec.is_some(), "exec"),
+        (hook.http_get.is_some(), "httpGet"),
+        (hook.sleep.is_some(), "sleep"),
+        (hook.tcp_socket.is_some(), "tcpSocket"),
+    ]
+    .into_iter()
+    .filter_map(|(set, name)| set.then_some(name))
 }
 
 fn basename(s: &str) -> &str {

@@ -23,9 +23,6 @@ use super::timeline::{Event, EventKind, Span};
 pub const BACKOFF_INITIAL_MS: i64 = 10_000;
 /// The kubelet's default ceiling of the CrashLoopBackOff delay.
 pub const BACKOFF_MAX_MS: i64 = 300_000;
-/// A back-off not raised for longer than twice its ceiling is forgotten
-/// (client-go's `flowcontrol.Backoff`); with the default ceiling, this long.
-pub const BACKOFF_RESET_MS: i64 = 2 * BACKOFF_MAX_MS;
 
 const MS: i64 = 1000;
 
@@ -442,27 +439,32 @@ impl Machine<'_> {
             self.event(exit, None, EventKind::NotRestarted, || "restartPolicy Never".to_owned());
             return;
         }
-        let start = self.start_after_kill(exit);
+        let start = self.start_after(exit, self.last_exit);
         self.last_exit = Some(exit);
         self.pending_start = Some(start);
     }
 
-    /// When the kubelet starts the container again after a probe killed it
-    /// and it exited at `exit`. It kills and restarts in one sync, and judges
-    /// the back-off by the container that exited *before* this one: the one
-    /// just killed still ran in the status that sync read
-    /// (kuberuntime_manager.go, `doBackOff`). So the first restart is
-    /// immediate and sets no back-off, the second is immediate and sets 10 s,
-    /// and a container that ran longer than the delay since the previous
-    /// exit restarts at once, raising it. Otherwise the sync backs off and
-    /// the next ones judge by this container's exit: the whole delay.
-    fn start_after_kill(&mut self, exit: i64) -> i64 {
-        let Some(previous) = self.last_exit else {
+    /// When the kubelet starts the container again after it exited at `exit`,
+    /// judging the back-off by the exit at `judged_by` (kuberuntime_manager.go,
+    /// `doBackOff`): with no exited container to judge by, at once and
+    /// without a back-off; when that exit is further back than the delay (or
+    /// the delay is forgotten), at once, raising it; else after the whole
+    /// delay from this exit, raising it then.
+    ///
+    /// After a probe's kill the kubelet restarts in the same sync, whose
+    /// status still shows the killed container running: it judges by the
+    /// container that exited *before* ([`Machine::kill`]). So the first two
+    /// restarts are immediate, and a container that ran longer than the
+    /// delay since the previous exit restarts at once. A container that
+    /// exits by itself is judged by its own exit ([`Machine::crash`]): the
+    /// first time at once, then always the whole delay.
+    fn start_after(&mut self, exit: i64, judged_by: Option<i64>) -> i64 {
+        let Some(judged_by) = judged_by else {
             return exit;
         };
-        let waiting = self.backoff.filter(|b| !self.forgotten(*b, previous) && exit - previous < b.delay);
+        let waiting = self.backoff.filter(|b| !self.forgotten(*b, judged_by) && exit - judged_by < b.delay);
         let Some(Backoff { delay, .. }) = waiting else {
-            self.raise_backoff(previous, exit);
+            self.raise_backoff(judged_by, exit);
             return exit;
         };
         self.wait_out(exit, delay)
@@ -499,12 +501,10 @@ impl Machine<'_> {
         self.backoff = Some(Backoff { delay, raised: now });
     }
 
-    /// The app exits by itself at `at` (code 1). The kubelet's next sync
-    /// sees it exited and judges the back-off by this exit: none yet, it
-    /// starts the container at once and sets 10 s; else it waits out the
-    /// delay from this exit, then raises it (kuberuntime_manager.go,
-    /// `doBackOff`). `restartPolicy: OnFailure` restarts an exit code 1 as
-    /// Always does.
+    /// The app exits by itself at `at` (code 1); the kubelet's next sync
+    /// sees it exited and judges the back-off by this exit
+    /// ([`Machine::start_after`]). `restartPolicy: OnFailure` restarts an
+    /// exit code 1 as Always does.
     fn crash(&mut self, at: i64) {
         self.note_healthy(at);
         self.event(at, None, EventKind::Exited, || "by itself, code 1".to_owned());
@@ -517,13 +517,7 @@ impl Machine<'_> {
         }
         self.run.restarts += 1;
         self.run.first_restart_ms.get_or_insert(at);
-        let start = match self.backoff.filter(|b| !self.forgotten(*b, at)) {
-            None => {
-                self.raise_backoff(at, at);
-                at
-            }
-            Some(Backoff { delay, .. }) => self.wait_out(at, delay),
-        };
+        let start = self.start_after(at, Some(at));
         self.last_exit = Some(at);
         self.pending_start = Some(start);
     }

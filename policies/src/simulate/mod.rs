@@ -20,9 +20,7 @@ mod verdict;
 
 pub use checks::{ANNOTATION_PROBE_CHECKS, Check, ProbeChecks, ProbeChecksError, infer};
 pub use cycles::{Repeat, repeats};
-pub use kubelet::{
-    BACKOFF_INITIAL_MS, BACKOFF_MAX_MS, BACKOFF_RESET_MS, Run, STARTED_SEEN_MS, World, simulate, simulate_figures,
-};
+pub use kubelet::{BACKOFF_INITIAL_MS, BACKOFF_MAX_MS, Run, STARTED_SEEN_MS, World, simulate, simulate_figures};
 pub use model_doc::MODEL;
 pub use pod::{ANNOTATION_PRESTOP, AnnotationError, ContainerModel, PreStopLength, ProbeModel, containers};
 pub use scenario::{STANDARD, Scenario, ScenarioError, ScenarioKind};

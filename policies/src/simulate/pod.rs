@@ -2,7 +2,8 @@
 //! check, its restart policy, and what it needs between SIGTERM and exit.
 
 use crate::model::{
-    ANNOTATION_COLD_START, ContainerView, ProbeKind, ProbeTiming, SleepSeconds, Workload, shutdown_needs,
+    ANNOTATION_COLD_START, ContainerView, ProbeKind, ProbeTiming, SleepSeconds, Workload, prestop_handler,
+    shutdown_needs,
 };
 use crate::policy::Policy;
 
@@ -92,20 +93,6 @@ pub enum PreStopLength {
     /// timeline says so (the kubelet runs it first, whatever it takes, and
     /// its time comes out of the grace period).
     Unknown(&'static str),
-}
-
-/// The handler of a container's preStop hook (`exec`, `httpGet`, `sleep`,
-/// `tcpSocket`), if it has one.
-fn prestop_handler(c: &k8s_openapi::api::core::v1::Container) -> Option<&'static str> {
-    let hook = c.lifecycle.as_ref()?.pre_stop.as_ref()?;
-    [
-        (hook.exec.is_some(), "exec"),
-        (hook.http_get.is_some(), "httpGet"),
-        (hook.sleep.is_some(), "sleep"),
-        (hook.tcp_socket.is_some(), "tcpSocket"),
-    ]
-    .into_iter()
-    .find_map(|(set, name)| set.then_some(name))
 }
 
 /// A `lifeguard.dev/probe-checks` annotation that cannot be read.

@@ -11,7 +11,6 @@ use serde_json::{Value, json};
 
 use super::image::WORKLOAD_IMAGE;
 use super::node::{Node, conditions};
-use super::process::free_port;
 
 /// Where the workload keeps what outlives a container restart.
 const STATE_DIR: &str = "/state";
@@ -58,11 +57,6 @@ pub fn deployment(name: &str, annotations: Value, spec: Value) -> Value {
             "template": {"metadata": {"labels": {"app": name}, "annotations": annotations}, "spec": spec},
         },
     })
-}
-
-/// A free loopback port for a host-network pod.
-pub fn port() -> u16 {
-    free_port()
 }
 
 /// What the kubelet reported of one container at one moment.

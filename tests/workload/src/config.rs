@@ -13,6 +13,9 @@ use std::time::Duration;
 pub struct Config {
     /// `PORT`: where the HTTP server listens (0.0.0.0).
     pub port: u16,
+    /// `GRPC_PORT`: where the gRPC health service listens (0.0.0.0), if
+    /// anywhere; bound with `PORT`.
+    pub grpc_port: Option<u16>,
     /// `BOOT_SECONDS`: how long after start the port is bound.
     pub boot: Duration,
     /// `STATE_DIR`: survives container restarts; holds the incarnation count
@@ -113,6 +116,19 @@ impl Config {
                 return Err(EnvError { var: "PORT", value: None, reason: "required (the port to listen on)".into() });
             }
         };
+        let grpc_port = match get("GRPC_PORT") {
+            Some((var, value)) => {
+                Some(parse_port(&value).map_err(|reason| EnvError { var, value: Some(value), reason })?)
+            }
+            None => None,
+        };
+        if grpc_port == Some(port) {
+            return Err(EnvError {
+                var: "GRPC_PORT",
+                value: lookup("GRPC_PORT"),
+                reason: "must differ from PORT (the HTTP server has it)".into(),
+            });
+        }
         let pause = match get("PAUSE") {
             Some((var, value)) => {
                 Some(parse_pause(&value).map_err(|reason| EnvError { var, value: Some(value), reason })?)
@@ -151,6 +167,7 @@ impl Config {
 
         Ok(Config {
             port,
+            grpc_port,
             boot: seconds_or("BOOT_SECONDS", Duration::ZERO)?,
             state_dir: get("STATE_DIR").map(|(_, v)| PathBuf::from(v)),
             pause,
@@ -232,6 +249,7 @@ mod tests {
     fn defaults_with_only_a_port() {
         let c = config(&[("PORT", "8080")]).expect("valid");
         assert_eq!(c.port, 8080);
+        assert_eq!(c.grpc_port, None);
         assert_eq!(c.boot, Duration::ZERO);
         assert_eq!(c.pause, None);
         assert_eq!(c.wedge_after, None);
@@ -248,6 +266,7 @@ mod tests {
     fn every_setting() {
         let c = config(&[
             ("PORT", "9000"),
+            ("GRPC_PORT", "9090"),
             ("BOOT_SECONDS", "2.5"),
             ("STATE_DIR", "/state"),
             ("PAUSE", "10:30.5"),
@@ -262,6 +281,7 @@ mod tests {
             ("IGNORE_SIGTERM", "1"),
         ])
         .expect("valid");
+        assert_eq!(c.grpc_port, Some(9090));
         assert_eq!(c.boot, Duration::from_millis(2500));
         assert_eq!(c.state_dir, Some(PathBuf::from("/state")));
         assert_eq!(c.pause, Some(Pause { after: Duration::from_secs(10), duration: Duration::from_millis(30500) }));
@@ -278,8 +298,9 @@ mod tests {
 
     #[test]
     fn empty_means_unset() {
-        let c = config(&[("PORT", "80"), ("PAUSE", ""), ("CRASH_CODE", ""), ("DEPENDENCY", "")]).expect("valid");
-        assert_eq!((c.pause, c.crash_code, c.dependency), (None, 1, None));
+        let c = config(&[("PORT", "80"), ("GRPC_PORT", ""), ("PAUSE", ""), ("CRASH_CODE", ""), ("DEPENDENCY", "")])
+            .expect("valid");
+        assert_eq!((c.grpc_port, c.pause, c.crash_code, c.dependency), (None, None, 1, None));
     }
 
     #[test]
@@ -296,6 +317,9 @@ mod tests {
             ("PORT", "http"),
             ("PORT", "0"),
             ("PORT", "65536"),
+            ("GRPC_PORT", "grpc"),
+            ("GRPC_PORT", "0"),
+            ("GRPC_PORT", "8080"),
             ("BOOT_SECONDS", "-1"),
             ("BOOT_SECONDS", "NaN"),
             ("BOOT_SECONDS", "inf"),

@@ -10,10 +10,11 @@
 //! `prestop-start`/`prestop-end`, `paused`/`resumed`, `wedged`, `crash`, and
 //! `alive` every 200 ms from the first SIGTERM on (the last one dates a SIGKILL).
 //!
-//! Environment (see [`config::Config`]): `PORT` (required), `BOOT_SECONDS`,
-//! `STATE_DIR`, `PAUSE=AFTER:DURATION`, `WEDGE_AFTER`, `CRASH_AFTER`,
-//! `CRASH_CODE`, `DEPENDENCY=host:port`, `DEPENDENCY_TIMEOUT_SECONDS`,
-//! `PRESTOP_SECONDS`, `REQUEST_SECONDS`, `DRAIN_SECONDS`, `IGNORE_SIGTERM`.
+//! Environment (see [`config::Config`]): `PORT` (required), `GRPC_PORT`,
+//! `BOOT_SECONDS`, `STATE_DIR`, `PAUSE=AFTER:DURATION`, `WEDGE_AFTER`,
+//! `CRASH_AFTER`, `CRASH_CODE`, `DEPENDENCY=host:port`,
+//! `DEPENDENCY_TIMEOUT_SECONDS`, `PRESTOP_SECONDS`, `REQUEST_SECONDS`,
+//! `DRAIN_SECONDS`, `IGNORE_SIGTERM`.
 //! Every time is seconds (a decimal); the PAUSE, WEDGE and CRASH times count
 //! from listening, so they do not depend on `BOOT_SECONDS`.
 //!
@@ -22,11 +23,24 @@
 //! liveness and readiness, the anti-pattern), `/prestop` (an httpGet preStop
 //! hook taking `PRESTOP_SECONDS`), `/` (traffic taking `REQUEST_SECONDS`).
 //!
+//! With `GRPC_PORT`, the standard gRPC health service on that port too
+//! (grpc.rs), bound with `PORT`: services `""` and `readiness` answer as
+//! `/readyz`, `liveness` as `/livez`, `healthz` as `/healthz`, any other is
+//! NOT_FOUND; both protocols take their answers from health.rs, so pauses,
+//! wedges, the dependency and the drain look the same to either probe. Its
+//! calls are `request` lines too: `method` `Check`, `path` `grpc:SERVICE`,
+//! `status` `SERVING`, `NOT_SERVING`, `NOT_FOUND` or `hung`. It is why this
+//! crate has dependencies beyond signal-hook (see Cargo.toml): tonic and
+//! tonic-health for HTTP/2 and the generated health service, tokio for
+//! tonic's runtime; the HTTP side stays std only.
+//!
 //! Subcommands: `pause` (the pod sandbox process), `prestop SECONDS` (an
 //! exec preStop hook), `--version`.
 
 mod config;
 mod dependency;
+mod grpc;
+mod health;
 mod http;
 mod log;
 
@@ -112,6 +126,19 @@ struct Server {
     one_shot: bool,
 }
 
+impl Server {
+    /// Whether the wedge hangs, or the pause holds, a request arriving
+    /// `since_listening`: the same for HTTP and gRPC.
+    fn gate(&self, since_listening: Duration) -> health::Gate {
+        health::gate(&self.config, self.one_shot, since_listening)
+    }
+
+    /// The answer to a health check, HTTP or gRPC.
+    fn answer(&self, check: health::Check) -> health::Verdict {
+        health::decide(check, &self.config, DRAINING.load(Ordering::SeqCst))
+    }
+}
+
 fn serve() -> ! {
     let config = Config::from_lookup(|name| match std::env::var(name) {
         Ok(value) => Some(value),
@@ -137,8 +164,15 @@ fn serve() -> ! {
     thread::sleep(config.boot);
     let listener = TcpListener::bind(("0.0.0.0", config.port))
         .unwrap_or_else(|e| fail(1, &format!("listen on 0.0.0.0:{}: {e}", config.port)));
+    let grpc_listener = config.grpc_port.map(|port| {
+        TcpListener::bind(("0.0.0.0", port)).unwrap_or_else(|e| fail(1, &format!("listen on 0.0.0.0:{port}: {e}")))
+    });
     let server = Arc::new(Server { config, listening_at: Instant::now(), one_shot });
-    Line::new("listening").int("port", server.config.port).emit();
+    Line::new("listening").int("port", server.config.port).opt_int("grpc_port", server.config.grpc_port).emit();
+    if let Some(grpc_listener) = grpc_listener {
+        grpc::spawn(grpc_listener, Arc::clone(&server))
+            .unwrap_or_else(|e| fail(1, &format!("start the gRPC server: {e}")));
+    }
     schedule(&server);
 
     for stream in listener.incoming() {
@@ -195,6 +229,7 @@ fn log_start(config: &Config, incarnation: Option<u64>, one_shot: bool) {
         .opt_int("incarnation", incarnation)
         .bool("one_shot_armed", one_shot)
         .int("port", config.port)
+        .opt_int("grpc_port", config.grpc_port)
         .secs("boot_seconds", config.boot.as_secs_f64())
         .opt_str("state_dir", config.state_dir.as_ref().and_then(|d| d.to_str()))
         .opt_secs("pause_after", config.pause.map(|p| p.after.as_secs_f64()))
@@ -331,7 +366,7 @@ fn handle(mut stream: TcpStream, server: &Server) {
     };
     let since_listening = server.listening_at.elapsed();
 
-    if server.config.wedged(server.one_shot, since_listening) {
+    let health::Gate::Answer { held } = server.gate(since_listening) else {
         Line::new("request")
             .str("method", &request.method)
             .str("path", &request.target)
@@ -341,8 +376,7 @@ fn handle(mut stream: TcpStream, server: &Server) {
             .emit();
         hang(stream);
         return;
-    }
-    let held = server.config.pause_hold(server.one_shot, since_listening);
+    };
     if let Some(held) = held {
         // As a stopped-the-world pause: the kernel accepted the connection,
         // the process answers when it runs again.
@@ -418,17 +452,11 @@ fn hang(mut stream: TcpStream) {
 /// verdict if it made one).
 fn route(request: &http::Request, server: &Server) -> (u16, String, Option<String>) {
     let config = &server.config;
-    let check_dependency = || match &config.dependency {
-        Some(address) => {
-            let (status, why) = dependency::check(address, config.dependency_timeout).verdict();
-            (status, why.clone(), Some(why))
-        }
-        None => (200, "ok".to_owned(), None),
-    };
+    if let Some(check) = health::Check::of_path(request.path()) {
+        let verdict = server.answer(check);
+        return (if verdict.healthy { 200 } else { 503 }, verdict.why, verdict.dependency);
+    }
     match request.path() {
-        "/livez" => (200, "ok".to_owned(), None),
-        "/readyz" if DRAINING.load(Ordering::SeqCst) => (503, "draining".to_owned(), None),
-        "/readyz" | "/healthz" => check_dependency(),
         "/prestop" => {
             Line::new("prestop-start").str("via", "http").secs("seconds", config.prestop.as_secs_f64()).emit();
             thread::sleep(config.prestop);

@@ -4,7 +4,7 @@
 #                             plane's module, .ci/control-plane/kubernetes) into
 #                             target/tools/k8s/
 #   containerd, runc,         Debian's packages, pinned below
-#   the CNI plugins
+#   the CNI plugins, iproute2
 # The pods' images are not installed here: the tests build them from our own
 # static binary (tests/workload) as OCI archives and import them.
 # Idempotent: does nothing when the binaries carry this version's stamp and the
@@ -21,6 +21,8 @@ PACKAGES=(
   "containerd=1.6.20~ds1-1+deb12u3"
   "runc=1.1.5+ds1-1+deb12u1"
   "containernetworking-plugins=1.1.1+ds1-3+b5"
+  # ip: brings up the loopback of the network namespace the node runs in.
+  "iproute2=6.1.0-3"
 )
 
 TOOLS="$(pwd)/target/tools/k8s"

@@ -44,6 +44,9 @@ pub struct ControlPlane {
     tools: PathBuf,
     processes: Mutex<Vec<Supervised>>,
     controllers: OnceLock<()>,
+    /// The network namespace it runs in (by inode): the node's when a node
+    /// test started it (tests/src/cluster/network.rs).
+    pub network: Option<u64>,
 }
 
 /// The binaries, or `None` after printing why the test skips.
@@ -123,6 +126,9 @@ impl ControlPlane {
             .arg(format!("--service-account-key-file={}", pki.service_account.0.display()))
             .arg(format!("--service-account-signing-key-file={}", pki.service_account.1.display()))
             .arg("--service-cluster-ip-range=10.0.0.0/24")
+            // Webhook calls for a Service go to its ready endpoints, as no
+            // kube-proxy runs here to route its cluster IP.
+            .arg("--enable-aggregator-routing=true")
             // Node for the node's kubelet (tests/src/cluster/node.rs), as a
             // real cluster authorizes its kubelets; RBAC for everyone else.
             .arg("--authorization-mode=Node,RBAC")
@@ -150,6 +156,7 @@ impl ControlPlane {
             tools: tools.to_owned(),
             processes: Mutex::new(processes),
             controllers: OnceLock::new(),
+            network: super::network::current(),
         };
         wait_for("kube-apiserver /readyz", START_LIMIT, || {
             plane.assert_running();

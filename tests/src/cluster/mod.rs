@@ -16,11 +16,13 @@ pub mod dependency;
 pub mod image;
 pub mod injector;
 pub mod kubectl;
+pub mod network;
 pub mod node;
 pub mod objects;
 pub mod pki;
 pub mod pods;
 pub mod process;
+pub mod traffic;
 pub mod webhook;
 
 use std::io::{Read as _, Write as _};

@@ -20,11 +20,13 @@
 //!
 //! The machine's cgroups are v1 and the tests lack `CAP_SYS_RESOURCE`: the
 //! kubelet runs with `failCgroupV1: false`, `cgroupDriver: cgroupfs` and
-//! `oomScoreAdj: 0`, containerd with `restrict_oom_score_adj`. Pods use the
-//! host's network on 127.0.0.1 (`hostNetwork: true`, each on a port of its
-//! own); the runtime's CNI network is a loopback-only one, there so the
-//! runtime reports its network ready, and no pod here is given an address
-//! anywhere else.
+//! `oomScoreAdj: 0`, containerd with `restrict_oom_score_adj`.
+//!
+//! The node, its control plane and the tests that use them run in a network
+//! namespace of the test binary's own ([`super::network`]). Most pods use
+//! the node's network on 127.0.0.1 (`hostNetwork: true`, each on a port of
+//! its own); pods that need addresses of their own (a Service's endpoints)
+//! get them on a bridge that exists only in that namespace.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -35,6 +37,7 @@ use serde_json::{Value, json};
 
 use super::control_plane::{ControlPlane, TOOLS};
 use super::image;
+use super::network;
 use super::process::{Supervised, at_exit, free_port, panic_text, tail, wait_for};
 use crate::{installed_tool, skip};
 
@@ -88,8 +91,16 @@ fn prerequisites() -> Option<PathBuf> {
             return None;
         }
     }
-    if !Path::new(CNI_BIN_DIR).join("loopback").is_file() {
-        skip(&format!("the CNI plugins are not installed in {CNI_BIN_DIR} (run {INSTALLER}, as .ci/run does)"));
+    for plugin in ["bridge", "host-local", "loopback"] {
+        if !Path::new(CNI_BIN_DIR).join(plugin).is_file() {
+            skip(&format!(
+                "the CNI plugin {plugin} is not installed in {CNI_BIN_DIR} (run {INSTALLER}, as .ci/run does)"
+            ));
+            return None;
+        }
+    }
+    if which("ip").is_none() {
+        skip(&format!("ip (iproute2) is not installed (run {INSTALLER}, as .ci/run does)"));
         return None;
     }
     Some(tools)
@@ -104,7 +115,14 @@ impl Node {
     /// cannot run here. A start that fails fails every test that asks.
     pub fn shared() -> Option<&'static Node> {
         let tools = prerequisites()?;
+        // Before the control plane, which must start inside too; and on every
+        // call, so each test's thread (and what it starts) is inside.
+        network::enter().unwrap_or_else(|e| panic!("{e}"));
         let plane = ControlPlane::shared()?;
+        assert!(
+            plane.network.is_some() && network::inside(),
+            "the control plane started outside the node's network: a node test asks for Node::shared() first"
+        );
         let started = SHARED.get_or_init(|| {
             // The plane is only read; a panic leaves nothing half-changed in it.
             std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
@@ -137,7 +155,11 @@ impl Node {
             .expect("containerd config");
         let cni = dir.join("cni");
         std::fs::create_dir_all(&cni).expect("CNI config directory");
-        std::fs::write(cni.join("10-lifeguard-loopback.conflist"), LOOPBACK_NETWORK).expect("CNI config");
+        std::fs::write(
+            cni.join("10-lifeguard.conflist"),
+            network::cni_config(&cni_network_name(), &dir.join("cni-ipam")),
+        )
+        .expect("CNI config");
         let mut containerd = Command::new("sh");
         containerd.arg("-c").arg(format!(
             "for tasks in {}; do echo $$ > \"$tasks\"; done; exec containerd --config '{}'",
@@ -300,16 +322,16 @@ fn remove_proxies(command: &mut Command) {
     }
 }
 
-/// The CNI network containerd loads: loopback only. The runtime reports its
-/// network ready once a network is configured, and the node is Ready only
-/// then; every pod here uses the host's network, and a pod that did not
-/// would get nothing but its own `lo`.
-const LOOPBACK_NETWORK: &str = r#"{
-  "cniVersion": "1.0.0",
-  "name": "lifeguard-loopback",
-  "plugins": [{ "type": "loopback" }]
+/// The CNI network's name, which names the results the CNI library caches
+/// on the host (`/var/lib/cni/results/NAME-...`): this process's own, so the
+/// janitor removes exactly those.
+fn cni_network_name() -> String {
+    format!("lifeguard-node-{}", std::process::id())
 }
-"#;
+
+/// Where the CNI library caches each attachment's result (not configurable
+/// in containerd 1.6).
+const CNI_CACHE_DIR: &str = "/var/lib/cni/results";
 
 fn containerd_config_text(dir: &Path, socket: &Path) -> String {
     let root = dir.join("containerd");
@@ -333,6 +355,9 @@ disabled_plugins = ["io.containerd.snapshotter.v1.btrfs", "io.containerd.snapsho
 [plugins."io.containerd.grpc.v1.cri"]
   sandbox_image = "{pause}"
   restrict_oom_score_adj = true
+  # The pods' network namespaces are mounted under the node's directory,
+  # where the janitor finds them, not under the host's /var/run/netns.
+  netns_mounts_under_state_dir = true
   stream_server_address = "127.0.0.1"
   stream_server_port = "0"
   [plugins."io.containerd.grpc.v1.cri".containerd]
@@ -465,8 +490,9 @@ fn hierarchies() -> Vec<PathBuf> {
 /// the node: stops the kubelet's pods' processes and containerd's shims (by
 /// the PIDs in the node's cgroups), unmounts what is mounted under `dir`
 /// (deepest first), removes the node's cgroups, puts the kernel settings
-/// back, and removes the kubelet's container-log links that point into
-/// `dir`. The components' own watchdogs stop the kubelet, containerd and
+/// back, removes the kubelet's container-log links that point into `dir`
+/// and the CNI library's cached results of this node's network and of its
+/// sandboxes' loopback (containerd's own `cni-loopback`). The components' own watchdogs stop the kubelet, containerd and
 /// the scheduler at the same moment. The directory goes last, and only when
 /// nothing is mounted under it any more.
 fn janitor(dir: &Path, cgroup_root: &str) -> Option<std::process::ChildStdin> {
@@ -482,6 +508,11 @@ fn janitor(dir: &Path, cgroup_root: &str) -> Option<std::process::ChildStdin> {
         hierarchies().iter().map(|h| format!("'{}'", h.join(cgroup_root.trim_start_matches('/')).display())).collect();
     let cgroup_dirs = cgroup_dirs.join(" ");
     let dir = dir.display();
+    let (cni_cache, cni_name) = (CNI_CACHE_DIR, cni_network_name());
+    // The CNI library's cache directories, removed (when empty) only if
+    // this node is the one that made them.
+    let made: Vec<&str> = [CNI_CACHE_DIR, "/var/lib/cni"].into_iter().filter(|d| !Path::new(d).exists()).collect();
+    let cni_dirs = if made.is_empty() { String::new() } else { format!("rmdir {} 2>/dev/null", made.join(" ")) };
     let script = format!(
         r#"sleep 1
 for round in 1 2 3 4 5 6 7 8 9 10; do
@@ -497,6 +528,11 @@ for round in 1 2 3; do
 done
 for c in {cgroup_dirs}; do [ -d "$c" ] && find "$c" -depth -type d -exec rmdir {{}} \; 2>/dev/null; done
 {restore}
+rm -f {cni_cache}/{cni_name}-*
+for sandbox in '{dir}'/containerd/root/io.containerd.grpc.v1.cri/sandboxes/*; do
+  [ -d "$sandbox" ] && rm -f {cni_cache}/*-"${{sandbox##*/}}"-*
+done
+{cni_dirs}
 for link in /var/log/containers/*.log; do
   case "$(readlink "$link" 2>/dev/null)" in '{dir}/'*) rm -f "$link" ;; esac
 done

@@ -1,6 +1,7 @@
 //! Pods of the test workload on the node, and what a test reads of them:
-//! the objects (the workload's image, the host's network on a port of the
-//! pod's own, an `emptyDir` that outlives container restarts), the pod's
+//! the objects (the workload's image, the node's network on a port of the
+//! pod's own or an address of its own on the node's pod network, an
+//! `emptyDir` that outlives container restarts, a Service), the pod's
 //! status as the kubelet reports it, and the workload's own log of every
 //! probe request and signal it received.
 
@@ -41,6 +42,24 @@ pub fn workload_pod_spec(container: Value) -> Value {
         "enableServiceLinks": false,
         "containers": [container],
         "volumes": [{"name": "state", "emptyDir": {}}],
+    })
+}
+
+/// `spec` with an address of its own on the node's pod network instead of
+/// the node's: for pods behind a Service (EndpointSlices refuse loopback
+/// addresses) or replicas that share a port.
+pub fn with_own_address(mut spec: Value) -> Value {
+    spec["hostNetwork"] = json!(false);
+    spec
+}
+
+/// A Service `name` selecting `app: NAME`, port `port` to the pods' `http`.
+pub fn service(name: &str, port: u16) -> Value {
+    json!({
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": {"name": name},
+        "spec": {"selector": {"app": name}, "ports": [{"name": "http", "port": port, "targetPort": "http"}]},
     })
 }
 
@@ -174,8 +193,9 @@ pub struct Event {
 
 /// Gives the pod's workload a log that outlives its containers and the pod
 /// itself: a host directory of the node's own (`LOG_DIR/NAME`) mounted at
-/// `/log`, where the workload appends every line (`LOG_FILE`). Read it with
-/// [`kept_log`].
+/// `/log`, where the workload appends every line to a file named after its
+/// pod (`LOG_FILE=/log/POD.jsonl`, so the replicas of a Deployment keep one
+/// each). Read it with [`kept_log`] or [`kept_pod_log`].
 pub fn keep_log(spec: &mut Value, node: &Node, name: &str) {
     let dir = node.dir.join("workload-logs").join(name);
     if let Some(volumes) = spec["volumes"].as_array_mut() {
@@ -186,15 +206,21 @@ pub fn keep_log(spec: &mut Value, node: &Node, name: &str) {
             mounts.push(json!({"name": "log", "mountPath": "/log"}));
         }
         if let Some(env) = container["env"].as_array_mut() {
-            env.push(json!({"name": "LOG_FILE", "value": "/log/events.jsonl"}));
+            env.push(json!({"name": "POD_NAME", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}}));
+            env.push(json!({"name": "LOG_FILE", "value": "/log/$(POD_NAME).jsonl"}));
         }
     }
 }
 
-/// The log [`keep_log`] kept for pod `name`, in time order; a line's
-/// incarnation counts the `start` lines before it.
+/// The log [`keep_log`] kept for the bare pod `name`.
 pub fn kept_log(node: &Node, name: &str) -> Vec<Event> {
-    let path = node.dir.join("workload-logs").join(name).join("events.jsonl");
+    kept_pod_log(node, name, name)
+}
+
+/// The log [`keep_log`] kept under `name` for pod `pod`, in time order; a
+/// line's incarnation counts the `start` lines before it.
+pub fn kept_pod_log(node: &Node, name: &str, pod: &str) -> Vec<Event> {
+    let path = node.dir.join("workload-logs").join(name).join(format!("{pod}.jsonl"));
     let text = std::fs::read_to_string(path).unwrap_or_default();
     let mut starts = 0_u32;
     let mut out = Vec::new();

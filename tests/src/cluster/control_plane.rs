@@ -129,6 +129,12 @@ impl ControlPlane {
             // Webhook calls for a Service go to its ready endpoints, as no
             // kube-proxy runs here to route its cluster IP.
             .arg("--enable-aggregator-routing=true")
+            // The node's kubelet (logs, exec) at its InternalIP, never its
+            // name, which nothing here resolves; both sides verified.
+            .arg("--kubelet-preferred-address-types=InternalIP")
+            .arg(format!("--kubelet-certificate-authority={}", pki.ca_file.display()))
+            .arg(format!("--kubelet-client-certificate={}", pki.kubelet_client.0.display()))
+            .arg(format!("--kubelet-client-key={}", pki.kubelet_client.1.display()))
             // Node for the node's kubelet (tests/src/cluster/node.rs), as a
             // real cluster authorizes its kubelets; RBAC for everyone else.
             .arg("--authorization-mode=Node,RBAC")

@@ -77,6 +77,51 @@ fn build_workload() -> Result<PathBuf, String> {
     if binary.is_file() { Ok(binary) } else { Err(format!("cargo built, but {} is not there", binary.display())) }
 }
 
+/// The static `lifeguard-webhook` and `lifeguard` that
+/// `deploy/build-webhook.sh` builds for the chart's image, once they are
+/// newer than every source they are built from. The tests do not build them
+/// (a build in the workspace's `target/` would wait for the lock the running
+/// `cargo test` holds); `.ci/run` runs the script before the tests.
+pub fn webhook_binaries() -> Result<[PathBuf; 2], String> {
+    let root = crate::repo_root();
+    let release = root.join("target").join(TARGET).join("release");
+    let binaries = [release.join("lifeguard-webhook"), release.join("lifeguard")];
+    let newest_source = ["webhook", "policies", "lint"]
+        .iter()
+        .flat_map(|dir| newest_files(&root.join(dir)))
+        .chain(["Cargo.lock", "Cargo.toml"].iter().map(|f| root.join(f)))
+        .filter_map(|path| Some((std::fs::metadata(&path).ok()?.modified().ok()?, path)))
+        .max();
+    for binary in &binaries {
+        let built = std::fs::metadata(binary)
+            .and_then(|m| m.modified())
+            .map_err(|e| format!("{}: {e} (run sh deploy/build-webhook.sh, as .ci/run does)", binary.display()))?;
+        if let Some((changed, source)) = &newest_source
+            && changed > &built
+        {
+            return Err(format!(
+                "{} is older than {} (run sh deploy/build-webhook.sh, as .ci/run does)",
+                binary.display(),
+                source.display()
+            ));
+        }
+    }
+    Ok(binaries)
+}
+
+/// Every file under `dir`'s `src/` and its `Cargo.toml`.
+fn newest_files(dir: &Path) -> Vec<PathBuf> {
+    let mut out = vec![dir.join("Cargo.toml")];
+    let mut pending = vec![dir.join("src")];
+    while let Some(next) = pending.pop() {
+        for entry in std::fs::read_dir(&next).into_iter().flatten().flatten() {
+            let path = entry.path();
+            if path.is_dir() { pending.push(path) } else { out.push(path) }
+        }
+    }
+    out
+}
+
 /// Writes `binary` as an image named `reference` (`name:tag`) running
 /// `entrypoint`, in an OCI image-layout tar archive at `out`: `oci-layout`,
 /// `index.json` naming it (`io.containerd.image.name` = `reference`, the
@@ -84,22 +129,52 @@ fn build_workload() -> Result<PathBuf, String> {
 /// the tag) and `blobs/sha256/` holding one uncompressed layer (the binary
 /// at `/lifeguard-test-workload`, mode 0755), the config and the manifest.
 pub fn write_oci_archive(binary: &Path, reference: &str, entrypoint: &[&str], out: &Path) -> io::Result<()> {
+    let image = Image {
+        files: &[(PACKAGE, binary)],
+        entrypoint,
+        // The binary is in `/`: an exec hook may name it bare.
+        env: &["PATH=/"],
+        user: None,
+    };
+    write_image(&image, reference, out)
+}
+
+/// An image of static binaries: one layer with `files` (path in the image
+/// without the leading `/`, and the file to copy, mode 0755, owned by root),
+/// and the config's entrypoint, environment and user.
+pub struct Image<'a> {
+    /// `(path in the image, source file)`.
+    pub files: &'a [(&'a str, &'a Path)],
+    /// The entrypoint.
+    pub entrypoint: &'a [&'a str],
+    /// `NAME=value` entries.
+    pub env: &'a [&'a str],
+    /// `uid:gid`, or `None` for root.
+    pub user: Option<&'a str>,
+}
+
+/// Writes `image` named `reference` (`name:tag`) as an OCI image-layout
+/// archive at `out` (see [`write_oci_archive`]).
+pub fn write_image(image: &Image<'_>, reference: &str, out: &Path) -> io::Result<()> {
     let tag = tag_of(reference).ok_or_else(|| {
         io::Error::new(io::ErrorKind::InvalidInput, format!("image reference {reference:?} is not name:tag"))
     })?;
-    let content = std::fs::read(binary)?;
+    let mut files = Vec::new();
+    for (path, source) in image.files {
+        files.push((*path, std::fs::read(source)?));
+    }
 
-    let layer = Blob::new(LAYER_MEDIA_TYPE, layer_tar(&content)?);
+    let layer = Blob::new(LAYER_MEDIA_TYPE, layer_tar(&files)?);
+    let mut config = json!({"Entrypoint": image.entrypoint, "Env": image.env});
+    if let Some(user) = image.user {
+        config["User"] = json!(user);
+    }
     let config = Blob::new(
         CONFIG_MEDIA_TYPE,
         serde_json::to_vec(&json!({
             "architecture": "amd64",
             "os": "linux",
-            "config": {
-                "Entrypoint": entrypoint,
-                // The binary is in `/`: an exec hook may name it bare.
-                "Env": ["PATH=/"],
-            },
+            "config": config,
             // Uncompressed, so the diff ID is the layer's own digest.
             "rootfs": { "type": "layers", "diff_ids": [layer.digest] },
         }))?,
@@ -147,10 +222,21 @@ fn tag_of(reference: &str) -> Option<&str> {
     name.rsplit_once(':').map(|(_, tag)| tag).filter(|tag| !tag.is_empty())
 }
 
-/// The layer: the binary alone at `/lifeguard-test-workload`.
-fn layer_tar(binary: &[u8]) -> io::Result<Vec<u8>> {
+/// The layer: each file at its path, mode 0755, after the directories
+/// that lead to it.
+fn layer_tar(files: &[(&str, Vec<u8>)]) -> io::Result<Vec<u8>> {
     let mut layer = tar::Builder::new(Vec::new());
-    append(&mut layer, PACKAGE, binary, 0o755)?;
+    let mut dirs = std::collections::BTreeSet::new();
+    for (path, content) in files {
+        let parts: Vec<&str> = path.split('/').collect();
+        for depth in 1..parts.len() {
+            let dir = format!("{}/", parts[..depth].join("/"));
+            if dirs.insert(dir.clone()) {
+                append_dir(&mut layer, &dir)?;
+            }
+        }
+        append(&mut layer, path, content, 0o755)?;
+    }
     layer.into_inner()
 }
 
@@ -283,6 +369,35 @@ mod tests {
         let again = dir.path().join("again.tar");
         write_oci_archive(&binary, "lifeguard.test/pause:1", PAUSE_ENTRYPOINT, &again).expect("write it again");
         assert!(std::fs::read(&again).expect("read it again") == archive, "the same input gave different bytes");
+    }
+
+    #[test]
+    fn an_image_of_several_binaries_has_their_directories_and_its_user() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let (a, b) = (dir.path().join("a"), dir.path().join("b"));
+        std::fs::write(&a, b"a").expect("write a");
+        std::fs::write(&b, b"b").expect("write b");
+        let image = Image {
+            files: &[("usr/local/bin/a", &a), ("usr/local/bin/b", &b)],
+            entrypoint: &["/usr/local/bin/a"],
+            env: &[],
+            user: Some("65532:65532"),
+        };
+        let out = dir.path().join("image.tar");
+        write_image(&image, "example.test/two:0.1.0", &out).expect("write the archive");
+        let files = entries(&std::fs::read(&out).expect("read the archive"));
+        let index: Value = serde_json::from_slice(&files["index.json"].2).expect("index.json is JSON");
+        let manifest: Value =
+            serde_json::from_slice(resolve(&files, &index["manifests"][0], MANIFEST_MEDIA_TYPE)).expect("manifest");
+        let config: Value =
+            serde_json::from_slice(resolve(&files, &manifest["config"], CONFIG_MEDIA_TYPE)).expect("config JSON");
+        assert_eq!(config["config"]["User"], "65532:65532");
+        let layer = entries(resolve(&files, &manifest["layers"][0], LAYER_MEDIA_TYPE));
+        assert_eq!(
+            layer.keys().collect::<Vec<_>>(),
+            ["usr/", "usr/local/", "usr/local/bin/", "usr/local/bin/a", "usr/local/bin/b"]
+        );
+        assert_eq!(layer["usr/local/bin/b"], (0o755, MTIME, b"b".to_vec()));
     }
 
     #[test]

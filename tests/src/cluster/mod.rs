@@ -24,6 +24,7 @@ pub mod pods;
 pub mod process;
 pub mod traffic;
 pub mod webhook;
+pub mod writes;
 
 use std::io::{Read as _, Write as _};
 use std::net::{SocketAddr, TcpStream};

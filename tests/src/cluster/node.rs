@@ -261,6 +261,12 @@ impl Node {
         node
     }
 
+    /// Imports an OCI image archive into the node's containerd: pods then
+    /// run it by the name the archive gives it, with no registry.
+    pub fn import_image(&self, archive: &Path) {
+        import(&self.containerd_socket, archive);
+    }
+
     /// Panics with a log's end if a component has exited.
     pub fn assert_running(&self) {
         self.plane.assert_running();
@@ -295,15 +301,21 @@ fn import_images(dir: &Path, socket: &Path) {
         let archive = dir.join(file);
         image::write_oci_archive(&binary, reference, &entrypoint, &archive)
             .unwrap_or_else(|e| panic!("write {}: {e}", archive.display()));
-        let archive_arg = archive.display().to_string();
-        let run = ctr(socket, &["-n", "k8s.io", "images", "import", &archive_arg]);
-        assert!(
-            run.status.success(),
-            "ctr images import {archive_arg}: {}{}",
-            String::from_utf8_lossy(&run.stdout),
-            String::from_utf8_lossy(&run.stderr)
-        );
+        import(socket, &archive);
     }
+}
+
+/// `ctr images import` of an OCI archive into the CRI's namespace, where the
+/// kubelet finds its images.
+fn import(socket: &Path, archive: &Path) {
+    let archive_arg = archive.display().to_string();
+    let run = ctr(socket, &["-n", "k8s.io", "images", "import", &archive_arg]);
+    assert!(
+        run.status.success(),
+        "ctr images import {archive_arg}: {}{}",
+        String::from_utf8_lossy(&run.stdout),
+        String::from_utf8_lossy(&run.stderr)
+    );
 }
 
 fn ctr(socket: &Path, args: &[&str]) -> std::process::Output {

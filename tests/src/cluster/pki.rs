@@ -74,6 +74,9 @@ pub struct Pki {
     pub admin: Pair,
     /// `sa.pub` / `sa.key`: service-account token verification and signing.
     pub service_account: (PathBuf, PathBuf),
+    /// `kubelet-client.crt` / `.key`: the API server's identity to the
+    /// kubelet (logs, exec), as a real cluster's `apiserver-kubelet-client`.
+    pub kubelet_client: (PathBuf, PathBuf),
 }
 
 impl Pki {
@@ -94,7 +97,10 @@ impl Pki {
         let ca_file = write("ca.crt", &ca.pem);
         let apiserver = (write("apiserver.crt", &apiserver.cert), write("apiserver.key", &apiserver.key));
         let service_account = (write("sa.pub", &sa.public_key_pem()), write("sa.key", &sa.serialize_pem()));
-        Pki { ca, ca_file, apiserver, admin, service_account }
+        let kubelet_client = ca.client("kube-apiserver-kubelet-client", &["system:masters"]);
+        let kubelet_client =
+            (write("kubelet-client.crt", &kubelet_client.cert), write("kubelet-client.key", &kubelet_client.key));
+        Pki { ca, ca_file, apiserver, admin, service_account, kubelet_client }
     }
 }
 

@@ -89,6 +89,8 @@ pub struct Seen {
     pub restarts: u64,
     /// The container's waiting reason (`CrashLoopBackOff`, ...), if waiting.
     pub waiting: Option<String>,
+    /// The pod is being deleted (it has a `deletionTimestamp`).
+    pub deleting: bool,
 }
 
 impl Seen {
@@ -100,6 +102,7 @@ impl Seen {
             ready: conditions(&pod["status"]).get("Ready").is_some_and(|s| s == "True"),
             restarts: status["restartCount"].as_u64().unwrap_or(0),
             waiting: status["state"]["waiting"]["reason"].as_str().map(str::to_owned),
+            deleting: pod["metadata"]["deletionTimestamp"].is_string(),
         }
     }
 }

@@ -47,12 +47,21 @@ pub struct Request {
     pub outcome: Result<(), String>,
 }
 
+/// The ready endpoints' pods after a change, as the watch delivered it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Change {
+    /// When it arrived (ms since the Unix epoch).
+    pub t_ms: u64,
+    /// The pods, sorted.
+    pub pods: Vec<String>,
+}
+
 /// A running loop; [`Traffic::stop`] ends it and returns what it sent.
 pub struct Traffic {
     stop: Arc<AtomicBool>,
     sent: Arc<Mutex<Vec<Request>>>,
     endpoints: Arc<Mutex<Vec<Endpoint>>>,
-    changes: Arc<Mutex<Vec<(u64, Vec<String>)>>>,
+    changes: Arc<Mutex<Vec<Change>>>,
     clients: Vec<JoinHandle<()>>,
     watch: std::process::Child,
 }
@@ -84,7 +93,7 @@ impl Traffic {
             .expect("start kubectl get endpointslices --watch");
         let stdout = watch.stdout.take().expect("stdout");
         let endpoints: Arc<Mutex<Vec<Endpoint>>> = Arc::default();
-        let changes: Arc<Mutex<Vec<(u64, Vec<String>)>>> = Arc::default();
+        let changes: Arc<Mutex<Vec<Change>>> = Arc::default();
         let (shared, shared_changes) = (Arc::clone(&endpoints), Arc::clone(&changes));
         std::thread::spawn(move || {
             let mut slices: BTreeMap<String, Vec<Endpoint>> = BTreeMap::new();
@@ -100,8 +109,8 @@ impl Traffic {
                 let mut pods: Vec<String> = ready.iter().map(|e| e.pod.clone()).collect();
                 pods.sort();
                 let mut changes = shared_changes.lock().expect("changes");
-                if changes.last().is_none_or(|(_, last)| *last != pods) {
-                    changes.push((now_ms(), pods));
+                if changes.last().is_none_or(|last| last.pods != pods) {
+                    changes.push(Change { t_ms: now_ms(), pods });
                 }
                 *shared.lock().expect("endpoints") = ready;
             }
@@ -147,9 +156,8 @@ impl Traffic {
         self.endpoints.lock().expect("endpoints").clone()
     }
 
-    /// Each change of the ready endpoints' pods as the watch delivered it:
-    /// (ms since the Unix epoch, the pods).
-    pub fn changes(&self) -> Vec<(u64, Vec<String>)> {
+    /// Each change of the ready endpoints' pods as the watch delivered it.
+    pub fn changes(&self) -> Vec<Change> {
         self.changes.lock().expect("changes").clone()
     }
 

@@ -171,7 +171,7 @@ fn delete_under_traffic(node: &Node, ns: &str, name: &str) -> Outcome {
     // loop goes on a little, on the other replicas.
     std::thread::sleep(Duration::from_secs(2));
     let removed_at =
-        traffic.changes().iter().find(|(t, pods)| *t >= deleted_at && !pods.contains(&deleted)).map(|(t, _)| *t);
+        traffic.changes().iter().find(|c| c.t_ms >= deleted_at && !c.pods.contains(&deleted)).map(|c| c.t_ms);
     let requests = traffic.stop();
     let log = pods::kept_pod_log(node, name, &deleted);
     let first = |event: &str| log.iter().find(|e| e.event == event && e.t_ms >= deleted_at).map(|e| e.t_ms);

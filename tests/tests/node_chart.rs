@@ -8,6 +8,8 @@
 //! every failed and every unjudged admission.
 
 use std::io::BufRead as _;
+
+use base64::Engine as _;
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -202,8 +204,28 @@ fn simulate_chart(helm: &Client) -> (f64, f64) {
     (at("sigterm"), at("exited"))
 }
 
+/// The release's values after the upgrade: no cert-manager, `Fail`, and
+/// the annotation that rolled the pods.
+const VALUES: &[&str] =
+    &["certManager.enabled=false", "webhook.failurePolicy=Fail", "podAnnotations.lifeguard-test/rollout=second"];
+
+/// The webhook's serving name, as the chart's certificate says it.
+const SERVICE_NAME: &str = "lifeguard.lifeguard.svc";
+
+/// What a scenario's writes came to.
+fn report(what: &str, writes: &[Write], since: u64) -> lifeguard_e2e::cluster::writes::Counts {
+    eprintln!("{what}: {:.1} s; writes: {}", (now_ms() - since) as f64 / 1000.0, show(writes, since));
+    counts(writes)
+}
+
+/// Waits until `pod` is gone.
+fn wait_gone(kubectl: &Client, pod: &str) {
+    let gone = kubectl.run(&["wait", "-n", RELEASE, "--for=delete", &format!("pod/{pod}"), "--timeout=90s"]);
+    assert!(gone.code == 0 || gone.stderr.contains("not found"), "{pod} gone: {}", gone.stderr);
+}
+
 #[test]
-fn the_chart_installs_on_the_node_and_upgrades_and_drains_without_a_failed_admission() {
+fn the_chart_on_the_node_installs_upgrades_drains_rotates_and_loses_pods_with_every_admission_counted() {
     let Some(node) = Node::shared() else { return };
     let plane = node.plane;
     let Some(helm) = plane.helm() else { return };
@@ -214,16 +236,23 @@ fn the_chart_installs_on_the_node_and_upgrades_and_drains_without_a_failed_admis
     kubectl.namespace("writes", &["lifeguard.dev/mode=warn"]);
     kubectl.namespace("denied", &["lifeguard.dev/mode=enforce"]);
 
-    // install, as the README says, with Fail: nothing unjudged gets in.
+    let pods = install(plane, &helm);
+    let pods = upgrade(node, &helm, &rendered, &pods);
+    let pods = evict(plane, &pods);
+    rotate(plane, &helm, VALUES, &pods);
+    lose(node, &helm);
+}
+
+/// `helm install` as the README says, with `Fail`: nothing unjudged gets in.
+fn install(plane: &ControlPlane, helm: &Client) -> Vec<String> {
+    let kubectl = &plane.kubectl;
     let started = now_ms();
-    let install = helm_chart(&helm, "install", &["certManager.enabled=false", "webhook.failurePolicy=Fail"]);
-    let install = if install.code == 0 {
-        install
-    } else {
+    let install = helm_chart(helm, "install", &["certManager.enabled=false", "webhook.failurePolicy=Fail"]);
+    if install.code != 0 {
         panic!("helm install: {}{}\n{}", install.stdout, install.stderr, diagnose(plane));
-    };
+    }
     let pods = wait_ready(plane, 2);
-    eprintln!("installed in {:.1} s: {pods:?}\n{}", (now_ms() - started) as f64 / 1000.0, install.stdout);
+    eprintln!("installed, both replicas Ready, in {:.1} s: {pods:?}", (now_ms() - started) as f64 / 1000.0);
     for kind in ["ValidatingWebhookConfiguration", "MutatingWebhookConfiguration"] {
         let stored = kubectl.run(&["get", kind, RELEASE, "-o", "json"]).json();
         for webhook in stored["webhooks"].as_array().into_iter().flatten() {
@@ -248,23 +277,25 @@ fn the_chart_installs_on_the_node_and_upgrades_and_drains_without_a_failed_admis
         logs.stdout,
         logs.stderr
     );
+    pods
+}
 
-    // upgrade: a value that rolls the pods, under writes.
+/// `helm upgrade` with a value that rolls the pods, under writes; each old
+/// pod's way out, from the kubelet (the deletion as the watch saw it) and
+/// the pod's own log, beside what simulate says.
+fn upgrade(node: &Node, helm: &Client, rendered: &Rendered, pods: &[String]) -> Vec<String> {
+    let plane = node.plane;
+    let kubectl = &plane.kubectl;
     let old: Vec<LogStream> = pods.iter().map(|p| LogStream::start(kubectl, p)).collect();
     let watch = PodWatch::start(node, RELEASE);
     let writes = Writes::start(kubectl, "writes", "upgrade", WRITERS, Duration::from_secs(300));
     std::thread::sleep(Duration::from_secs(3));
     let upgrade_at = now_ms();
-    let upgrade = helm_chart(
-        &helm,
-        "upgrade",
-        &["certManager.enabled=false", "webhook.failurePolicy=Fail", "podAnnotations.lifeguard-test/rollout=second"],
-    );
+    let upgrade = helm_chart(helm, "upgrade", VALUES);
     assert_eq!(upgrade.code, 0, "helm upgrade: {}{}\n{}", upgrade.stdout, upgrade.stderr, diagnose(plane));
     let new_pods = wait_ready(plane, 2);
-    for pod in &pods {
-        let gone = kubectl.run(&["wait", "-n", RELEASE, "--for=delete", &format!("pod/{pod}"), "--timeout=90s"]);
-        assert!(gone.code == 0 || gone.stderr.contains("not found"), "{pod} gone: {}", gone.stderr);
+    for pod in pods {
+        wait_gone(kubectl, pod);
     }
     std::thread::sleep(Duration::from_secs(3));
     let written = writes.stop();
@@ -278,16 +309,17 @@ fn the_chart_installs_on_the_node_and_upgrades_and_drains_without_a_failed_admis
             .collect();
         eprintln!("{pod}: {}", seen.join("; "));
     }
-    let summary = show(&written, upgrade_at);
-    eprintln!("upgrade: {:.1} s; writes: {summary}", (now_ms() - upgrade_at) as f64 / 1000.0);
-    let upgrade_counts = counts(&written);
-    assert!(upgrade_counts.attempted >= 20, "the loop wrote through the upgrade: {summary}");
-    assert_eq!((upgrade_counts.failed, upgrade_counts.unjudged), (0, 0), "no failed or unjudged admission: {summary}");
+    let counts = report("upgrade", &written, upgrade_at);
+    assert!(counts.attempted >= 20, "the loop wrote through the upgrade: {counts:?}");
+    assert_eq!(
+        (counts.failed, counts.unjudged),
+        (0, 0),
+        "no failed or unjudged admission: {}",
+        show(&written, upgrade_at)
+    );
     assert!(new_pods.iter().all(|p| !pods.contains(p)), "every pod replaced: {pods:?} -> {new_pods:?}");
 
-    // Each old pod's way out, from the kubelet (the deletion as the watch
-    // saw it) and the pod's own log, beside what simulate says.
-    let (sim_sigterm, sim_exit) = simulate_chart(&helm);
+    let (sim_sigterm, sim_exit) = simulate_chart(helm);
     let grace = rendered.find("Deployment", None).expect("Deployment")["spec"]["template"]["spec"]
         ["terminationGracePeriodSeconds"]
         .as_f64()
@@ -305,10 +337,14 @@ fn the_chart_installs_on_the_node_and_upgrades_and_drains_without_a_failed_admis
         assert!((draining - sim_sigterm).abs() <= 2.0, "{pod}: SIGTERM at {draining} s, simulate {sim_sigterm} s");
         assert!(exiting <= sim_exit + 2.0 && exiting < grace, "{pod}: exit at {exiting} s, within the grace period");
     }
-    drop(old);
+    new_pods
+}
 
-    // eviction: one replica through the Eviction API; a second one while
-    // its replacement is not Ready is refused by the PodDisruptionBudget.
+/// One replica evicted through the Eviction API, under writes; a second
+/// eviction while its replacement is not Ready is refused by the
+/// PodDisruptionBudget.
+fn evict(plane: &ControlPlane, pods: &[String]) -> Vec<String> {
+    let kubectl = &plane.kubectl;
     let writes = Writes::start(kubectl, "writes", "evict", WRITERS, Duration::from_secs(300));
     std::thread::sleep(Duration::from_secs(3));
     let evict_at = now_ms();
@@ -320,19 +356,167 @@ fn the_chart_installs_on_the_node_and_upgrades_and_drains_without_a_failed_admis
             Some(&eviction.to_string()),
         )
     };
-    let first = evict(&new_pods[0]);
+    let first = evict(&pods[0]);
     assert_eq!(first.code, 0, "the first eviction: {}", first.stderr);
-    let second = evict(&new_pods[1]);
+    let second = evict(&pods[1]);
     assert_ne!(second.code, 0, "the PDB refuses a second eviction: {}", second.stdout);
     assert!(second.stderr.contains("disruption budget"), "{}", second.stderr);
-    let gone = kubectl.run(&["wait", "-n", RELEASE, "--for=delete", &format!("pod/{}", new_pods[0]), "--timeout=90s"]);
-    assert!(gone.code == 0 || gone.stderr.contains("not found"), "evicted pod gone: {}", gone.stderr);
-    wait_ready(plane, 2);
+    wait_gone(kubectl, &pods[0]);
+    let pods = wait_ready(plane, 2);
     std::thread::sleep(Duration::from_secs(3));
     let written = writes.stop();
-    let summary = show(&written, evict_at);
-    eprintln!("eviction: {:.1} s; writes: {summary}", (now_ms() - evict_at) as f64 / 1000.0);
-    let evict_counts = counts(&written);
-    assert!(evict_counts.attempted >= 10, "{summary}");
-    assert_eq!((evict_counts.failed, evict_counts.unjudged), (0, 0), "no failed or unjudged admission: {summary}");
+    let counts = report("eviction", &written, evict_at);
+    assert!(counts.attempted >= 10, "{counts:?}");
+    assert_eq!(
+        (counts.failed, counts.unjudged),
+        (0, 0),
+        "no failed or unjudged admission: {}",
+        show(&written, evict_at)
+    );
+    pods
+}
+
+/// Whether `pod`'s webhook port serves a certificate for the Service that
+/// `ca_pem` alone verifies.
+fn serves_from(plane: &ControlPlane, pod: &str, ca_pem: &str) -> Result<(), String> {
+    let pod = plane.kubectl.get(RELEASE, "pod", pod).ok_or("no such pod")?;
+    let ip = pod["status"]["podIP"].as_str().ok_or("no pod IP")?;
+    let addr: std::net::SocketAddr = format!("{ip}:8443").parse().map_err(|e| format!("{ip}: {e}"))?;
+    let config = Arc::new(lifeguard_e2e::cluster::pki::client_tls(ca_pem, false, None));
+    let name = rustls::pki_types::ServerName::try_from(SERVICE_NAME).map_err(|e| e.to_string())?;
+    let tcp = std::net::TcpStream::connect_timeout(&addr, Duration::from_secs(2)).map_err(|e| e.to_string())?;
+    tcp.set_read_timeout(Some(Duration::from_secs(2))).map_err(|e| e.to_string())?;
+    let connection = rustls::ClientConnection::new(config, name).map_err(|e| e.to_string())?;
+    let mut tls = rustls::StreamOwned::new(connection, tcp);
+    while tls.conn.is_handshaking() {
+        tls.conn.complete_io(&mut tls.sock).map_err(|e| e.to_string())?;
+    }
+    Ok(())
+}
+
+/// A renewal from a second CA, as a renewal looks to the pods: the
+/// webhook configurations' `caBundle` trusts both CAs first, then the TLS
+/// Secret's pair is replaced in place and the kubelet's atomic update of
+/// the Secret volume delivers it; the pods serve the new pair without a
+/// restart, under writes. `set` is the release's values.
+fn rotate(plane: &ControlPlane, helm: &Client, set: &[&str], pods: &[String]) {
+    let kubectl = &plane.kubectl;
+    let secret = kubectl.get(RELEASE, "secret", "lifeguard-tls").expect("the chart's TLS Secret");
+    let old_ca = String::from_utf8(
+        base64::engine::general_purpose::STANDARD
+            .decode(secret["data"]["ca.crt"].as_str().expect("ca.crt"))
+            .expect("base64"),
+    )
+    .expect("PEM");
+    let new_ca = lifeguard_e2e::cluster::pki::Ca::new("lifeguard rotation test CA");
+    let pair = new_ca.serving(SERVICE_NAME, &[SERVICE_NAME, "lifeguard.lifeguard.svc.cluster.local"]);
+    for pod in pods {
+        assert!(serves_from(plane, pod, &old_ca).is_ok(), "{pod} serves the chart's pair first");
+    }
+    let writes = Writes::start(kubectl, "writes", "rotate", WRITERS, Duration::from_secs(300));
+    std::thread::sleep(Duration::from_secs(3));
+    let rotate_at = now_ms();
+    let b64 = |text: &str| base64::engine::general_purpose::STANDARD.encode(text);
+    // Trust both first, through the chart: its Secret's `ca.crt` holds both
+    // CAs, and `helm upgrade` writes it into the configurations' caBundle
+    // (the chart reads the Secret back with `lookup`).
+    let both = json!({"data": {"ca.crt": b64(&format!("{}\n{}", old_ca.trim_end(), new_ca.pem))}});
+    let run =
+        kubectl.run(&["patch", "secret", "lifeguard-tls", "-n", RELEASE, "--type=merge", "-p", &both.to_string()]);
+    assert_eq!(run.code, 0, "both CAs in the Secret: {}", run.stderr);
+    let run = helm_chart(helm, "upgrade", set);
+    assert_eq!(run.code, 0, "helm upgrade, trusting both: {}{}", run.stdout, run.stderr);
+    for kind in ["ValidatingWebhookConfiguration", "MutatingWebhookConfiguration"] {
+        let stored = kubectl.run(&["get", kind, RELEASE, "-o", "json"]).json();
+        for webhook in stored["webhooks"].as_array().into_iter().flatten() {
+            assert_eq!(webhook["clientConfig"]["caBundle"], both["data"]["ca.crt"], "{kind} trusts both");
+        }
+    }
+    // The API server's configuration informer picks the bundle up.
+    std::thread::sleep(Duration::from_secs(3));
+    let data = json!({"data": {"tls.crt": b64(&pair.cert), "tls.key": b64(&pair.key)}});
+    let replaced_at = now_ms();
+    let run =
+        kubectl.run(&["patch", "secret", "lifeguard-tls", "-n", RELEASE, "--type=merge", "-p", &data.to_string()]);
+    assert_eq!(run.code, 0, "replace the Secret's pair: {}", run.stderr);
+    let mut served = Vec::new();
+    for pod in pods {
+        wait_for(&format!("{pod} serving the new pair"), Duration::from_secs(150), || {
+            serves_from(plane, pod, &new_ca.pem)
+        });
+        served.push((now_ms() - replaced_at) as f64 / 1000.0);
+    }
+    std::thread::sleep(Duration::from_secs(3));
+    let written = writes.stop();
+    eprintln!("rotation: the new pair served {served:?} s after the Secret was replaced");
+    let counts = report("rotation", &written, rotate_at);
+    assert_eq!(
+        (counts.failed, counts.unjudged),
+        (0, 0),
+        "no failed or unjudged admission: {}",
+        show(&written, rotate_at)
+    );
+    for pod in chart_pods(plane) {
+        let seen = Seen::of(&pod);
+        assert!(pods.contains(&seen.pod) && seen.restarts == 0, "served without a restart: {seen:?}");
+    }
+}
+
+/// What losing a pod costs: one pod's container SIGKILLed through the
+/// runtime, and one pod deleted with `--grace-period=0 --force`, with
+/// `failurePolicy: Fail` (failed writes) and then `Ignore` (unjudged
+/// writes), and how long until the API server stopped routing to it.
+fn lose(node: &Node, helm: &Client) {
+    let plane = node.plane;
+    let kubectl = &plane.kubectl;
+    for policy in ["Fail", "Ignore"] {
+        let set = format!("webhook.failurePolicy={policy}");
+        let run = helm_chart(
+            helm,
+            "upgrade",
+            &["certManager.enabled=false", &set, "podAnnotations.lifeguard-test/rollout=second"],
+        );
+        assert_eq!(run.code, 0, "helm upgrade {set}: {}{}", run.stdout, run.stderr);
+        // The API server's configuration informer picks the policy up.
+        std::thread::sleep(Duration::from_secs(3));
+        for how in ["SIGKILL", "force-delete"] {
+            let pods = wait_ready(plane, 2);
+            let prefix = format!("lose-{}-{}", policy.to_lowercase(), how.to_lowercase());
+            let writes = Writes::start(kubectl, "writes", &prefix, WRITERS, Duration::from_secs(300));
+            std::thread::sleep(Duration::from_secs(3));
+            let at = now_ms();
+            if how == "SIGKILL" {
+                let pod = kubectl.get(RELEASE, "pod", &pods[0]).expect("the pod");
+                let id = pod["status"]["containerStatuses"][0]["containerID"].as_str().expect("a container ID");
+                node.kill_container(id);
+                wait_for("the container restarted", Duration::from_secs(60), || {
+                    let pod = kubectl.get(RELEASE, "pod", &pods[0]).ok_or("gone")?;
+                    if Seen::of(&pod).restarts >= 1 { Ok(()) } else { Err("not yet".to_owned()) }
+                });
+            } else {
+                let run = kubectl.run(&["delete", "pod", "-n", RELEASE, &pods[0], "--grace-period=0", "--force"]);
+                assert_eq!(run.code, 0, "force delete: {}", run.stderr);
+            }
+            wait_ready(plane, 2);
+            std::thread::sleep(Duration::from_secs(5));
+            let written = writes.stop();
+            let counts = report(&format!("{how} with {policy}"), &written, at);
+            let lost: Vec<&Write> = written.iter().filter(|w| w.outcome != Outcome::Judged).collect();
+            let window = match (lost.first(), lost.last()) {
+                (Some(first), Some(last)) => format!(
+                    "from {:.1} s to {:.1} s after the loss",
+                    (first.start_ms as f64 - at as f64) / 1000.0,
+                    (last.end_ms as f64 - at as f64) / 1000.0
+                ),
+                _ => "none".to_owned(),
+            };
+            eprintln!("{how} with {policy}: {} of {} writes not judged, {window}", lost.len(), counts.attempted);
+            // With Fail a write is judged or fails; with Ignore it is judged
+            // or let through unjudged: never the other.
+            match policy {
+                "Fail" => assert_eq!(counts.unjudged, 0, "{}", show(&written, at)),
+                _ => assert_eq!(counts.failed, 0, "{}", show(&written, at)),
+            }
+        }
+    }
 }

@@ -267,6 +267,15 @@ impl Node {
         import(&self.containerd_socket, archive);
     }
 
+    /// Sends a container's process SIGKILL through the runtime, as an OOM
+    /// kill or a crash would end it; `container_id` as the pod's status
+    /// gives it (`containerd://ID`).
+    pub fn kill_container(&self, container_id: &str) {
+        let id = container_id.trim_start_matches("containerd://");
+        let run = ctr(&self.containerd_socket, &["-n", "k8s.io", "tasks", "kill", "--signal", "SIGKILL", id]);
+        assert!(run.status.success(), "ctr tasks kill {id}: {}", String::from_utf8_lossy(&run.stderr));
+    }
+
     /// Panics with a log's end if a component has exited.
     pub fn assert_running(&self) {
         self.plane.assert_running();

@@ -160,8 +160,10 @@ fn object(name: &str) -> serde_json::Value {
 }
 
 fn write(kubectl: &Client, namespace: &str, name: &str) -> Outcome {
-    let run =
-        kubectl.run_with_input(&["create", "-n", namespace, "-o", "name", "-f", "-"], Some(&object(name).to_string()));
+    let run = kubectl.run_with_input(
+        &["create", "--dry-run=server", "-n", namespace, "-o", "name", "-f", "-"],
+        Some(&object(name).to_string()),
+    );
     if run.code != 0 {
         return Outcome::Failed(run.stderr.trim().to_owned());
     }

@@ -9,6 +9,12 @@
 //!
 //! The table of the cases goes in docs/simulate.md between the
 //! `kubelet-matrix` markers; `LIFEGUARD_BLESS=1` rewrites it from this run.
+//! The lifecycle's cases (postStart, readiness gates, the stop signal) and
+//! what they read beyond the others are in `node_simulate/lifecycle.rs`.
+
+// A crate root's modules sit beside it; this one is kept under the test's name.
+#[path = "node_simulate/lifecycle.rs"]
+mod lifecycle;
 
 use std::fmt::Write as _;
 use std::path::Path;
@@ -35,6 +41,10 @@ enum Act {
     /// The pod is deleted once Ready, with this grace period if given
     /// (`kubectl delete --grace-period`), else its own.
     Delete(Option<u64>),
+    /// As `Boot`, and the test sets the pod's readiness gate True this many
+    /// seconds after its container is first ready, as a load balancer's
+    /// controller would.
+    Gate(u64),
 }
 
 /// One case of the matrix.
@@ -347,6 +357,9 @@ fn cases() -> Vec<Case> {
             observe: 10,
         },
     ]
+    .into_iter()
+    .chain(lifecycle::cases())
+    .collect()
 }
 
 /// Seconds from `t0_ms` to `t_ms`.
@@ -368,6 +381,8 @@ struct Observed {
     /// When the workload was last heard of, if it did not exit by itself
     /// (SIGKILL comes within the drain's 200 ms tick after).
     killed: Option<f64>,
+    /// What the lifecycle's cases read beyond the others.
+    lifecycle: lifecycle::Seen,
 }
 
 /// What `lifeguard simulate` said of the case.
@@ -381,6 +396,8 @@ struct Predicted {
     best_restart_at: Option<f64>,
     worst_restart_at: Option<f64>,
     verdict: String,
+    /// What it said of the lifecycle beyond the others.
+    lifecycle: lifecycle::Said,
 }
 
 fn simulate(case: &Case, pod: &Value, dir: &Path) -> Predicted {
@@ -414,6 +431,7 @@ fn simulate(case: &Case, pod: &Value, dir: &Path) -> Predicted {
         best_restart_at: at("best"),
         worst_restart_at: at("worst"),
         verdict: result["verdict"].as_str().unwrap_or_default().to_owned(),
+        lifecycle: lifecycle::Said::of(result),
     }
 }
 
@@ -457,6 +475,7 @@ fn pod_for(node: &Node, case: &Case, dependency: &Dependency) -> Value {
     if let Some(grace) = case.grace {
         spec["terminationGracePeriodSeconds"] = json!(grace);
     }
+    lifecycle::pod_spec(case, &mut spec);
     pods::keep_log(&mut spec, node, case.name);
     let mut pod = bare_pod(case.name, spec);
     pod["metadata"]["annotations"] = case.annotations.clone();
@@ -470,10 +489,18 @@ fn observe(node: &Node, ns: &str, case: &Case, pod: &Value, watch: &PodWatch, de
     let log = || pods::kept_log(node, case.name);
     let first = |events: &[Event], name: &str| events.iter().find(|e| e.event == name).map(|e| e.t_ms);
     let ready_within = Duration::from_secs(60);
+    let mut stop_signal_kept = None;
     let t0 = match case.act {
         Act::Boot => lifeguard_e2e::cluster::process::wait_for("the first start", ready_within, || {
             first(&log(), "start").ok_or_else(|| "not started".to_owned())
         }),
+        Act::Gate(seconds) => {
+            let t0 = lifeguard_e2e::cluster::process::wait_for("the first start", ready_within, || {
+                first(&log(), "start").ok_or_else(|| "not started".to_owned())
+            });
+            lifecycle::set_gate_after_ready(node, ns, case, seconds, log);
+            t0
+        }
         Act::Own(event) => lifeguard_e2e::cluster::process::wait_for(event, ready_within, || {
             first(&log(), event).ok_or_else(|| format!("no {event} yet"))
         }),
@@ -487,6 +514,7 @@ fn observe(node: &Node, ns: &str, case: &Case, pod: &Value, watch: &PodWatch, de
         }
         Act::Delete(grace) => {
             watch.until(case.name, ready_within, |seen| seen.iter().any(|(_, s)| s.ready));
+            stop_signal_kept = lifecycle::stop_signal_kept(node, ns, case);
             std::thread::sleep(Duration::from_secs(2));
             let t0 = now_ms();
             let grace = grace.map(|g| format!("--grace-period={g}"));
@@ -525,6 +553,7 @@ fn observe(node: &Node, ns: &str, case: &Case, pod: &Value, watch: &PodWatch, de
         // No exit of its own: the last line it wrote (a heartbeat comes
         // every 200 ms from SIGTERM on) dates the SIGKILL.
         killed: events.last().map(|e| since(t0, e.t_ms)).filter(|_| deletion && exited.is_none()),
+        lifecycle: lifecycle::seen(node, ns, case, &events, (t0, end), stop_signal_kept),
     }
 }
 
@@ -607,6 +636,13 @@ fn disagreements(case: &Case, predicted: &Predicted, observed: &Observed, tolera
             out.push(format!("simulate {word} at {t} s; the kubelet: {:?}", observed.readiness));
         }
     }
+    let in_endpoints = predicted.events.iter().any(|(t, e)| e == "in-endpoints" && *t <= window);
+    out.extend(lifecycle::disagreements(
+        case,
+        (&predicted.lifecycle, in_endpoints),
+        (&observed.lifecycle, &observed.readiness),
+        tolerance,
+    ));
     out
 }
 
@@ -669,16 +705,16 @@ fn simulate_agrees_with_the_kubelet_on_every_case_of_the_matrix() {
                 .map(|(t, _)| *t)
                 .collect()
         };
-        let readiness = |changes: &[(f64, bool)]| {
-            if changes.is_empty() {
-                return "-".to_owned();
-            }
-            changes
-                .iter()
-                .map(|(t, r)| format!("{} {t:.1}", if *r { "in" } else { "out" }))
-                .collect::<Vec<_>>()
-                .join(", ")
+        // The pod's readiness, after when its container was first ready
+        // where a readiness gate makes the two differ.
+        let readiness = |changes: &[(f64, bool)], containers_ready: Option<f64>| {
+            let ready = containers_ready.map(|t| format!("container ready {t:.1}"));
+            let changes = changes.iter().map(|(t, r)| format!("{} {t:.1}", if *r { "in" } else { "out" }));
+            let all: Vec<String> = ready.into_iter().chain(changes).collect();
+            if all.is_empty() { "-".to_owned() } else { all.join(", ") }
         };
+        let predicted_ready = p.lifecycle.containers_ready.first().copied().filter(|t| *t <= window);
+        let observed_ready = predicted_ready.and(o.lifecycle.containers_ready());
         let predicted_readiness: Vec<(f64, bool)> = p
             .events
             .iter()
@@ -689,24 +725,25 @@ fn simulate_agrees_with_the_kubelet_on_every_case_of_the_matrix() {
                 _ => None,
             })
             .collect();
-        let ending = |sigterm: Vec<f64>, exited: Option<f64>, sigkill: Option<f64>| {
+        let ending = |signal: &str, sigterm: Vec<f64>, exited: Option<f64>, sigkill: Option<f64>| {
             let end = match (exited, sigkill) {
                 (_, Some(t)) => format!("SIGKILL {t:.1}"),
                 (Some(t), None) => format!("exit {t:.1}"),
                 (None, None) => "-".to_owned(),
             };
-            format!("SIGTERM {}, {end}", show_times(&sigterm))
+            format!("{signal} {}, {end}", show_times(&sigterm))
         };
         let deletion = matches!(case.act, Act::Delete(_));
         let endings = if deletion {
             format!(
                 "{} / {}",
                 ending(
+                    p.lifecycle.signal.as_deref().unwrap_or("SIGTERM"),
                     predicted_times("sigterm"),
                     predicted_times("exited").first().copied(),
                     predicted_times("sigkill").first().copied()
                 ),
-                ending(o.sigterms.clone(), o.exited, o.killed)
+                ending(o.lifecycle.signal().unwrap_or("SIGTERM"), o.sigterms.clone(), o.exited, o.killed)
             )
         } else {
             "-".to_owned()
@@ -725,8 +762,8 @@ fn simulate_agrees_with_the_kubelet_on_every_case_of_the_matrix() {
             p.verdict,
             show_times(&predicted_times("started")),
             show_times(&o.restarts),
-            readiness(&predicted_readiness),
-            readiness(&o.readiness),
+            readiness(&predicted_readiness, predicted_ready),
+            readiness(&o.readiness, observed_ready),
             if wrong.is_empty() { "yes".to_owned() } else { wrong.join("; ") },
         );
         if !wrong.is_empty() {

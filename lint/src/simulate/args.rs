@@ -4,7 +4,7 @@ use std::io::Write;
 
 use anyhow::{Context, Result};
 use clap::ValueEnum;
-use policies::simulate::{Assumptions, ProbeChecks, Scenario, VERDICTS, Verdict};
+use policies::simulate::{Assumptions, FeatureGates, GateDelay, ProbeChecks, Scenario, VERDICTS, Verdict};
 
 use super::fail_on::FailOnVerdict;
 use crate::input::Limits;
@@ -28,8 +28,8 @@ pub struct SimulateArgs {
     #[arg(value_name = "PATH")]
     pub paths: Vec<String>,
     /// Scenario to run (repeatable): `boot[:DURATION]`, `stall:DURATION`,
-    /// `pause:DURATION`, `wedge`, `delete`, `crash[:AFTER]`. Default: boot,
-    /// stall:2m, pause:5s, wedge and delete.
+    /// `pause:DURATION`, `wedge`, `delete`, `crash[:AFTER]`,
+    /// `poststart-fail`. Default: boot, stall:2m, pause:5s, wedge and delete.
     #[arg(long = "scenario", value_name = "S", value_parser = parse_scenario)]
     pub scenarios: Vec<Scenario>,
     /// Output format.
@@ -58,6 +58,23 @@ pub struct SimulateArgs {
     /// taken as 0 s and the timeline says so.
     #[arg(long, value_name = "SECONDS")]
     pub prestop_seconds: Option<u32>,
+    /// How long a postStart hook runs whose length its spec does not show
+    /// (an `exec` of a script, an `httpGet`); wins over the
+    /// `lifeguard.dev/poststart-seconds` annotation. Unstated, such a hook
+    /// is taken as 0 s and the timeline says so.
+    #[arg(long, value_name = "SECONDS")]
+    pub poststart_seconds: Option<u32>,
+    /// When the pod's readiness gates become True: seconds after its
+    /// containers are first ready, or `never`; wins over the
+    /// `lifeguard.dev/readiness-gates-seconds` annotation. Unstated, they
+    /// are taken as True at once and the timeline says so.
+    #[arg(long, value_name = "SECONDS|never", value_parser = parse_gate_delay)]
+    pub readiness_gates_seconds: Option<GateDelay>,
+    /// The cluster's feature gates the simulation reads, as the kubelet's
+    /// flag: `ContainerStopSignals=true` (alpha, off by default in 1.37)
+    /// sends `lifecycle.stopSignal` instead of SIGTERM.
+    #[arg(long, value_name = "NAME=BOOL,...", value_parser = parse_feature_gates)]
+    pub feature_gates: Option<FeatureGates>,
     /// The kubelet's CrashLoopBackOff ceiling
     /// (`crashLoopBackOff.maxContainerRestartPeriod` in its configuration).
     #[arg(long, value_name = "SECONDS", default_value_t = 300, value_parser = clap::value_parser!(u32).range(1..=300))]
@@ -91,6 +108,14 @@ fn parse_checks(s: &str) -> Result<ProbeChecks, String> {
     ProbeChecks::parse(s).map_err(|e| e.to_string())
 }
 
+fn parse_gate_delay(s: &str) -> Result<GateDelay, String> {
+    GateDelay::parse(s).map_err(|e| e.to_string())
+}
+
+fn parse_feature_gates(s: &str) -> Result<FeatureGates, String> {
+    FeatureGates::parse(s).map_err(|e| e.to_string())
+}
+
 fn parse_fail_on(s: &str) -> Result<FailOnVerdict, String> {
     if s == "never" {
         return Ok(FailOnVerdict::Never);
@@ -117,6 +142,9 @@ pub fn run(args: SimulateArgs) -> Result<u8> {
         request_seconds: i64::from(args.request_seconds),
         probe_checks: args.probe_checks.clone().unwrap_or_default(),
         prestop_seconds: args.prestop_seconds.map(i64::from),
+        poststart_seconds: args.poststart_seconds.map(i64::from),
+        readiness_gates: args.readiness_gates_seconds,
+        feature_gates: args.feature_gates.unwrap_or_default(),
         max_backoff_seconds: i64::from(args.max_backoff_seconds),
         delete_grace_seconds: args.delete_grace_seconds.map(i64::from),
     };

@@ -32,12 +32,17 @@ pub(crate) fn figures(f: &Figures) -> Map<String, Value> {
 }
 
 fn event(e: &Event) -> Value {
-    json!({
+    let mut v = json!({
         "t": seconds(e.at_ms),
         "probe": e.probe.map(|p| p.word()),
         "event": e.kind.name(),
         "detail": e.detail,
-    })
+    });
+    // Only a stop that sends `lifecycle.stopSignal` names its signal.
+    if let Some(signal) = &e.signal {
+        v["signal"] = json!(signal);
+    }
+    v
 }
 
 /// The figures, verdict and events of one outcome.

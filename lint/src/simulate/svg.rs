@@ -225,7 +225,10 @@ fn panel(out: &mut String, top: i64, title: &str, o: &ContainerOutcome) {
                 }
                 for e in o.events.iter().filter(|e| matches!(e.kind, EventKind::Sigterm | EventKind::Sigkill)) {
                     let colour = if e.kind == EventKind::Sigkill { "#cf222e" } else { "#57606a" };
-                    let word = if e.kind == EventKind::Sigkill { "SIGKILL" } else { "SIGTERM" };
+                    let word = match e.kind {
+                        EventKind::Sigkill => "SIGKILL",
+                        _ => e.signal.as_deref().unwrap_or("SIGTERM"),
+                    };
                     let _ = writeln!(
                         out,
                         r##"<line x1="{0}" y1="{y}" x2="{0}" y2="{1}" stroke="{colour}" stroke-width="2"/>"##,
@@ -234,9 +237,11 @@ fn panel(out: &mut String, top: i64, title: &str, o: &ContainerOutcome) {
                     );
                     let _ = writeln!(
                         out,
-                        r##"<text x="{}" y="{}" font-size="10" fill="{colour}">{word}</text>"##,
+                        r##"<text x="{}" y="{}" font-size="10" fill="{colour}">{}</text>"##,
                         x(e.at_ms) + 3,
-                        y + 9
+                        y + 9,
+                        // The signal comes from the manifest.
+                        escape(word)
                     );
                 }
             }

@@ -188,7 +188,9 @@ fn merged(events: &[Event]) -> Vec<String> {
         } else {
             (format!("{}s", seconds(e.at_ms)), format!("({})", e.detail))
         };
-        lines.push(line(at, probe, phrase(e.kind), &detail));
+        // The stop event names the signal sent when it is not SIGTERM.
+        let what = e.signal.as_deref().unwrap_or(phrase(e.kind));
+        lines.push(line(at, probe, what, &detail));
     }
     lines
 }
@@ -202,6 +204,7 @@ fn line(at: String, probe: &str, what: &str, detail: &str) -> String {
 pub fn phrase(kind: EventKind) -> &'static str {
     match kind {
         EventKind::Started => "container started",
+        EventKind::PostStart => "postStart hook runs",
         EventKind::AppHealthy => "app answers",
         EventKind::DisruptionStart => "disruption starts",
         EventKind::DisruptionEnd => "disruption ends",
@@ -209,6 +212,7 @@ pub fn phrase(kind: EventKind) -> &'static str {
         EventKind::ProbeTimedOut => "timed out",
         EventKind::StartupSucceeded => "succeeded",
         EventKind::Ready => "in endpoints",
+        EventKind::ContainerReady => "container ready, not in endpoints",
         EventKind::Unready => "out of endpoints",
         EventKind::Kill => "restart",
         EventKind::BackOff => "back-off",

@@ -3,7 +3,7 @@
 
 use super::workload::{ANNOTATION_COLD_START, ANNOTATION_DRAIN, ANNOTATION_SHUTDOWN};
 use crate::policy::{ANNOTATION_IGNORE, ANNOTATION_IGNORE_REASON};
-use crate::simulate::{ANNOTATION_PRESTOP, ANNOTATION_PROBE_CHECKS};
+use crate::simulate::{ANNOTATION_POSTSTART, ANNOTATION_PRESTOP, ANNOTATION_PROBE_CHECKS, ANNOTATION_READINESS_GATES};
 
 /// The annotation the webhook's `/mutate` leaves on what it fixed.
 pub const ANNOTATION_MUTATED: &str = "lifeguard.dev/mutated";
@@ -37,6 +37,18 @@ pub const ANNOTATIONS: &[(&str, &str)] = &[
         "On the pod template: how long a preStop hook whose length its spec does not show (an `exec` of a script, \
          an `httpGet`) runs, in seconds, for `lifeguard simulate`: the kubelet runs the hook before SIGTERM and \
          takes its time out of the grace period. Unstated, the simulation takes 0 s and says so.",
+    ),
+    (
+        ANNOTATION_POSTSTART,
+        "On the pod template: how long a postStart hook whose length its spec does not show (an `exec` of a \
+         script, an `httpGet`) runs, in seconds, for `lifeguard simulate`: the kubelet probes the container only \
+         once the hook has ended. Unstated, the simulation takes 0 s and says so.",
+    ),
+    (
+        ANNOTATION_READINESS_GATES,
+        "On the pod template: how long after its containers are first ready the pod's readiness gates become \
+         True (seconds, or `never`), for `lifeguard simulate`: until then the pod stays out of the Service's \
+         endpoints. Unstated, the simulation takes them as True at once and says so.",
     ),
     (
         ANNOTATION_IGNORE,

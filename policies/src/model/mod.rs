@@ -10,6 +10,7 @@ mod owner;
 mod pgrep;
 mod pointer;
 mod port_name;
+mod poststart;
 mod prestop;
 mod probe;
 pub mod reach;
@@ -27,6 +28,7 @@ pub use owner::controller_of;
 pub use pgrep::{COMM_MAX, NameTooLong, pgrep_name_too_long};
 pub use pointer::{escape_token, join};
 pub use port_name::is_valid_port_name;
+pub use poststart::{PostStartFailure, poststart_failure, poststart_handler, poststart_sleep};
 pub use prestop::{
     FOREVER_SECONDS, PreStopSleep, ShutdownNeed, SleepSeconds, Term, prestop_handler, prestop_sleep, required_grace,
     shutdown_needs,

@@ -58,7 +58,12 @@ pub struct PreStopSleep {
 /// `None` when the hook does not start with a sleep of readable length
 /// (`sleep $DELAY`, a script file, an `httpGet`, several handlers).
 pub fn prestop_sleep(c: &Container) -> Option<PreStopSleep> {
-    let hook: &LifecycleHandler = c.lifecycle.as_ref()?.pre_stop.as_ref()?;
+    hook_sleep(c.lifecycle.as_ref()?.pre_stop.as_ref()?)
+}
+
+/// The sleep a lifecycle hook (preStop or postStart) starts with: the native
+/// `sleep` action, or an `exec` of a readable sleep (see [`prestop_sleep`]).
+pub(super) fn hook_sleep(hook: &LifecycleHandler) -> Option<PreStopSleep> {
     if handlers(hook).count() != 1 {
         return None;
     }
@@ -84,7 +89,7 @@ pub fn prestop_handler(c: &Container) -> Option<&'static str> {
 }
 
 /// The handlers a lifecycle hook sets, by their field names.
-fn handlers(hook: &LifecycleHandler) -> impl Iterator<Item = &'static str> {
+pub(super) fn handlers(hook: &LifecycleHandler) -> impl Iterator<Item = &'static str> {
     [
         (hook.exec.is_some(), "exec"),
         (hook.http_get.is_some(), "httpGet"),

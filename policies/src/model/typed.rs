@@ -6,7 +6,9 @@
 //! the fields rules use, into the real `k8s-openapi` types, and skip the rest
 //! without allocating. Wrong types in the fields read are still errors.
 
-use k8s_openapi::api::core::v1::{Container, ContainerPort, EnvVar, Lifecycle, PodSpec, Probe, ResourceRequirements};
+use k8s_openapi::api::core::v1::{
+    Container, ContainerPort, EnvVar, Lifecycle, PodReadinessGate, PodSpec, Probe, ResourceRequirements,
+};
 use serde::Deserialize;
 
 #[derive(Deserialize)]
@@ -20,6 +22,8 @@ pub(super) struct PodSpecFields {
     termination_grace_period_seconds: Option<i64>,
     #[serde(default)]
     restart_policy: Option<String>,
+    #[serde(default)]
+    readiness_gates: Option<Vec<PodReadinessGate>>,
 }
 
 #[derive(Deserialize)]
@@ -80,6 +84,7 @@ impl From<PodSpecFields> for PodSpec {
             init_containers: s.init_containers.map(|v| v.into_iter().map(Container::from).collect()),
             termination_grace_period_seconds: s.termination_grace_period_seconds,
             restart_policy: s.restart_policy,
+            readiness_gates: s.readiness_gates,
             ..PodSpec::default()
         }
     }

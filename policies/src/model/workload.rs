@@ -36,7 +36,7 @@ pub struct Workload {
     pub spec_pointer: String,
     /// The pod spec, typed; only the fields rules read are filled in
     /// (containers' names, images, commands, ports, env, resources, probes,
-    /// lifecycle, restart policy; the pod's grace period and restart policy).
+    /// lifecycle, restart policy; the pod's grace period, restart policy and readiness gates).
     pub spec: PodSpec,
     /// Labels of the pod template.
     pub labels: BTreeMap<String, String>,

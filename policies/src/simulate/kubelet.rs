@@ -1,5 +1,7 @@
 //! The kubelet's probe and restart state machine over one container's
-//! timeline (deletion is in `termination.rs`).
+//! timeline: the probes here, kills, exits, the back-off and restarts in
+//! `kubelet/restart.rs`, the postStart hook and the readiness gates in
+//! `kubelet/lifecycle.rs` (deletion is in `termination.rs`).
 //!
 //! Times are milliseconds. Each probe runs on a grid of its own, one tick
 //! every `periodSeconds`, kept across restarts as the kubelet's probe worker
@@ -9,13 +11,23 @@
 //! probe succeeds. A check answered later than `timeoutSeconds` is a
 //! failure. `failureThreshold` consecutive failures of startup or liveness
 //! kill the container; of readiness, take it out of the Service's
-//! endpoints, where `successThreshold` consecutive successes bring it back.
+//! endpoints, where `successThreshold` consecutive successes bring it back
+//! (once the pod's readiness gates are True, `gates.rs`). A postStart hook
+//! holds the first check until it ends, and a failed one kills the
+//! container (`hooks.rs`).
 
 use crate::model::ProbeKind;
 
+mod lifecycle;
+mod restart;
+
 use super::checks::Check;
+use super::gates::GateClock;
+use super::hooks::seen_after_start;
 use super::pod::{ContainerModel, ProbeModel};
 use super::timeline::{Event, EventKind, Span};
+use lifecycle::Timer;
+use restart::{Backoff, Cause};
 
 /// CrashLoopBackOff's first delay; each delay the kubelet waits doubles the
 /// next, up to the ceiling ([`BACKOFF_MAX_MS`] unless the kubelet's
@@ -30,8 +42,13 @@ const MS: i64 = 1000;
 /// it running, and so first probe it: the pod lifecycle event generator
 /// relists containers every second (`genericPlegRelistPeriod`), and a worker
 /// skips its ticks until the pod's status shows the new container
-/// (prober/worker.go, `doProbe`). The model takes the whole second.
+/// (prober/worker.go, `doProbe`). The model takes the whole second. A
+/// postStart hook holds it longer (`hooks.rs`, `seen_after_start`).
 pub const STARTED_SEEN_MS: i64 = 1000;
+
+/// A time that never comes (a postStart hook that never ends), far enough
+/// from `i64::MAX` that adding periods to it does not overflow.
+const NEVER_MS: i64 = i64::MAX / 4;
 
 /// What the app does during the run, in milliseconds from the run's start.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -57,6 +74,8 @@ pub struct World {
     pub max_backoff_ms: Option<i64>,
     /// Every container exits by itself (code 1) this long after it starts.
     pub crash_after_ms: Option<i64>,
+    /// Every container's postStart hook fails when it ends.
+    pub poststart_fails: bool,
 }
 
 /// What one run produced.
@@ -64,7 +83,8 @@ pub struct World {
 pub struct Run {
     /// Events in time order.
     pub events: Vec<Event>,
-    /// Kills by startup or liveness.
+    /// Kills by startup, liveness or a failed postStart hook (and, for a
+    /// crash, exits the kubelet restarts).
     pub restarts: u32,
     /// When the first of them was decided.
     pub first_restart_ms: Option<i64>,
@@ -78,6 +98,12 @@ pub struct Run {
     pub cut_ms: Option<i64>,
     /// The longest CrashLoopBackOff delay waited.
     pub max_backoff_ms: i64,
+    /// Why the postStart hook failed, when a failure killed a container.
+    pub hook_failure: Option<&'static str>,
+    /// Whether a container was left stopped (`restartPolicy: Never`).
+    pub stopped: bool,
+    /// Whether the pod was in the Service's endpoints at some time.
+    pub served: bool,
 }
 
 struct ProbeRun {
@@ -91,6 +117,8 @@ struct ProbeRun {
     triggered: Option<i64>,
     fails: i64,
     oks: i64,
+    /// How long after a container starts the kubelet first sees it running.
+    seen: i64,
 }
 
 impl ProbeRun {
@@ -110,7 +138,7 @@ impl ProbeRun {
     /// When the first check of a container comes after its start: its
     /// `initialDelaySeconds`, once the kubelet has seen it running.
     fn first_after_start(&self) -> i64 {
-        self.delay().max(STARTED_SEEN_MS)
+        self.delay().max(self.seen)
     }
 
     /// The first tick of the grid at or after `at`.
@@ -127,14 +155,6 @@ impl ProbeRun {
     }
 }
 
-/// The kubelet's back-off entry for the container (client-go's
-/// `flowcontrol.Backoff`): the current delay and when it was last raised.
-#[derive(Debug, Clone, Copy)]
-struct Backoff {
-    delay: i64,
-    raised: i64,
-}
-
 struct Machine<'a> {
     model: &'a ContainerModel,
     record: bool,
@@ -146,8 +166,17 @@ struct Machine<'a> {
     healthy_at: i64,
     running: bool,
     startup_done: bool,
+    /// The container is ready (its readiness probe passed, or it has none).
     ready: bool,
+    /// The pod is in the Service's endpoints: the container is ready and
+    /// the readiness gates are True.
+    serving: bool,
+    gates: GateClock,
     unready_since: Option<i64>,
+    /// When the current container's postStart hook ends, while it runs.
+    hook_ends: Option<i64>,
+    /// When the current container's postStart hook fails, and why.
+    hook_fails: Option<(i64, &'static str)>,
     backoff: Option<Backoff>,
     /// When the latest container that exited did.
     last_exit: Option<i64>,
@@ -165,6 +194,7 @@ pub fn simulate_figures(model: &ContainerModel, world: World) -> Run {
 }
 
 fn run(model: &ContainerModel, world: World, record: bool) -> Run {
+    let seen = seen_after_start(model.poststart.as_ref()).unwrap_or(NEVER_MS);
     let mut m = Machine {
         model,
         record,
@@ -173,7 +203,7 @@ fn run(model: &ContainerModel, world: World, record: bool) -> Run {
         probes: model
             .probes
             .iter()
-            .map(|&p| ProbeRun { model: p, anchor: 0, next: 0, triggered: None, fails: 0, oks: 0 })
+            .map(|&p| ProbeRun { model: p, anchor: 0, next: 0, triggered: None, fails: 0, oks: 0, seen })
             .collect(),
         first: true,
         start: 0,
@@ -181,7 +211,11 @@ fn run(model: &ContainerModel, world: World, record: bool) -> Run {
         running: true,
         startup_done: model.probe(ProbeKind::Startup).is_none(),
         ready: false,
+        serving: false,
+        gates: GateClock::new(&model.readiness_gates, world.steady_phase.is_some()),
         unready_since: Some(0),
+        hook_ends: None,
+        hook_fails: None,
         backoff: None,
         last_exit: None,
         pending_start: None,
@@ -190,7 +224,12 @@ fn run(model: &ContainerModel, world: World, record: bool) -> Run {
         Some(phase) => {
             m.startup_done = true;
             m.ready = true;
-            m.unready_since = None;
+            // Gates that are never True keep a long-running pod out all along.
+            if !m.gates.never() {
+                m.serving = true;
+                m.run.served = true;
+                m.unready_since = None;
+            }
             m.healthy_at = i64::MIN / 4;
             m.run.booted = true;
             for p in &mut m.probes {
@@ -200,6 +239,7 @@ fn run(model: &ContainerModel, world: World, record: bool) -> Run {
         }
         None => {
             m.event(0, None, EventKind::Started, String::new);
+            m.start_hook(0);
             // The workers' grids start with the first check: the model
             // takes the earliest the kubelet allows.
             for p in &mut m.probes {
@@ -243,17 +283,28 @@ impl Machine<'_> {
             let next_probe = (0..self.probes.len())
                 .filter(|&i| self.active(self.probes[i].model.kind))
                 .min_by_key(|&i| self.probes[i].due());
-            let crash = self.world.crash_after_ms.filter(|_| self.running).map(|after| self.start + after.max(0));
             let at = match (next_probe, self.pending_start) {
-                (_, Some(start)) if !self.running => start,
-                (Some(i), _) => self.probes[i].due(),
-                (None, _) if crash.is_some() => i64::MAX,
-                (None, _) => break,
+                (_, Some(start)) if !self.running => Some(start),
+                (Some(i), _) => Some(self.probes[i].due()),
+                (None, _) => None,
             };
-            if let Some(crash) = crash.filter(|&c| c <= at && c <= self.world.horizon_ms) {
-                self.crash(crash);
+            // What comes at its own time wins a tie with a check.
+            if let Some((when, timer)) = self.next_timer().filter(|&(t, _)| at.is_none_or(|at| t <= at)) {
+                if when > self.world.horizon_ms {
+                    break;
+                }
+                match timer {
+                    Timer::Crash => self.crash(when),
+                    Timer::HookFails(why) => self.kill(when, Cause::PostStart(why)),
+                    Timer::HookEnds => {
+                        self.hook_ends = None;
+                        self.ready_without_probe(when);
+                    }
+                    Timer::GatesTrue => self.gates_true(when),
+                }
                 continue;
             }
+            let Some(at) = at else { break };
             if at > self.world.horizon_ms || self.settled(at) {
                 break;
             }
@@ -271,8 +322,10 @@ impl Machine<'_> {
         let stuck = self.first && (self.world.wedge_from.is_some() || !over(self.world.pause));
         self.running
             && self.world.crash_after_ms.is_none()
+            && self.hook_fails.is_none()
             && self.startup_done
             && self.ready
+            && (self.serving || self.gates.never())
             && at >= self.healthy_at
             && over(self.world.stall)
             && !stuck
@@ -375,30 +428,7 @@ impl Machine<'_> {
         match kind {
             ProbeKind::Readiness if self.ready => self.set_ready(done, false),
             ProbeKind::Readiness => {}
-            ProbeKind::Startup | ProbeKind::Liveness => self.kill(done, kind, model.grace),
-        }
-    }
-
-    /// Without a readiness probe the container is ready once started.
-    fn ready_without_probe(&mut self, at: i64) {
-        if self.startup_done && self.model.probe(ProbeKind::Readiness).is_none() {
-            self.set_ready(at, true);
-        }
-    }
-
-    fn set_ready(&mut self, at: i64, ready: bool) {
-        if self.ready == ready {
-            return;
-        }
-        self.ready = ready;
-        if ready {
-            if let Some(since) = self.unready_since.take() {
-                self.run.unready.push((since, at));
-            }
-            self.event(at, Some(ProbeKind::Readiness), EventKind::Ready, String::new);
-        } else {
-            self.unready_since = Some(at);
-            self.event(at, Some(ProbeKind::Readiness), EventKind::Unready, String::new);
+            ProbeKind::Startup | ProbeKind::Liveness => self.kill(done, Cause::Probe(kind, model.grace)),
         }
     }
 
@@ -409,117 +439,6 @@ impl Machine<'_> {
         if self.healthy_at < until {
             self.run.booted = true;
         }
-    }
-
-    fn kill(&mut self, at: i64, by: ProbeKind, probe_grace: Option<i64>) {
-        self.note_healthy(at);
-        self.run.restarts += 1;
-        self.run.first_restart_ms.get_or_insert(at);
-        let times = self.failure_of(by);
-        self.event(at, Some(by), EventKind::Kill, || {
-            format!("{} failed {}", by.word(), super::verdict::plural(times, "time"))
-        });
-        self.set_ready(at, false);
-        self.running = false;
-        let grace = probe_grace.unwrap_or(self.model.grace).max(0) * MS;
-        let (sigterm, sigkill) = super::termination::stop_times(super::termination::hook_ms(self.model), grace);
-        // A stuck process handles SIGTERM only once it answers again.
-        let handled = sigterm.max(self.stuck_until(at).map_or(0, |until| until - at));
-        let needed = handled.saturating_add((self.model.drain + self.model.shutdown) * MS);
-        let exit = if needed > sigkill {
-            self.run.sigkill = true;
-            let why = if sigkill > grace { "2s after SIGTERM" } else { "the grace period ended" };
-            self.event(at + sigkill, None, EventKind::Sigkill, || why.to_owned());
-            at + sigkill
-        } else {
-            self.event(at + needed, None, EventKind::Exited, String::new);
-            at + needed
-        };
-        if !self.model.restarts {
-            self.event(exit, None, EventKind::NotRestarted, || "restartPolicy Never".to_owned());
-            return;
-        }
-        let start = self.start_after(exit, self.last_exit);
-        self.last_exit = Some(exit);
-        self.pending_start = Some(start);
-    }
-
-    /// When the kubelet starts the container again after it exited at `exit`,
-    /// judging the back-off by the exit at `judged_by` (kuberuntime_manager.go,
-    /// `doBackOff`): with no exited container to judge by, at once and
-    /// without a back-off; when that exit is further back than the delay (or
-    /// the delay is forgotten), at once, raising it; else after the whole
-    /// delay from this exit, raising it then.
-    ///
-    /// After a probe's kill the kubelet restarts in the same sync, whose
-    /// status still shows the killed container running: it judges by the
-    /// container that exited *before* ([`Machine::kill`]). So the first two
-    /// restarts are immediate, and a container that ran longer than the
-    /// delay since the previous exit restarts at once. A container that
-    /// exits by itself is judged by its own exit ([`Machine::crash`]): the
-    /// first time at once, then always the whole delay.
-    fn start_after(&mut self, exit: i64, judged_by: Option<i64>) -> i64 {
-        let Some(judged_by) = judged_by else {
-            return exit;
-        };
-        let waiting = self.backoff.filter(|b| !self.forgotten(*b, judged_by) && exit - judged_by < b.delay);
-        let Some(Backoff { delay, .. }) = waiting else {
-            self.raise_backoff(judged_by, exit);
-            return exit;
-        };
-        self.wait_out(exit, delay)
-    }
-
-    /// Backs off `delay` from the exit at `exit`, then raises the delay as
-    /// the sync that starts the container does; returns that start.
-    fn wait_out(&mut self, exit: i64, delay: i64) -> i64 {
-        self.run.max_backoff_ms = self.run.max_backoff_ms.max(delay);
-        self.push(exit, || Event {
-            delay_ms: Some(delay),
-            ..Event::new(exit, None, EventKind::BackOff, format!("CrashLoopBackOff {}s", delay / MS))
-        });
-        self.raise_backoff(exit, exit + delay);
-        exit + delay
-    }
-
-    fn max_backoff(&self) -> i64 {
-        self.world.max_backoff_ms.unwrap_or(BACKOFF_MAX_MS).max(1)
-    }
-
-    /// Whether the entry is forgotten for a container that exited at `exit`
-    /// (not raised for more than twice the ceiling before it).
-    fn forgotten(&self, b: Backoff, exit: i64) -> bool {
-        exit - b.raised > 2 * self.max_backoff()
-    }
-
-    /// `Backoff.Next`, judged by the exit at `exit`, at time `now`.
-    fn raise_backoff(&mut self, exit: i64, now: i64) {
-        let delay = match self.backoff {
-            Some(b) if !self.forgotten(b, exit) => (b.delay * 2).min(self.max_backoff()),
-            _ => BACKOFF_INITIAL_MS.min(self.max_backoff()),
-        };
-        self.backoff = Some(Backoff { delay, raised: now });
-    }
-
-    /// The app exits by itself at `at` (code 1); the kubelet's next sync
-    /// sees it exited and judges the back-off by this exit
-    /// ([`Machine::start_after`]). `restartPolicy: OnFailure` restarts an
-    /// exit code 1 as Always does.
-    fn crash(&mut self, at: i64) {
-        self.note_healthy(at);
-        self.event(at, None, EventKind::Exited, || "by itself, code 1".to_owned());
-        self.set_ready(at, false);
-        self.running = false;
-        if !self.model.restarts {
-            self.event(at, None, EventKind::NotRestarted, || "restartPolicy Never".to_owned());
-            self.pending_start = None;
-            return;
-        }
-        self.run.restarts += 1;
-        self.run.first_restart_ms.get_or_insert(at);
-        let start = self.start_after(at, Some(at));
-        self.last_exit = Some(at);
-        self.pending_start = Some(start);
     }
 
     /// The kubelet syncs the pod at `at` with the container started and not
@@ -539,26 +458,6 @@ impl Machine<'_> {
 
     fn failure_of(&self, kind: ProbeKind) -> i64 {
         self.model.probe(kind).map_or(0, |p| p.timing.failure)
-    }
-
-    fn restart_at(&mut self, at: i64) {
-        self.pending_start = None;
-        self.first = false;
-        self.start = at;
-        self.healthy_at = at + self.world.restart_boot_ms;
-        self.running = true;
-        self.startup_done = self.model.probe(ProbeKind::Startup).is_none();
-        for p in &mut self.probes {
-            p.next = p.tick_from(at, at);
-            p.triggered = None;
-            p.fails = 0;
-            p.oks = 0;
-        }
-        self.event(at, None, EventKind::Started, String::new);
-        if self.startup_done {
-            self.trigger_readiness(at + STARTED_SEEN_MS);
-        }
-        self.ready_without_probe(at);
     }
 
     fn finish(mut self) -> Run {

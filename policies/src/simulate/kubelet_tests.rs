@@ -285,15 +285,15 @@ fn the_kubelet_leaves_two_seconds_between_sigterm_and_sigkill_after_a_hook() {
 
 #[test]
 fn a_hook_whose_length_is_unknown_is_said_to_be_taken_as_zero() {
-    use super::pod::PreStopLength;
+    use super::hooks::HookLength;
     let mut m = container(vec![]);
     m.prestop = Some(SleepSeconds::Finite(0));
-    m.prestop_length = PreStopLength::Unknown("exec");
+    m.prestop_length = HookLength::Unknown("exec");
     let run = delete(&m, 2 * S, 0);
     let prestop = run.events.iter().find(|e| e.kind == EventKind::PreStop).expect("a preStop event");
     assert!(prestop.detail.contains("exec of unknown length, taken as 0s"), "{}", prestop.detail);
     m.prestop = Some(SleepSeconds::Finite(8));
-    m.prestop_length = PreStopLength::Stated("httpGet");
+    m.prestop_length = HookLength::Stated("httpGet");
     m.grace = 10;
     let run = delete(&m, 2 * S, 0);
     assert_eq!(times(&run, EventKind::Sigterm), vec![8]);

@@ -7,12 +7,17 @@
 
 mod checks;
 mod cycles;
+mod gates;
+mod hooks;
 mod kubelet;
 #[cfg(test)]
 mod kubelet_tests;
+#[cfg(test)]
+mod lifecycle_tests;
 mod model_doc;
 mod pod;
 mod scenario;
+mod stop_signal;
 mod sweep;
 mod termination;
 mod timeline;
@@ -20,10 +25,13 @@ mod verdict;
 
 pub use checks::{ANNOTATION_PROBE_CHECKS, Check, ProbeChecks, ProbeChecksError, infer};
 pub use cycles::{Repeat, repeats};
+pub use gates::{ANNOTATION_READINESS_GATES, GateDelay, GateDelayError, ReadinessGates};
+pub use hooks::{ANNOTATION_POSTSTART, ANNOTATION_PRESTOP, HookLength, PostStart};
 pub use kubelet::{BACKOFF_INITIAL_MS, BACKOFF_MAX_MS, Run, STARTED_SEEN_MS, World, simulate, simulate_figures};
 pub use model_doc::MODEL;
-pub use pod::{ANNOTATION_PRESTOP, AnnotationError, ContainerModel, PreStopLength, ProbeModel, containers};
+pub use pod::{AnnotationError, ContainerModel, ProbeModel, containers};
 pub use scenario::{STANDARD, Scenario, ScenarioError, ScenarioKind};
+pub use stop_signal::{FEATURE_GATES, FeatureGateError, FeatureGates, StopSignal};
 pub use sweep::{ContainerOutcome, phase_offsets, run_scenario};
 pub use termination::{MIN_SIGTERM_TO_SIGKILL_MS, delete, stop_times};
 pub use timeline::{Event, EventKind, Span};
@@ -48,6 +56,15 @@ pub struct Assumptions {
     /// `exec` of a script, an `httpGet`), as stated on the command line
     /// (wins over the `lifeguard.dev/prestop-seconds` annotation).
     pub prestop_seconds: Option<i64>,
+    /// How long a postStart hook runs whose length the spec does not show,
+    /// as stated on the command line (wins over the
+    /// `lifeguard.dev/poststart-seconds` annotation).
+    pub poststart_seconds: Option<i64>,
+    /// When the pod's readiness gates become True, as stated on the command
+    /// line (wins over the `lifeguard.dev/readiness-gates-seconds` annotation).
+    pub readiness_gates: Option<GateDelay>,
+    /// The cluster's feature gates the model reads (`ContainerStopSignals`).
+    pub feature_gates: FeatureGates,
     /// The kubelet's CrashLoopBackOff ceiling
     /// (`crashLoopBackOff.maxContainerRestartPeriod`; default 300).
     pub max_backoff_seconds: i64,
@@ -63,6 +80,9 @@ impl Default for Assumptions {
             request_seconds: 0,
             probe_checks: ProbeChecks::default(),
             prestop_seconds: None,
+            poststart_seconds: None,
+            readiness_gates: None,
+            feature_gates: FeatureGates::default(),
             max_backoff_seconds: BACKOFF_MAX_MS / 1000,
             delete_grace_seconds: None,
         }

@@ -23,6 +23,8 @@ what happens: restarts, time out of the Service's endpoints, SIGKILL.
 - `crash[:AFTER]`: the app exits by itself (code 1) AFTER seconds (default
   0) after each start of its container: a crash loop, with the restart
   policy and the back-off.
+- `poststart-fail`: the container's postStart hook fails when it ends (its
+  length as below), at every start.
 
 Without `--scenario`: `boot`, `stall:2m`, `pause:5s`, `wedge`, `delete`.
 
@@ -31,9 +33,10 @@ Without `--scenario`: `boot`, `stall:2m`, `pause:5s`, `wedge`, `delete`.
   `timeoutSeconds` 1, `successThreshold` 1, `failureThreshold` 3.
 - Each probe's first check runs `initialDelaySeconds` after the container
   starts, but not before the kubelet has seen it running (its pod lifecycle
-  event generator relists every second: the model takes 1 s), then one
-  every `periodSeconds`; a check that takes longer than `periodSeconds`
-  delays the next to the next tick of its grid.
+  event generator relists every second: the model takes 1 s; a postStart
+  hook holds it until the hook ends), then one every `periodSeconds`; a
+  check that takes longer than `periodSeconds` delays the next to the next
+  tick of its grid.
 - A check answered later than `timeoutSeconds` is a failure (reported as
   timed out at `timeoutSeconds`).
 - The startup probe holds liveness and readiness until it succeeds;
@@ -46,8 +49,9 @@ Without `--scenario`: `boot`, `stall:2m`, `pause:5s`, `wedge`, `delete`.
   `successThreshold` consecutive readiness successes bring it back. A
   readiness failure never restarts the container.
 - A container without a readiness probe is in the endpoints once started
-  (once its startup probe succeeded). A new container is out of the
-  endpoints until readiness succeeds.
+  (once its startup probe succeeded and its postStart hook ended). A new
+  container is out of the endpoints until readiness succeeds, and the pod
+  until its readiness gates are True too (below).
 
 ## What a probe checks
 Inferred from the handler, as the rules read it:
@@ -70,6 +74,47 @@ entries, e.g. `"liveness=local,readiness=dependency"`.
 
 While the app boots, every check except `process exists` fails at once
 (nothing listens yet).
+
+## postStart hooks
+- The kubelet runs the hook right after the runtime starts the container,
+  in the same sync, and waits for it (kuberuntime_container.go,
+  `startContainer`): the app runs meanwhile, but the pod's status does not
+  show the container running until the hook ends, so no probe checks it
+  and it is not ready (the first check comes when it ends, readiness at
+  once); `initialDelaySeconds` still counts from the container's start.
+  Every start of the container runs it again.
+- Its length: a native `sleep`, or an `exec` of `sleep N` (read as a
+  preStop sleep is), lasts that long; a hook whose length the spec does not
+  show (an `exec` of a script, an `httpGet`) lasts what `--poststart-seconds`
+  or the pod template's `lifeguard.dev/poststart-seconds` states, else 0 s,
+  and the timeline says it was not stated. A hook that never ends (`sleep
+  infinity`) leaves the container unprobed and never ready.
+- A hook that fails (an `exec` that exits non-zero, an `httpGet` whose
+  connection fails; the kubelet does not look at the HTTP status, and
+  waits for an answer without a timeout) makes the kubelet
+  kill the container (`FailedPostStartHook`: preStop, stop signal, SIGKILL
+  at the grace period's end, as any kill); the next sync starts it again
+  under the restart policy, judging the back-off by that exit, as for a
+  crash. The hooks that fail by themselves: a `tcpSocket` hook, which the
+  kubelet cannot run (lifecycle/handlers.go: "invalid handler"), at once;
+  an `httpGet` to the container itself (no `host`, or a loopback one) while
+  the app boots, at once, since it is sent as soon as the container starts.
+  `poststart-fail` fails any hook when it ends.
+
+## Readiness gates
+- The pod is in the Service's endpoints only when its containers are ready
+  and every `readinessGates` condition is True (status/generate.go,
+  `GeneratePodReadyCondition`). Another controller (a load balancer's,
+  typically) sets them; when, the manifest does not say: state it with
+  `--readiness-gates-seconds` or the pod template's
+  `lifeguard.dev/readiness-gates-seconds` (seconds after the containers are
+  first ready, or `never`). Unstated, they are taken as True as soon as the
+  containers are ready, and the timeline says so.
+- Once True they stay True: the kubelet keeps other controllers' conditions
+  across container restarts, and syncs the pod when one is set
+  (kubelet.go, `HandlePodReconcile`). A pod that has long been running
+  (`stall`, `pause`, `wedge`, `delete`) has them True, unless they are
+  stated `never`: then it never joins the endpoints, in any scenario.
 
 ## Restarts
 - A kill stops the container the way the kubelet does (see Deletion for
@@ -98,11 +143,11 @@ While the app boots, every check except `process exists` fails at once
 - Endpoint removal reaches every proxy `--endpoint-propagation-seconds`
   (default 2) after deletion; requests keep arriving until then.
 - The preStop hook runs from deletion, for at most the grace period;
-  SIGTERM follows when it ends. A native `sleep` or an `exec` of `sleep N`
+  the stop signal follows when it ends. A native `sleep` or an `exec` of `sleep N`
   lasts that long; a hook whose length the spec does not show (an `exec`
   of a script, an `httpGet`) lasts what `--prestop-seconds` or the pod
   template's `lifeguard.dev/prestop-seconds` states, else 0 s, and the
-  timeline says it was not stated. The app stops admitting requests at SIGTERM, finishes those in flight (each up to
+  timeline says it was not stated. The app stops admitting requests at the stop signal, finishes those in flight (each up to
   `--request-seconds`, default 0), drains and shuts down for its declared
   budgets, read from the same sources as `grace-period-too-short`
   (`lifeguard.dev/drain-seconds`, `lifeguard.dev/shutdown-budget-seconds`,
@@ -113,6 +158,16 @@ While the app boots, every check except `process exists` fails at once
   comes when the rest ends, but never sooner than 2 s after SIGTERM. A hook
   that runs past the grace period (a sleep that never ends) gets SIGTERM
   at the grace period's end and SIGKILL 2 s later.
+- The stop signal is SIGTERM (the runtime sends the image's STOPSIGNAL
+  when it sets one, which the manifest does not show). `lifecycle.stopSignal`
+  replaces it only with the `ContainerStopSignals` feature gate on (alpha,
+  off by default in 1.37: the API server drops the field, and the kubelet
+  passes it to the runtime only then); say yours is on with
+  `--feature-gates ContainerStopSignals=true`, and a runtime that knows the
+  CRI field sends it (containerd 1.6 does not, and sends the image's
+  STOPSIGNAL). The app is taken to drain on it as on SIGTERM; a stop signal
+  of SIGKILL ends the container at once, with nothing drained. A kill by a
+  probe sends the same signal.
 
 ## Phase offsets
 When a disruption starts between two checks matters, the simulation runs
@@ -127,16 +182,19 @@ case. `boot` and `delete` have no free offset.
   every replica restarts; the line says for how long the Service has zero
   endpoints (the time even the best-placed replica is out);
 - `restarts`: some offset restarts the container (a boot that completes
-  after restarts);
+  after restarts; `crash` and `poststart-fail`, the crash loop);
 - `boot-loop`: the app never finishes booting: every container is killed
-  before it answers;
+  before it answers, or at its start by a postStart hook that fails by
+  itself (after a boot, or after whatever restarted it);
 - `dependency-outage`: no restart, but readiness follows the stalled
   dependency, so every replica is out of the endpoints at once for a while
   and back when the dependency is: the outage a dependency-aware readiness
   chooses (a local readiness keeps the Service up and leaves the errors to
   the app);
 - `out-of-service`: no restart, but the pod's own failure (a pause of its
-  only replica) leaves the Service without an endpoint for a while;
+  only replica) leaves the Service without an endpoint for a while, or the
+  pod never joins it (readiness gates stated `never`, a postStart hook that
+  never ends, a container left stopped by `restartPolicy: Never`);
 - `sigkill-in-flight`: SIGKILL comes before the in-flight work, drain and
   shutdown end;
 - `wedge-detected`: a wedge is restarted whatever the offset, after the
@@ -160,5 +218,12 @@ well-configured pod does), `info` for `dependency-outage`, `warning` for
   the fields allow.
 - `ReduceDefaultCrashLoopBackOffDecay` (alpha, off by default): a first
   delay of 1 s.
-- postStart hooks, readiness gates and `lifecycle.stopSignal`.
+- The image's STOPSIGNAL: the manifest does not show it, and the model
+  names SIGTERM.
+- What a readiness gate's controller does after it set the gate (whether it
+  sets it False again when the pod is unready); the model keeps it True.
+- An `httpGet` hook without `host` on a pod with the host's network: with
+  containerd it fails at once (no pod IP: lifecycle/handlers.go, "failed to
+  find networking container"), a postStart hook so killing the container;
+  the model runs it as any other `httpGet`.
 "#;

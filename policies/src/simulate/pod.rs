@@ -1,13 +1,16 @@
 //! The container as the simulation sees it: its probes with what they
-//! check, its restart policy, and what it needs between SIGTERM and exit.
+//! check, its restart policy, its hooks, the pod's readiness gates, and
+//! what it needs between SIGTERM and exit.
 
 use crate::model::{
-    ANNOTATION_COLD_START, ContainerView, ProbeKind, ProbeTiming, SleepSeconds, Workload, prestop_handler,
-    shutdown_needs,
+    ANNOTATION_COLD_START, ContainerView, ProbeKind, ProbeTiming, SleepSeconds, Workload, shutdown_needs,
 };
 use crate::policy::Policy;
 
 use super::checks::{ANNOTATION_PROBE_CHECKS, Check, ProbeChecks, infer};
+use super::gates::{ANNOTATION_READINESS_GATES, GateDelay, ReadinessGates};
+use super::hooks::{ANNOTATION_POSTSTART, ANNOTATION_PRESTOP, HookLength, PostStart, poststart_of, prestop_of};
+use super::stop_signal::StopSignal;
 
 /// One probe of a container.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -38,7 +41,13 @@ pub struct ContainerModel {
     /// How long the preStop hook runs; `None` when there is none.
     pub prestop: Option<SleepSeconds>,
     /// Where that length comes from.
-    pub prestop_length: PreStopLength,
+    pub prestop_length: HookLength,
+    /// The postStart hook, if it has one.
+    pub poststart: Option<PostStart>,
+    /// The pod's readiness gates and when they become True.
+    pub readiness_gates: ReadinessGates,
+    /// The signal the runtime sends to stop it.
+    pub stop_signal: StopSignal,
     /// Declared drain, seconds (0 when undeclared).
     pub drain: i64,
     /// Declared shutdown budget, seconds (0 when undeclared).
@@ -62,7 +71,10 @@ impl ContainerModel {
             restarts: true,
             grace: 30,
             prestop: None,
-            prestop_length: PreStopLength::Read,
+            prestop_length: HookLength::Read,
+            poststart: None,
+            readiness_gates: ReadinessGates::default(),
+            stop_signal: StopSignal::Default,
             drain: 0,
             shutdown: 0,
             cold_start: 0,
@@ -76,33 +88,16 @@ impl ContainerModel {
     }
 }
 
-/// On the pod template: how long a preStop hook runs whose length its spec
-/// does not show (an `exec` of a script, an `httpGet`), in seconds.
-pub const ANNOTATION_PRESTOP: &str = "lifeguard.dev/prestop-seconds";
-
-/// Where the length of a container's preStop hook comes from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum PreStopLength {
-    /// Read from the hook: a sleep (native, or an `exec` of `sleep N`), or
-    /// no hook.
-    Read,
-    /// The hook (`exec` or `httpGet`, named) does not show it; stated by
-    /// `--prestop-seconds` or [`ANNOTATION_PRESTOP`].
-    Stated(&'static str),
-    /// The hook does not show it and nobody said: taken as 0 s, and the
-    /// timeline says so (the kubelet runs it first, whatever it takes, and
-    /// its time comes out of the grace period).
-    Unknown(&'static str),
-}
-
-/// A `lifeguard.dev/probe-checks` annotation that cannot be read.
+/// A `lifeguard.dev/` annotation of the simulation that cannot be read.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("annotation {ANNOTATION_PROBE_CHECKS}: {detail}")]
+#[error("annotation {annotation}: {detail}")]
 pub struct AnnotationError {
     /// Pointer to the annotation in the object.
     pub pointer: String,
+    /// The annotation.
+    pub annotation: &'static str,
     /// What is wrong.
-    pub detail: super::checks::ProbeChecksError,
+    pub detail: String,
 }
 
 /// The containers of a workload as the simulation sees them. What a probe
@@ -117,10 +112,31 @@ pub fn containers(
     let stated = &assumptions.probe_checks;
     let stated_prestop =
         assumptions.prestop_seconds.or_else(|| w.annotation_seconds(ANNOTATION_PRESTOP).and_then(Result::ok));
+    let error = |annotation: &'static str, detail: String| AnnotationError {
+        pointer: w.annotation_pointer(annotation),
+        annotation,
+        detail,
+    };
     let annotated = match w.annotations.get(ANNOTATION_PROBE_CHECKS) {
-        Some(raw) => ProbeChecks::parse(raw)
-            .map_err(|detail| AnnotationError { pointer: w.annotation_pointer(ANNOTATION_PROBE_CHECKS), detail })?,
+        Some(raw) => ProbeChecks::parse(raw).map_err(|e| error(ANNOTATION_PROBE_CHECKS, e.to_string()))?,
         None => ProbeChecks::default(),
+    };
+    // The flags win over the annotations; an annotation that cannot be read
+    // is an error all the same, as for probe-checks.
+    let annotated_poststart = w
+        .annotation_seconds(ANNOTATION_POSTSTART)
+        .transpose()
+        .map_err(|raw| error(ANNOTATION_POSTSTART, format!("{raw:?}: expected whole seconds (a duration like 30s)")))?;
+    let stated_poststart = assumptions.poststart_seconds.or(annotated_poststart);
+    let annotated_gates = w
+        .annotations
+        .get(ANNOTATION_READINESS_GATES)
+        .map(|raw| GateDelay::parse(raw))
+        .transpose()
+        .map_err(|e| error(ANNOTATION_READINESS_GATES, e.to_string()))?;
+    let readiness_gates = ReadinessGates {
+        conditions: w.spec.readiness_gates.iter().flatten().map(|g| g.condition_type.clone()).collect(),
+        stated: assumptions.readiness_gates.or(annotated_gates),
     };
     let needs = shutdown_needs(w, policy);
     let cold_annotation = w.annotation_seconds(ANNOTATION_COLD_START).and_then(Result::ok);
@@ -150,14 +166,7 @@ pub fn containers(
             _ if !c.sidecar && c.is_model_server(policy) => policy.settings.gpu_boot_seconds,
             _ => 0,
         };
-        let (prestop, prestop_length) = match (need.and_then(|n| n.prestop), prestop_handler(c.container)) {
-            (Some(sleep), _) => (Some(sleep.seconds), PreStopLength::Read),
-            (None, None) => (None, PreStopLength::Read),
-            (None, Some(handler)) => match stated_prestop {
-                Some(s) => (Some(SleepSeconds::Finite(s.max(0))), PreStopLength::Stated(handler)),
-                None => (Some(SleepSeconds::Finite(0)), PreStopLength::Unknown(handler)),
-            },
-        };
+        let (prestop, prestop_length) = prestop_of(c.container, need.and_then(|n| n.prestop), stated_prestop);
         let restart_policy = if c.sidecar { Some("Always") } else { w.spec.restart_policy.as_deref() };
         out.push(ContainerModel {
             pointer: c.pointer.to_owned(),
@@ -166,6 +175,9 @@ pub fn containers(
             grace: w.grace_period(),
             prestop,
             prestop_length,
+            poststart: poststart_of(c.container, stated_poststart),
+            readiness_gates: readiness_gates.clone(),
+            stop_signal: StopSignal::of(c.container, assumptions.feature_gates),
             drain: need.map_or(0, |n| n.drain_seconds()),
             shutdown: need.map_or(0, |n| n.shutdown_seconds()),
             cold_start,

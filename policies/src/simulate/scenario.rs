@@ -1,5 +1,5 @@
 //! Scenarios: what happens to the pod, written `boot:430s`, `stall:2s`,
-//! `pause:3s`, `wedge`, `delete` or `crash:5s`.
+//! `pause:3s`, `wedge`, `delete`, `crash:5s` or `poststart-fail`.
 
 use crate::model::parse_seconds;
 
@@ -24,6 +24,10 @@ pub enum ScenarioKind {
     /// of its container: a crash loop, and what the restart policy and the
     /// back-off make of it.
     Crash(i64),
+    /// The container's postStart hook fails when it ends, at every start:
+    /// the kubelet kills the container (`FailedPostStartHook`) and restarts
+    /// it under the restart policy and the back-off.
+    PostStartFail,
 }
 
 /// A scenario and how it was written.
@@ -50,7 +54,8 @@ pub const STANDARD: &[&str] = &["boot", "stall:2m", "pause:5s", "wedge", "delete
 
 impl Scenario {
     /// Reads `boot[:DURATION]`, `stall:DURATION`, `pause:DURATION`, `wedge`,
-    /// `delete` or `crash[:AFTER]` (durations as `30`, `30s`, `2m`, `1m30s`).
+    /// `delete`, `crash[:AFTER]` or `poststart-fail` (durations as `30`,
+    /// `30s`, `2m`, `1m30s`).
     pub fn parse(given: &str) -> Result<Scenario, ScenarioError> {
         let err = |problem: &str| ScenarioError { given: given.to_owned(), problem: problem.to_owned() };
         let (name, duration) = match given.split_once(':') {
@@ -65,13 +70,17 @@ impl Scenario {
             "boot" => ScenarioKind::Boot(duration.map(|d| seconds(Some(d))).transpose()?),
             "stall" => ScenarioKind::Stall(seconds(duration)?),
             "pause" => ScenarioKind::Pause(seconds(duration)?),
-            "wedge" | "delete" if duration.is_some() => return Err(err("takes no duration")),
+            "wedge" | "delete" | "poststart-fail" if duration.is_some() => {
+                return Err(err("takes no duration"));
+            }
             "wedge" => ScenarioKind::Wedge,
             "delete" => ScenarioKind::Delete,
+            "poststart-fail" => ScenarioKind::PostStartFail,
             "crash" => ScenarioKind::Crash(duration.map(|d| seconds(Some(d))).transpose()?.unwrap_or(0)),
             _ => {
                 return Err(err(
-                    "unknown scenario; use boot[:DURATION], stall:DURATION, pause:DURATION, wedge, delete or crash[:AFTER]",
+                    "unknown scenario; use boot[:DURATION], stall:DURATION, pause:DURATION, wedge, delete, \
+                     crash[:AFTER] or poststart-fail",
                 ));
             }
         };
@@ -99,13 +108,14 @@ mod tests {
         assert_eq!(kind("delete"), Ok(ScenarioKind::Delete));
         assert_eq!(kind("crash"), Ok(ScenarioKind::Crash(0)));
         assert_eq!(kind("crash:5s"), Ok(ScenarioKind::Crash(5)));
+        assert_eq!(kind("poststart-fail"), Ok(ScenarioKind::PostStartFail));
         assert_eq!(Scenario::parse("stall:2s").map(|s| s.label), Ok("stall:2s".to_owned()));
         assert_eq!(Scenario::standard().len(), super::STANDARD.len());
     }
 
     #[test]
     fn rejects_what_it_cannot_read() {
-        for bad in ["stall", "stall:x", "pause:-1", "wedge:3s", "crash:x", "crashes", ""] {
+        for bad in ["stall", "stall:x", "pause:-1", "wedge:3s", "crash:x", "crashes", "poststart-fail:3s", ""] {
             let e = Scenario::parse(bad).expect_err(bad);
             assert!(e.to_string().starts_with(&format!("scenario {bad:?}: ")), "{e}");
         }

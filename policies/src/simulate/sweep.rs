@@ -6,6 +6,7 @@ use std::cmp::Reverse;
 use crate::model::ProbeKind;
 
 use super::Assumptions;
+use super::gates::GateDelay;
 use super::kubelet::{Run, World, simulate, simulate_figures};
 use super::pod::ContainerModel;
 use super::scenario::{Scenario, ScenarioKind};
@@ -70,8 +71,14 @@ pub fn phase_offsets(model: &ContainerModel) -> Vec<i64> {
 }
 
 /// How long after a disruption a run must go on to see its consequences
-/// end: every probe's failure and success windows, a restart and a boot.
+/// end: every probe's failure and success windows, a restart, a boot, a
+/// postStart hook and the readiness gates' stated wait.
 fn tail_ms(model: &ContainerModel) -> i64 {
+    let hook = model.poststart.and_then(|h| h.length.finite()).unwrap_or(0).max(0);
+    let gates = match model.readiness_gates.stated {
+        Some(GateDelay::After(s)) if !model.readiness_gates.conditions.is_empty() => s.max(0),
+        _ => 0,
+    };
     let probes: i64 = model
         .probes
         .iter()
@@ -81,7 +88,8 @@ fn tail_ms(model: &ContainerModel) -> i64 {
                 * MS
         })
         .sum();
-    (probes + (model.grace.max(0) + model.cold_start + model.drain + model.shutdown + 10) * MS).min(MAX_TAIL_MS)
+    let own = model.grace.max(0) + model.cold_start + model.drain + model.shutdown + hook + gates + 10;
+    (probes + own.saturating_mul(MS)).min(MAX_TAIL_MS)
 }
 
 fn figures(run: &Run) -> Figures {
@@ -127,19 +135,27 @@ pub fn run_scenario(model: &ContainerModel, scenario: &Scenario, a: &Assumptions
             reading.boot_ms = boot_ms;
             (vec![run], 0)
         }
-        ScenarioKind::Crash(after) => {
+        ScenarioKind::Crash(_) | ScenarioKind::PostStartFail => {
             let boot_ms = model.cold_start.max(0) * MS;
+            let (crash_after_ms, poststart_fails) = match scenario.kind {
+                ScenarioKind::Crash(after) => (Some(after.max(0) * MS), false),
+                _ => (None, true),
+            };
+            let cycle = crash_after_ms.or_else(|| model.poststart.and_then(|h| h.ms())).unwrap_or(0);
             // The first exits and the back-offs that follow (10 + 20 + 40 + 80 s).
-            let horizon = 6 * (after.max(0) * MS + boot_ms) + 160 * MS;
+            let horizon = 6 * (cycle.min(MAX_TAIL_MS) + boot_ms) + 160 * MS;
             let world = World {
                 boot_ms,
                 restart_boot_ms: boot_ms,
                 horizon_ms: horizon,
                 max_backoff_ms: Some(a.max_backoff_seconds * MS),
-                crash_after_ms: Some(after.max(0) * MS),
+                crash_after_ms,
+                poststart_fails,
                 ..World::default()
             };
-            (vec![simulate(model, world)], 0)
+            let run = simulate(model, world);
+            reading.booted = run.booted;
+            (vec![run], 0)
         }
         ScenarioKind::Stall(_) | ScenarioKind::Pause(_) | ScenarioKind::Wedge => {
             let d_ms = match scenario.kind {
@@ -192,6 +208,10 @@ pub fn run_scenario(model: &ContainerModel, scenario: &Scenario, a: &Assumptions
     reading.worst = figures(&worst_run);
     reading.best = best;
     reading.backoff_ms = worst_run.max_backoff_ms;
+    reading.hook_failure = worst_run.hook_failure;
+    reading.stopped = worst_run.stopped;
+    reading.has_poststart = model.poststart.is_some();
+    reading.never_serves = (!runs.iter().any(|r| r.served)).then(|| never_serves(model)).flatten();
     let (verdict, message) = judge(scenario.kind, &reading);
     ContainerOutcome {
         container: model.name.clone(),
@@ -205,6 +225,19 @@ pub fn run_scenario(model: &ContainerModel, scenario: &Scenario, a: &Assumptions
         offsets: runs.len(),
         probes: model.probes.iter().map(|p| p.kind).collect(),
     }
+}
+
+/// Why a pod that never joined the endpoints never will, when the model
+/// knows: its readiness gates are stated never to be True, or its postStart
+/// hook never ends.
+fn never_serves(model: &ContainerModel) -> Option<String> {
+    let gates = &model.readiness_gates;
+    if gates.never() {
+        let word = if gates.conditions.len() == 1 { "gate is" } else { "gates are" };
+        return Some(format!("its readiness {word} never True, as stated ({})", gates.conditions.join(", ")));
+    }
+    let forever = model.poststart.is_some_and(|h| h.ms().is_none());
+    forever.then(|| "its postStart hook never ends, so the kubelet never sees the container running".to_owned())
 }
 
 #[cfg(test)]

@@ -3,8 +3,9 @@
 
 use crate::model::SleepSeconds;
 
+use super::hooks::length_detail;
 use super::kubelet::Run;
-use super::pod::{ContainerModel, PreStopLength};
+use super::pod::ContainerModel;
 use super::timeline::{Event, EventKind};
 
 const MS: i64 = 1000;
@@ -41,29 +42,20 @@ pub fn hook_ms(model: &ContainerModel) -> Option<i64> {
 
 /// The preStop event's detail: the hook and where its length comes from.
 fn hook_detail(model: &ContainerModel) -> String {
-    match (model.prestop, model.prestop_length) {
-        (Some(SleepSeconds::Forever), _) => "sleep forever".to_owned(),
-        (Some(SleepSeconds::Finite(s)), PreStopLength::Read) => format!("sleep {s}s"),
-        (Some(SleepSeconds::Finite(s)), PreStopLength::Stated(handler)) => format!("{handler}, {s}s as stated"),
-        (_, PreStopLength::Unknown(handler)) => format!(
-            "{handler} of unknown length, taken as 0s (state it with --prestop-seconds or the \
-             lifeguard.dev/prestop-seconds annotation)"
-        ),
-        (None, _) => String::new(),
-    }
+    length_detail(model.prestop, model.prestop_length, "prestop", "sleep forever".to_owned())
 }
 
 /// What deletion does: endpoint removal takes `propagation_ms`; the preStop
-/// hook runs from deletion, then SIGTERM (see [`stop_times`]); the app stops
-/// admitting requests at SIGTERM or when no more arrive, finishes those in
-/// flight (each up to `request_ms`), drains and shuts down within its
+/// hook runs from deletion, then the stop signal, SIGTERM unless
+/// `lifecycle.stopSignal` is sent (see [`stop_times`]); the app stops
+/// admitting requests at that signal or when no more arrive, finishes those
+/// in flight (each up to `request_ms`), drains and shuts down within its
 /// declared budgets; SIGKILL comes when what is left of the grace period,
-/// counted from deletion, ends.
+/// counted from deletion, ends. A stop signal of SIGKILL ends it all at once.
 pub fn delete(model: &ContainerModel, propagation_ms: i64, request_ms: i64) -> Run {
     let mut run = Run::default();
-    let mut event = |at: i64, kind: EventKind, detail: String| {
-        run.events.push(Event::new(at, None, kind, detail));
-    };
+    let mut events = Vec::new();
+    let mut event = |at: i64, kind: EventKind, detail: String| events.push(Event::new(at, None, kind, detail));
     let grace = model.grace.max(0) * MS;
     event(0, EventKind::Deleted, format!("terminationGracePeriodSeconds {}", model.grace));
     event(propagation_ms, EventKind::EndpointsRemoved, String::new());
@@ -73,24 +65,36 @@ pub fn delete(model: &ContainerModel, propagation_ms: i64, request_ms: i64) -> R
     }
     let (sigterm, sigkill) = stop_times(hook, grace);
     let cut_short = hook.is_some_and(|h| h >= grace);
-    event(
-        sigterm,
-        EventKind::Sigterm,
-        if cut_short { "the preStop hook used the grace period; 2s left".to_owned() } else { String::new() },
-    );
     let budgets = (model.drain + model.shutdown) * MS;
     let last_admitted = propagation_ms.min(sigterm);
     let work_end = (sigterm + budgets).max(last_admitted + request_ms);
-    if work_end <= sigkill {
-        event(work_end, EventKind::WorkDone, String::new());
-        event(work_end, EventKind::Exited, String::new());
-    } else {
-        // In flight: what the app still had to do when SIGKILL came.
+    let signal = &model.stop_signal;
+    if signal.kills() {
+        // `stopSignal: SIGKILL`: nothing of the in-flight work, drain or shutdown gets done.
         run.sigkill = true;
-        run.cut_ms = Some(work_end - sigkill);
-        let why = if cut_short { "2s after SIGTERM" } else { "the grace period ended" };
-        event(sigkill, EventKind::Sigkill, why.to_owned());
+        run.cut_ms = Some(work_end - sigterm);
+        event(sigterm, EventKind::Sigkill, "lifecycle.stopSignal SIGKILL: no graceful stop".to_owned());
+    } else {
+        let cut = cut_short.then(|| "the preStop hook used the grace period; 2s left".to_owned());
+        let notes = [cut, Some(signal.detail()).filter(|d| !d.is_empty())];
+        let detail = notes.into_iter().flatten().collect::<Vec<_>>().join("; ");
+        events.push(Event {
+            signal: signal.sent().map(str::to_owned),
+            ..Event::new(sigterm, None, EventKind::Sigterm, detail)
+        });
+        let mut event = |at: i64, kind: EventKind, detail: String| events.push(Event::new(at, None, kind, detail));
+        if work_end <= sigkill {
+            event(work_end, EventKind::WorkDone, String::new());
+            event(work_end, EventKind::Exited, String::new());
+        } else {
+            // In flight: what the app still had to do when SIGKILL came.
+            run.sigkill = true;
+            run.cut_ms = Some(work_end - sigkill);
+            let why = if cut_short { "2s after SIGTERM" } else { "the grace period ended" };
+            event(sigkill, EventKind::Sigkill, why.to_owned());
+        }
     }
-    run.events.sort_by_key(|e| e.at_ms);
+    events.sort_by_key(|e| e.at_ms);
+    run.events = events;
     run
 }

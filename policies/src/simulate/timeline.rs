@@ -9,6 +9,8 @@ use crate::model::ProbeKind;
 pub enum EventKind {
     /// The container started (again).
     Started,
+    /// Its postStart hook runs: the kubelet probes the container only once it ends.
+    PostStart,
     /// The app answers its checks from now on.
     AppHealthy,
     /// The scenario's disruption began (`stall`, `pause`, `wedge`).
@@ -23,10 +25,14 @@ pub enum EventKind {
     StartupSucceeded,
     /// Readiness passed `successThreshold` times: in the Service's endpoints.
     Ready,
+    /// The container is ready, but the pod's readiness gates are not True:
+    /// still out of the Service's endpoints.
+    ContainerReady,
     /// Readiness failed `failureThreshold` times (or the container stopped):
     /// out of the Service's endpoints.
     Unready,
-    /// Startup or liveness failed `failureThreshold` times: the kubelet kills the container.
+    /// Startup or liveness failed `failureThreshold` times, or the postStart
+    /// hook failed: the kubelet kills the container.
     Kill,
     /// The kubelet waits before starting the container again (CrashLoopBackOff).
     BackOff,
@@ -38,7 +44,8 @@ pub enum EventKind {
     EndpointsRemoved,
     /// The preStop hook started.
     PreStop,
-    /// SIGTERM reached the process.
+    /// The stop signal reached the process: SIGTERM, or `lifecycle.stopSignal`
+    /// where the kubelet passes it on (the event's `signal`).
     Sigterm,
     /// The app's in-flight work and shutdown ended.
     WorkDone,
@@ -53,6 +60,7 @@ impl EventKind {
     pub fn name(self) -> &'static str {
         match self {
             EventKind::Started => "started",
+            EventKind::PostStart => "poststart",
             EventKind::AppHealthy => "app-healthy",
             EventKind::DisruptionStart => "disruption-start",
             EventKind::DisruptionEnd => "disruption-end",
@@ -60,6 +68,7 @@ impl EventKind {
             EventKind::ProbeTimedOut => "probe-timed-out",
             EventKind::StartupSucceeded => "startup-succeeded",
             EventKind::Ready => "in-endpoints",
+            EventKind::ContainerReady => "container-ready",
             EventKind::Unready => "out-of-endpoints",
             EventKind::Kill => "restart",
             EventKind::BackOff => "back-off",
@@ -92,12 +101,15 @@ pub struct Event {
     pub past_threshold: bool,
     /// The wait a `back-off` starts, ms.
     pub delay_ms: Option<i64>,
+    /// The signal a `sigterm` event sends when it is `lifecycle.stopSignal`
+    /// (`None`: SIGTERM, or the image's STOPSIGNAL).
+    pub signal: Option<String>,
 }
 
 impl Event {
     /// An event with only its time, probe, kind and detail.
     pub fn new(at_ms: i64, probe: Option<ProbeKind>, kind: EventKind, detail: String) -> Event {
-        Event { at_ms, probe, kind, detail, past_threshold: false, delay_ms: None }
+        Event { at_ms, probe, kind, detail, past_threshold: false, delay_ms: None, signal: None }
     }
 }
 

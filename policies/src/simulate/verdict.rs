@@ -99,7 +99,7 @@ pub struct Figures {
 }
 
 /// What the verdict reads from a scenario's runs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub(crate) struct Reading {
     pub(crate) best: Figures,
     pub(crate) worst: Figures,
@@ -115,6 +115,15 @@ pub(crate) struct Reading {
     pub(crate) boot_ms: i64,
     /// Replicas of the workload.
     pub(crate) replicas: i64,
+    /// Why the postStart hook failed, when a failure killed a container.
+    pub(crate) hook_failure: Option<&'static str>,
+    /// Whether a container was left stopped (`restartPolicy: Never`).
+    pub(crate) stopped: bool,
+    /// Whether the container has a postStart hook.
+    pub(crate) has_poststart: bool,
+    /// Why the pod never joins the endpoints, when it never does for a
+    /// reason the model knows (gates never True, a hook that never ends).
+    pub(crate) never_serves: Option<String>,
 }
 
 /// Seconds for people: `1`, `1.5`, `300`.
@@ -141,6 +150,9 @@ pub(crate) fn judge(kind: ScenarioKind, r: &Reading) -> (Verdict, String) {
     let w = &r.worst;
     let first = |f: &Figures| f.restart_at_ms.map_or_else(|| "-".to_owned(), seconds);
     let out_at_most = || format!("no restart; out of endpoints for at most {} s", seconds(w.unready_ms));
+    if let Some(lifecycle) = judge_lifecycle(kind, r) {
+        return lifecycle;
+    }
     match kind {
         ScenarioKind::Boot(_) if !r.booted && w.restarts > 0 => (
             Verdict::BootLoop,
@@ -238,6 +250,65 @@ pub(crate) fn judge(kind: ScenarioKind, r: &Reading) -> (Verdict, String) {
             ),
             _ => (Verdict::Ok, "drains and exits within the grace period".to_owned()),
         },
+        // Judged by `judge_lifecycle`.
+        ScenarioKind::PostStartFail => (Verdict::Ok, "the postStart hook does not fail".to_owned()),
+    }
+}
+
+/// The verdicts a postStart hook or the readiness gates decide: a hook
+/// that fails kills every container at its start, so whatever restarts
+/// the container (a boot, a wedge's kill) never gets a new one up; and a
+/// pod whose gates are never True (or whose hook never ends) never serves,
+/// whatever else the scenario does, unless something restarts.
+fn judge_lifecycle(kind: ScenarioKind, r: &Reading) -> Option<(Verdict, String)> {
+    let w = &r.worst;
+    if let Some(why) = r.hook_failure {
+        let killed = format!("{why}, so the kubelet kills the container (FailedPostStartHook)");
+        let restarts = plural(i64::from(w.restarts), "restart");
+        return Some(match kind {
+            _ if r.stopped => (
+                Verdict::OutOfService,
+                format!(
+                    "{killed} and leaves it stopped (restartPolicy Never): out of the Service's endpoints for good"
+                ),
+            ),
+            // The user's what-if: what the restart policy and the back-off make of it.
+            ScenarioKind::PostStartFail => (
+                Verdict::Restarts,
+                format!(
+                    "crash loop: {killed}: {restarts} in the timeline, {}; out of endpoints for {} s",
+                    backoff(r.backoff_ms),
+                    seconds(w.unready_ms)
+                ),
+            ),
+            ScenarioKind::Boot(_) => (
+                Verdict::BootLoop,
+                format!(
+                    "boot never completes: {killed}: restart loop ({restarts} in the timeline, {})",
+                    backoff(r.backoff_ms)
+                ),
+            ),
+            _ => (
+                Verdict::BootLoop,
+                format!(
+                    "no new container comes up: {killed} at every start: restart loop from {} s ({restarts} in \
+                     the timeline, {})",
+                    w.restart_at_ms.map_or_else(|| "-".to_owned(), seconds),
+                    backoff(r.backoff_ms)
+                ),
+            ),
+        });
+    }
+    let quiet = matches!(
+        kind,
+        ScenarioKind::Boot(_) | ScenarioKind::Stall(_) | ScenarioKind::Pause(_) | ScenarioKind::PostStartFail
+    ) && w.restarts == 0;
+    if let Some(why) = r.never_serves.as_deref().filter(|_| quiet) {
+        return Some((Verdict::OutOfService, format!("never in the Service's endpoints: {why}")));
+    }
+    match kind {
+        ScenarioKind::PostStartFail if !r.has_poststart => Some((Verdict::Ok, "no postStart hook to fail".to_owned())),
+        _ => None,
     }
 }
 

@@ -7,7 +7,8 @@
 //!
 //! Log lines: `{"t_ms": <epoch ms>, "pid": <pid>, "event": "...", ...}` with
 //! events `start`, `listening`, `request`, `signal`, `drain-done`, `exit`,
-//! `prestop-start`/`prestop-end`, `paused`/`resumed`, `wedged`, `crash`, and
+//! `prestop-start`/`prestop-end`, `poststart-start`/`poststart-end`,
+//! `paused`/`resumed`, `wedged`, `crash`, and
 //! `alive` every 200 ms from the first SIGTERM on (the last one dates a SIGKILL).
 //!
 //! Environment (see [`config::Config`]): `PORT` (required), `GRPC_PORT`,
@@ -35,7 +36,8 @@
 //! tonic's runtime; the HTTP side stays std only.
 //!
 //! Subcommands: `pause` (the pod sandbox process), `prestop SECONDS` (an
-//! exec preStop hook), `--version`.
+//! exec preStop hook), `poststart SECONDS [EXIT_CODE]` (an exec postStart
+//! hook that exits with EXIT_CODE, 0 unless given), `--version`.
 
 mod config;
 mod dependency;
@@ -94,6 +96,8 @@ fn main() {
         ["--version"] => println!("{NAME} {VERSION}"),
         ["pause"] => pause(),
         ["prestop", seconds] => prestop(seconds),
+        ["poststart", seconds] => poststart(seconds, "0"),
+        ["poststart", seconds, code] => poststart(seconds, code),
         _ => {
             let _ = writeln!(
                 std::io::stderr(),
@@ -101,6 +105,7 @@ fn main() {
                  usage: {NAME}                  serve (configured by env vars: PORT, ...)\n\
                  \x20      {NAME} pause            the pod sandbox process\n\
                  \x20      {NAME} prestop SECONDS  an exec preStop hook\n\
+                 \x20      {NAME} poststart SECONDS [EXIT_CODE]  an exec postStart hook\n\
                  \x20      {NAME} --version"
             );
             exit(2);
@@ -502,6 +507,24 @@ fn prestop(seconds: &str) {
     thread::sleep(duration);
     to_main_stdout(&Line::new("prestop-end").str("via", "exec").finish());
     exit(0);
+}
+
+/// An exec postStart hook, logged as `prestop` logs: it runs SECONDS, then
+/// exits with EXIT_CODE (a non-zero code makes the kubelet kill the
+/// container: `FailedPostStartHook`).
+fn poststart(seconds: &str, code: &str) {
+    let duration = config::parse_seconds(seconds).unwrap_or_else(|e| {
+        let _ = writeln!(std::io::stderr(), "{NAME} poststart: SECONDS={seconds:?}: {e}");
+        exit(2);
+    });
+    let code: i32 = code.parse().unwrap_or_else(|e| {
+        let _ = writeln!(std::io::stderr(), "{NAME} poststart: EXIT_CODE={code:?}: {e}");
+        exit(2);
+    });
+    to_main_stdout(&Line::new("poststart-start").secs("seconds", duration.as_secs_f64()).int("code", code).finish());
+    thread::sleep(duration);
+    to_main_stdout(&Line::new("poststart-end").int("code", code).finish());
+    exit(code);
 }
 
 /// Writes `line` to PID 1's stdout, else to this process's, and to

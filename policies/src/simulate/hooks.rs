@@ -1,0 +1,150 @@
+//! Lifecycle hooks as the simulation runs them: how long a preStop or a
+//! postStart hook takes (read from the hook, stated, or unknown and taken
+//! as 0 s), and how a postStart hook holds the container and fails.
+//!
+//! The kubelet runs a postStart hook right after the runtime starts the
+//! container, in the same sync, and returns only when it ends
+//! (kuberuntime_container.go, `startContainer`, step 4): until then the pod's
+//! status does not show the container running, so no probe runs
+//! (prober/worker.go, `doProbe`) and it cannot be ready. A hook that fails
+//! makes the kubelet kill the container (`FailedPostStartHook`: preStop,
+//! SIGTERM, SIGKILL at the grace period's end, as any kill), and the next
+//! sync restarts it under the restart policy, judging the back-off by that
+//! exit.
+
+use k8s_openapi::api::core::v1::Container;
+
+use crate::model::{
+    PostStartFailure, PreStopSleep, SleepSeconds, poststart_failure, poststart_handler, poststart_sleep,
+    prestop_handler,
+};
+
+use super::kubelet::STARTED_SEEN_MS;
+
+const MS: i64 = 1000;
+
+/// On the pod template: how long a preStop hook whose length its spec
+/// does not show (an `exec` of a script, an `httpGet`) runs, in seconds.
+pub const ANNOTATION_PRESTOP: &str = "lifeguard.dev/prestop-seconds";
+
+/// On the pod template: how long a postStart hook whose length its spec
+/// does not show (an `exec` of a script, an `httpGet`) runs, in seconds.
+pub const ANNOTATION_POSTSTART: &str = "lifeguard.dev/poststart-seconds";
+
+/// Where the length of a lifecycle hook comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HookLength {
+    /// Read from the hook: a sleep (native, or an `exec` of `sleep N`), or
+    /// no hook.
+    Read,
+    /// The hook (`exec` or `httpGet`, named) does not show it; stated by
+    /// the flag or the annotation ([`ANNOTATION_PRESTOP`], [`ANNOTATION_POSTSTART`]).
+    Stated(&'static str),
+    /// The hook does not show it and nobody said: taken as 0 s, and the
+    /// timeline says so.
+    Unknown(&'static str),
+}
+
+/// A container's postStart hook.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PostStart {
+    /// How long it runs.
+    pub length: SleepSeconds,
+    /// Where that length comes from.
+    pub source: HookLength,
+    /// Why the kubelet fails it whatever the app does, or while the app boots.
+    pub fails: Option<PostStartFailure>,
+}
+
+impl PostStart {
+    /// How long it runs, ms (`None`: it never ends).
+    pub fn ms(&self) -> Option<i64> {
+        self.length.finite().map(|s| s.max(0) * MS)
+    }
+
+    /// When a container started at `start` fails its hook, if it does,
+    /// and why: at once for a hook the kubelet cannot run or an `httpGet`
+    /// to an app still booting (`booting`), at its end when the scenario
+    /// says it fails (`scenario`).
+    pub fn failure_at(&self, start: i64, booting: bool, scenario: bool) -> Option<(i64, &'static str)> {
+        match self.fails {
+            Some(PostStartFailure::Unsupported) => {
+                return Some((start, "its postStart hook is a tcpSocket, which the kubelet cannot run"));
+            }
+            Some(PostStartFailure::RefusedWhileBooting) if booting => {
+                return Some((start, "its postStart httpGet to the container is refused while the app boots"));
+            }
+            _ => {}
+        }
+        let end = self.ms()?;
+        scenario.then_some((start + end, "its postStart hook fails"))
+    }
+
+    /// The `poststart` event's detail: the hook and where its length comes from.
+    pub fn detail(&self) -> String {
+        if self.fails == Some(PostStartFailure::Unsupported) {
+            return "tcpSocket, which the kubelet cannot run: it fails at once".to_owned();
+        }
+        let forever = "sleep forever: the kubelet never sees the container running".to_owned();
+        length_detail(Some(self.length), self.source, "poststart", forever)
+    }
+}
+
+/// How long after a container starts the kubelet first sees it running,
+/// and so first probes it: once its postStart hook has ended, and not
+/// before the relist that follows the start ([`STARTED_SEEN_MS`]). `None`:
+/// never (a hook that never ends).
+pub fn seen_after_start(poststart: Option<&PostStart>) -> Option<i64> {
+    match poststart {
+        None => Some(STARTED_SEEN_MS),
+        Some(hook) => hook.ms().map(|ms| ms.max(STARTED_SEEN_MS)),
+    }
+}
+
+/// A preStop hook's length: its sleep when it starts with one, else what
+/// `stated` says (the flag, else the annotation), else 0 s, unknown.
+pub(super) fn prestop_of(
+    c: &Container,
+    sleep: Option<PreStopSleep>,
+    stated: Option<i64>,
+) -> (Option<SleepSeconds>, HookLength) {
+    match (sleep, prestop_handler(c)) {
+        (Some(sleep), _) => (Some(sleep.seconds), HookLength::Read),
+        (None, None) => (None, HookLength::Read),
+        (None, Some(handler)) => stated_or_unknown(handler, stated),
+    }
+}
+
+/// A postStart hook as the simulation runs it, read as a preStop hook's
+/// length is ([`prestop_of`]).
+pub(super) fn poststart_of(c: &Container, stated: Option<i64>) -> Option<PostStart> {
+    let handler = poststart_handler(c)?;
+    let (length, source) = match poststart_sleep(c) {
+        Some(sleep) => (Some(sleep), HookLength::Read),
+        None => stated_or_unknown(handler, stated),
+    };
+    Some(PostStart { length: length.unwrap_or(SleepSeconds::Finite(0)), source, fails: poststart_failure(c) })
+}
+
+fn stated_or_unknown(handler: &'static str, stated: Option<i64>) -> (Option<SleepSeconds>, HookLength) {
+    match stated {
+        Some(s) => (Some(SleepSeconds::Finite(s.max(0))), HookLength::Stated(handler)),
+        None => (Some(SleepSeconds::Finite(0)), HookLength::Unknown(handler)),
+    }
+}
+
+/// A hook's event detail: `sleep 5s`, `exec, 5s as stated`, or that its
+/// length is unknown and how to state it (`--HOOK-seconds`, the
+/// `lifeguard.dev/HOOK-seconds` annotation).
+pub(super) fn length_detail(length: Option<SleepSeconds>, source: HookLength, hook: &str, forever: String) -> String {
+    match (length, source) {
+        (Some(SleepSeconds::Forever), _) => forever,
+        (Some(SleepSeconds::Finite(s)), HookLength::Read) => format!("sleep {s}s"),
+        (Some(SleepSeconds::Finite(s)), HookLength::Stated(handler)) => format!("{handler}, {s}s as stated"),
+        (_, HookLength::Unknown(handler)) => format!(
+            "{handler} of unknown length, taken as 0s (state it with --{hook}-seconds or the \
+             lifeguard.dev/{hook}-seconds annotation)"
+        ),
+        (None, _) => String::new(),
+    }
+}

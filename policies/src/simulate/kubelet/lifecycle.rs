@@ -1,0 +1,106 @@
+//! The lifecycle in the kubelet's timeline: the postStart hook that holds a
+//! new container (`hooks.rs`), and the readiness gates between a ready
+//! container and the Service's endpoints (`gates.rs`).
+
+use crate::model::ProbeKind;
+
+use super::{Machine, NEVER_MS};
+use crate::simulate::gates::Admission;
+use crate::simulate::timeline::EventKind;
+
+/// What happens at a time of its own, not at a probe's check.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum Timer {
+    /// The app exits by itself.
+    Crash,
+    /// The postStart hook fails, and why.
+    HookFails(&'static str),
+    /// The postStart hook ends: a container without a readiness probe is ready.
+    HookEnds,
+    /// The readiness gates become True.
+    GatesTrue,
+}
+
+impl Machine<'_> {
+    /// The next thing that happens at a time of its own rather than at a
+    /// check: the app's crash, the postStart hook's failure or end, the
+    /// readiness gates becoming True.
+    pub(super) fn next_timer(&self) -> Option<(i64, Timer)> {
+        let crash = self.world.crash_after_ms.filter(|_| self.running).map(|after| self.start + after.max(0));
+        let fails = self.hook_fails.filter(|_| self.running);
+        let ends = self.hook_ends.filter(|_| self.running);
+        [
+            crash.map(|t| (t, Timer::Crash)),
+            fails.map(|(t, why)| (t, Timer::HookFails(why))),
+            ends.map(|t| (t, Timer::HookEnds)),
+            self.gates.due().map(|t| (t, Timer::GatesTrue)),
+        ]
+        .into_iter()
+        .flatten()
+        .min_by_key(|&(t, _)| t)
+    }
+
+    /// The container started at `at`: its postStart hook runs, and fails
+    /// when the scenario or its handler says so.
+    pub(super) fn start_hook(&mut self, at: i64) {
+        self.hook_fails = None;
+        self.hook_ends = None;
+        let Some(hook) = self.model.poststart else { return };
+        self.event(at, None, EventKind::PostStart, || hook.detail());
+        self.hook_fails = hook.failure_at(at, at < self.healthy_at, self.world.poststart_fails);
+        self.hook_ends = Some(hook.ms().map_or(NEVER_MS, |ms| at + ms));
+    }
+
+    /// The readiness gates become True at `at`.
+    pub(super) fn gates_true(&mut self, at: i64) {
+        let detail = self.gates.open(&self.model.readiness_gates);
+        if self.ready {
+            self.set_serving(at, true, None, detail);
+        }
+    }
+
+    /// Without a readiness probe the container is ready once started (and
+    /// its postStart hook has ended).
+    pub(super) fn ready_without_probe(&mut self, at: i64) {
+        if self.startup_done && self.hook_ends.is_none() && self.model.probe(ProbeKind::Readiness).is_none() {
+            self.set_ready(at, true);
+        }
+    }
+
+    /// The container becomes ready or unready; the pod follows when its
+    /// readiness gates let it.
+    pub(super) fn set_ready(&mut self, at: i64, ready: bool) {
+        if self.ready == ready {
+            return;
+        }
+        self.ready = ready;
+        if !ready {
+            self.set_serving(at, false, Some(ProbeKind::Readiness), String::new());
+            return;
+        }
+        match self.gates.containers_ready(at, &self.model.readiness_gates) {
+            Admission::In(detail) => self.set_serving(at, true, Some(ProbeKind::Readiness), detail),
+            Admission::Waiting(detail) => {
+                self.event(at, Some(ProbeKind::Readiness), EventKind::ContainerReady, || detail);
+            }
+        }
+    }
+
+    /// The pod enters or leaves the Service's endpoints.
+    pub(super) fn set_serving(&mut self, at: i64, serving: bool, probe: Option<ProbeKind>, detail: String) {
+        if self.serving == serving {
+            return;
+        }
+        self.serving = serving;
+        if serving {
+            self.run.served = true;
+            if let Some(since) = self.unready_since.take() {
+                self.run.unready.push((since, at));
+            }
+            self.event(at, probe, EventKind::Ready, || detail);
+        } else {
+            self.unready_since = Some(at);
+            self.event(at, probe, EventKind::Unready, || detail);
+        }
+    }
+}

@@ -201,6 +201,25 @@ fn cases() -> Vec<Case> {
         },
         Case {
             annotations: json!({}),
+            name: "wedge-grpc",
+            what: "a wedge, liveness grpc (the health service's liveness)",
+            scenario: "wedge",
+            container: container(
+                &[("WEDGE_AFTER", s("6")), ("GRPC_PORT", s("0"))],
+                &[
+                    (
+                        "livenessProbe",
+                        json!({"grpc": {"port": 0, "service": "liveness"}, "periodSeconds": 2, "failureThreshold": 3, "timeoutSeconds": 1}),
+                    ),
+                    ready("/readyz"),
+                ],
+            ),
+            grace: Some(5),
+            act: Act::Own("wedged"),
+            observe: 20,
+        },
+        Case {
+            annotations: json!({}),
             name: "wedge-tcp",
             what: "a wedge, liveness tcpSocket",
             scenario: "wedge",
@@ -464,11 +483,20 @@ fn pod_for(node: &Node, case: &Case, dependency: &Dependency) -> Value {
     let mut container = case.container.clone();
     let port = free_port();
     container["ports"][0]["containerPort"] = json!(port);
+    // gRPC probes name a port by number only: the case's own, then every
+    // gRPC probe pointed at it.
+    let grpc_port = free_port();
     for var in container["env"].as_array_mut().into_iter().flatten() {
         match var["name"].as_str() {
             Some("PORT") => var["value"] = json!(port.to_string()),
+            Some("GRPC_PORT") => var["value"] = json!(grpc_port.to_string()),
             Some("DEPENDENCY") => var["value"] = json!(dependency.addr.to_string()),
             _ => {}
+        }
+    }
+    for kind in ["startupProbe", "livenessProbe", "readinessProbe"] {
+        if container[kind]["grpc"].is_object() {
+            container[kind]["grpc"]["port"] = json!(grpc_port);
         }
     }
     let mut spec = workload_pod_spec(container);

@@ -145,6 +145,7 @@ fn what_cannot_be_read_is_an_error_that_names_it() {
         "boot",
         "bad/lifecycle-annotations-invalid.yaml",
         "bad/poststart-seconds-invalid.yaml",
+        "bad/prestop-seconds-invalid.yaml",
         "stop-signal.yaml",
     ]);
     assert_eq!(r.code, 2, "{}", r.stderr);
@@ -158,6 +159,12 @@ fn what_cannot_be_read_is_an_error_that_names_it() {
         r.stderr.contains("bad/poststart-seconds-invalid.yaml:6:")
             && r.stderr.contains("annotation lifeguard.dev/poststart-seconds: \"a while\""),
         "{}",
+        r.stderr
+    );
+    assert!(
+        r.stderr.contains("bad/prestop-seconds-invalid.yaml:6:")
+            && r.stderr.contains("annotation lifeguard.dev/prestop-seconds: \"twenty\""),
+        "a preStop length that cannot be read is no silent 0 s: {}",
         r.stderr
     );
     assert!(r.stdout.contains("stop-signal.yaml:"), "the other files are still simulated: {}", r.stdout);

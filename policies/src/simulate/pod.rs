@@ -110,12 +110,15 @@ pub fn containers(
     replicas: i64,
 ) -> Result<Vec<ContainerModel>, AnnotationError> {
     let stated = &assumptions.probe_checks;
-    let stated_prestop =
-        assumptions.prestop_seconds.or_else(|| w.annotation_seconds(ANNOTATION_PRESTOP).and_then(Result::ok));
     let error = |annotation: &'static str, detail: String| AnnotationError {
         pointer: w.annotation_pointer(annotation),
         annotation,
         detail,
+    };
+    let seconds = |annotation: &'static str| {
+        w.annotation_seconds(annotation)
+            .transpose()
+            .map_err(|raw| error(annotation, format!("{raw:?}: expected whole seconds (a duration like 30s)")))
     };
     let annotated = match w.annotations.get(ANNOTATION_PROBE_CHECKS) {
         Some(raw) => ProbeChecks::parse(raw).map_err(|e| error(ANNOTATION_PROBE_CHECKS, e.to_string()))?,
@@ -123,11 +126,8 @@ pub fn containers(
     };
     // The flags win over the annotations; an annotation that cannot be read
     // is an error all the same, as for probe-checks.
-    let annotated_poststart = w
-        .annotation_seconds(ANNOTATION_POSTSTART)
-        .transpose()
-        .map_err(|raw| error(ANNOTATION_POSTSTART, format!("{raw:?}: expected whole seconds (a duration like 30s)")))?;
-    let stated_poststart = assumptions.poststart_seconds.or(annotated_poststart);
+    let stated_prestop = assumptions.prestop_seconds.or(seconds(ANNOTATION_PRESTOP)?);
+    let stated_poststart = assumptions.poststart_seconds.or(seconds(ANNOTATION_POSTSTART)?);
     let annotated_gates = w
         .annotations
         .get(ANNOTATION_READINESS_GATES)

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs a real node for the tests that run pods (tests/tests/node_*.rs):
-#   kubelet, kube-scheduler   built from k8s.io/kubernetes v1.37.2 (the control
+#   kubelet, kube-scheduler,  built from k8s.io/kubernetes v1.37.2 (the control
+#   kube-proxy
 #                             plane's module, .ci/control-plane/kubernetes) into
 #                             target/tools/k8s/
 #   containerd, runc,         Debian's packages, pinned below
@@ -23,11 +24,13 @@ PACKAGES=(
   "containernetworking-plugins=1.1.1+ds1-3+b5"
   # ip: brings up the loopback of the network namespace the node runs in.
   "iproute2=6.1.0-3"
+  # kube-proxy's iptables mode, in that namespace only.
+  "iptables=1.8.9-2"
 )
 
 TOOLS="$(pwd)/target/tools/k8s"
 STAMP="$TOOLS/.built-node-$KUBE_VERSION"
-BINARIES=(kubelet kube-scheduler)
+BINARIES=(kubelet kube-scheduler kube-proxy)
 
 packages_present() {
   local package name version
@@ -57,7 +60,7 @@ binaries_present() {
 }
 
 if [[ -f "$STAMP" ]] && binaries_present && "$TOOLS/kubelet" --version >/dev/null 2>&1; then
-  echo "node already built: $("$TOOLS/kubelet" --version), kube-scheduler ($TOOLS)"
+  echo "node already built: $("$TOOLS/kubelet" --version), kube-scheduler, kube-proxy ($TOOLS)"
   exit 0
 fi
 
@@ -73,7 +76,8 @@ mkdir -p "$partial"
   cd .ci/control-plane/kubernetes
   go build -trimpath -ldflags "$ldflags" -o "$partial/" \
     k8s.io/kubernetes/cmd/kubelet \
-    k8s.io/kubernetes/cmd/kube-scheduler
+    k8s.io/kubernetes/cmd/kube-scheduler \
+    k8s.io/kubernetes/cmd/kube-proxy
 )
 for binary in "${BINARIES[@]}"; do
   mv -f "$partial/$binary" "$TOOLS/$binary"
@@ -82,4 +86,4 @@ rmdir "$partial"
 rm -f "$TOOLS"/.built-node-*
 touch "$STAMP"
 
-echo "built $("$TOOLS/kubelet" --version) and kube-scheduler into $TOOLS; node installed in $((SECONDS - started)) s"
+echo "built $("$TOOLS/kubelet" --version), kube-scheduler and kube-proxy into $TOOLS; node installed in $((SECONDS - started)) s"

@@ -25,8 +25,9 @@ use lifeguard_e2e::cluster::{Client, ControlPlane};
 use lifeguard_e2e::{repo_root, skip};
 use serde_json::{Value, json};
 
-/// The chart's pods' label.
-const SELECTOR: &str = "app.kubernetes.io/name=lifeguard";
+/// The chart's webhook pods (its audit Job's pods carry the same name, and
+/// `app.kubernetes.io/component: audit`).
+const SELECTOR: &str = "app.kubernetes.io/name=lifeguard,app.kubernetes.io/component!=audit";
 /// Writers in the loop, each one `kubectl create` at a time.
 const WRITERS: usize = 2;
 
@@ -240,6 +241,7 @@ fn the_chart_on_the_node_installs_upgrades_drains_rotates_and_loses_pods_with_ev
     let pods = upgrade(node, &helm, &rendered, &pods);
     let pods = evict(plane, &pods);
     rotate(plane, &helm, VALUES, &pods);
+    audit_job(plane, &helm);
     lose(node, &helm);
 }
 
@@ -460,6 +462,60 @@ fn rotate(plane: &ControlPlane, helm: &Client, set: &[&str], pods: &[String]) {
         let seen = Seen::of(&pod);
         assert!(pods.contains(&seen.pod) && seen.restarts == 0, "served without a restart: {seen:?}");
     }
+}
+
+/// The chart's audit CronJob: a Job made from it runs `lifeguard audit` in a
+/// pod, with its projected service-account token and the chart's
+/// ClusterRole, reaching the API server through the `kubernetes` Service's
+/// cluster IP (kube-proxy's rules on the node); it completes, and its
+/// report equals `lifeguard audit` run from outside with an admin
+/// kubeconfig and the same policy.
+fn audit_job(plane: &ControlPlane, helm: &Client) {
+    let kubectl = &plane.kubectl;
+    let mut set = VALUES.to_vec();
+    set.push("audit.enabled=true");
+    let run = helm_chart(helm, "upgrade", &set);
+    assert_eq!(run.code, 0, "helm upgrade with the audit: {}{}", run.stdout, run.stderr);
+    // Something to report: the seed's naive model server, in a namespace
+    // lifeguard's webhook does not judge (no mode label).
+    kubectl.namespace("audited", &[]);
+    let naive = objects::naive_gpu_deployment("naive").to_string();
+    let run = kubectl.run_with_input(&["create", "-n", "audited", "-f", "-"], Some(&naive));
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let started = now_ms();
+    let run = kubectl.run(&["create", "job", "-n", RELEASE, "--from=cronjob/lifeguard-audit", "audit-now"]);
+    assert_eq!(run.code, 0, "create the Job: {}", run.stderr);
+    let done = kubectl.run(&["wait", "-n", RELEASE, "--for=condition=complete", "job/audit-now", "--timeout=120s"]);
+    let logs = kubectl.run(&["logs", "-n", RELEASE, "job/audit-now"]);
+    assert_eq!(
+        done.code,
+        0,
+        "the audit Job completes: {}\nits log: {}{}\n{}",
+        done.stderr,
+        logs.stdout,
+        logs.stderr,
+        diagnose(plane)
+    );
+    eprintln!("audit Job: complete {:.1} s after its creation", (now_ms() - started) as f64 / 1000.0);
+    // The pod's log holds its stdout (the JSON report) and then its stderr
+    // (the summary table).
+    let inside: Value = serde_json::Deserializer::from_str(&logs.stdout)
+        .into_iter::<Value>()
+        .next()
+        .and_then(Result::ok)
+        .unwrap_or_else(|| panic!("the Job's report starts with JSON: {}{}", logs.stdout, logs.stderr));
+    let binary = lifeguard_e2e::cluster::webhook::workspace_binary("lifeguard", "lifeguard").expect("lifeguard");
+    let outside = std::process::Command::new(binary)
+        .args(["audit", "--format=json", &format!("--policy=configmap:{RELEASE}/lifeguard-policy")])
+        .env("KUBECONFIG", &plane.kubeconfig)
+        .output()
+        .expect("run lifeguard audit");
+    let outside: Value = serde_json::from_slice(&outside.stdout)
+        .unwrap_or_else(|e| panic!("lifeguard audit from outside ({e}): {}", String::from_utf8_lossy(&outside.stderr)));
+    let findings = inside.as_array().map_or(0, Vec::len);
+    assert!(findings > 0, "the naive server is reported: {inside:#}");
+    assert_eq!(inside, outside, "the in-cluster audit reports what an admin's run does");
+    eprintln!("audit: the Job's report equals the admin's ({findings} findings)");
 }
 
 /// What losing a pod costs: one pod's container SIGKILLed through the

@@ -112,11 +112,7 @@ impl ControlPlane {
         let mut apiserver = command(&tools.join("kube-apiserver"));
         apiserver
             .arg(format!("--etcd-servers={etcd_url}"))
-            .arg("--bind-address=127.0.0.1")
-            .arg("--advertise-address=127.0.0.1")
-            // The `kubernetes` Service's endpoints would have to be a routable
-            // address; nothing here uses that Service.
-            .arg("--endpoint-reconciler-type=none")
+            .args(kubernetes_service_args())
             .arg(format!("--secure-port={port}"))
             .arg(format!("--cert-dir={}", dir.join("apiserver-certs").display()))
             .arg(format!("--tls-cert-file={}", pki.apiserver.0.display()))
@@ -125,7 +121,7 @@ impl ControlPlane {
             .arg("--service-account-issuer=https://kubernetes.default.svc.cluster.local")
             .arg(format!("--service-account-key-file={}", pki.service_account.0.display()))
             .arg(format!("--service-account-signing-key-file={}", pki.service_account.1.display()))
-            .arg("--service-cluster-ip-range=10.0.0.0/24")
+            .arg(format!("--service-cluster-ip-range={}", super::network::SERVICE_CIDR))
             // Webhook calls for a Service go to its ready endpoints, as no
             // kube-proxy runs here to route its cluster IP.
             .arg("--enable-aggregator-routing=true")
@@ -212,6 +208,24 @@ impl ControlPlane {
     pub fn audit_events(&self) -> Vec<serde_json::Value> {
         let text = std::fs::read_to_string(&self.audit_log).unwrap_or_default();
         text.lines().filter_map(|l| serde_json::from_str(l).ok()).collect()
+    }
+}
+
+/// Where the API server listens and what the `kubernetes` Service's
+/// endpoints say. On the machine's own network: loopback only, and no
+/// endpoints (they would have to be a routable address; nothing there uses
+/// that Service). In the node's network namespace, where nothing but the
+/// test's own processes and pods can reach it: every address of the
+/// namespace, and the pod network's gateway as the Service's endpoint, so
+/// pods reach the API server as in a cluster (the `kubernetes` Service's
+/// cluster IP, routed by kube-proxy).
+fn kubernetes_service_args() -> Vec<String> {
+    if super::network::inside() {
+        vec!["--bind-address=0.0.0.0".to_owned(), format!("--advertise-address={}", super::network::GATEWAY)]
+    } else {
+        ["--bind-address=127.0.0.1", "--advertise-address=127.0.0.1", "--endpoint-reconciler-type=none"]
+            .map(str::to_owned)
+            .to_vec()
     }
 }
 

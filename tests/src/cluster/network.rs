@@ -28,6 +28,16 @@ use nix::sched::{CloneFlags, setns, unshare};
 /// gateway to each other and to the node's processes).
 pub const POD_SUBNET: &str = "10.244.0.0/24";
 
+/// The bridge's address in [`POD_SUBNET`]: the pods' gateway to the
+/// node's processes.
+pub const GATEWAY: &str = "10.244.0.1";
+
+/// The Services' cluster IPs (`--service-cluster-ip-range`).
+pub const SERVICE_CIDR: &str = "10.0.0.0/24";
+
+/// The `kubernetes` Service's cluster IP, the range's first.
+pub const KUBERNETES_SERVICE_IP: &str = "10.0.0.1";
+
 /// The bridge the CNI plugin creates in the namespace.
 pub const BRIDGE: &str = "lifeguard0";
 
@@ -87,8 +97,10 @@ fn create() -> Result<Namespace, String> {
 /// The CNI network containerd loads: a bridge in the node's namespace with
 /// host-local addresses from [`POD_SUBNET`], its state under `ipam_dir`.
 /// `isGateway` gives the bridge the subnet's first address, so the kubelet's
-/// probes and the API server's webhook calls reach the pods; no masquerade
-/// and no routes beyond the subnet, so a pod reaches nothing else.
+/// probes and the API server's webhook calls reach the pods; no masquerade,
+/// and one route beyond the subnet: the Services' cluster IPs, through the
+/// gateway, where kube-proxy's rules send them on. A pod reaches nothing
+/// else.
 pub fn cni_config(name: &str, ipam_dir: &std::path::Path) -> String {
     let config = serde_json::json!({
         "cniVersion": "1.0.0",
@@ -101,7 +113,8 @@ pub fn cni_config(name: &str, ipam_dir: &std::path::Path) -> String {
             "hairpinMode": false,
             "ipam": {
                 "type": "host-local",
-                "ranges": [[{"subnet": POD_SUBNET}]],
+                "ranges": [[{"subnet": POD_SUBNET, "gateway": GATEWAY}]],
+                "routes": [{"dst": SERVICE_CIDR}],
                 "dataDir": ipam_dir,
             },
         }],

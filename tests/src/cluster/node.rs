@@ -1,7 +1,7 @@
-//! A real node beside the control plane: containerd, the kubelet and
-//! kube-scheduler (with kube-controller-manager for Deployments and
-//! EndpointSlices), so Pods run and every claim lifeguard makes about the
-//! kubelet can be checked against one.
+//! A real node beside the control plane: containerd, the kubelet,
+//! kube-proxy and kube-scheduler (with kube-controller-manager for
+//! Deployments and EndpointSlices), so Pods run and every claim lifeguard
+//! makes about the kubelet can be checked against one.
 //!
 //! Built by `.ci/install-node.sh` (kubelet and kube-scheduler from the
 //! control plane's Go module; containerd, runc and the CNI plugins from the
@@ -82,10 +82,10 @@ fn prerequisites() -> Option<PathBuf> {
         return None;
     }
     let tools = super::control_plane::tools()?;
-    for binary in ["kubelet", "kube-scheduler"] {
+    for binary in ["kubelet", "kube-scheduler", "kube-proxy"] {
         installed_tool(&format!("{TOOLS}/{binary}"), INSTALLER)?;
     }
-    for program in ["containerd", "containerd-shim-runc-v2", "ctr", "runc"] {
+    for program in ["containerd", "containerd-shim-runc-v2", "ctr", "runc", "iptables"] {
         if which(program).is_none() {
             skip(&format!("{program} is not installed (run {INSTALLER}, as .ci/run does)"));
             return None;
@@ -223,6 +223,20 @@ impl Node {
             .arg("--v=1");
         remove_proxies(&mut scheduler);
         processes.push(Supervised::spawn("kube-scheduler", scheduler, &dir.join("kube-scheduler.log")));
+
+        // kube-proxy routes the Services' cluster IPs (the `kubernetes`
+        // Service among them) with iptables rules in the node's network
+        // namespace, where they stay.
+        let proxy_identity = plane.pki.ca.client("system:kube-proxy", &[]);
+        let proxy_kubeconfig = write(
+            "kube-proxy.kubeconfig",
+            &super::control_plane::kubeconfig_for(&plane.server, &plane.pki.ca.pem, &proxy_identity),
+        );
+        let proxy_config = write("kube-proxy.yaml", &kube_proxy_config(&proxy_kubeconfig));
+        let mut proxy = Command::new(tools.join("kube-proxy"));
+        proxy.arg(format!("--config={}", proxy_config.display())).arg("--v=1");
+        remove_proxies(&mut proxy);
+        processes.push(Supervised::spawn("kube-proxy", proxy, &dir.join("kube-proxy.log")));
 
         let node =
             Node { plane, dir: dir.clone(), containerd_socket, processes: Mutex::new(processes), _janitor: janitor };
@@ -457,6 +471,26 @@ fn kubelet_config(paths: &KubeletPaths<'_>) -> String {
         "fileCheckFrequency": "10s",
     });
     serde_json::to_string_pretty(&config).expect("kubelet configuration")
+}
+
+/// kube-proxy in iptables mode, changing nothing outside the node's
+/// network namespace: no conntrack table size or timeouts (the table's size
+/// is the machine's), no `route_localnet` (no node ports on loopback).
+fn kube_proxy_config(kubeconfig: &Path) -> String {
+    let config = json!({
+        "apiVersion": "kubeproxy.config.k8s.io/v1alpha1",
+        "kind": "KubeProxyConfiguration",
+        "clientConnection": {"kubeconfig": kubeconfig},
+        "mode": "iptables",
+        "hostnameOverride": NODE_NAME,
+        "clusterCIDR": network::POD_SUBNET,
+        "bindAddress": "127.0.0.1",
+        "healthzBindAddress": format!("127.0.0.1:{}", free_port()),
+        "metricsBindAddress": format!("127.0.0.1:{}", free_port()),
+        "conntrack": {"maxPerCore": 0, "min": 0, "tcpEstablishedTimeout": "0s", "tcpCloseWaitTimeout": "0s"},
+        "iptables": {"localhostNodePorts": false},
+    });
+    serde_json::to_string_pretty(&config).expect("kube-proxy configuration")
 }
 
 /// The node's cgroup root in every hierarchy, with `runtime/` for

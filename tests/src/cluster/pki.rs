@@ -85,7 +85,16 @@ impl Pki {
         let ca = Ca::new("lifeguard test cluster CA");
         let apiserver = ca.serving(
             "kube-apiserver",
-            &["kubernetes", "kubernetes.default", "kubernetes.default.svc", "kubernetes.default.svc.cluster.local"],
+            &[
+                "kubernetes",
+                "kubernetes.default",
+                "kubernetes.default.svc",
+                "kubernetes.default.svc.cluster.local",
+                // The `kubernetes` Service's cluster IP and the node's
+                // gateway, as pods reach it (tests/src/cluster/network.rs).
+                super::network::KUBERNETES_SERVICE_IP,
+                super::network::GATEWAY,
+            ],
         );
         let admin = ca.client("lifeguard-test-admin", &["system:masters"]);
         let sa = KeyPair::generate().expect("service-account key");

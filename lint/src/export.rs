@@ -14,9 +14,11 @@ use crate::policy_source::PolicySource;
 /// `lifeguard export` subcommands.
 #[derive(Debug, Subcommand)]
 pub enum ExportCommand {
-    /// Print a ValidatingAdmissionPolicy and its binding (two of each in
-    /// enforce mode: Deny and Warn) carrying the rules CEL can check, exactly
-    /// or in part (never reporting what the linter does not).
+    /// Print two ValidatingAdmissionPolicies and their bindings, NAME-deny
+    /// (the rules at or above denySeverity) and NAME-warn (the rest), carrying
+    /// the rules CEL can check, exactly or in part (never reporting what the
+    /// linter does not). The same objects in every mode, the bindings'
+    /// actions set by it, so an apply replaces another mode's export.
     Vap(VapArgs),
 }
 
@@ -28,11 +30,13 @@ pub struct VapArgs {
     /// current directory up to the repository root, else `default`.
     #[arg(long, env = "LIFEGUARD_POLICY", value_name = "FILE|PACK", value_parser = POLICY_NAME, hide_possible_values = true)]
     pub policy: Option<String>,
-    /// `enforce`: Deny at or above the policy's denySeverity, Warn below;
-    /// `warn`: Warn; `audit`: Audit. Default: the policy's `mode`.
+    /// The bindings' actions. `enforce`: Deny at or above the policy's
+    /// denySeverity, Warn below; `warn`: Warn; `audit`: Audit. Default: the
+    /// policy's `mode`.
     #[arg(long, value_enum)]
     pub mode: Option<Mode>,
-    /// Name of the objects (enforce adds `-deny` and `-warn`).
+    /// Prefix of the objects' names (NAME-deny, NAME-warn) and the value of
+    /// their `lifeguard.dev/export` label.
     #[arg(long, default_value = "lifeguard")]
     pub name: String,
     /// List every rule as covered, partly covered (and what it misses) or
@@ -93,6 +97,13 @@ pub fn run(command: ExportCommand, write_stdout: impl Fn(&str) -> Result<()>) ->
     for (rule, why) in &export.left_out {
         text.push_str(&format!("# Left out: {rule} ({why}).\n"));
     }
+    text.push_str(&format!(
+        "# Every mode writes the same objects, {name}-deny (the rules at or above denySeverity) and {name}-warn (the rest);\n\
+         # the mode sets their bindings' actions, so applying this over another mode's export replaces it. Remove them:\n\
+         # kubectl delete validatingadmissionpolicybindings,validatingadmissionpolicies -l {label}={name}\n",
+        name = args.name,
+        label = vap::EXPORT_LABEL,
+    ));
     for object in &export.objects {
         text.push_str("---\n");
         text.push_str(&policies::yaml::to_yaml(object));
@@ -129,11 +140,12 @@ fn explain() -> String {
     text
 }
 
-/// Why a name is not a DNS subdomain the API server accepts (with `-deny` appended).
+/// Why a name is not one the API server accepts: a DNS subdomain with
+/// `-deny` appended, and a label's value (63 characters at most).
 fn invalid_name(name: &str) -> Option<&'static str> {
     let ok = |c: char| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '.';
-    if name.is_empty() || name.len() > 240 {
-        Some("must be 1 to 240 characters")
+    if name.is_empty() || name.len() > 63 {
+        Some("must be 1 to 63 characters (it is the value of the lifeguard.dev/export label)")
     } else if !name.chars().all(ok) || !name.starts_with(|c: char| c.is_ascii_alphanumeric()) {
         Some("lowercase letters, digits, '-' and '.' only, starting with a letter or digit")
     } else if !name.ends_with(|c: char| c.is_ascii_alphanumeric()) {

@@ -1,5 +1,6 @@
 //! `lifeguard export vap` through the real binary: the objects for each
-//! built-in pack (snapshots: the export is deterministic), `--explain`
+//! built-in pack (snapshots: the export is deterministic), the same in
+//! every mode but for the bindings' actions, `--explain`
 //! naming every rule, and usage errors. That the API server accepts and
 //! enforces them is `tests/tests/cluster_vap/`.
 
@@ -26,14 +27,30 @@ fn each_pack_exports_the_same_objects_every_time() {
 }
 
 #[test]
-fn modes_choose_the_actions() {
-    let warn = export(&["--policy", "default", "--mode", "warn"]).stdout;
-    assert_eq!(warn.matches("kind: ValidatingAdmissionPolicy\n").count(), 1);
-    assert!(warn.contains("validationActions:\n    - Warn"), "{warn}");
-    let audit = export(&["--policy", "default", "--mode", "audit", "--name", "probes"]).stdout;
-    assert!(audit.contains("name: probes\n") && audit.contains("- Audit"), "{audit}");
+fn modes_choose_the_bindings_actions_and_nothing_else() {
+    // The same objects in every mode, so an apply of one replaces the
+    // other's: only the header's mode, the bindings' actions and their
+    // `lifeguard.dev/mode` differ from enforce's.
     let enforce = export(&["--policy", "default"]).stdout;
-    assert!(enforce.contains("name: lifeguard-deny") && enforce.contains("name: lifeguard-warn"), "{enforce}");
+    assert_eq!(enforce.matches("kind: ValidatingAdmissionPolicy\n").count(), 2, "{enforce}");
+    for (mode, deny, warn) in [("enforce", "Deny", "Warn"), ("warn", "Warn", "Warn"), ("audit", "Audit", "Audit")] {
+        let out = export(&["--policy", "default", "--mode", mode]).stdout;
+        let actions: Vec<&str> =
+            out.split("validationActions:\n    - ").skip(1).filter_map(|rest| rest.lines().next()).collect();
+        assert_eq!(actions, [deny, warn], "{mode}");
+        let as_enforce = out
+            .replace(&format!("(mode {mode})"), "(mode enforce)")
+            .replace(&format!("lifeguard.dev/mode: {mode}"), "lifeguard.dev/mode: enforce")
+            .replacen(&format!("validationActions:\n    - {deny}"), "validationActions:\n    - Deny", 1)
+            .replacen(&format!("validationActions:\n    - {warn}\n"), "validationActions:\n    - Warn\n", 1);
+        assert_eq!(as_enforce, enforce, "{mode}");
+    }
+    let audit = export(&["--policy", "default", "--mode", "audit", "--name", "probes"]).stdout;
+    for name in ["probes-deny", "probes-warn"] {
+        assert_eq!(audit.matches(&format!("  name: {name}\n")).count(), 2, "{audit}");
+    }
+    assert_eq!(audit.matches("    lifeguard.dev/export: probes\n").count(), 4, "{audit}");
+    assert!(audit.contains("kubectl delete validatingadmissionpolicybindings,validatingadmissionpolicies -l lifeguard.dev/export=probes\n"), "{audit}");
 }
 
 #[test]
@@ -57,6 +74,11 @@ fn a_bad_name_or_policy_is_a_usage_error() {
     let r = export(&["--name", "Not_A_Name"]);
     assert_eq!(r.code, 2);
     assert!(r.stderr.contains("--name \"Not_A_Name\""), "{}", r.stderr);
+    // The name is a label's value too: 63 characters at most.
+    assert_eq!(export(&["--name", &"a".repeat(63)]).code, 0);
+    let r = export(&["--name", &"a".repeat(64)]);
+    assert_eq!(r.code, 2);
+    assert!(r.stderr.contains("must be 1 to 63 characters"), "{}", r.stderr);
     let r = export(&["--policy", "no-such-pack-or-file"]);
     assert_eq!(r.code, 2, "{}", r.stderr);
 }

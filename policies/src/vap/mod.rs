@@ -1,6 +1,8 @@
-//! `lifeguard export vap`: the rules CEL can express, as a
-//! ValidatingAdmissionPolicy (`admissionregistration.k8s.io/v1`) and its
-//! binding, for the API server to enforce in process: no webhook to run.
+//! `lifeguard export vap`: the rules CEL can express, as
+//! ValidatingAdmissionPolicies (`admissionregistration.k8s.io/v1`) and
+//! their bindings, for the API server to enforce in process: no webhook to
+//! run. Every mode writes the same objects (`objects`), so applying one
+//! mode's export over another's replaces it.
 //! A rule is carried exactly, or partly ([`Covered::Partly`]): then only
 //! the part CEL reads as the linter does, so it never reports what the
 //! linter would not.
@@ -19,6 +21,7 @@ mod exemptions;
 mod grace_period_too_short;
 mod liveness_too_aggressive;
 mod model;
+mod objects;
 mod prestop_sleep_only;
 mod probe_endpoint_reused;
 mod probe_invalid;
@@ -30,12 +33,14 @@ mod shutdown;
 mod startup_budget_too_short;
 mod startup_probe_missing;
 
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use crate::finding::Severity;
 use crate::policy::{AdmissionMode, Policy};
 
 pub use coverage::{Covered, coverage};
+pub use objects::EXPORT_LABEL;
+use objects::Group;
 
 /// One rule's CEL check.
 #[derive(Debug, Clone)]
@@ -98,11 +103,12 @@ impl Check {
 /// What to export.
 #[derive(Debug, Clone)]
 pub struct Options {
-    /// `enforce`: `Deny` at or above `denySeverity`, `Warn` below (two
-    /// policies, as a binding's actions apply to all its validations);
-    /// `warn`: `Warn`; `audit`: `Audit`.
+    /// The bindings' actions: `enforce`, `Deny` for the rules at or above
+    /// `denySeverity` (`NAME-deny`) and `Warn` for the rest (`NAME-warn`);
+    /// `warn`, `Warn` for both; `audit`, `Audit` for both.
     pub mode: AdmissionMode,
-    /// The objects' name (and the prefix of the two of `enforce`).
+    /// The prefix of the objects' names (`NAME-deny`, `NAME-warn`) and the
+    /// value of their [`EXPORT_LABEL`].
     pub name: String,
 }
 
@@ -110,7 +116,9 @@ pub struct Options {
 /// by the policy, or under an exemption whose globs CEL cannot express).
 #[derive(Debug, Clone, Default)]
 pub struct Export {
-    /// ValidatingAdmissionPolicies, each followed by its binding.
+    /// The ValidatingAdmissionPolicies `NAME-deny` and `NAME-warn`, each
+    /// followed by its binding: the same names in every mode, so an export
+    /// applied over another replaces it.
     pub objects: Vec<Value>,
     /// Each covered rule left out, and why.
     pub left_out: Vec<(&'static str, String)>,
@@ -156,119 +164,34 @@ pub fn export(policy: &Policy, options: &Options) -> Export {
         out.rules.push(rule);
         validations.extend(checks.into_iter().map(|check| check.validation(&exempt, &exempt_object)));
     }
-    let groups: Vec<(String, &str, Vec<&Validation>)> = match options.mode {
-        AdmissionMode::Enforce => {
-            let (deny, warn): (Vec<&Validation>, Vec<&Validation>) =
-                validations.iter().partition(|v| policy.denies(v.severity));
-            vec![(format!("{}-deny", options.name), "Deny", deny), (format!("{}-warn", options.name), "Warn", warn)]
-        }
-        AdmissionMode::Warn => vec![(options.name.clone(), "Warn", validations.iter().collect())],
-        AdmissionMode::Audit => vec![(options.name.clone(), "Audit", validations.iter().collect())],
-    };
-    for (name, action, group) in groups.into_iter().filter(|(_, _, g)| !g.is_empty()) {
-        out.objects.push(admission_policy(&name, policy, &group));
-        out.objects.push(binding(&name, action));
+    // The same objects in every mode (see `objects`): the policies split by
+    // severity, the mode in the bindings' actions.
+    let (deny, warn): (Vec<&Validation>, Vec<&Validation>) =
+        validations.iter().partition(|v| policy.denies(v.severity));
+    for (group, validations) in [(Group::Deny, deny), (Group::Warn, warn)] {
+        out.objects.extend(objects::pair(group, &options.name, policy, options.mode, &validations));
     }
     out
 }
 
-/// The kinds the webhook registers for (the chart's rules).
-fn resource_rules() -> Value {
-    let rule = |group: &str, resources: &[&str]| {
-        json!({
-            "apiGroups": [group],
-            "apiVersions": ["v1"],
-            "operations": ["CREATE", "UPDATE"],
-            "resources": resources,
-            "scope": "Namespaced",
-        })
-    };
-    json!([
-        rule("", &["pods", "replicationcontrollers", "podtemplates"]),
-        rule("apps", &["deployments", "statefulsets", "daemonsets", "replicasets"]),
-        rule("batch", &["jobs", "cronjobs"]),
-    ])
-}
-
-fn labels() -> Value {
-    json!({ "app.kubernetes.io/managed-by": "lifeguard" })
-}
-
-fn admission_policy(name: &str, policy: &Policy, validations: &[&Validation]) -> Value {
-    let condition = |name: &str, expression: String| json!({ "name": name, "expression": expression });
-    let variables: Vec<Value> = cel::variables(policy)
-        .into_iter()
-        .map(|(name, expression)| json!({ "name": name, "expression": expression }))
-        .collect();
-    // A rule with findings at several severities has a validation for each.
-    let mut rules: Vec<&str> = validations.iter().map(|v| v.rule).collect();
-    rules.dedup();
-    let checks: Vec<Value> = validations
-        .iter()
-        .map(|v| json!({ "expression": v.expression, "messageExpression": v.message, "reason": "Invalid" }))
-        .collect();
-    json!({
-        "apiVersion": "admissionregistration.k8s.io/v1",
-        "kind": "ValidatingAdmissionPolicy",
-        "metadata": {
-            "name": name,
-            "labels": labels(),
-            "annotations": {
-                "lifeguard.dev/policy": policy.origin,
-                "lifeguard.dev/rules": rules.join(","),
-            },
-        },
-        "spec": {
-            // A CEL error (a cost limit, say) admits the object: the API
-            // server's hot path never fails because of lifeguard.
-            "failurePolicy": "Ignore",
-            "matchConstraints": {
-                "namespaceSelector": {
-                    "matchExpressions": [
-                        { "key": "kubernetes.io/metadata.name", "operator": "NotIn", "values": ["kube-system"] }
-                    ]
-                },
-                "resourceRules": resource_rules(),
-            },
-            "matchConditions": [
-                condition("has-a-pod-spec", cel::has_pod_spec()),
-                condition(
-                    "not-controller-owned",
-                    "!has(object.metadata.ownerReferences) || \
-                     !object.metadata.ownerReferences.exists(r, has(r.controller) && r.controller)"
-                        .to_owned(),
-                ),
-                condition("not-being-deleted", "!has(object.metadata.deletionTimestamp)".to_owned()),
-                condition("update-changes-the-template", cel::changes_the_template()),
-            ],
-            "variables": variables,
-            "validations": checks,
-        },
-    })
-}
-
-fn binding(name: &str, action: &str) -> Value {
-    json!({
-        "apiVersion": "admissionregistration.k8s.io/v1",
-        "kind": "ValidatingAdmissionPolicyBinding",
-        "metadata": { "name": name, "labels": labels() },
-        "spec": { "policyName": name, "validationActions": [action] },
-    })
-}
-
 #[cfg(test)]
 mod tests {
+    use serde_json::json;
+
     use super::*;
 
     fn options(mode: AdmissionMode) -> Options {
         Options { mode, name: "lifeguard".to_owned() }
     }
 
+    fn names(out: &Export) -> Vec<&str> {
+        out.objects.iter().filter_map(|o| o["metadata"]["name"].as_str()).collect()
+    }
+
     #[test]
     fn enforce_splits_deny_and_warn_by_the_deny_severity() {
         let out = export(&Policy::default(), &options(AdmissionMode::Enforce));
-        let names: Vec<&str> = out.objects.iter().filter_map(|o| o["metadata"]["name"].as_str()).collect();
-        assert_eq!(names, ["lifeguard-deny", "lifeguard-deny", "lifeguard-warn", "lifeguard-warn"]);
+        assert_eq!(names(&out), ["lifeguard-deny", "lifeguard-deny", "lifeguard-warn", "lifeguard-warn"]);
         let rules =
             |i: usize| out.objects[i]["metadata"]["annotations"]["lifeguard.dev/rules"].as_str().map(str::to_owned);
         let deny = rules(0).expect("rules");
@@ -284,10 +207,50 @@ mod tests {
     }
 
     #[test]
-    fn warn_and_audit_are_one_policy_and_a_disabled_rule_is_left_out() {
-        let out = export(&Policy::default(), &options(AdmissionMode::Audit));
-        assert_eq!(out.objects.len(), 2);
-        assert_eq!(out.objects[1]["spec"]["validationActions"], json!(["Audit"]));
+    fn every_mode_writes_the_same_objects_and_only_the_bindings_actions_differ() {
+        let policy = Policy::default();
+        let enforce = export(&policy, &options(AdmissionMode::Enforce));
+        for (mode, actions) in [
+            (AdmissionMode::Enforce, ["Deny", "Warn"]),
+            (AdmissionMode::Warn, ["Warn", "Warn"]),
+            (AdmissionMode::Audit, ["Audit", "Audit"]),
+        ] {
+            let out = export(&policy, &options(mode));
+            assert_eq!(names(&out), names(&enforce), "{mode:?}");
+            // The policies are the mode's neither in name nor in content.
+            assert_eq!(out.objects[0], enforce.objects[0], "{mode:?}");
+            assert_eq!(out.objects[2], enforce.objects[2], "{mode:?}");
+            assert_eq!(out.objects[1]["spec"]["validationActions"], json!([actions[0]]), "{mode:?}");
+            assert_eq!(out.objects[3]["spec"]["validationActions"], json!([actions[1]]), "{mode:?}");
+            for object in &out.objects {
+                let labels = &object["metadata"]["labels"];
+                assert_eq!(labels["app.kubernetes.io/managed-by"], "lifeguard");
+                assert_eq!(labels[EXPORT_LABEL], "lifeguard");
+            }
+            assert_eq!(out.objects[1]["metadata"]["annotations"]["lifeguard.dev/mode"], mode.as_str());
+        }
+    }
+
+    #[test]
+    fn a_policy_with_no_rule_below_the_deny_severity_still_writes_the_warn_pair() {
+        // denySeverity info: enforce denies every finding, NAME-warn carries
+        // nothing, yet must replace what an earlier export named so.
+        let mut file = Policy::default().to_file();
+        file.deny_severity = Some(Severity::Info);
+        let policy = Policy::from_file(file, "test").expect("policy");
+        let out = export(&policy, &options(AdmissionMode::Enforce));
+        assert_eq!(names(&out), ["lifeguard-deny", "lifeguard-deny", "lifeguard-warn", "lifeguard-warn"]);
+        let warn = &out.objects[2];
+        assert_eq!(warn["metadata"]["annotations"]["lifeguard.dev/rules"], "");
+        // The API server requires a validation: one that always holds, and no variables to evaluate.
+        assert_eq!(warn["spec"]["validations"].as_array().map(Vec::len), Some(1));
+        assert_eq!(warn["spec"]["validations"][0]["expression"], "true");
+        assert!(warn["spec"].get("variables").is_none());
+        assert_eq!(out.objects[3]["spec"]["validationActions"], json!(["Warn"]));
+    }
+
+    #[test]
+    fn a_disabled_rule_is_left_out() {
         let mut file = Policy::default().to_file();
         file.rules.entry("liveness-too-aggressive".to_owned()).or_default().enabled = Some(false);
         let policy = Policy::from_file(file, "test").expect("policy");

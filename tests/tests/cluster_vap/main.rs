@@ -7,10 +7,12 @@
 //! none it does not; under enforce an object is refused only where the
 //! linter denies it, and a bad fixture with a rule named; cold-start values
 //! and preStop hooks are read as the linter reads them; a pod of 20
-//! containers is judged within the budget.
+//! containers is judged within the budget; an export applied over another
+//! mode's replaces it (`modes.rs`).
 //!
 //! The policies are cluster-wide, so the tests take turns.
 
+mod modes;
 mod reading;
 mod subset;
 mod support;
@@ -37,12 +39,29 @@ fn every_pack_and_mode_is_accepted_by_the_api_server() {
     let dir = tempfile::tempdir().expect("tempdir");
     let readme_policy = dir.path().join("policy.yaml");
     std::fs::write(&readme_policy, lifeguard_e2e::documented_policy_example()).expect("write the README's policy");
-    let policies =
-        ["default".to_owned(), "strict".to_owned(), "gpu-serving".to_owned(), readme_policy.display().to_string()];
+    // Policies with a group of no rule: every finding denies (NAME-warn
+    // carries none), every covered rule disabled (neither carries one).
+    let all_deny = dir.path().join("all-deny.yaml");
+    std::fs::write(
+        &all_deny,
+        "apiVersion: lifeguard.dev/v1alpha1\nkind: Policy\nextends: default\ndenySeverity: info\n",
+    )
+    .expect("write a policy");
+    let none = dir.path().join("none.yaml");
+    let disabled: String = covered().iter().map(|r| format!("  {r}: {{enabled: false}}\n")).collect();
+    std::fs::write(
+        &none,
+        format!("apiVersion: lifeguard.dev/v1alpha1\nkind: Policy\nextends: default\nrules:\n{disabled}"),
+    )
+    .expect("write a policy");
+    let policies = ["default".to_owned(), "strict".to_owned(), "gpu-serving".to_owned()]
+        .into_iter()
+        .chain([&readme_policy, &all_deny, &none].map(|p| p.display().to_string()))
+        .collect::<Vec<_>>();
     for policy in &policies {
         for mode in ["enforce", "warn", "audit"] {
             let yaml = export(&["--policy", policy, "--mode", mode]);
-            assert!(yaml.contains("kind: ValidatingAdmissionPolicyBinding"), "{policy} {mode}: {yaml}");
+            assert_eq!(yaml.matches("kind: ValidatingAdmissionPolicyBinding\n").count(), 2, "{policy} {mode}: {yaml}");
             let run = plane.kubectl.run_with_input(&["apply", "--dry-run=server", "-f", "-"], Some(&yaml));
             assert_eq!(run.code, 0, "{policy} {mode}: {run:#?}");
             assert_eq!(run.warnings(), Vec::<&str>::new(), "{policy} {mode}: {run:#?}");

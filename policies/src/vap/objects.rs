@@ -1,0 +1,156 @@
+//! The objects of an export: `NAME-deny` and `NAME-warn`, each a
+//! ValidatingAdmissionPolicy and its binding, in every mode. The policies
+//! depend on the policy file alone (which rules, at which severity); the
+//! mode sets only the bindings' `validationActions`. So an export applied
+//! over another mode's replaces all of it, and nothing of the old mode
+//! keeps denying.
+
+use serde_json::{Value, json};
+
+use super::{Validation, cel};
+use crate::policy::{AdmissionMode, Policy};
+
+/// Which of the two policies: the rules `enforce` denies (at or above
+/// `denySeverity`), or the rest.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Group {
+    /// `NAME-deny`.
+    Deny,
+    /// `NAME-warn`.
+    Warn,
+}
+
+impl Group {
+    /// The object's name for the export `name`.
+    pub(crate) fn object_name(self, name: &str) -> String {
+        match self {
+            Group::Deny => format!("{name}-deny"),
+            Group::Warn => format!("{name}-warn"),
+        }
+    }
+
+    /// The binding's action in `mode`: a binding's actions apply to all its
+    /// policy's validations, hence two policies.
+    pub(crate) fn action(self, mode: AdmissionMode) -> &'static str {
+        match (mode, self) {
+            (AdmissionMode::Enforce, Group::Deny) => "Deny",
+            (AdmissionMode::Enforce | AdmissionMode::Warn, _) => "Warn",
+            (AdmissionMode::Audit, _) => "Audit",
+        }
+    }
+}
+
+/// The label every exported object carries with the export's `--name`, so
+/// that `kubectl delete -l` (or `kubectl apply --prune -l`) finds them all.
+pub const EXPORT_LABEL: &str = "lifeguard.dev/export";
+
+/// The policy, then its binding.
+pub(crate) fn pair(
+    group: Group,
+    name: &str,
+    policy: &Policy,
+    mode: AdmissionMode,
+    validations: &[&Validation],
+) -> [Value; 2] {
+    let object = group.object_name(name);
+    [admission_policy(&object, name, policy, validations), binding(&object, name, group.action(mode), mode)]
+}
+
+/// The kinds the webhook registers for (the chart's rules).
+fn resource_rules() -> Value {
+    let rule = |group: &str, resources: &[&str]| {
+        json!({
+            "apiGroups": [group],
+            "apiVersions": ["v1"],
+            "operations": ["CREATE", "UPDATE"],
+            "resources": resources,
+            "scope": "Namespaced",
+        })
+    };
+    json!([
+        rule("", &["pods", "replicationcontrollers", "podtemplates"]),
+        rule("apps", &["deployments", "statefulsets", "daemonsets", "replicasets"]),
+        rule("batch", &["jobs", "cronjobs"]),
+    ])
+}
+
+fn labels(export: &str) -> Value {
+    json!({ "app.kubernetes.io/managed-by": "lifeguard", EXPORT_LABEL: export })
+}
+
+fn admission_policy(name: &str, export: &str, policy: &Policy, validations: &[&Validation]) -> Value {
+    let condition = |name: &str, expression: String| json!({ "name": name, "expression": expression });
+    // A rule with findings at several severities has a validation for each.
+    let mut rules: Vec<&str> = validations.iter().map(|v| v.rule).collect();
+    rules.dedup();
+    let mut checks: Vec<Value> = validations
+        .iter()
+        .map(|v| json!({ "expression": v.expression, "messageExpression": v.message, "reason": "Invalid" }))
+        .collect();
+    let variables: Vec<Value> = if checks.is_empty() {
+        // The API server refuses a policy without a validation, and this one
+        // must exist to replace what an earlier export put under its name:
+        // one that always holds.
+        checks.push(json!({ "expression": "true", "message": "no rule of the policy is at this severity" }));
+        Vec::new()
+    } else {
+        cel::variables(policy)
+            .into_iter()
+            .map(|(name, expression)| json!({ "name": name, "expression": expression }))
+            .collect()
+    };
+    let mut spec = json!({
+        // A CEL error (a cost limit, say) admits the object: the API
+        // server's hot path never fails because of lifeguard.
+        "failurePolicy": "Ignore",
+        "matchConstraints": {
+            "namespaceSelector": {
+                "matchExpressions": [
+                    { "key": "kubernetes.io/metadata.name", "operator": "NotIn", "values": ["kube-system"] }
+                ]
+            },
+            "resourceRules": resource_rules(),
+        },
+        "matchConditions": [
+            condition("has-a-pod-spec", cel::has_pod_spec()),
+            condition(
+                "not-controller-owned",
+                "!has(object.metadata.ownerReferences) || \
+                 !object.metadata.ownerReferences.exists(r, has(r.controller) && r.controller)"
+                    .to_owned(),
+            ),
+            condition("not-being-deleted", "!has(object.metadata.deletionTimestamp)".to_owned()),
+            condition("update-changes-the-template", cel::changes_the_template()),
+        ],
+    });
+    if !variables.is_empty() {
+        spec["variables"] = Value::Array(variables);
+    }
+    spec["validations"] = Value::Array(checks);
+    json!({
+        "apiVersion": "admissionregistration.k8s.io/v1",
+        "kind": "ValidatingAdmissionPolicy",
+        "metadata": {
+            "name": name,
+            "labels": labels(export),
+            "annotations": {
+                "lifeguard.dev/policy": policy.origin,
+                "lifeguard.dev/rules": rules.join(","),
+            },
+        },
+        "spec": spec,
+    })
+}
+
+fn binding(name: &str, export: &str, action: &str, mode: AdmissionMode) -> Value {
+    json!({
+        "apiVersion": "admissionregistration.k8s.io/v1",
+        "kind": "ValidatingAdmissionPolicyBinding",
+        "metadata": {
+            "name": name,
+            "labels": labels(export),
+            "annotations": { "lifeguard.dev/mode": mode.as_str() },
+        },
+        "spec": { "policyName": name, "validationActions": [action] },
+    })
+}

@@ -74,7 +74,7 @@ pub fn judge(
         }
         row.workloads += 1;
         if let Some(simulation) = simulation.as_deref_mut() {
-            verdicts.extend(simulation.run(object, policy));
+            verdicts.extend(simulation.run(object, &batch, policy));
         }
         let found = &out.findings[findings_before..];
         for f in found {

@@ -9,7 +9,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use policies::model::object_label_of;
 use policies::simulate::{Assumptions, ContainerOutcome, ObjectSimulation, Scenario, Verdict, simulate_object};
-use policies::{Policy, Severity};
+use policies::{Batch, Policy, Severity};
 use serde_json::{Map, Value, json};
 
 /// What `--simulate` asks and what it found so far.
@@ -55,12 +55,14 @@ impl Simulation {
         }
     }
 
-    /// Simulates one audited workload: its verdicts as JSON entries (one
-    /// per container and scenario), the notable ones kept.
-    pub fn run(&mut self, object: &Value, policy: &Policy) -> Vec<Value> {
+    /// Simulates one audited workload with its namespace's Services: its
+    /// verdicts as JSON entries (one per container and scenario), the
+    /// notable ones kept.
+    pub fn run(&mut self, object: &Value, batch: &Batch, policy: &Policy) -> Vec<Value> {
         let label = object_label_of(object);
-        let result =
-            catch_unwind(AssertUnwindSafe(|| simulate_object(object, policy, &self.scenarios, &self.assumptions)));
+        let result = catch_unwind(AssertUnwindSafe(|| {
+            simulate_object(object, batch, policy, &self.scenarios, &self.assumptions)
+        }));
         let simulation = match result {
             Ok(Ok(Some(s))) => s,
             Ok(Ok(None)) => return Vec::new(),
@@ -178,8 +180,9 @@ mod tests {
     fn every_verdict_is_an_entry_and_only_those_to_act_on_are_listed() {
         let mut simulation = Simulation::new(&[Scenario::parse("stall:2m").expect("scenario")]);
         let policy = Policy::default();
-        let shared = simulation.run(&deployment("shared", "/readyz"), &policy);
-        let apart = simulation.run(&deployment("apart", "/livez"), &policy);
+        let none = Batch::default();
+        let shared = simulation.run(&deployment("shared", "/readyz"), &none, &policy);
+        let apart = simulation.run(&deployment("apart", "/livez"), &none, &policy);
         assert_eq!(simulation.workloads, 2);
         assert_eq!(shared.len(), 1);
         assert_eq!(shared[0]["rule"], "simulate");
@@ -203,7 +206,7 @@ mod tests {
         let mut simulation = Simulation::new(&[]);
         let mut object = deployment("odd", "/livez");
         object["metadata"]["annotations"] = json!({"lifeguard.dev/probe-checks": "liveness=sometimes"});
-        assert!(simulation.run(&object, &Policy::default()).is_empty());
+        assert!(simulation.run(&object, &Batch::default(), &Policy::default()).is_empty());
         assert_eq!(simulation.workloads, 0);
         assert_eq!(simulation.errors.len(), 1, "{:?}", simulation.errors);
         assert!(

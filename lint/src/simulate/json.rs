@@ -1,7 +1,8 @@
 //! The JSON rendering: one entry per object, container and scenario with
 //! the stable fields `file`, `line`, `kind`, `namespace`, `name`,
 //! `container`, `scenario`, `verdict`, `severity`, `restarts`,
-//! `restart_at`, `unready_seconds`, `sigkill`, `best`, `worst` and `events`.
+//! `restart_at`, `unready_seconds`, `sigkill`, `best`, `worst`,
+//! `unready_at_once_seconds` and `events`.
 
 use policies::simulate::{ContainerOutcome, Event, Figures};
 use serde_json::{Map, Value, json};
@@ -54,6 +55,7 @@ fn outcome(o: &ContainerOutcome) -> Map<String, Value> {
     m.extend(figures(&o.worst));
     m.insert("best".into(), Value::Object(figures(&o.best)));
     m.insert("worst".into(), Value::Object(figures(&o.worst)));
+    m.insert("unready_at_once_seconds".into(), o.unready_at_once_ms.map_or(Value::Null, seconds));
     m.insert("events".into(), o.events.iter().map(event).collect());
     m
 }

@@ -128,12 +128,11 @@ pub fn simulate_found(found: Discovered, policy: &Policy, options: &Options<'_>,
             .collect();
         sources.push(Source { file, context, documents, templates });
     }
-    if options.diff_fix {
-        // The fixes see the Services of the object's context, as in `lint`.
-        for s in &sources {
-            if let Some(batch) = seeds.get_mut(s.context) {
-                s.documents.iter().flat_map(|d| objects_in(&d.value)).for_each(|(_, o)| batch.add(o));
-            }
+    // The simulation names the Services of the object's context that lose
+    // their endpoints, and the fixes see them, as in `lint`.
+    for s in &sources {
+        if let Some(batch) = seeds.get_mut(s.context) {
+            s.documents.iter().flat_map(|d| objects_in(&d.value)).for_each(|(_, o)| batch.add(o));
         }
     }
     for s in &sources {
@@ -166,8 +165,9 @@ fn simulate_document(
         if !object.is_object() {
             continue;
         }
-        let result =
-            catch_unwind(AssertUnwindSafe(|| simulate_object(object, policy, options.scenarios, options.assumptions)));
+        let result = catch_unwind(AssertUnwindSafe(|| {
+            simulate_object(object, batch, policy, options.scenarios, options.assumptions)
+        }));
         let internal = |what: &str| InputError {
             file: file.to_owned(),
             line: Some(doc.start.line),
@@ -219,6 +219,6 @@ fn simulate_document(
 fn fixed(object: &serde_json::Value, batch: &Batch, policy: &Policy, options: &Options<'_>) -> Option<Fixed> {
     let plan = plan_fixes(object, batch, policy, None).ok()??;
     let fixed_object = plan.fixed.as_ref()?;
-    let simulation = simulate_object(fixed_object, policy, options.scenarios, options.assumptions).ok()??;
+    let simulation = simulate_object(fixed_object, batch, policy, options.scenarios, options.assumptions).ok()??;
     Some(Fixed { fixes: plan.applied.iter().map(|a| a.description.clone()).collect(), simulation })
 }

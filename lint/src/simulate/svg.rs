@@ -252,6 +252,13 @@ fn panel(out: &mut String, top: i64, title: &str, o: &ContainerOutcome) {
                         EventKind::ProbeFailed | EventKind::ProbeTimedOut => {
                             let _ = writeln!(out, r##"<circle cx="{cx}" cy="{mid}" r="3.5" fill="#cf222e"/>"##);
                         }
+                        // A check the kubelet could not send: no result, hollow.
+                        EventKind::ProbeErrored => {
+                            let _ = writeln!(
+                                out,
+                                r##"<circle cx="{cx}" cy="{mid}" r="3.5" fill="none" stroke="#6e7781"/>"##
+                            );
+                        }
                         EventKind::StartupSucceeded => {
                             let _ = writeln!(out, r##"<circle cx="{cx}" cy="{mid}" r="4" fill="#1a7f37"/>"##);
                         }

@@ -99,6 +99,10 @@ fn outcome_rows(o: &ContainerOutcome) -> Vec<(String, usize)> {
         };
         rows.push((format!("  worst of {} offsets: {}", o.offsets, fig(&o.worst)), 6));
         rows.push((format!("  best: {}", fig(&o.best)), 6));
+        // The least time all replicas are out together, which the verdict's line reads.
+        if let Some(ms) = o.unready_at_once_ms {
+            rows.push((format!("  every offset at once: {} s out of endpoints", seconds(ms)), 6));
+        }
     }
     rows.extend(compact(&o.events).into_iter().map(|l| (format!("  {l}"), EVENT_COLUMN)));
     rows
@@ -141,13 +145,20 @@ fn compact(events: &[Event]) -> Vec<String> {
 }
 
 fn is_failure(e: &Event) -> bool {
-    matches!(e.kind, EventKind::ProbeFailed | EventKind::ProbeTimedOut)
+    matches!(e.kind, EventKind::ProbeFailed | EventKind::ProbeTimedOut | EventKind::ProbeErrored)
+}
+
+/// A failure that changes nothing however often it comes: past the
+/// probe's threshold, or errored (the kubelet discards the result).
+fn changes_nothing(e: &Event) -> bool {
+    e.past_threshold || e.kind == EventKind::ProbeErrored
 }
 
 /// Events as lines. A run of the same probe failing is one line; a probe's
-/// failures past its threshold (the container is already unready) are one
-/// line until the probe does something else or the container starts again,
-/// whatever happens in between.
+/// failures that change nothing (past its threshold, the container already
+/// unready; or errored, discarded by the kubelet) are one line until the
+/// probe does something else or the container starts again, whatever
+/// happens in between.
 fn merged(events: &[Event]) -> Vec<String> {
     let mut lines = Vec::new();
     let mut used = vec![false; events.len()];
@@ -157,7 +168,7 @@ fn merged(events: &[Event]) -> Vec<String> {
         }
         let e = &events[i];
         let mut group = vec![i];
-        if is_failure(e) && e.past_threshold {
+        if is_failure(e) && changes_nothing(e) {
             for (k, f) in events.iter().enumerate().skip(i + 1) {
                 if f.kind == EventKind::Started {
                     break;
@@ -165,7 +176,7 @@ fn merged(events: &[Event]) -> Vec<String> {
                 if f.probe != e.probe || used[k] {
                     continue;
                 }
-                if f.kind != e.kind || !f.past_threshold {
+                if f.kind != e.kind || !changes_nothing(f) {
                     break;
                 }
                 group.push(k);
@@ -210,6 +221,7 @@ pub fn phrase(kind: EventKind) -> &'static str {
         EventKind::DisruptionEnd => "disruption ends",
         EventKind::ProbeFailed => "failed",
         EventKind::ProbeTimedOut => "timed out",
+        EventKind::ProbeErrored => "errored",
         EventKind::StartupSucceeded => "succeeded",
         EventKind::Ready => "in endpoints",
         EventKind::ContainerReady => "container ready, not in endpoints",

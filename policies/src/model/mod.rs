@@ -35,9 +35,9 @@ pub use prestop::{
 };
 pub use probe::{
     Handler, Port, ProbeKind, ProbeTiming, ProcessCheck, handler_count, handler_of, process_existence, request_path,
-    resolve_port, shared_liveness_readiness,
+    resolve_port, shared_liveness_readiness, unresolved_ports,
 };
-pub use service::{Receiver, ServiceView, port_label, receivers, services_send};
+pub use service::{Receiver, ServiceView, port_label, receivers, services_send, services_verb};
 pub use workload::{
     ANNOTATION_COLD_START, ANNOTATION_DRAIN, ANNOTATION_SHUTDOWN, ContainerView, ObjectLabel, Workload,
     image_repository, object_label, object_label_of,

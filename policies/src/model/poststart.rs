@@ -6,6 +6,7 @@ use k8s_openapi::api::core::v1::{Container, LifecycleHandler};
 
 use super::host::{Locality, host_locality};
 use super::prestop::{SleepSeconds, handlers, hook_sleep};
+use super::probe::unresolved_ports;
 
 /// Why the kubelet fails a postStart hook whatever the app does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -18,6 +19,10 @@ pub enum PostStartFailure {
     /// sent as soon as the container starts, so it is refused while the app
     /// boots and does not listen yet.
     RefusedWhileBooting,
+    /// An `httpGet` whose port is a name the container does not declare
+    /// ([`unresolved_ports`], as `probe-port-unknown` reads it): the kubelet
+    /// cannot build the request and fails the hook at once.
+    UnresolvedPort,
 }
 
 fn poststart(c: &Container) -> Option<&LifecycleHandler> {
@@ -43,6 +48,9 @@ pub fn poststart_failure(c: &Container) -> Option<PostStartFailure> {
     let hook = poststart(c)?;
     match poststart_handler(c)? {
         "tcpSocket" => Some(PostStartFailure::Unsupported),
+        "httpGet" if unresolved_ports(c, hook.http_get.as_ref(), None).next().is_some() => {
+            Some(PostStartFailure::UnresolvedPort)
+        }
         "httpGet" => {
             let host = hook.http_get.as_ref().and_then(|h| h.host.as_deref()).unwrap_or("");
             (host_locality(host, c, &[]) == Locality::Local).then_some(PostStartFailure::RefusedWhileBooting)
@@ -87,6 +95,9 @@ mod tests {
             }
             assert_eq!(poststart_failure(&with(get)), Some(PostStartFailure::RefusedWhileBooting), "{host:?}");
         }
+        // A port name the container does not declare: the request cannot be built.
+        let named = with(json!({"httpGet": {"path": "/warm", "port": "admin"}}));
+        assert_eq!(poststart_failure(&named), Some(PostStartFailure::UnresolvedPort));
         let remote = with(json!({"httpGet": {"host": "registry.internal", "path": "/register", "port": 80}}));
         assert_eq!(poststart_failure(&remote), None);
         assert_eq!(poststart_failure(&with(json!({"exec": {"command": ["true"]}}))), None);

@@ -1,6 +1,6 @@
 //! Probe handlers, their identity and their timing with Kubernetes defaults.
 
-use k8s_openapi::api::core::v1::{Container, Probe};
+use k8s_openapi::api::core::v1::{Container, HTTPGetAction, Probe, TCPSocketAction};
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 
 use super::command::{SimpleCommand, simple_commands};
@@ -81,6 +81,27 @@ pub fn resolve_port(c: &Container, port: &IntOrString) -> Port {
             }
         }
     }
+}
+
+/// The ports of a handler (a probe's or a lifecycle hook's `httpGet` and
+/// `tcpSocket`) that are names the container's `ports` do not declare,
+/// each with its field (`httpGet`, `tcpSocket`), as [`resolve_port`] reads
+/// them. The kubelet cannot resolve such a port (`probe.ResolveContainerPort`
+/// errors), so it cannot send the check at all: a probe's every check
+/// errors, and its worker discards an errored result (prober/worker.go,
+/// `doProbe`), so the probe keeps its first value for good; a hook fails.
+pub fn unresolved_ports<'h>(
+    c: &Container,
+    http: Option<&'h HTTPGetAction>,
+    tcp: Option<&'h TCPSocketAction>,
+) -> impl Iterator<Item = (&'static str, &'h str)> {
+    let ports = [("httpGet", http.map(|h| &h.port)), ("tcpSocket", tcp.map(|t| &t.port))];
+    ports.into_iter().filter_map(move |(field, port)| match port? {
+        port @ IntOrString::String(name) if matches!(resolve_port(c, port), Port::Unresolved(_)) => {
+            Some((field, name.as_str()))
+        }
+        _ => None,
+    })
 }
 
 /// The identity of a probe handler: two probes with equal handlers check the

@@ -164,7 +164,13 @@ pub fn port_label(p: &ContainerPort) -> String {
 /// `Service/a, Service/b sends`/`send` for messages: names once each, at
 /// most three and a count (a message stays one line), with the verb that agrees.
 pub fn services_send(names: &[String]) -> String {
-    let verb = if names.len() == 1 { "sends" } else { "send" };
+    services_verb(names, "sends", "send")
+}
+
+/// [`services_send`]'s list of names with any verb: `Service/a has`,
+/// `Service/a, Service/b have`.
+pub fn services_verb(names: &[String], one: &str, many: &str) -> String {
+    let verb = if names.len() == 1 { one } else { many };
     match names.len() {
         0..=3 => format!("{} {verb}", names.join(", ")),
         n => format!("{} and {} more {verb}", names[..3].join(", "), n - 3),

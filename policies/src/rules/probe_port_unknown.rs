@@ -2,10 +2,9 @@
 //! does not declare.
 
 use k8s_openapi::api::core::v1::{HTTPGetAction, TCPSocketAction};
-use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 
 use crate::finding::{Finding, Severity};
-use crate::model::{ContainerView, Port, ProbeKind, Workload, is_valid_port_name, resolve_port};
+use crate::model::{ContainerView, ProbeKind, Workload, is_valid_port_name, unresolved_ports};
 use crate::rules::{Ctx, FixAvailability, Rule};
 
 pub(crate) static RULE: Rule = Rule {
@@ -26,18 +25,23 @@ or readiness probe or in a `postStart`/`preStop` hook, when the container's
 
 ## Why is this bad?
 The kubelet resolves a port name against the container's own `ports`. An
-unknown name cannot be resolved: every probe attempt fails, so a liveness or
-startup probe restarts the container forever and a readiness probe keeps it
-out of its Services; a hook fails, and a failing `postStart` kills the
-container. The API server accepts the spec, so this only shows at run time,
-often after a port was renamed or a chart value left empty.
+unknown name cannot be resolved, so the kubelet cannot send the check: every
+attempt errors (an `Unhealthy` event, "probe errored") and the probe worker
+discards an errored result, so the probe keeps its first value for good. A
+readiness probe keeps the pod out of its Services forever; a startup probe
+never lets the container count as started, so liveness and readiness never
+run and the pod is never ready either; a liveness probe never fails, so
+nothing restarts a wedged process. A hook fails, and a failing `postStart`
+kills the container. The API server accepts the spec, so this only shows at
+run time, often after a port was renamed or a chart value left empty.
+`lifeguard simulate` shows what follows for each probe.
 
 ## Not a finding
 - A numeric port that is not declared (`port: 8080` with no `ports`): the
   kubelet probes the number directly. Declaring ports is good practice, but a
   missing declaration breaks nothing.
-- A quoted number (`port: "8080"`): the kubelet reads it as the number.
-  (The API server rejects it in a probe: that is `probe-invalid`'s finding.)
+- A quoted number (`port: "8080"`): the API server rejects it in a probe
+  or a hook; that is `probe-invalid`'s finding.
 - A name that is not a valid port name at all (`HTTP`, `web_port`): the API
   server rejects it; `probe-invalid` reports it.
 
@@ -92,29 +96,21 @@ fn ports(
     http: Option<&HTTPGetAction>,
     tcp: Option<&TCPSocketAction>,
 ) {
-    let handlers = [("httpGet", http.map(|h| &h.port)), ("tcpSocket", tcp.map(|t| &t.port))];
-    for (handler, port) in handlers {
-        let Some(port @ IntOrString::String(name)) = port else {
-            continue;
-        };
-        if !is_valid_port_name(name) {
-            continue;
-        }
-        if let Port::Unresolved(name) = resolve_port(c.container, port) {
-            let pointer = c.at(&[at, &[handler, "port"]].concat());
-            out.push(RULE.finding(
-                RULE.severity,
-                pointer,
-                Some(c.name()),
-                format!(
-                    "container {:?}: {what} {handler} port {name:?} is not declared ({}), so the kubelet cannot resolve it",
-                    c.name(),
-                    declared(c)
-                ),
-                format!("{what} {handler} port {name:?} is not in ports"),
-                "declare the port under `ports` with this name, or use the port number",
-            ));
-        }
+    // A name that is not a valid port name is probe-invalid's finding.
+    for (handler, name) in unresolved_ports(c.container, http, tcp).filter(|(_, name)| is_valid_port_name(name)) {
+        let pointer = c.at(&[at, &[handler, "port"]].concat());
+        out.push(RULE.finding(
+            RULE.severity,
+            pointer,
+            Some(c.name()),
+            format!(
+                "container {:?}: {what} {handler} port {name:?} is not declared ({}), so the kubelet cannot resolve it",
+                c.name(),
+                declared(c)
+            ),
+            format!("{what} {handler} port {name:?} is not in ports"),
+            "declare the port under `ports` with this name, or use the port number",
+        ));
     }
 }
 

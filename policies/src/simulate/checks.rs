@@ -3,7 +3,9 @@
 
 use k8s_openapi::api::core::v1::Container;
 
-use crate::model::{ContainerView, Handler, ProbeKind, handler_of, process_existence, shared_liveness_readiness};
+use crate::model::{
+    ContainerView, Handler, ProbeKind, handler_of, process_existence, shared_liveness_readiness, unresolved_ports,
+};
 use crate::policy::Policy;
 use crate::rules::liveness_checks_dependency::dependencies;
 
@@ -26,6 +28,11 @@ pub enum Check {
     /// An `exec` that only checks that a process exists: passes for as long
     /// as the container runs.
     ProcessOnly,
+    /// An `httpGet` or `tcpSocket` whose port is a name the container does
+    /// not declare: the kubelet cannot send it, every check errors, and the
+    /// probe worker discards the result, so the probe keeps its first
+    /// value (readiness: not ready; liveness: alive; startup: not started).
+    Unresolved,
 }
 
 impl Check {
@@ -36,6 +43,7 @@ impl Check {
             Check::Dependency => "dependency",
             Check::PortOnly => "port only",
             Check::ProcessOnly => "process exists",
+            Check::Unresolved => "port unresolved",
         }
     }
 }
@@ -102,6 +110,15 @@ impl ProbeChecks {
     }
 }
 
+/// A probe whose port the kubelet cannot resolve, as `probe-port-unknown`
+/// reads it ([`unresolved_ports`]): `tcpSocket port "postgres"`. It holds
+/// whatever anyone states the handler checks.
+pub fn unresolved(c: &Container, kind: ProbeKind) -> Option<String> {
+    let probe = kind.of(c)?;
+    let (field, name) = unresolved_ports(c, probe.http_get.as_ref(), probe.tcp_socket.as_ref()).next()?;
+    Some(format!("{field} port {name:?}"))
+}
+
 /// What a container's probe checks, as far as the manifest tells:
 /// - a `tcpSocket` to its own port proves the port only; an `exec` that
 ///   only looks for a process proves the process exists;
@@ -109,7 +126,11 @@ impl ProbeChecks {
 ///   aimed at another host, an aggregate path such as `/actuator/health`, a
 ///   readiness path) checks a dependency;
 /// - a liveness handler shared with readiness checks what readiness checks,
-///   taken to include dependencies (that is what readiness is for);
+///   taken to include dependencies (that is what readiness is for), but on
+///   a model server (a GPU request or a `slowBootImages` image): its health
+///   endpoint (vLLM's, TGI's, Triton's `/health`) reports its own engine, and
+///   it serves from the weights it loaded, so nothing says it reaches another
+///   service, and a restart storm it cannot have is the costlier mistake;
 /// - anything else is local.
 pub fn infer(c: ContainerView<'_>, kind: ProbeKind, policy: &Policy) -> Option<Check> {
     let probe = kind.of(c.container)?;
@@ -128,7 +149,7 @@ pub fn infer(c: ContainerView<'_>, kind: ProbeKind, policy: &Policy) -> Option<C
         return Some(Check::Dependency);
     }
     let shared = shared_liveness_readiness(c.container);
-    if kind != ProbeKind::Startup && shared.is_some() && shared == handler {
+    if kind != ProbeKind::Startup && shared.is_some() && shared == handler && !c.is_model_server(policy) {
         return Some(Check::Dependency);
     }
     Some(Check::Local)
@@ -142,7 +163,7 @@ fn is_local_host(host: &str) -> bool {
 mod tests {
     use serde_json::json;
 
-    use super::{Check, ProbeChecks, infer};
+    use super::{Check, ProbeChecks, infer, unresolved};
     use crate::model::{ProbeKind, Workload};
     use crate::policy::Policy;
 
@@ -172,6 +193,47 @@ mod tests {
             json!({"name": "a", "livenessProbe": {"exec": {"command": ["redis-cli", "-h", "redis-master", "ping"]}}}),
         );
         assert_eq!(got, vec![None, Some(Check::Dependency), None]);
+    }
+
+    #[test]
+    fn a_model_servers_shared_handler_is_its_own_engines_health_not_a_dependency() {
+        let health = json!({"httpGet": {"path": "/health", "port": 8000}});
+        let vllm = |image: &str, gpu: bool| {
+            let mut c = json!({"name": "vllm", "image": image, "livenessProbe": health, "readinessProbe": health});
+            if gpu {
+                c["resources"] = json!({"limits": {"nvidia.com/gpu": "1"}});
+            }
+            c
+        };
+        let local = vec![None, Some(Check::Local), Some(Check::Local)];
+        // A GPU request, or a model server's image, whichever shows it.
+        assert_eq!(checks(vllm("nvcr.io/nvidia/vllm:26.02-py3", true)), local);
+        assert_eq!(checks(vllm("vllm/vllm-openai:v0.6.3", false)), local);
+        // The same handler on any other server is taken to check what readiness does.
+        let shared = vec![None, Some(Check::Dependency), Some(Check::Dependency)];
+        assert_eq!(checks(vllm("registry.example.com/shop/orders:1.4.2", false)), shared);
+        // What the handler itself shows still counts on a model server.
+        let mut aggregate = vllm("vllm/vllm-openai:v0.6.3", true);
+        aggregate["livenessProbe"] = json!({"httpGet": {"path": "/actuator/health", "port": 8000}});
+        aggregate["readinessProbe"] = aggregate["livenessProbe"].clone();
+        assert_eq!(checks(aggregate), shared);
+    }
+
+    #[test]
+    fn a_probe_names_the_port_the_kubelet_cannot_resolve() {
+        let c: k8s_openapi::api::core::v1::Container = serde_json::from_value(json!({"name": "db",
+            "ports": [{"name": "http", "containerPort": 8080}, {"containerPort": 5432}],
+            "startupProbe": {"httpGet": {"path": "/", "port": "http"}},
+            "livenessProbe": {"httpGet": {"path": "/", "port": 5432}},
+            "readinessProbe": {"tcpSocket": {"port": "postgres"}}}))
+        .expect("a container");
+        assert_eq!(unresolved(&c, ProbeKind::Readiness).as_deref(), Some("tcpSocket port \"postgres\""));
+        // A declared name, a number: resolved. No probe: nothing to say.
+        assert_eq!(unresolved(&c, ProbeKind::Startup), None);
+        assert_eq!(unresolved(&c, ProbeKind::Liveness), None);
+        let bare: k8s_openapi::api::core::v1::Container =
+            serde_json::from_value(json!({"name": "db"})).expect("a container");
+        assert_eq!(unresolved(&bare, ProbeKind::Readiness), None);
     }
 
     #[test]

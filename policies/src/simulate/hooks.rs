@@ -71,6 +71,9 @@ impl PostStart {
             Some(PostStartFailure::Unsupported) => {
                 return Some((start, "its postStart hook is a tcpSocket, which the kubelet cannot run"));
             }
+            Some(PostStartFailure::UnresolvedPort) => {
+                return Some((start, "its postStart httpGet names a port the container does not declare"));
+            }
             Some(PostStartFailure::RefusedWhileBooting) if booting => {
                 return Some((start, "its postStart httpGet to the container is refused while the app boots"));
             }
@@ -82,8 +85,14 @@ impl PostStart {
 
     /// The `poststart` event's detail: the hook and where its length comes from.
     pub fn detail(&self) -> String {
-        if self.fails == Some(PostStartFailure::Unsupported) {
-            return "tcpSocket, which the kubelet cannot run: it fails at once".to_owned();
+        match self.fails {
+            Some(PostStartFailure::Unsupported) => {
+                return "tcpSocket, which the kubelet cannot run: it fails at once".to_owned();
+            }
+            Some(PostStartFailure::UnresolvedPort) => {
+                return "httpGet to a port the container does not declare: it fails at once".to_owned();
+            }
+            _ => {}
         }
         let forever = "sleep forever: the kubelet never sees the container running".to_owned();
         length_detail(Some(self.length), self.source, "poststart", forever)

@@ -12,7 +12,8 @@
 //! failure. `failureThreshold` consecutive failures of startup or liveness
 //! kill the container; of readiness, take it out of the Service's
 //! endpoints, where `successThreshold` consecutive successes bring it back
-//! (once the pod's readiness gates are True, `gates.rs`). A postStart hook
+//! (once the pod's readiness gates are True, `gates.rs`). A check whose
+//! port does not resolve errors and counts neither way. A postStart hook
 //! holds the first check until it ends, and a failed one kills the
 //! container (`hooks.rs`).
 
@@ -222,10 +223,12 @@ fn run(model: &ContainerModel, world: World, record: bool) -> Run {
     };
     match world.steady_phase {
         Some(phase) => {
-            m.startup_done = true;
-            m.ready = true;
+            // A probe that cannot be sent keeps its first value however
+            // long the pod has run: startup never succeeds, readiness never passes.
+            m.startup_done = model.unresolved(ProbeKind::Startup).is_none();
+            m.ready = m.startup_done && model.unresolved(ProbeKind::Readiness).is_none();
             // Gates that are never True keep a long-running pod out all along.
-            if !m.gates.never() {
+            if m.ready && !m.gates.never() {
                 m.serving = true;
                 m.run.served = true;
                 m.unready_since = None;
@@ -374,8 +377,19 @@ impl Machine<'_> {
         let at = self.probes[i].due();
         // A triggered check leaves the grid where it is.
         let off_grid = self.probes[i].triggered.take().is_some_and(|t| t < self.probes[i].next);
-        let (ok, done, timed_out) = self.check(&model, at);
         let period = self.probes[i].period();
+        if model.check == Check::Unresolved {
+            // The kubelet cannot send it, and its worker discards the
+            // errored result (prober/worker.go, `doProbe`): nothing counts.
+            self.probes[i].next = if off_grid { self.probes[i].next } else { at + period };
+            let container = self.model;
+            self.event(at, Some(model.kind), EventKind::ProbeErrored, || {
+                let port = container.unresolved(model.kind).unwrap_or("its port");
+                format!("{port} not found; the result is discarded")
+            });
+            return;
+        }
+        let (ok, done, timed_out) = self.check(&model, at);
         let mut next = if off_grid { self.probes[i].next } else { at + period };
         while next < done {
             next += period;

@@ -318,3 +318,74 @@ fn readiness_runs_at_once_when_the_kubelet_syncs_a_started_container_that_is_not
     let run = simulate(&m, World { crash_after_ms: Some(3 * S), horizon_ms: 6 * S, ..World::default() });
     assert_eq!(times(&run, EventKind::Ready), vec![1, 4]);
 }
+
+/// A container whose probe of `kind` names a port it does not declare.
+fn unresolved(probes: Vec<ProbeModel>, kind: ProbeKind) -> ContainerModel {
+    let mut m = container(probes);
+    m.unresolved = vec![(kind, "tcpSocket port \"postgres\"".to_owned())];
+    m
+}
+
+#[test]
+fn a_check_whose_port_does_not_resolve_errors_every_period_and_counts_neither_way() {
+    // Readiness keeps its first value, not ready, however healthy the app.
+    let m = unresolved(
+        vec![
+            probe(ProbeKind::Liveness, Check::Local, 0, 10, 1, 1, 3),
+            probe(ProbeKind::Readiness, Check::Unresolved, 0, 10, 1, 1, 3),
+        ],
+        ProbeKind::Readiness,
+    );
+    let run = boot(&m, 0, 45);
+    assert_eq!(times(&run, EventKind::ProbeErrored), vec![1, 11, 21, 31, 41]);
+    assert!(run.events.iter().all(|e| e.kind != EventKind::Ready && e.kind != EventKind::ProbeFailed));
+    assert!(!run.served);
+    assert_eq!(total(&run.unready), 45 * S);
+    let errored = run.events.iter().find(|e| e.kind == EventKind::ProbeErrored).expect("an errored check");
+    assert_eq!(errored.detail, "tcpSocket port \"postgres\" not found; the result is discarded");
+    // A pod long running is not ready either: the probe never passed.
+    let steady = simulate(&m, World { steady_phase: Some(0), horizon_ms: 30 * S, ..World::default() });
+    assert!(!steady.served);
+    assert_eq!(total(&steady.unready), 30 * S);
+}
+
+#[test]
+fn a_liveness_check_that_cannot_be_sent_never_fails_so_a_wedge_is_never_restarted() {
+    let m = unresolved(
+        vec![
+            probe(ProbeKind::Liveness, Check::Unresolved, 0, 1, 1, 1, 1),
+            probe(ProbeKind::Readiness, Check::Local, 0, 1, 1, 1, 1),
+        ],
+        ProbeKind::Liveness,
+    );
+    // Its initial value is success: a boot that never answers is not killed.
+    let run = boot(&m, 1000, 60);
+    assert_eq!(run.restarts, 0);
+    let wedged =
+        simulate(&m, World { steady_phase: Some(0), wedge_from: Some(0), horizon_ms: 60 * S, ..World::default() });
+    assert_eq!(wedged.restarts, 0);
+    assert!(times(&wedged, EventKind::ProbeErrored).len() > 50);
+}
+
+#[test]
+fn a_startup_check_that_cannot_be_sent_holds_liveness_and_readiness_for_good() {
+    let m = unresolved(
+        vec![
+            probe(ProbeKind::Startup, Check::Unresolved, 0, 10, 1, 1, 3),
+            probe(ProbeKind::Liveness, Check::Local, 0, 1, 1, 1, 1),
+            probe(ProbeKind::Readiness, Check::Local, 0, 1, 1, 1, 1),
+        ],
+        ProbeKind::Startup,
+    );
+    // Unknown is neither success nor failure: never started, never killed,
+    // and neither liveness nor readiness ever runs, even on a wedge.
+    for run in [
+        boot(&m, 0, 100),
+        simulate(&m, World { steady_phase: Some(0), wedge_from: Some(0), horizon_ms: 100 * S, ..World::default() }),
+    ] {
+        assert_eq!(run.restarts, 0);
+        assert!(!run.served);
+        assert!(run.events.iter().filter(|e| e.probe.is_some()).all(|e| e.probe == Some(ProbeKind::Startup)));
+        assert!(times(&run, EventKind::ProbeErrored).len() >= 10);
+    }
+}

@@ -148,11 +148,14 @@ fn hooks_the_kubelet_fails_by_themselves() {
     assert!(wedge.worst.restarts >= 3, "{:?}", wedge.worst);
     assert_eq!(wedge.verdict, Verdict::BootLoop, "not a wedge detected: nothing comes up after it");
     assert!(wedge.message.starts_with("no new container comes up"), "{}", wedge.message);
-    // A tcpSocket hook always fails, at once.
-    let tcp = PostStart { fails: Some(PostStartFailure::Unsupported), ..hook(0) };
-    let run = boot(&with_hook(vec![], tcp), 0, 30);
-    assert_eq!(times(&run, EventKind::Kill)[..2], [0, 0]);
-    assert!(times(&run, EventKind::Ready).is_empty());
+    // A tcpSocket hook, or an httpGet to a port the container does not
+    // declare, always fails, at once, even after a boot of 0 s.
+    for fails in [PostStartFailure::Unsupported, PostStartFailure::UnresolvedPort] {
+        let never = PostStart { fails: Some(fails), ..hook(0) };
+        let run = boot(&with_hook(vec![], never), 0, 30);
+        assert_eq!(times(&run, EventKind::Kill)[..2], [0, 0], "{fails:?}");
+        assert!(times(&run, EventKind::Ready).is_empty(), "{fails:?}");
+    }
 }
 
 fn gated(stated: Option<GateDelay>, probes: Vec<ProbeModel>) -> ContainerModel {

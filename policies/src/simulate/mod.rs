@@ -7,6 +7,7 @@
 
 mod checks;
 mod cycles;
+mod endpoints;
 mod gates;
 mod hooks;
 mod kubelet;
@@ -15,6 +16,8 @@ mod kubelet_tests;
 #[cfg(test)]
 mod lifecycle_tests;
 mod model_doc;
+#[cfg(test)]
+mod object_tests;
 mod pod;
 mod scenario;
 mod stop_signal;
@@ -39,6 +42,7 @@ pub use verdict::{Figures, VERDICTS, Verdict, plural, seconds};
 
 use serde_json::Value;
 
+use crate::engine::Batch;
 use crate::error::ModelError;
 use crate::model::Workload;
 use crate::policy::Policy;
@@ -102,11 +106,14 @@ pub struct ObjectSimulation {
     pub outcomes: Vec<ContainerOutcome>,
 }
 
-/// Simulates every probed container of an object in every scenario.
-/// `Ok(None)` for an object without a pod spec; `Err` names the pointer of
-/// what cannot be read (the pod spec, the `lifeguard.dev/probe-checks` annotation).
+/// Simulates every probed container of an object in every scenario, with
+/// the Services of its input (`batch`, as `lint` reads them) to name those
+/// that lose their endpoints. `Ok(None)` for an object without a pod spec;
+/// `Err` names the pointer of what cannot be read (the pod spec, the
+/// `lifeguard.dev/probe-checks` annotation).
 pub fn simulate_object(
     object: &Value,
+    batch: &Batch,
     policy: &Policy,
     scenarios: &[Scenario],
     assumptions: &Assumptions,
@@ -115,7 +122,14 @@ pub fn simulate_object(
         return Ok(None);
     };
     let replicas = object.pointer("/spec/replicas").and_then(Value::as_i64).unwrap_or(1).max(1);
-    let models = containers(&w, policy, assumptions, replicas)
+    let mut services: Vec<String> = Vec::new();
+    for s in batch.services.iter().filter(|s| s.selects(w.namespace.as_deref(), &w.labels)) {
+        let name = s.display_name();
+        if !services.contains(&name) {
+            services.push(name);
+        }
+    }
+    let models = containers(&w, policy, assumptions, replicas, &services)
         .map_err(|e| ModelError { pointer: e.pointer.clone(), message: e.to_string() })?;
     let outcomes = models.iter().flat_map(|m| scenarios.iter().map(move |s| run_scenario(m, s, assumptions))).collect();
     Ok(Some(ObjectSimulation { kind: w.kind, namespace: w.namespace, name: w.name, outcomes }))

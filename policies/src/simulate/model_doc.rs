@@ -48,6 +48,16 @@ Without `--scenario`: `boot`, `stall:2m`, `pause:5s`, `wedge`, `delete`.
   container; of readiness, take the pod out of the Service's endpoints.
   `successThreshold` consecutive readiness successes bring it back. A
   readiness failure never restarts the container.
+- A check whose `httpGet` or `tcpSocket` port is a name the container's
+  `ports` do not declare (what `probe-port-unknown` reports) cannot be sent:
+  it errors every period (prober.go, `probe`: "probe errored"), and the
+  probe worker discards an errored result (worker.go, `doProbe`), so the
+  probe keeps its first value for good: readiness, not ready (the pod never
+  joins the endpoints); startup, unknown (the container never counts as
+  started, and liveness and readiness never run); liveness, success (it
+  never fails, so nothing it watches for, a wedge or a boot that never
+  answers, restarts the container). Nothing stated about the handler
+  changes that.
 - A container without a readiness probe is in the endpoints once started
   (once its startup probe succeeded and its postStart hook ended). A new
   container is out of the endpoints until readiness succeeds, and the pod
@@ -60,7 +70,10 @@ Inferred from the handler, as the rules read it:
 - `dependency`: anything `liveness-checks-dependency` reports on the handler
   (a client aimed at another host, an aggregate path such as
   `/actuator/health`, a readiness path), and a liveness handler shared with
-  readiness (taken to check what readiness checks); also fails during a stall;
+  readiness (taken to check what readiness checks, as `probe-endpoint-reused`
+  warns), except on a model server (a GPU request or a slow-boot image),
+  whose health endpoint (vLLM's, TGI's, Triton's) reports its own engine;
+  also fails during a stall;
 - `port only`: a bare `tcpSocket` to the pod's own port; the kernel accepts
   the connection once the app listens, even when the process is paused or
   wedged;
@@ -97,7 +110,8 @@ While the app boots, every check except `process exists` fails at once
   under the restart policy, judging the back-off by that exit, as for a
   crash. The hooks that fail by themselves: a `tcpSocket` hook, which the
   kubelet cannot run (lifecycle/handlers.go: "invalid handler"), at once;
-  an `httpGet` to the container itself (no `host`, or a loopback one) while
+  an `httpGet` to a port name the container does not declare, whose
+  request the kubelet cannot build, at once; an `httpGet` to the container itself (no `host`, or a loopback one) while
   the app boots, at once, since it is sent as soon as the container starts.
   `poststart-fail` fails any hook when it ends.
 
@@ -179,8 +193,14 @@ case. `boot` and `delete` have no free offset.
 
 ## Verdicts
 - `restart-storm`: a stall restarts the container whatever the offset, so
-  every replica restarts; the line says for how long the Service has zero
-  endpoints (the time even the best-placed replica is out);
+  every replica restarts; the line says for how long the replicas are all
+  out of the endpoints at once, from the figures under it: one replica, from
+  the best offset's time out to the worst's; several, from the time every
+  offset is out at once (`every offset at once`: their probes spread over
+  the offsets) to the worst offset's (their probes in step). It names the
+  Services of the input that select the pod as having zero endpoints; with
+  none, it says so and speaks of the replicas' readiness alone. The input's
+  Services are those `lint` reads: the file's and its directory's;
 - `restarts`: some offset restarts the container (a boot that completes
   after restarts; `crash` and `poststart-fail`, the crash loop);
 - `boot-loop`: the app never finishes booting: every container is killed
@@ -188,13 +208,14 @@ case. `boot` and `delete` have no free offset.
   itself (after a boot, or after whatever restarted it);
 - `dependency-outage`: no restart, but readiness follows the stalled
   dependency, so every replica is out of the endpoints at once for a while
-  and back when the dependency is: the outage a dependency-aware readiness
-  chooses (a local readiness keeps the Service up and leaves the errors to
-  the app);
+  (read as for `restart-storm`) and back when the dependency is: the outage
+  a dependency-aware readiness chooses (a local readiness keeps the Service
+  up and leaves the errors to the app);
 - `out-of-service`: no restart, but the pod's own failure (a pause of its
   only replica) leaves the Service without an endpoint for a while, or the
   pod never joins it (readiness gates stated `never`, a postStart hook that
-  never ends, a container left stopped by `restartPolicy: Never`);
+  never ends, a startup or readiness probe whose port does not resolve, a
+  container left stopped by `restartPolicy: Never`);
 - `sigkill-in-flight`: SIGKILL comes before the in-flight work, drain and
   shutdown end;
 - `wedge-detected`: a wedge is restarted whatever the offset, after the

@@ -7,7 +7,7 @@ use crate::model::{
 };
 use crate::policy::Policy;
 
-use super::checks::{ANNOTATION_PROBE_CHECKS, Check, ProbeChecks, infer};
+use super::checks::{ANNOTATION_PROBE_CHECKS, Check, ProbeChecks, infer, unresolved};
 use super::gates::{ANNOTATION_READINESS_GATES, GateDelay, ReadinessGates};
 use super::hooks::{ANNOTATION_POSTSTART, ANNOTATION_PRESTOP, HookLength, PostStart, poststart_of, prestop_of};
 use super::stop_signal::StopSignal;
@@ -57,6 +57,14 @@ pub struct ContainerModel {
     pub cold_start: i64,
     /// Replicas of the workload (`spec.replicas`, 1 when unset).
     pub replicas: i64,
+    /// The probes whose port the kubelet cannot resolve, each with its
+    /// handler's port (`tcpSocket port "postgres"`): their check is
+    /// [`Check::Unresolved`].
+    pub unresolved: Vec<(ProbeKind, String)>,
+    /// `Service/name` of each Service of the input that selects the pod,
+    /// once each, by namespace and name; empty when none does (or the input
+    /// has none).
+    pub services: Vec<String>,
 }
 
 impl ContainerModel {
@@ -79,12 +87,20 @@ impl ContainerModel {
             shutdown: 0,
             cold_start: 0,
             replicas: 1,
+            unresolved: Vec::new(),
+            services: Vec::new(),
         }
     }
 
     /// The probe of a kind, if set.
     pub fn probe(&self, kind: ProbeKind) -> Option<&ProbeModel> {
         self.probes.iter().find(|p| p.kind == kind)
+    }
+
+    /// The port of a probe of this kind that the kubelet cannot resolve
+    /// (`tcpSocket port "postgres"`), if it has one.
+    pub fn unresolved(&self, kind: ProbeKind) -> Option<&str> {
+        self.unresolved.iter().find(|(k, _)| *k == kind).map(|(_, port)| port.as_str())
     }
 }
 
@@ -100,14 +116,18 @@ pub struct AnnotationError {
     pub detail: String,
 }
 
-/// The containers of a workload as the simulation sees them. What a probe
-/// checks comes from `stated` (the `--probe-checks` flag) first, then the
-/// pod template's annotation, then what the handler shows ([`infer`]).
+/// The containers of a workload as the simulation sees them, with the
+/// `services` that select the pod. A probe whose port the kubelet cannot
+/// resolve checks nothing ([`Check::Unresolved`]), whatever is stated;
+/// otherwise what it checks comes from `stated` (the `--probe-checks`
+/// flag) first, then the pod template's annotation, then what the handler
+/// shows ([`infer`]).
 pub fn containers(
     w: &Workload,
     policy: &Policy,
     assumptions: &super::Assumptions,
     replicas: i64,
+    services: &[String],
 ) -> Result<Vec<ContainerModel>, AnnotationError> {
     let stated = &assumptions.probe_checks;
     let error = |annotation: &'static str, detail: String| AnnotationError {
@@ -143,14 +163,18 @@ pub fn containers(
     let mut out = Vec::new();
     w.for_each_container(|c: ContainerView<'_>| {
         let name = c.name().to_owned();
-        let probes = [ProbeKind::Startup, ProbeKind::Liveness, ProbeKind::Readiness]
+        let kinds = [ProbeKind::Startup, ProbeKind::Liveness, ProbeKind::Readiness];
+        let unresolved: Vec<(ProbeKind, String)> =
+            kinds.into_iter().filter_map(|kind| Some((kind, unresolved(c.container, kind)?))).collect();
+        let probes = kinds
             .into_iter()
             .filter_map(|kind| {
                 let probe = kind.of(c.container)?;
-                let check = stated
-                    .get(&name, kind)
-                    .or_else(|| annotated.get(&name, kind))
-                    .or_else(|| infer(c, kind, policy))?;
+                let check = if unresolved.iter().any(|(k, _)| *k == kind) {
+                    Check::Unresolved
+                } else {
+                    stated.get(&name, kind).or_else(|| annotated.get(&name, kind)).or_else(|| infer(c, kind, policy))?
+                };
                 Some(ProbeModel {
                     kind,
                     timing: ProbeTiming::of(probe),
@@ -182,6 +206,8 @@ pub fn containers(
             shutdown: need.map_or(0, |n| n.shutdown_seconds()),
             cold_start,
             replicas,
+            unresolved,
+            services: services.to_vec(),
             name,
         });
     });

@@ -42,6 +42,11 @@ pub struct ContainerOutcome {
     pub worst: Figures,
     /// Figures of the best phase offset.
     pub best: Figures,
+    /// How long every phase offset is out of endpoints at once, ms: the
+    /// least time all replicas are out together, whatever their offsets,
+    /// when the verdict's line speaks of them all at once (a stall of
+    /// several replicas); `None` otherwise.
+    pub unready_at_once_ms: Option<i64>,
     /// The worst case's timeline.
     pub events: Vec<Event>,
     /// How many phase offsets were run.
@@ -107,7 +112,12 @@ fn harm(f: &Figures) -> (u32, i64, bool) {
 
 /// Runs one scenario on one container.
 pub fn run_scenario(model: &ContainerModel, scenario: &Scenario, a: &Assumptions) -> ContainerOutcome {
-    let mut reading = Reading { replicas: model.replicas, ..Reading::default() };
+    let mut reading = Reading {
+        replicas: model.replicas,
+        services: model.services.clone(),
+        blind: blind(model),
+        ..Reading::default()
+    };
     let (runs, worst_at): (Vec<Run>, usize) = match scenario.kind {
         ScenarioKind::Delete => {
             // A deletion's own grace period wins over the pod's
@@ -187,12 +197,16 @@ pub fn run_scenario(model: &ContainerModel, scenario: &Scenario, a: &Assumptions
                     (harm(&f), Reverse(f.restart_at_ms.unwrap_or(i64::MAX)), Reverse(i))
                 })
                 .unwrap_or(0);
-            // Every replica out at once: the span even the best-placed one is out.
+            // Every replica out at once: one replica is out as long as its
+            // offset says; several, in a stall that hits them all, at least
+            // as long as every offset is out together.
             reading.zero_endpoints_ms = if model.replicas <= 1 {
                 total(&runs[worst].unready)
             } else if matches!(scenario.kind, ScenarioKind::Stall(_)) {
                 let all: Option<Vec<Span>> = runs.iter().map(|r| r.unready.clone()).reduce(|a, b| intersect(&a, &b));
-                total(&all.unwrap_or_default())
+                let at_once = total(&all.unwrap_or_default());
+                reading.at_once_ms = Some(at_once);
+                at_once
             } else {
                 0
             };
@@ -213,6 +227,7 @@ pub fn run_scenario(model: &ContainerModel, scenario: &Scenario, a: &Assumptions
     reading.has_poststart = model.poststart.is_some();
     reading.never_serves = (!runs.iter().any(|r| r.served)).then(|| never_serves(model)).flatten();
     let (verdict, message) = judge(scenario.kind, &reading);
+    let at_once_said = matches!(verdict, Verdict::RestartStorm | Verdict::DependencyOutage);
     ContainerOutcome {
         container: model.name.clone(),
         pointer: model.pointer.clone(),
@@ -221,16 +236,40 @@ pub fn run_scenario(model: &ContainerModel, scenario: &Scenario, a: &Assumptions
         message,
         worst: reading.worst,
         best,
+        unready_at_once_ms: reading.at_once_ms.filter(|_| at_once_said),
         events: worst_run.events,
         offsets: runs.len(),
         probes: model.probes.iter().map(|p| p.kind).collect(),
     }
 }
 
+/// Why liveness never restarts the container whatever the app does: a
+/// port the kubelet cannot resolve, in the startup probe (liveness never
+/// runs) or in liveness itself (it never fails).
+fn blind(model: &ContainerModel) -> Option<String> {
+    if let Some(port) = model.unresolved(ProbeKind::Startup).filter(|_| model.probe(ProbeKind::Liveness).is_some()) {
+        return Some(format!(
+            "startup's {port} is not declared: the container never counts as started, so liveness never runs"
+        ));
+    }
+    let port = model.unresolved(ProbeKind::Liveness)?;
+    Some(format!("liveness's {port} is not declared: the kubelet discards each errored check, so it never fails"))
+}
+
 /// Why a pod that never joined the endpoints never will, when the model
-/// knows: its readiness gates are stated never to be True, or its postStart
-/// hook never ends.
+/// knows: a startup or readiness probe the kubelet cannot send, its
+/// readiness gates stated never to be True, or its postStart hook that
+/// never ends.
 fn never_serves(model: &ContainerModel) -> Option<String> {
+    let cannot = "is not declared, so the kubelet cannot send the check and discards each errored one";
+    if let Some(port) = model.unresolved(ProbeKind::Startup) {
+        return Some(format!(
+            "startup's {port} {cannot}: the container never counts as started, and liveness and readiness never run"
+        ));
+    }
+    if let Some(port) = model.unresolved(ProbeKind::Readiness) {
+        return Some(format!("readiness's {port} {cannot}"));
+    }
     let gates = &model.readiness_gates;
     if gates.never() {
         let word = if gates.conditions.len() == 1 { "gate is" } else { "gates are" };

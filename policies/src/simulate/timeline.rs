@@ -21,6 +21,9 @@ pub enum EventKind {
     ProbeFailed,
     /// A probe got no answer within `timeoutSeconds`.
     ProbeTimedOut,
+    /// The kubelet could not send a probe (its port does not resolve): the
+    /// probe worker discards the result, so nothing is counted.
+    ProbeErrored,
     /// The startup probe succeeded: liveness and readiness take over.
     StartupSucceeded,
     /// Readiness passed `successThreshold` times: in the Service's endpoints.
@@ -66,6 +69,7 @@ impl EventKind {
             EventKind::DisruptionEnd => "disruption-end",
             EventKind::ProbeFailed => "probe-failed",
             EventKind::ProbeTimedOut => "probe-timed-out",
+            EventKind::ProbeErrored => "probe-errored",
             EventKind::StartupSucceeded => "startup-succeeded",
             EventKind::Ready => "in-endpoints",
             EventKind::ContainerReady => "container-ready",

@@ -2,6 +2,7 @@
 
 use crate::finding::Severity;
 
+use super::endpoints::{NO_SERVICE, for_span, zero_endpoints, zero_span};
 use super::scenario::ScenarioKind;
 
 /// The consequence of a scenario for a container; the names are stable
@@ -103,8 +104,18 @@ pub struct Figures {
 pub(crate) struct Reading {
     pub(crate) best: Figures,
     pub(crate) worst: Figures,
-    /// Time every replica is out of endpoints at once, ms.
+    /// Time every replica is out of endpoints at once, ms: what decides
+    /// the verdict (one replica: the worst offset's; several, in a stall:
+    /// [`Reading::at_once_ms`]).
     pub(crate) zero_endpoints_ms: i64,
+    /// How long every phase offset is out of endpoints at once, ms (a stall
+    /// of several replicas): the least time they are all out together.
+    pub(crate) at_once_ms: Option<i64>,
+    /// `Service/name` of the Services of the input that select the pod.
+    pub(crate) services: Vec<String>,
+    /// Why liveness never restarts the container (a port the kubelet
+    /// cannot resolve), when it never does.
+    pub(crate) blind: Option<String>,
     /// Whether the app finished booting (boot).
     pub(crate) booted: bool,
     /// In-flight work SIGKILL cut, ms (delete).
@@ -131,8 +142,10 @@ pub fn seconds(ms: i64) -> String {
     if ms % 1000 == 0 { format!("{}", ms / 1000) } else { format!("{:.1}", ms as f64 / 1000.0) }
 }
 
-fn range(a: String, b: String) -> String {
-    if a == b { a } else { format!("{a}-{b}") }
+/// `1-2.5` from two times in either order, `1` when they are equal.
+fn range(a: i64, b: i64) -> String {
+    let (lo, hi) = (a.min(b), a.max(b));
+    if lo == hi { seconds(hi) } else { format!("{}-{}", seconds(lo), seconds(hi)) }
 }
 
 /// `1 restart`, `2 restarts`.
@@ -171,24 +184,27 @@ pub(crate) fn judge(kind: ScenarioKind, r: &Reading) -> (Verdict, String) {
         ScenarioKind::Boot(_) => (
             Verdict::Ok,
             format!(
-                "boots in {} s without a restart; out of endpoints for {} s",
+                "boots in {} s without a restart; out of endpoints for {} s{}",
                 seconds(r.boot_ms),
-                seconds(w.unready_ms)
+                seconds(w.unready_ms),
+                r.blind.as_deref().map_or_else(String::new, |why| format!("; but {why}"))
             ),
         ),
-        ScenarioKind::Stall(_) if r.best.restarts > 0 => (
-            Verdict::RestartStorm,
-            format!(
-                "restart storm: {} (at {} s) and the Service has zero endpoints for {} s",
-                if r.replicas > 1 {
-                    format!("all {} replicas restart", r.replicas)
-                } else {
-                    "every replica restarts".to_owned()
-                },
-                range(first(w), first(&r.best)),
-                seconds(r.zero_endpoints_ms)
-            ),
-        ),
+        ScenarioKind::Stall(_) if r.best.restarts > 0 => {
+            let at = range(w.restart_at_ms.unwrap_or(0), r.best.restart_at_ms.unwrap_or(0));
+            let span = for_span(zero_span(r));
+            let out = match (zero_endpoints(r), r.replicas > 1) {
+                (Some(zero), _) => format!("{zero} {span}"),
+                (None, true) => format!("are all unready at once {span} ({NO_SERVICE})"),
+                (None, false) => format!("is unready {span} ({NO_SERVICE})"),
+            };
+            let who = if r.replicas > 1 {
+                format!("all {} replicas restart", r.replicas)
+            } else {
+                "every replica restarts".to_owned()
+            };
+            (Verdict::RestartStorm, format!("restart storm: {who} (at {at} s) and {out}"))
+        }
         ScenarioKind::Stall(_) | ScenarioKind::Pause(_) if w.restarts > 0 => (
             Verdict::Restarts,
             format!(
@@ -198,41 +214,48 @@ pub(crate) fn judge(kind: ScenarioKind, r: &Reading) -> (Verdict, String) {
             ),
         ),
         // Nothing restarts, so only readiness checking the stalled dependency takes replicas out.
-        ScenarioKind::Stall(_) if r.zero_endpoints_ms > 0 => (
-            Verdict::DependencyOutage,
-            format!(
-                "dependency outage, no restart: readiness follows the stalled dependency, so {} the Service at once for {} s (zero endpoints) and {} when it recovers",
-                if r.replicas > 1 {
-                    format!("all {} replicas leave", r.replicas)
-                } else {
-                    "every replica leaves".to_owned()
-                },
-                seconds(r.zero_endpoints_ms),
-                if r.replicas > 1 { "return" } else { "returns" },
-            ),
-        ),
-        ScenarioKind::Pause(_) if r.zero_endpoints_ms > 0 => (
-            Verdict::OutOfService,
-            format!(
-                "out of service, no restart: the only replica does not answer, so the Service has zero endpoints for {} s",
-                seconds(r.zero_endpoints_ms)
-            ),
-        ),
+        ScenarioKind::Stall(_) if r.zero_endpoints_ms > 0 => {
+            let (who, back) = if r.replicas > 1 {
+                (format!("all {} replicas leave the endpoints at once", r.replicas), "return")
+            } else {
+                ("every replica leaves the endpoints".to_owned(), "returns")
+            };
+            let span = for_span(zero_span(r));
+            let zero = zero_endpoints(r).unwrap_or_else(|| NO_SERVICE.to_owned());
+            (
+                Verdict::DependencyOutage,
+                format!(
+                    "dependency outage, no restart: readiness follows the stalled dependency, so {who} {span} \
+                     ({zero}) and {back} when it recovers"
+                ),
+            )
+        }
+        ScenarioKind::Pause(_) if r.zero_endpoints_ms > 0 => {
+            let span = for_span(zero_span(r));
+            let out = match zero_endpoints(r) {
+                Some(zero) => format!(", so {zero} {span}"),
+                None => format!(" and is out of endpoints {span} ({NO_SERVICE})"),
+            };
+            (Verdict::OutOfService, format!("out of service, no restart: the only replica does not answer{out}"))
+        }
         ScenarioKind::Stall(_) | ScenarioKind::Pause(_) => (Verdict::Ok, out_at_most()),
         ScenarioKind::Wedge if r.best.restarts > 0 => {
             (Verdict::WedgeDetected, format!("wedge detected and restarted after {} s", first(w)))
         }
-        ScenarioKind::Wedge if w.unready_ms > 0 => (
-            Verdict::WedgeUndetected,
-            "wedge undetected: nothing restarts the hung process; readiness only takes it out of endpoints".to_owned(),
-        ),
-        ScenarioKind::Wedge => (
-            Verdict::WedgeUndetected,
-            "wedge undetected: nothing restarts the hung process, and it stays in the Service's endpoints".to_owned(),
-        ),
+        ScenarioKind::Wedge => {
+            let why = r.blind.as_deref().map_or_else(String::new, |why| format!(" ({why})"));
+            let rest = if r.never_serves.is_some() {
+                "it is never ready either"
+            } else if w.unready_ms > 0 {
+                "readiness only takes it out of endpoints"
+            } else {
+                "it stays in endpoints"
+            };
+            (Verdict::WedgeUndetected, format!("wedge undetected: nothing restarts the hung process{why}; {rest}"))
+        }
         ScenarioKind::Crash(_) if w.restarts == 0 => (
             Verdict::OutOfService,
-            "exits and stays stopped (restartPolicy Never): out of the Service's endpoints for good".to_owned(),
+            "exits and stays stopped (restartPolicy Never): out of endpoints for good".to_owned(),
         ),
         ScenarioKind::Crash(_) => (
             Verdict::Restarts,
@@ -268,9 +291,7 @@ fn judge_lifecycle(kind: ScenarioKind, r: &Reading) -> Option<(Verdict, String)>
         return Some(match kind {
             _ if r.stopped => (
                 Verdict::OutOfService,
-                format!(
-                    "{killed} and leaves it stopped (restartPolicy Never): out of the Service's endpoints for good"
-                ),
+                format!("{killed} and leaves it stopped (restartPolicy Never): out of endpoints for good"),
             ),
             // The user's what-if: what the restart policy and the back-off make of it.
             ScenarioKind::PostStartFail => (
@@ -304,7 +325,12 @@ fn judge_lifecycle(kind: ScenarioKind, r: &Reading) -> Option<(Verdict, String)>
         ScenarioKind::Boot(_) | ScenarioKind::Stall(_) | ScenarioKind::Pause(_) | ScenarioKind::PostStartFail
     ) && w.restarts == 0;
     if let Some(why) = r.never_serves.as_deref().filter(|_| quiet) {
-        return Some((Verdict::OutOfService, format!("never in the Service's endpoints: {why}")));
+        let message = if r.services.is_empty() {
+            format!("never ready: {why}")
+        } else {
+            format!("never in the endpoints of {}: {why}", r.services.join(", "))
+        };
+        return Some((Verdict::OutOfService, message));
     }
     match kind {
         ScenarioKind::PostStartFail if !r.has_poststart => Some((Verdict::Ok, "no postStart hook to fail".to_owned())),
@@ -320,17 +346,20 @@ mod tests {
 
     fn unready(ms: i64, replicas: i64) -> Reading {
         let f = Figures { unready_ms: ms, ..Figures::default() };
-        Reading { best: f, worst: f, zero_endpoints_ms: ms, replicas, ..Reading::default() }
+        let at_once_ms = (replicas > 1).then_some(ms);
+        Reading { best: f, worst: f, zero_endpoints_ms: ms, at_once_ms, replicas, ..Reading::default() }
     }
 
     #[test]
     fn readiness_following_a_stalled_dependency_is_a_dependency_outage_not_a_failure() {
-        let (v, line) = judge(ScenarioKind::Stall(120), &unready(109_000, 3));
+        let mut outage = unready(109_000, 3);
+        outage.services = vec!["Service/web".to_owned()];
+        let (v, line) = judge(ScenarioKind::Stall(120), &outage);
         assert_eq!(v, Verdict::DependencyOutage);
         assert_eq!(v.name(), "dependency-outage");
         assert_eq!(
             line,
-            "dependency outage, no restart: readiness follows the stalled dependency, so all 3 replicas leave the Service at once for 109 s (zero endpoints) and return when it recovers"
+            "dependency outage, no restart: readiness follows the stalled dependency, so all 3 replicas leave the endpoints at once for 109 s (Service/web has zero endpoints) and return when it recovers"
         );
         assert_eq!(v.severity(), Some(Severity::Info));
         assert!(!v.fails_by_default());

@@ -44,14 +44,8 @@ pub(crate) fn zero_endpoints(r: &Reading) -> Option<String> {
 mod tests {
     use super::{for_span, zero_span};
     use crate::simulate::ScenarioKind;
+    use crate::simulate::verdict::tests::unready;
     use crate::simulate::verdict::{Figures, Reading, Verdict, judge};
-
-    /// Every offset out of endpoints for `ms`, no restart.
-    fn unready(ms: i64, replicas: i64) -> Reading {
-        let f = Figures { unready_ms: ms, ..Figures::default() };
-        let at_once_ms = (replicas > 1).then_some(ms);
-        Reading { best: f, worst: f, zero_endpoints_ms: ms, at_once_ms, replicas, ..Reading::default() }
-    }
 
     /// A stall that restarts every offset: each out of endpoints for
     /// `best` and `worst` ms, all of them at once for `at_once` ms.

@@ -27,11 +27,13 @@ fn container(probes: Vec<ProbeModel>) -> ContainerModel {
     ContainerModel::with_probes(probes)
 }
 
-fn times(run: &Run, kind: EventKind) -> Vec<i64> {
+/// The seconds at which events of `kind` happened (shared with lifecycle_tests.rs).
+pub(super) fn times(run: &Run, kind: EventKind) -> Vec<i64> {
     run.events.iter().filter(|e| e.kind == kind).map(|e| e.at_ms / S).collect()
 }
 
-fn boot(model: &ContainerModel, boot_s: i64, horizon_s: i64) -> Run {
+/// A boot of `boot_s` seconds (and as long after each restart), watched for `horizon_s`.
+pub(super) fn boot(model: &ContainerModel, boot_s: i64, horizon_s: i64) -> Run {
     simulate(
         model,
         World { boot_ms: boot_s * S, restart_boot_ms: boot_s * S, horizon_ms: horizon_s * S, ..World::default() },

@@ -9,6 +9,7 @@ use super::checks::Check;
 use super::gates::{GateDelay, ReadinessGates};
 use super::hooks::{HookLength, PostStart};
 use super::kubelet::{Run, World, simulate};
+use super::kubelet_tests::{boot, times};
 use super::pod::{ContainerModel, ProbeModel};
 use super::stop_signal::StopSignal;
 use super::termination::delete;
@@ -28,17 +29,6 @@ fn hook(seconds: i64) -> PostStart {
 
 fn with_hook(probes: Vec<ProbeModel>, hook: PostStart) -> ContainerModel {
     ContainerModel { poststart: Some(hook), ..ContainerModel::with_probes(probes) }
-}
-
-fn times(run: &Run, kind: EventKind) -> Vec<i64> {
-    run.events.iter().filter(|e| e.kind == kind).map(|e| e.at_ms / S).collect()
-}
-
-fn boot(model: &ContainerModel, boot_s: i64, horizon_s: i64) -> Run {
-    simulate(
-        model,
-        World { boot_ms: boot_s * S, restart_boot_ms: boot_s * S, horizon_ms: horizon_s * S, ..World::default() },
-    )
 }
 
 fn failing(model: &ContainerModel, horizon_s: i64) -> Run {

@@ -339,12 +339,13 @@ fn judge_lifecycle(kind: ScenarioKind, r: &Reading) -> Option<(Verdict, String)>
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::{Figures, Reading, VERDICTS, Verdict, judge};
     use crate::finding::Severity;
     use crate::simulate::ScenarioKind;
 
-    fn unready(ms: i64, replicas: i64) -> Reading {
+    /// Every offset out of endpoints for `ms`, no restart (shared with endpoints.rs).
+    pub(crate) fn unready(ms: i64, replicas: i64) -> Reading {
         let f = Figures { unready_ms: ms, ..Figures::default() };
         let at_once_ms = (replicas > 1).then_some(ms);
         Reading { best: f, worst: f, zero_endpoints_ms: ms, at_once_ms, replicas, ..Reading::default() }

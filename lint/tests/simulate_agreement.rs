@@ -10,34 +10,11 @@
 
 mod support;
 
-use std::path::PathBuf;
-
 use serde_json::Value;
-use support::Run;
+use support::simulate::{lifeguard, simulate_json as entries};
 
 const POSTGRES: &str = "../../../examples/postgres.yaml";
 const WEB_API: &str = "../../../examples/web-api.yaml";
-
-fn fixtures() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/simulate")
-}
-
-fn lifeguard(args: &[&str]) -> Run {
-    let r = support::lifeguard(&fixtures(), args, None, &[("NO_COLOR", Some("1"))]);
-    r.assert_no_panic();
-    r
-}
-
-/// The JSON entries of a run, and its exit code.
-fn entries(args: &[&str]) -> (Vec<Value>, i32) {
-    let mut all = vec!["simulate", "--format", "json"];
-    all.extend_from_slice(args);
-    let r = lifeguard(&all);
-    match serde_json::from_str(&r.stdout) {
-        Ok(Value::Array(items)) => (items, r.code),
-        other => panic!("stdout is not a JSON array: {other:?}\n{}\n{}", r.stdout, r.stderr),
-    }
-}
 
 fn text(args: &[&str]) -> String {
     let mut all = vec!["simulate"];

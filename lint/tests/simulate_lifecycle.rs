@@ -8,31 +8,8 @@
 
 mod support;
 
-use std::path::PathBuf;
-
 use serde_json::Value;
-use support::Run;
-
-fn fixtures() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/simulate")
-}
-
-fn lifeguard(args: &[&str]) -> Run {
-    let r = support::lifeguard(&fixtures(), args, None, &[("NO_COLOR", Some("1"))]);
-    r.assert_no_panic();
-    r
-}
-
-/// The one JSON entry of a run (one container, one scenario), and its exit code.
-fn one(args: &[&str]) -> (Value, i32) {
-    let mut all = vec!["simulate", "--format", "json"];
-    all.extend_from_slice(args);
-    let r = lifeguard(&all);
-    match serde_json::from_str(&r.stdout) {
-        Ok(Value::Array(mut items)) if items.len() == 1 => (items.remove(0), r.code),
-        other => panic!("not one JSON entry: {other:?}\n{}\n{}", r.stdout, r.stderr),
-    }
-}
+use support::simulate::{lifeguard, one};
 
 /// The times of the events named `name`.
 fn times(entry: &Value, name: &str) -> Vec<f64> {

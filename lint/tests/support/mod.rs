@@ -3,6 +3,8 @@
 // Each test binary compiles this module and uses a different part of it.
 #![allow(dead_code)]
 
+pub mod simulate;
+
 use std::io::{Read, Write};
 use std::path::Path;
 use std::process::{Command, Stdio};

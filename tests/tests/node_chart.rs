@@ -174,16 +174,10 @@ fn simulate_chart(helm: &Client) -> (f64, f64) {
     let chart = repo_root().join(CHART);
     let chart = chart.to_string_lossy();
     let yaml = helm.run(&["template", RELEASE, &*chart, "--namespace", RELEASE, "--set", "certManager.enabled=false"]);
-    let binary = lifeguard_e2e::cluster::webhook::workspace_binary("lifeguard", "lifeguard").expect("lifeguard");
-    let mut child = std::process::Command::new(binary)
-        .args(["simulate", "--format", "json", "--scenario", "delete", "-"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("run lifeguard simulate");
-    std::io::Write::write_all(&mut child.stdin.take().expect("stdin"), yaml.ok().as_bytes()).expect("the chart");
-    let out = child.wait_with_output().expect("simulate");
+    let out = lifeguard_e2e::cluster::webhook::lifeguard_with_input(
+        &["simulate", "--format", "json", "--scenario", "delete", "-"],
+        yaml.ok(),
+    );
     let results: Value = serde_json::from_slice(&out.stdout)
         .unwrap_or_else(|e| panic!("simulate: {e}: {}", String::from_utf8_lossy(&out.stderr)));
     let webhook = results

@@ -24,6 +24,22 @@ pub fn binary() -> Option<PathBuf> {
     workspace_binary("lifeguard-webhook", "lifeguard-webhook")
 }
 
+/// The workspace's `lifeguard` run with `args` and `input` on stdin, as a
+/// user pipes a manifest (or `helm template` output) through it.
+pub fn lifeguard_with_input(args: &[&str], input: &str) -> std::process::Output {
+    use std::io::Write as _;
+    let binary = workspace_binary("lifeguard", "lifeguard").expect("the lifeguard binary");
+    let mut child = Command::new(binary)
+        .args(args)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run lifeguard");
+    child.stdin.take().expect("stdin").write_all(input.as_bytes()).expect("write the input");
+    child.wait_with_output().expect("lifeguard")
+}
+
 /// Binary `bin` of workspace package `package`, beside this test binary's
 /// directory (`cargo test --workspace` builds it); built with `cargo build`
 /// when it is missing (a run of this crate's tests alone) or for a

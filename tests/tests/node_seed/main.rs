@@ -17,28 +17,17 @@ mod drain;
 mod gpu;
 mod stall;
 
-use std::io::Write as _;
-use std::process::Stdio;
 use std::time::Duration;
 
 use lifeguard_e2e::cluster::node::Node;
 use lifeguard_e2e::cluster::pods;
-use lifeguard_e2e::cluster::webhook::workspace_binary;
+use lifeguard_e2e::cluster::webhook::lifeguard_with_input;
 use serde_json::Value;
 
 /// The `lifeguard` binary run with `args` and `object` on stdin, as a user
 /// pipes a manifest through it.
 pub(crate) fn lifeguard_on(args: &[&str], object: &Value) -> std::process::Output {
-    let binary = workspace_binary("lifeguard", "lifeguard").expect("the lifeguard binary");
-    let mut child = std::process::Command::new(binary)
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("run lifeguard");
-    child.stdin.take().expect("stdin").write_all(object.to_string().as_bytes()).expect("write the manifest");
-    child.wait_with_output().expect("lifeguard")
+    lifeguard_with_input(args, &object.to_string())
 }
 
 /// The first pod of Deployment `app` in `namespace`.

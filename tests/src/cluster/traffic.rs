@@ -56,10 +56,21 @@ pub struct Change {
     pub pods: Vec<String>,
 }
 
+/// A request still waiting for its answer.
+#[derive(Debug, Clone)]
+pub struct InFlight {
+    /// When it was sent (ms since the Unix epoch).
+    pub start_ms: u64,
+    /// Where it went.
+    pub endpoint: Endpoint,
+}
+
 /// A running loop; [`Traffic::stop`] ends it and returns what it sent.
 pub struct Traffic {
     stop: Arc<AtomicBool>,
     sent: Arc<Mutex<Vec<Request>>>,
+    /// Each client's request in flight, by client.
+    in_flight: Arc<Mutex<BTreeMap<usize, InFlight>>>,
     endpoints: Arc<Mutex<Vec<Endpoint>>>,
     changes: Arc<Mutex<Vec<Change>>>,
     clients: Vec<JoinHandle<()>>,
@@ -118,12 +129,14 @@ impl Traffic {
 
         let stop = Arc::new(AtomicBool::new(false));
         let sent: Arc<Mutex<Vec<Request>>> = Arc::default();
+        let in_flight: Arc<Mutex<BTreeMap<usize, InFlight>>> = Arc::default();
         let next = Arc::new(AtomicUsize::new(0));
         let deadline = Instant::now() + limit;
         let clients = (0..clients)
-            .map(|_| {
+            .map(|client| {
                 let (stop, sent, next, endpoints) =
                     (Arc::clone(&stop), Arc::clone(&sent), Arc::clone(&next), Arc::clone(&endpoints));
+                let in_flight = Arc::clone(&in_flight);
                 let path = path.to_owned();
                 std::thread::spawn(move || {
                     while !stop.load(Ordering::SeqCst) && Instant::now() < deadline {
@@ -142,13 +155,23 @@ impl Traffic {
                             continue;
                         };
                         let start_ms = now_ms();
+                        in_flight
+                            .lock()
+                            .expect("in flight")
+                            .insert(client, InFlight { start_ms, endpoint: endpoint.clone() });
                         let outcome = get(endpoint.addr, &path);
+                        in_flight.lock().expect("in flight").remove(&client);
                         sent.lock().expect("sent").push(Request { start_ms, end_ms: now_ms(), endpoint, outcome });
                     }
                 })
             })
             .collect();
-        Traffic { stop, sent, endpoints, changes, clients, watch }
+        Traffic { stop, sent, in_flight, endpoints, changes, clients, watch }
+    }
+
+    /// The requests waiting for their answers right now, one per busy client.
+    pub fn in_flight(&self) -> Vec<InFlight> {
+        self.in_flight.lock().expect("in flight").values().cloned().collect()
     }
 
     /// The ready endpoints right now.

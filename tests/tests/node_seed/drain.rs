@@ -3,7 +3,8 @@
 //! poll), two replicas each on the node's pod network behind a Service, and
 //! a client loop that sends through each Service's ready endpoints as an
 //! ingress controller does (tests/src/cluster/traffic.rs). One pod of each
-//! is deleted while every client has a request in flight:
+//! is deleted while every client has a request in flight (the pod with the
+//! most of them):
 //! - the one lifeguard finds clean (a native sleep preStop that bridges
 //!   endpoint removal, a drain on SIGTERM that outlasts the longest
 //!   request, a grace period of preStop + drain + budget) fails no request;
@@ -11,6 +12,7 @@
 //!   period of 4 s) is SIGKILLed 2 s after SIGTERM with requests in flight,
 //!   and they fail — at the times `lifeguard simulate` gave.
 
+use std::collections::BTreeMap;
 use std::time::Duration;
 
 use lifeguard_e2e::cluster::node::Node;
@@ -159,9 +161,22 @@ fn delete_under_traffic(node: &Node, ns: &str, name: &str) -> Outcome {
         let ready = traffic.endpoints();
         if ready.len() == 2 { Ok(()) } else { Err(format!("{ready:?}")) }
     });
-    // The clients started at once: every one has a request in flight now.
-    std::thread::sleep(Duration::from_secs(1));
-    let deleted = traffic.endpoints()[0].pod.clone();
+    // Every client has a request in flight. The clients started before the
+    // pods were ready, so while only one was ready they all went to it and
+    // the other may have none yet: the pod deleted is the one with the most
+    // requests in flight, never simply the first endpoint.
+    let deleted =
+        lifeguard_e2e::cluster::process::wait_for(&format!("{CLIENTS} requests in flight to {name}"), limit, || {
+            let in_flight = traffic.in_flight();
+            let mut per_pod: BTreeMap<String, usize> = BTreeMap::new();
+            for request in &in_flight {
+                *per_pod.entry(request.endpoint.pod.clone()).or_default() += 1;
+            }
+            match per_pod.into_iter().max_by_key(|(_, n)| *n) {
+                Some((pod, _)) if in_flight.len() == CLIENTS => Ok(pod),
+                busiest => Err(format!("{} in flight, busiest {busiest:?}", in_flight.len())),
+            }
+        });
     let deleted_at = now_ms();
     let run = kubectl.run(&["delete", "pod", "-n", ns, &deleted, "--wait=false"]);
     assert_eq!(run.code, 0, "delete {deleted}: {}", run.stderr);

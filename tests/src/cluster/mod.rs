@@ -13,6 +13,7 @@
 pub mod chart;
 pub mod control_plane;
 pub mod dependency;
+pub mod http;
 pub mod image;
 pub mod injector;
 pub mod kubectl;
@@ -26,8 +27,7 @@ pub mod traffic;
 pub mod webhook;
 pub mod writes;
 
-use std::io::{Read as _, Write as _};
-use std::net::{SocketAddr, TcpStream};
+use std::net::SocketAddr;
 use std::time::Duration;
 
 use serde_json::Value;
@@ -115,24 +115,11 @@ impl Installation {
     }
 }
 
-/// A plain HTTP/1.1 GET on loopback: (status, body).
+/// A plain HTTP/1.1 GET on loopback: (status, body), status 0 and why
+/// when there was no response.
 pub fn http_get(addr: SocketAddr, path: &str) -> (u16, String) {
-    let Ok(mut stream) = TcpStream::connect_timeout(&addr, Duration::from_secs(2)) else {
-        return (0, "connection refused".to_owned());
-    };
-    let _ = stream.set_read_timeout(Some(Duration::from_secs(5)));
-    let request = format!("GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n");
-    if stream.write_all(request.as_bytes()).is_err() {
-        return (0, "write failed".to_owned());
+    match http::get(addr, path, Duration::from_secs(5)) {
+        Ok(response) => (response.status, response.body),
+        Err(e) => (0, e),
     }
-    let mut response = String::new();
-    let _ = stream.read_to_string(&mut response);
-    parse_response(&response)
-}
-
-/// An HTTP/1.1 response's status (0 when there is none) and body.
-fn parse_response(response: &str) -> (u16, String) {
-    let status = response.split(' ').nth(1).and_then(|s| s.parse().ok()).unwrap_or(0);
-    let body = response.split_once("\r\n\r\n").map(|(_, b)| b.to_owned()).unwrap_or_default();
-    (status, body)
 }

@@ -10,8 +10,7 @@
 //! to, and how it ended. The loop is bounded in time and in count.
 
 use std::collections::BTreeMap;
-use std::io::{Read as _, Write as _};
-use std::net::{SocketAddr, TcpStream};
+use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
@@ -233,25 +232,13 @@ pub fn ready_endpoints(slice: &Value) -> Vec<Endpoint> {
 /// One `GET`: `Ok` for a whole `200` response (the workload closes the
 /// connection after it), the error otherwise.
 fn get(addr: SocketAddr, path: &str) -> Result<(), String> {
-    let mut stream = TcpStream::connect_timeout(&addr, Duration::from_secs(2)).map_err(|e| format!("connect: {e}"))?;
     // Longer than any request the tests make; a hang is a failure too.
-    stream.set_read_timeout(Some(Duration::from_secs(30))).map_err(|e| e.to_string())?;
-    stream
-        .write_all(format!("GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n").as_bytes())
-        .map_err(|e| format!("send: {e}"))?;
-    let mut response = Vec::new();
-    stream.read_to_end(&mut response).map_err(|e| format!("read: {e}"))?;
-    let text = String::from_utf8_lossy(&response);
-    let (head, body) = text.split_once("\r\n\r\n").ok_or_else(|| format!("no response, {} bytes", response.len()))?;
-    if !head.starts_with("HTTP/1.1 200") {
-        return Err(format!("answered {}", head.lines().next().unwrap_or_default()));
+    let response = super::http::get(addr, path, Duration::from_secs(30))?;
+    if response.status != 200 {
+        return Err(format!("answered {}", response.status));
     }
-    let length = head
-        .lines()
-        .find_map(|l| l.split_once(':').filter(|(n, _)| n.eq_ignore_ascii_case("content-length")))
-        .and_then(|(_, v)| v.trim().parse::<usize>().ok());
-    match length {
-        Some(length) if body.len() < length => Err(format!("cut: {} of {length} bytes", body.len())),
+    match response.length {
+        Some(length) if response.cut() => Err(format!("cut: {} of {length} bytes", response.body.len())),
         _ => Ok(()),
     }
 }

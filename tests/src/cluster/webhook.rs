@@ -209,9 +209,9 @@ impl Webhook {
         let mut response = String::new();
         // The server closes without a TLS close_notify at times; what was read counts.
         let _ = tls.read_to_string(&mut response);
-        match super::parse_response(&response) {
-            (0, _) => Err(format!("no response: {response:?}")),
-            answer => Ok(answer),
+        match super::http::parse(&response) {
+            Some(answer) => Ok((answer.status, answer.body)),
+            None => Err(format!("no response: {response:?}")),
         }
     }
 
@@ -234,9 +234,10 @@ impl Webhook {
                 Err(e) => return Err(e.to_string()),
             }
         }
-        match super::parse_response(&String::from_utf8_lossy(&response)) {
-            (200, _) => Ok(Held { _stream: Box::new(tls) }),
-            (status, body) => Err(format!("{status} {body}")),
+        match super::http::parse(&String::from_utf8_lossy(&response)) {
+            Some(answer) if answer.status == 200 => Ok(Held { _stream: Box::new(tls) }),
+            Some(answer) => Err(format!("{} {}", answer.status, answer.body)),
+            None => Err(format!("no response: {:?}", String::from_utf8_lossy(&response))),
         }
     }
 

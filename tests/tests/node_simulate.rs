@@ -335,6 +335,22 @@ fn cases() -> Vec<Case> {
             observe: 15,
         },
         Case {
+            // Stated 5 s, as a user who never saw the hook fail would.
+            annotations: json!({"lifeguard.dev/prestop-seconds": "5"}),
+            name: "delete-prestop-unresolved",
+            what: "deletion: an httpGet preStop to a port name the container does not declare (stated 5 s), grace 10",
+            scenario: "delete",
+            container: {
+                let mut c = container(&[("PRESTOP_SECONDS", s("5"))], &[live("/livez"), ready("/readyz")]);
+                c["lifecycle"] =
+                    json!({"preStop": {"httpGet": {"host": "127.0.0.1", "path": "/prestop", "port": "admin"}}});
+                c
+            },
+            grace: Some(10),
+            act: Act::Delete(None),
+            observe: 12,
+        },
+        Case {
             annotations: json!({"lifeguard.dev/prestop-seconds": "15"}),
             name: "delete-prestop-past-grace",
             what: "deletion: an exec preStop of 15 s (stated), grace 5, a 10 s drain",

@@ -16,7 +16,7 @@ use k8s_openapi::api::core::v1::Container;
 
 use crate::model::{
     PostStartFailure, PreStopSleep, SleepSeconds, poststart_failure, poststart_handler, poststart_sleep,
-    prestop_handler,
+    prestop_handler, unresolved_ports,
 };
 
 use super::kubelet::STARTED_SEEN_MS;
@@ -43,6 +43,10 @@ pub enum HookLength {
     /// The hook does not show it and nobody said: taken as 0 s, and the
     /// timeline says so.
     Unknown(&'static str),
+    /// The kubelet fails the hook at once, whatever anybody states (the
+    /// hook, and why): it records `FailedPreStopHook` and goes on to stop
+    /// the container (kuberuntime_container.go, `executePreStopHook`).
+    FailsAtOnce(&'static str),
 }
 
 /// A container's postStart hook.
@@ -110,7 +114,8 @@ pub fn seen_after_start(poststart: Option<&PostStart>) -> Option<i64> {
     }
 }
 
-/// A preStop hook's length: its sleep when it starts with one, else what
+/// A preStop hook's length: its sleep when it starts with one, 0 s when
+/// the kubelet fails it at once ([`prestop_fails_at_once`]), else what
 /// `stated` says (the flag, else the annotation), else 0 s, unknown.
 pub(super) fn prestop_of(
     c: &Container,
@@ -120,7 +125,26 @@ pub(super) fn prestop_of(
     match (sleep, prestop_handler(c)) {
         (Some(sleep), _) => (Some(sleep.seconds), HookLength::Read),
         (None, None) => (None, HookLength::Read),
-        (None, Some(handler)) => stated_or_unknown(handler, stated),
+        (None, Some(handler)) => match prestop_fails_at_once(c, handler) {
+            Some(why) => (Some(SleepSeconds::Finite(0)), HookLength::FailsAtOnce(why)),
+            None => stated_or_unknown(handler, stated),
+        },
+    }
+}
+
+/// Why the kubelet fails a preStop hook before it runs, whatever the app
+/// does: a `tcpSocket` hook its handler runner has no case for
+/// (lifecycle/handlers.go, `Run`), or an `httpGet` whose port is a name
+/// the container does not declare ([`unresolved_ports`], as the probes'
+/// are read): it cannot build the request.
+fn prestop_fails_at_once(c: &Container, handler: &str) -> Option<&'static str> {
+    let hook = c.lifecycle.as_ref()?.pre_stop.as_ref()?;
+    match handler {
+        "tcpSocket" => Some("tcpSocket, which the kubelet cannot run"),
+        "httpGet" if unresolved_ports(c, hook.http_get.as_ref(), None).next().is_some() => {
+            Some("httpGet to a port the container does not declare")
+        }
+        _ => None,
     }
 }
 
@@ -150,6 +174,7 @@ pub(super) fn length_detail(length: Option<SleepSeconds>, source: HookLength, ho
         (Some(SleepSeconds::Forever), _) => forever,
         (Some(SleepSeconds::Finite(s)), HookLength::Read) => format!("sleep {s}s"),
         (Some(SleepSeconds::Finite(s)), HookLength::Stated(handler)) => format!("{handler}, {s}s as stated"),
+        (_, HookLength::FailsAtOnce(why)) => format!("{why}: it fails at once"),
         (_, HookLength::Unknown(handler)) => format!(
             "{handler} of unknown length, taken as 0s (state it with --{hook}-seconds or the \
              lifeguard.dev/{hook}-seconds annotation)"

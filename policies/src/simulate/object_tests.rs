@@ -120,3 +120,36 @@ fn the_first_restarts_read_in_order() {
     let (lo, hi) = at.split_once('-').expect(at);
     assert!(lo.parse::<f64>().ok() < hi.parse::<f64>().ok(), "{}", o.message);
 }
+
+/// A Deployment whose preStop hook is `hook`, its length stated as 20 s,
+/// its grace period 30 s, its one port named `http`.
+fn with_prestop(hook: Value) -> Value {
+    json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "api", "namespace": "shop"},
+        "spec": {"template": {"metadata": {"labels": {"app": "api"}, "annotations": {"lifeguard.dev/prestop-seconds": "20"}},
+        "spec": {"terminationGracePeriodSeconds": 30, "containers": [{
+            "name": "api", "image": "registry.example.com/shop/api:1.0",
+            "ports": [{"name": "http", "containerPort": 8080}],
+            "lifecycle": {"preStop": hook}}]}}}})
+}
+
+#[test]
+fn a_prestop_hook_the_kubelet_cannot_run_fails_at_once_whatever_is_stated() {
+    let sigterm = |o: &ContainerOutcome| {
+        o.events.iter().find(|e| e.kind == super::EventKind::Sigterm).map(|e| e.at_ms).expect("a SIGTERM")
+    };
+    let prestop = |o: &ContainerOutcome| {
+        o.events.iter().find(|e| e.kind == super::EventKind::PreStop).map(|e| e.detail.clone()).expect("a preStop")
+    };
+    for (hook, why) in [
+        (json!({"httpGet": {"path": "/drain", "port": "admin"}}), "httpGet to a port the container does not declare"),
+        (json!({"tcpSocket": {"port": 8080}}), "tcpSocket, which the kubelet cannot run"),
+    ] {
+        let o = one(&with_prestop(hook.clone()), &[], "delete");
+        assert_eq!(sigterm(&o), 0, "SIGTERM at once: {hook}");
+        assert_eq!(prestop(&o), format!("{why}: it fails at once"));
+    }
+    // The same hook to a declared port runs as long as stated.
+    let o = one(&with_prestop(json!({"httpGet": {"path": "/drain", "port": "http"}})), &[], "delete");
+    assert_eq!(sigterm(&o), 20_000);
+    assert_eq!(prestop(&o), "httpGet, 20s as stated");
+}

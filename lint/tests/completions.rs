@@ -1,6 +1,7 @@
 //! `lifeguard completions SHELL` prints a completion script that knows the
 //! subcommands, flags (fish writes `-l format`, so names go without `--`)
-//! and format values; the bash one is valid bash.
+//! and format values; the bash one is valid bash; `completions --help` and
+//! docs/ci.md tell the user to put the scripts in the same places.
 
 use std::process::Command;
 
@@ -36,4 +37,27 @@ fn an_unknown_shell_is_a_usage_error() {
     let (code, script) = completions("cmd.exe");
     assert_eq!(code, Some(2));
     assert_eq!(script, "");
+}
+
+/// The `lifeguard completions SHELL > PATH` lines of `text`, each without
+/// its indentation and trailing `# comment`.
+fn install_lines(text: &str) -> Vec<String> {
+    text.lines()
+        .map(|l| l.split_once(" #").map_or(l, |(command, _)| command).trim())
+        .filter(|l| l.starts_with("lifeguard completions ") && l.contains(" > "))
+        .map(str::to_owned)
+        .collect()
+}
+
+#[test]
+fn the_help_and_the_docs_put_the_scripts_in_the_same_places() {
+    let out =
+        Command::new(env!("CARGO_BIN_EXE_lifeguard")).args(["completions", "--help"]).output().expect("run lifeguard");
+    assert_eq!(out.status.code(), Some(0));
+    let help = install_lines(&String::from_utf8(out.stdout).expect("UTF-8"));
+    let docs = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/ci.md")).expect("docs/ci.md");
+    let section = docs.split_once("### Shell completions").expect("docs/ci.md's shell completions section").1;
+    let documented = install_lines(section.split("\n#").next().unwrap_or_default());
+    assert_eq!(help.len(), 3, "bash, zsh and fish: {help:?}");
+    assert_eq!(help, documented, "`lifeguard completions --help` and docs/ci.md");
 }

@@ -225,6 +225,31 @@ fn readme_hooks() -> Vec<Hook> {
         .collect()
 }
 
+/// The `language: system` hook of docs/ci.md, for a lifeguard already on
+/// PATH, selects and runs what the shipped `lifeguard-lint` hook does: its
+/// entry is the shipped one with `lifeguard` for the program pre-commit
+/// builds, and it has the same `files`, `exclude` and `require_serial`.
+#[test]
+fn the_documented_system_hook_is_the_shipped_lint_hook_with_lifeguard_on_path() {
+    let docs = std::fs::read_to_string(repo_root().join("docs/ci.md")).expect("docs/ci.md");
+    let start =
+        docs.find("# .pre-commit-config.yaml, with lifeguard on PATH\n").expect("the system hook of docs/ci.md");
+    let block = &docs[start..];
+    let (parsed, error) = parse_stream(&block[..block.find("```").expect("end of the snippet")], &Limits::default());
+    assert!(error.is_none(), "{error:?}");
+    let config = parsed.into_iter().next().expect("a document").value;
+    assert_eq!(config["repos"][0]["repo"], "local");
+    let local = &config["repos"][0]["hooks"][0];
+    assert_eq!(local["language"], "system");
+    let declared = declared_hooks();
+    let shipped = declared.iter().find(|h| h["id"] == "lifeguard-lint").expect("the lifeguard-lint hook");
+    let entry = shipped["entry"].as_str().expect("entry").replacen("lifeguard-pre-commit", "lifeguard", 1);
+    assert_eq!(local["entry"], entry.as_str());
+    for key in ["files", "exclude", "require_serial"] {
+        assert_eq!(local[key], shipped[key], "{key}");
+    }
+}
+
 /// Each thing reported, whatever the hook's wording: `(file:line, rule)` for
 /// findings and fixes left out, `(file:line, "input error")` for errors.
 fn reported(output: &str) -> Vec<(String, String)> {

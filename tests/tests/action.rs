@@ -90,18 +90,54 @@ fn the_action_hands_every_input_to_its_script_and_the_script_reads_only_those() 
     assert_eq!(used, inputs, "every input declared is used, and only those");
     let steps = action["runs"]["steps"].as_array().expect("composite steps");
     assert_eq!(action["runs"]["using"], "composite");
-    let set: BTreeSet<String> = steps.iter().flat_map(|s| keys(&s["env"])).filter(|k| k.starts_with("LG_")).collect();
+    // Each step that runs a script of action/ sets exactly the LG_ variables
+    // that script reads.
+    let mut scripts = BTreeSet::new();
+    for step in steps {
+        let run = step["run"].as_str().unwrap_or_default();
+        let Some(name) = run.strip_prefix("bash \"$ACTION_PATH/action/").and_then(|r| r.strip_suffix(".sh\"")) else {
+            continue;
+        };
+        let set: BTreeSet<String> = keys(&step["env"]).into_iter().filter(|k| k.starts_with("LG_")).collect();
+        let script = read(&format!("action/{name}.sh"));
+        let reads = references(&script, "${LG_")
+            .into_iter()
+            .chain(references(&script, "$LG_"))
+            .map(|n| format!("LG_{n}"))
+            .collect::<BTreeSet<String>>();
+        assert_eq!(reads, set, "action/{name}.sh reads exactly the variables its step sets");
+        scripts.insert(name.to_owned());
+    }
+    assert_eq!(scripts, BTreeSet::from(["install".to_owned(), "lint".to_owned()]), "the steps that run action/*.sh");
     let script = read("action/lint.sh");
-    let reads = references(&script, "${LG_")
-        .into_iter()
-        .chain(references(&script, "$LG_"))
-        .map(|n| format!("LG_{n}"))
-        .collect::<BTreeSet<String>>();
-    assert_eq!(reads, set, "the script reads exactly the variables the action sets");
     // Outputs come from the script's step.
     for (name, output) in action["outputs"].as_object().expect("outputs") {
         let value = output["value"].as_str().unwrap_or_default();
         assert_eq!(value, format!("${{{{ steps.lint.outputs.{name} }}}}"), "{name}");
         assert!(script.contains(&format!("echo \"{name}=")), "the script writes {name}");
     }
+}
+
+#[test]
+fn the_inputs_table_of_the_docs_lists_every_input_with_its_default() {
+    let action = action();
+    let declared: Vec<(String, String)> = action["inputs"]
+        .as_object()
+        .expect("inputs")
+        .iter()
+        .map(|(name, spec)| (name.clone(), spec["default"].as_str().unwrap_or_default().to_owned()))
+        .collect();
+    // `| `name` | `default` or (none) | what |` rows, in the order action.yml declares them.
+    let documented: Vec<(String, String)> = read("docs/ci.md")
+        .lines()
+        .skip_while(|l| !l.starts_with("| input | default | what |"))
+        .skip(2)
+        .take_while(|l| l.starts_with('|'))
+        .map(|row| {
+            let cells: Vec<&str> = row.split('|').map(str::trim).collect();
+            let default = if cells[2] == "(none)" { "" } else { cells[2].trim_matches('`') };
+            (cells[1].trim_matches('`').to_owned(), default.to_owned())
+        })
+        .collect();
+    assert_eq!(documented, declared, "docs/ci.md's inputs table and action.yml's inputs (names and defaults)");
 }

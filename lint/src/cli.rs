@@ -19,9 +19,9 @@ use crate::prepare::prepare;
 use crate::report::stream::Render;
 use crate::report::{self, Format, ListFormat};
 
-/// lifeguard: finds (and fixes) Kubernetes probe and pod-lifecycle anti-patterns.
+/// Kubernetes probe and lifecycle checks: lint, fix, simulate the kubelet, audit, export VAP, LSP.
 #[derive(Debug, Parser)]
-#[command(name = "lifeguard", version, about, long_about = None)]
+#[command(name = "lifeguard", version, long_about = None)]
 pub struct Cli {
     /// What to do.
     #[command(subcommand)]
@@ -62,7 +62,18 @@ pub enum Command {
     /// Run the language server (LSP, on stdio) that gives editors findings,
     /// quick fixes and hovers as you type (see docs/editors.md).
     Lsp(crate::lsp::LspArgs),
-    /// Print a shell completion script (e.g. `lifeguard completions bash > /etc/bash_completion.d/lifeguard`).
+    /// Print a shell completion script (`--help` says where each shell looks for it).
+    ///
+    /// Write it where the shell looks for completions:
+    ///
+    ///   lifeguard completions bash > ~/.local/share/bash-completion/completions/lifeguard
+    ///   lifeguard completions zsh > "${fpath[1]}/_lifeguard"
+    ///   lifeguard completions fish > ~/.config/fish/completions/lifeguard.fish
+    ///
+    /// Create the directory first; for zsh, take a directory of your $fpath you
+    /// can write to. elvish and powershell work too.
+    // Verbatim: clap would otherwise join the command lines into one paragraph.
+    #[command(verbatim_doc_comment)]
     Completions {
         /// The shell.
         #[arg(value_enum)]
@@ -77,7 +88,7 @@ pub struct LintArgs {
     #[arg(value_name = "PATH")]
     pub paths: Vec<String>,
     /// Output format.
-    #[arg(long, value_enum, default_value_t = Format::Text)]
+    #[arg(long, value_parser = crate::options::LintFormat, default_value = "text")]
     pub format: Format,
     /// Exit 1 when a finding has at least this severity. Default: the
     /// policy's `denySeverity` (`error` in the default policy).

@@ -47,6 +47,28 @@ fn text_output_on_a_directory() {
 }
 
 #[test]
+fn helps_first_line_names_what_every_command_does() {
+    let help = lifeguard(&["--help"]);
+    assert_eq!(help.code, 0, "{}", help.stderr);
+    let about = help.stdout.lines().next().unwrap_or_default();
+    // One line where clap wraps a pipe's help (100 columns).
+    assert!(about.len() <= 100, "{about:?} is {} characters", about.len());
+    assert_eq!(help.stdout.lines().nth(1), Some(""), "the first line wraps:\n{}", help.stdout);
+    // The commands that do the work, each by its name or what it does.
+    for (command, said) in [
+        ("lint", "lint"),
+        ("fix", "fix"),
+        ("simulate", "simulate"),
+        ("audit", "audit"),
+        ("export", "export"),
+        ("lsp", "LSP"),
+    ] {
+        assert!(about.contains(said), "the first line of `lifeguard --help` does not name {command}: {about:?}");
+        assert!(help.stdout.contains(&format!("\n  {command} ")), "no {command} command in:\n{}", help.stdout);
+    }
+}
+
+#[test]
 fn no_path_means_the_current_directory() {
     assert_eq!(lifeguard(&["lint"]).stdout, lifeguard(&["lint", "."]).stdout);
 }

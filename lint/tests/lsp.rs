@@ -323,6 +323,46 @@ fn bad_input_is_one_diagnostic_at_its_place_and_the_server_goes_on() {
 }
 
 #[test]
+fn a_known_request_with_bad_params_is_invalid_params_saying_what_is_wrong() {
+    let dir = workspace(&["web-api.yaml"]);
+    let file = dir.path().join("web-api.yaml");
+    let uri = file_uri(&file);
+    let mut client = Client::start(&binary(), dir.path(), dir.path());
+    client.open(&uri, &std::fs::read_to_string(&file).expect("read"));
+    client.diagnostics(&uri);
+    // A hover whose position is a string, and one with no position at all.
+    let wrong_type =
+        client.request_raw("textDocument/hover", json!({"textDocument": {"uri": uri}, "position": "line 3"}));
+    assert_eq!(wrong_type["error"]["code"], -32602, "{wrong_type}");
+    let message = wrong_type["error"]["message"].as_str().unwrap_or_default();
+    assert!(message.starts_with("invalid params for textDocument/hover: "), "{message}");
+    // The field, or (lsp-types flattens the position into the params) its type.
+    assert!(message.to_lowercase().contains("position") && message.contains("invalid type"), "{message}");
+    let missing = client.request_raw("textDocument/hover", json!({"textDocument": {"uri": uri}}));
+    assert_eq!(missing["error"]["code"], -32602, "{missing}");
+    assert!(missing["error"]["message"].as_str().is_some_and(|m| m.contains("missing field `position`")), "{missing}");
+    // A code action whose range is not a range, and one with no params.
+    let bad_range = client.request_raw(
+        "textDocument/codeAction",
+        json!({"textDocument": {"uri": uri}, "range": [0, 1], "context": {"diagnostics": []}}),
+    );
+    assert_eq!(bad_range["error"]["code"], -32602, "{bad_range}");
+    assert!(bad_range["error"]["message"].as_str().is_some_and(|m| m.to_lowercase().contains("range")), "{bad_range}");
+    let no_params = client.request_raw("textDocument/codeAction", Value::Null);
+    assert_eq!(no_params["error"]["code"], -32602, "{no_params}");
+    // An unknown method stays MethodNotFound, even with bad params.
+    let unknown = client.request_raw("textDocument/definition", json!("not params"));
+    assert_eq!(unknown["error"]["code"], -32601, "{unknown}");
+    // The server goes on answering.
+    let hover = client.request(
+        "textDocument/hover",
+        json!({"textDocument": {"uri": uri}, "position": {"line": 23, "character": 12}}),
+    );
+    assert!(hover.is_object() || hover.is_null(), "{hover}");
+    assert_eq!(client.shutdown(), Some(0));
+}
+
+#[test]
 fn a_stream_of_random_edits_never_stops_the_server() {
     let files = ["web-api.yaml", "gpu-model-server.yaml", "postgres.yaml"];
     let dir = workspace(&files);

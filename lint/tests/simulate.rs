@@ -390,6 +390,77 @@ fn svg_is_well_formed_with_a_lane_per_probe_and_the_readme_picture_is_current() 
     assert_eq!(committed, r.stdout, "{PICTURE} is stale: rerun with LIFEGUARD_BLESS=1");
 }
 
+/// The right edge of a `<text>`, estimated as the renderer does (0.6 em a
+/// glyph, 0.66 bold), from its own font size or the document's 12 px.
+fn right_edge(e: &Element) -> f64 {
+    let x: f64 = attr(e, "x").and_then(|x| x.parse().ok()).unwrap_or(0.0);
+    let size: f64 = attr(e, "font-size").and_then(|s| s.parse().ok()).unwrap_or(12.0);
+    let em = if attr(e, "font-weight") == Some("bold") { 0.66 } else { 0.6 };
+    let width = e.text.chars().count() as f64 * size * em;
+    if attr(e, "text-anchor") == Some("middle") { x + width / 2.0 } else { x + width }
+}
+
+#[test]
+fn svg_wraps_a_very_long_verdict_and_title_inside_the_canvas() {
+    // Long names everywhere a line takes them: the object, the container,
+    // and Services the verdict names (the first three, of 63 characters each).
+    let name = format!("orders-{}", "x".repeat(180));
+    let container = format!("api-{}", "y".repeat(59));
+    let mut manifest = format!(
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {{name: {name}, namespace: shop}}\nspec:\n  replicas: 3\n  \
+         selector: {{matchLabels: {{app: orders}}}}\n  template:\n    metadata: {{labels: {{app: orders}}}}\n    spec:\n      \
+         containers:\n        - name: {container}\n          image: registry.example.com/shop/orders:1.4.2\n          \
+         ports: [{{name: http, containerPort: 8080}}]\n"
+    );
+    for probe in ["livenessProbe", "readinessProbe"] {
+        manifest.push_str(&format!(
+            "          {probe}: {{httpGet: {{path: /health, port: http}}, periodSeconds: 1, failureThreshold: 1}}\n"
+        ));
+    }
+    for i in 0..5 {
+        manifest.push_str(&format!(
+            "---\napiVersion: v1\nkind: Service\nmetadata: {{name: orders-service-with-a-name-as-long-as-a-dns-label-allows-{i}, namespace: shop}}\n\
+             spec: {{selector: {{app: orders}}, ports: [{{port: 80, targetPort: http}}]}}\n"
+        ));
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = dir.path().join("long-names.yaml");
+    std::fs::write(&file, manifest).expect("write the manifest");
+    let file = file.to_string_lossy().into_owned();
+    let (entry, _) = one(&["--scenario", "stall:10s", &file]);
+    let message = entry["message"].as_str().unwrap_or_default();
+    assert!(message.contains("Service/orders-service-with-a-name-as-long-as-a-dns-label-allows-2"), "{entry}");
+    let verdict = format!("{}: {message}", entry["verdict"].as_str().unwrap_or_default());
+    assert!(verdict.chars().count() > 300, "not a very long verdict: {verdict}");
+
+    let svg = lifeguard(&["simulate", "--format", "svg", "--scenario", "stall:10s", &file]).stdout;
+    let elements = svg_elements(&svg);
+    let width: f64 = elements.first().and_then(|e| attr(e, "width")).and_then(|w| w.parse().ok()).expect("a width");
+    let texts: Vec<&Element> = elements.iter().filter(|e| e.name == "text").collect();
+    for e in &texts {
+        assert!(right_edge(e) <= width, "{:?} ends at {} of {width} px", e.text, right_edge(e));
+    }
+    // Wrapped at spaces into lines that say the whole verdict, one under the other.
+    let lines: Vec<&Element> =
+        texts.iter().copied().filter(|e| attr(e, "x") == Some("12") && attr(e, "fill").is_some()).collect();
+    let said: Vec<&str> = lines.iter().map(|e| e.text.as_str()).collect();
+    assert!(said.len() >= 3, "{said:?}");
+    assert_eq!(said.join(" "), verdict);
+    let ys: Vec<i64> = lines.iter().filter_map(|e| attr(e, "y")?.parse().ok()).collect();
+    assert!(ys.windows(2).all(|w| w[1] > w[0]), "{ys:?}");
+    // The title too, and the lanes start below the last line.
+    let title: Vec<&str> =
+        texts.iter().filter(|e| attr(e, "font-weight") == Some("bold")).map(|e| e.text.as_str()).collect();
+    assert!(title.len() >= 2, "{title:?}");
+    assert!(title.join(" ").ends_with(&format!("container \"{container}\" · stall:10s")), "{title:?}");
+    let lane_y: i64 = texts
+        .iter()
+        .find(|e| e.text == "liveness")
+        .and_then(|e| attr(e, "y")?.parse().ok())
+        .expect("the liveness lane");
+    assert!(ys.iter().all(|y| *y < lane_y - 11), "{ys:?} overlap the lanes at {lane_y}");
+}
+
 #[test]
 fn diff_fix_shows_both_sides_even_when_no_fix_applies() {
     let (e, _) = one(&["--scenario", "delete", "--diff-fix", "drain-grace-45.yaml"]);

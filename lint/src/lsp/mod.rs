@@ -103,6 +103,25 @@ fn root_of(init: &InitializeParams) -> PathBuf {
         .unwrap_or_default()
 }
 
+/// Why a request gets an error rather than a result.
+enum Refusal {
+    /// A method the server does not serve (`MethodNotFound`, -32601).
+    UnknownMethod,
+    /// A method it serves, with params that are not that method's
+    /// (`InvalidParams`, -32602): what was wrong, and where.
+    InvalidParams(String),
+}
+
+/// A request's params as the method's type, or what in them is wrong (the
+/// field's path and serde's words: "textDocument.uri: invalid type: ...").
+fn params_of<P: serde::de::DeserializeOwned>(req: &Request) -> Result<P, Refusal> {
+    serde_path_to_error::deserialize(&req.params).map_err(|e| {
+        let path = e.path().to_string();
+        let inner = e.into_inner();
+        Refusal::InvalidParams(if path == "." { inner.to_string() } else { format!("{path}: {inner}") })
+    })
+}
+
 struct Server {
     sender: Sender<Message>,
     workspace: Workspace,
@@ -164,9 +183,12 @@ impl Server {
         let method = req.method.clone();
         let answer = catch_unwind(AssertUnwindSafe(|| self.answer(&req)));
         let response = match answer {
-            Ok(Some(result)) => Response { id, result: Some(result), error: None },
-            Ok(None) => {
+            Ok(Ok(result)) => Response { id, result: Some(result), error: None },
+            Ok(Err(Refusal::UnknownMethod)) => {
                 Response::new_err(id, ErrorCode::MethodNotFound as i32, format!("unsupported request {method}"))
+            }
+            Ok(Err(Refusal::InvalidParams(why))) => {
+                Response::new_err(id, ErrorCode::InvalidParams as i32, format!("invalid params for {method}: {why}"))
             }
             Err(_) => {
                 self.log(MessageType::ERROR, format!("lifeguard: internal error answering {method} (please report)"));
@@ -176,13 +198,14 @@ impl Server {
         self.send(Message::Response(response));
     }
 
-    /// The result of a request, `None` for a method the server does not know.
-    fn answer(&mut self, req: &Request) -> Option<Value> {
+    /// The result of a request, or why there is none: a method the server
+    /// does not know, or params that are not the method's.
+    fn answer(&mut self, req: &Request) -> Result<Value, Refusal> {
         match req.method.as_str() {
             request::CodeActionRequest::METHOD => {
-                let params: CodeActionParams = serde_json::from_value(req.params.clone()).ok()?;
+                let params: CodeActionParams = params_of(req)?;
                 let uri = params.text_document.uri;
-                let Some(open) = self.workspace.open.get(&uri) else { return Some(Value::Null) };
+                let Some(open) = self.workspace.open.get(&uri) else { return Ok(Value::Null) };
                 let found = actions::actions(
                     &uri,
                     open,
@@ -191,15 +214,15 @@ impl Server {
                     params.context.only.as_deref(),
                     &self.workspace.limits,
                 );
-                Some(serde_json::to_value(found).unwrap_or(Value::Null))
+                Ok(serde_json::to_value(found).unwrap_or(Value::Null))
             }
             request::HoverRequest::METHOD => {
-                let params: HoverParams = serde_json::from_value(req.params.clone()).ok()?;
+                let params: HoverParams = params_of(req)?;
                 let at = params.text_document_position_params;
                 let found = self.workspace.open.get(&at.text_document.uri).and_then(|o| hover::hover(o, at.position));
-                Some(serde_json::to_value(found).unwrap_or(Value::Null))
+                Ok(serde_json::to_value(found).unwrap_or(Value::Null))
             }
-            _ => None,
+            _ => Err(Refusal::UnknownMethod),
         }
     }
 

@@ -9,8 +9,9 @@ use policies::Severity;
 use policies::model::ProbeKind;
 use policies::simulate::{ContainerOutcome, EventKind, Verdict, repeats, seconds};
 
-use super::read::SimulateRun;
+use super::read::{SimulateRun, Simulated};
 use super::text::label;
+use crate::report::html::escape::escape;
 
 const WIDTH: i64 = 960;
 const LEFT: i64 = 120;
@@ -20,6 +21,79 @@ const HEADER: i64 = 44;
 const AXIS: i64 = 30;
 const GAP: i64 = 18;
 const LEGEND: i64 = 18;
+/// Where a panel's title and verdict lines start, and the room they leave
+/// on the right (as much as on the left).
+const TEXT_X: i64 = 12;
+/// The font size of the title and the verdict, and the distance between
+/// their lines when they wrap.
+const FONT_PX: f64 = 12.0;
+const LINE: i64 = 16;
+/// A glyph's width in em, estimated from above for Helvetica and Arial:
+/// lower case and digits are 0.5-0.56 em, most capitals 0.61-0.72; bold a
+/// little wider. A line of `chars_per_line` glyphs then ends inside the
+/// canvas unless it is mostly capitals or `m`/`w`.
+const GLYPH_EM: f64 = 0.6;
+const BOLD_GLYPH_EM: f64 = 0.66;
+
+/// How many glyphs of the panel's text fit between `TEXT_X` and as much
+/// room on the right.
+fn chars_per_line(bold: bool) -> usize {
+    let em = if bold { BOLD_GLYPH_EM } else { GLYPH_EM };
+    let room = (WIDTH - 2 * TEXT_X) as f64;
+    (room / (FONT_PX * em)).floor() as usize
+}
+
+/// `text` in lines of at most `max` characters, broken at spaces (a word
+/// longer than a line is cut where the line ends).
+pub(crate) fn wrap(text: &str, max: usize) -> Vec<String> {
+    let max = max.max(1);
+    let mut lines = Vec::new();
+    let mut line = String::new();
+    let mut len = 0;
+    for word in text.split(' ') {
+        let mut word: Vec<char> = word.chars().collect();
+        if len > 0 && len + 1 + word.len() > max {
+            lines.push(std::mem::take(&mut line));
+            len = 0;
+        }
+        if len > 0 {
+            line.push(' ');
+            len += 1;
+        }
+        while len + word.len() > max {
+            let rest = word.split_off(max - len);
+            line.extend(word);
+            lines.push(std::mem::take(&mut line));
+            len = 0;
+            word = rest;
+        }
+        len += word.len();
+        line.extend(word);
+    }
+    lines.push(line);
+    lines
+}
+
+/// A panel's header: its title (bold) and its verdict, each wrapped to the canvas.
+struct Header {
+    title: Vec<String>,
+    verdict: Vec<String>,
+}
+
+impl Header {
+    fn new(title: &str, o: &ContainerOutcome) -> Header {
+        Header {
+            title: wrap(&format!("{title} · {}", o.scenario), chars_per_line(true)),
+            verdict: wrap(&format!("{}: {}", o.verdict.name(), o.message), chars_per_line(false)),
+        }
+    }
+
+    /// Its height above the lanes: 44 px for one line of each, and a line
+    /// more for each wrapped one.
+    fn height(&self) -> i64 {
+        HEADER + LINE * (self.title.len() + self.verdict.len()).saturating_sub(2) as i64
+    }
+}
 
 /// What the marks mean, once at the top.
 fn legend(out: &mut String) {
@@ -51,14 +125,24 @@ fn legend(out: &mut String) {
 
 /// Renders a whole run as one SVG document.
 pub fn render(run: &SimulateRun) -> String {
-    let mut panels = Vec::new();
-    for s in &run.simulated {
-        let title = label(&s.simulation);
-        for o in &s.simulation.outcomes {
-            panels.push((format!("{}: {title}, container {:?}", s.file, o.container), o));
-        }
-    }
-    let heights: Vec<i64> = panels.iter().map(|(_, o)| height(o)).collect();
+    document(run.simulated.iter().flat_map(|s| panels(s, |_| true)).collect())
+}
+
+/// One container's scenarios of a simulated object as one SVG document
+/// (the HTML report shows each container's beside its verdicts).
+pub fn render_container(s: &Simulated, container: &str) -> String {
+    document(panels(s, |o| o.container == container))
+}
+
+/// The panels of an object's outcomes that `keep` accepts.
+fn panels(s: &Simulated, keep: impl Fn(&ContainerOutcome) -> bool) -> Vec<(Header, &ContainerOutcome)> {
+    let title = label(&s.simulation);
+    let outcomes = s.simulation.outcomes.iter().filter(|o| keep(o));
+    outcomes.map(|o| (Header::new(&format!("{}: {title}, container {:?}", s.file, o.container), o), o)).collect()
+}
+
+fn document(panels: Vec<(Header, &ContainerOutcome)>) -> String {
+    let heights: Vec<i64> = panels.iter().map(|(header, o)| height(header, o)).collect();
     let total: i64 = heights.iter().sum::<i64>() + GAP * (panels.len() as i64 + 1) + LEGEND;
     let mut out = String::new();
     let _ = writeln!(
@@ -69,8 +153,8 @@ pub fn render(run: &SimulateRun) -> String {
     let _ = writeln!(out, r##"<rect x="0" y="0" width="{WIDTH}" height="{total}" fill="#ffffff"/>"##);
     legend(&mut out);
     let mut y = GAP + LEGEND;
-    for ((title, o), h) in panels.iter().zip(heights) {
-        panel(&mut out, y, title, o);
+    for ((header, o), h) in panels.iter().zip(heights) {
+        panel(&mut out, y, header, o);
         y += h + GAP;
     }
     out.push_str("</svg>\n");
@@ -83,12 +167,8 @@ fn lanes(o: &ContainerOutcome) -> Vec<&'static str> {
     lanes
 }
 
-fn height(o: &ContainerOutcome) -> i64 {
-    HEADER + LANE * lanes(o).len() as i64 + AXIS
-}
-
-fn escape(text: &str) -> String {
-    text.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
+fn height(header: &Header, o: &ContainerOutcome) -> i64 {
+    header.height() + LANE * lanes(o).len() as i64 + AXIS
 }
 
 fn verdict_colour(v: Verdict) -> &'static str {
@@ -128,30 +208,31 @@ fn spans(o: &ContainerOutcome, on_at_start: bool, on: &[EventKind], off: &[Event
     out
 }
 
-fn panel(out: &mut String, top: i64, title: &str, o: &ContainerOutcome) {
+fn panel(out: &mut String, top: i64, header: &Header, o: &ContainerOutcome) {
     let last = o.events.iter().map(|e| e.at_ms).max().unwrap_or(0);
     let end = (last + last / 10).max(10_000);
     let plot = WIDTH - LEFT - RIGHT;
     let x = |ms: i64| LEFT + ms.clamp(0, end) * plot / end;
     let lanes = lanes(o);
-    let lanes_top = top + HEADER;
+    let lanes_top = top + header.height();
     let lanes_bottom = lanes_top + LANE * lanes.len() as i64;
     let _ = writeln!(out, r##"<g class="panel">"##);
-    let _ = writeln!(
-        out,
-        r##"<text x="12" y="{}" font-weight="bold">{} · {}</text>"##,
-        top + 14,
-        escape(title),
-        escape(&o.scenario)
-    );
-    let _ = writeln!(
-        out,
-        r##"<text x="12" y="{}" fill="{}">{}: {}</text>"##,
-        top + 32,
-        verdict_colour(o.verdict),
-        o.verdict.name(),
-        escape(&o.message)
-    );
+    // One <text> a line, so each line stands alone (and is found whole).
+    let mut line_y = top + 14;
+    for line in &header.title {
+        let _ = writeln!(out, r##"<text x="{TEXT_X}" y="{line_y}" font-weight="bold">{}</text>"##, escape(line));
+        line_y += LINE;
+    }
+    line_y += 18 - LINE;
+    for line in &header.verdict {
+        let _ = writeln!(
+            out,
+            r##"<text x="{TEXT_X}" y="{line_y}" fill="{}">{}</text>"##,
+            verdict_colour(o.verdict),
+            escape(line)
+        );
+        line_y += LINE;
+    }
     // The disruption, shaded across every lane.
     let start = o.events.iter().find(|e| e.kind == EventKind::DisruptionStart);
     if let Some(s) = start {
@@ -305,4 +386,27 @@ fn panel(out: &mut String, top: i64, title: &str, o: &ContainerOutcome) {
         t += step;
     }
     let _ = writeln!(out, "</g>");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{chars_per_line, wrap};
+
+    #[test]
+    fn wrap_breaks_at_spaces_and_cuts_only_a_word_longer_than_a_line() {
+        assert_eq!(wrap("restart storm: all 3 replicas restart", 16), ["restart storm:", "all 3 replicas", "restart"]);
+        assert_eq!(wrap("a Service/aaaaaaaaaaaaaaaaaaaa b", 10), ["a", "Service/aa", "aaaaaaaaaa", "aaaaaaaa b"]);
+        assert_eq!(wrap("short", 130), ["short"]);
+        assert_eq!(wrap("", 10), [""]);
+        for line in wrap(&"word ".repeat(200), 37) {
+            assert!(line.chars().count() <= 37, "{line:?}");
+        }
+        // Characters, not bytes.
+        assert_eq!(wrap("·· ··", 2), ["··", "··"]);
+    }
+
+    #[test]
+    fn a_line_of_the_most_that_fits_ends_inside_the_canvas() {
+        assert_eq!((chars_per_line(false), chars_per_line(true)), (130, 118));
+    }
 }

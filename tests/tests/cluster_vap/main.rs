@@ -174,15 +174,16 @@ fn under_deny_a_bad_object_is_refused_with_the_rule_named_and_a_good_one_admitte
         let run = dry_run(plane, ns, &object);
         assert!(!run.stderr.contains("probe-port-unknown"), "{run:#?}");
     }
-    // What docs/vap.md shows a user: the bad fixture created from its file.
+    // What docs/vap.md shows a user: the shipped example (the bad fixture's
+    // Deployment without its namespace; tests/tests/docs.rs holds them equal)
+    // created from its file.
     namespace(plane, "demo");
-    let dir_of_file = tempfile::tempdir().expect("tempdir");
-    let file = dir_of_file.path().join("renamed-port.yaml");
-    std::fs::write(&file, stored.to_string()).expect("write renamed-port.yaml");
+    let example = "lint/examples/renamed-port.yaml";
+    let file = repo_root().join(example);
     let run = plane.kubectl.run(&["-n", "demo", "create", "-f", &file.display().to_string()]);
     assert_eq!(run.code, 1, "{run:#?}");
-    let session = format!("$ kubectl -n demo create -f renamed-port.yaml\n{}{}", run.stderr, run.stdout)
-        .replace(&file.display().to_string(), "renamed-port.yaml");
+    let session = format!("$ kubectl -n demo create -f {example}\n{}{}", run.stderr, run.stdout)
+        .replace(&file.display().to_string(), example);
     assert_eq!(lifeguard_e2e::docs::marked_block("docs/vap.md", "vap-deny-output"), session);
     // liveness-too-aggressive is a warning in the default pack: warned, admitted.
     let run = dry_run(

@@ -13,7 +13,7 @@ use std::path::Path;
 use lifeguard_e2e::corpus_dir;
 use support::Run;
 
-const FORMATS: [&str; 5] = ["text", "json", "sarif", "github", "junit"];
+const FORMATS: [&str; 6] = ["text", "json", "sarif", "github", "junit", "html"];
 
 /// Thread counts compared with the single-threaded path: two cuts the work
 /// as the default does on this project's 2-core target; three, which cuts it

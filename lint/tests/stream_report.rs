@@ -1,5 +1,5 @@
 //! The reports rendered as the input is linted (text, JSON, SARIF, GitHub
-//! commands: `lifeguard lint` keeps their text, not the findings) are byte
+//! commands, HTML: `lifeguard lint` keeps their text, not the findings) are byte
 //! for byte what the renderers of the whole outcome give, with the counts,
 //! exit codes and input errors they end with: on the shared corpus, on the
 //! bench stream with broken documents, on rendered Helm output and on the
@@ -15,7 +15,7 @@ use lifeguard::lint::{lint_found_with, lint_paths};
 use lifeguard::outcome::Outcome;
 use lifeguard::pipeline::Keep;
 use lifeguard::report::stream::Render;
-use lifeguard::report::{Format, github, json, sarif, text};
+use lifeguard::report::{Format, github, html, json, sarif, text};
 use lifeguard_e2e::corpus_dir;
 use policies::{Policy, Severity};
 
@@ -29,6 +29,7 @@ fn whole(out: &Outcome, format: Format, quiet: bool) -> String {
         Format::Text => text::render(out),
         Format::Json => json::render(out),
         Format::Sarif => sarif::render(out),
+        Format::Html => html::render(out),
         _ => github::render(out),
     }
 }
@@ -44,6 +45,7 @@ fn assert_same(paths: &[String]) {
         (Format::Json, false),
         (Format::Sarif, false),
         (Format::Github, false),
+        (Format::Html, false),
     ];
     for (format, quiet) in formats {
         let keep = &mut Keep { render: Render::new(format), ..Keep::default() };

@@ -6,6 +6,7 @@
 mod input_error;
 mod located;
 mod rendered;
+pub(crate) mod tally;
 
 use policies::Severity;
 

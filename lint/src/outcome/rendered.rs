@@ -7,6 +7,7 @@ use std::sync::Arc;
 use policies::Severity;
 
 use super::located::Located;
+use super::tally::Tally;
 
 /// Rendered text is kept in pieces of about this size: one growing buffer
 /// would hold up to twice the report while it doubles.
@@ -24,6 +25,8 @@ pub struct Rendered {
     pub(crate) suppressed: usize,
     /// The most severe finding rendered of each file, in input order.
     worst: Vec<(Arc<str>, Severity)>,
+    /// The counts of the HTML report's summary (`None` for other formats).
+    pub(crate) tally: Option<Tally>,
 }
 
 fn slot(severity: Severity) -> usize {
@@ -101,6 +104,10 @@ impl Rendered {
         self.suppressed += part.suppressed;
         for (file, severity) in &part.worst {
             self.worsen(file, *severity);
+        }
+        match (&mut self.tally, part.tally) {
+            (Some(mine), Some(more)) => mine.absorb(more),
+            (mine, more) => *mine = mine.take().or(more),
         }
     }
 }

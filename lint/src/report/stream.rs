@@ -1,5 +1,7 @@
 //! Reports rendered as the input is linted: text, JSON, SARIF and GitHub
-//! commands print finding by finding, so each document's findings are
+//! commands and HTML (which keeps its summary's counts, see
+//! [`crate::outcome::tally`]) print
+//! finding by finding, so each document's findings are
 //! rendered as soon as the document is linted (in input order, see
 //! [`crate::pipeline::Keep`]) and dropped. Memory then holds the report's
 //! text, not the findings, which take several times as much (their message,
@@ -12,9 +14,10 @@
 use std::borrow::Cow;
 use std::io::Write;
 
+use crate::outcome::tally::Tally;
 use crate::outcome::{Outcome, Rendered};
 use crate::report::entries::{json_entry, write_entries};
-use crate::report::{Format, github, json, sarif, summary, text};
+use crate::report::{Format, github, html, json, sarif, summary, text};
 
 /// The formats printed finding by finding.
 #[derive(Debug)]
@@ -58,6 +61,11 @@ impl Render {
                 Format::Json => rendered.push_str(&json_entry(&json::JsonFinding::new(l))),
                 Format::Github => rendered.push_str(&github::finding(l)),
                 Format::Sarif => rendered.push_str(&self.sarif.result_entry(l)),
+                Format::Html => {
+                    self.scratch.clear();
+                    html::write_finding(&mut self.scratch, l);
+                    rendered.push_str(&self.scratch);
+                }
                 _ => {
                     self.scratch.clear();
                     text::write_finding(&mut self.scratch, l, self.color);
@@ -66,6 +74,11 @@ impl Render {
             }
             rendered.note(l);
         }
+        if self.format == Format::Html {
+            let mut tally = Tally::default();
+            tally.document(&out.findings);
+            rendered.tally = Some(tally);
+        }
         rendered.suppressed = out.suppressed.len();
         out.findings = Vec::new();
         out.suppressed = Vec::new();
@@ -73,16 +86,22 @@ impl Render {
         out.rendered.absorb(rendered);
     }
 
-    /// Appends to a JSON report entries that are not findings (`lifeguard
-    /// audit --simulate`'s verdicts), after the findings rendered so far;
-    /// other formats leave them out. They are not counted as findings.
+    /// Appends to a JSON or HTML report entries that are not findings
+    /// (`lifeguard audit --simulate`'s verdicts), after the findings
+    /// rendered so far; other formats leave them out. They are not counted
+    /// as findings.
     pub(crate) fn json_entries(&mut self, out: &mut Outcome, entries: &[serde_json::Value]) {
-        if self.format != Format::Json {
-            return;
-        }
         let mut rendered = Rendered::default();
         for e in entries {
-            rendered.push_str(&json_entry(e));
+            match self.format {
+                Format::Json => rendered.push_str(&json_entry(e)),
+                Format::Html => {
+                    self.scratch.clear();
+                    html::write_verdict(&mut self.scratch, e);
+                    rendered.push_str(&self.scratch);
+                }
+                _ => return,
+            }
         }
         out.rendered.absorb(rendered);
     }
@@ -108,6 +127,7 @@ impl Render {
                 write_entries(entries, w)?;
                 w.write_all(b"\n]\n")
             }
+            Format::Html => html::write_streamed(out, out.rendered.tally.clone().unwrap_or_default(), pieces, w),
             Format::Github => {
                 for piece in pieces {
                     w.write_all(piece.as_bytes())?;

@@ -19,6 +19,8 @@ pub enum SimulateFormat {
     Json,
     /// One timeline picture per object and scenario, stacked in one SVG document.
     Svg,
+    /// One self-contained HTML page: each container's verdicts with its SVG timelines inline.
+    Html,
 }
 
 /// `lifeguard simulate` flags.
@@ -95,6 +97,9 @@ pub struct SimulateArgs {
     /// For `helm template` output: the chart's directory, as for `lint`.
     #[arg(long, value_name = "DIR")]
     pub helm_chart_root: Option<String>,
+    /// Write the report to this file instead of stdout.
+    #[arg(long, value_name = "FILE")]
+    pub output_file: Option<std::path::PathBuf>,
     /// The flags `lint` and `fix` share (`--select`/`--ignore` shape the fixes `--diff-fix` applies).
     #[command(flatten)]
     pub run: RunArgs,
@@ -163,8 +168,12 @@ pub fn run(args: SimulateArgs) -> Result<u8> {
         SimulateFormat::Text => super::text::render(&out),
         SimulateFormat::Json => super::json::render(&out),
         SimulateFormat::Svg => super::svg::render(&out),
+        SimulateFormat::Html => super::html::render(&out),
     };
-    crate::output::write_stdout(&report)?;
+    match &args.output_file {
+        Some(path) => crate::output::write_file_with(path, |w| w.write_all(report.as_bytes()))?,
+        None => crate::output::write_stdout(&report)?,
+    }
     if out.errors.is_empty() && out.simulated.is_empty() && !args.run.quiet {
         writeln!(stderr, "lifeguard: note: no pod-bearing object to simulate").context("writing to stderr")?;
     }

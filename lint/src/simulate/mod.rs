@@ -4,6 +4,7 @@
 
 pub mod args;
 pub mod fail_on;
+pub mod html;
 pub mod json;
 pub mod read;
 pub mod svg;

@@ -130,6 +130,44 @@ fn rule_names() -> Vec<PossibleValue> {
 /// A rule name; the built-in names are offered.
 pub const RULE_NAME: Offering = Offering(rule_names);
 
+/// `lint`'s `--format`: the values of [`crate::report::Format`]. `audit`'s
+/// report objects are not among them (their results name the cluster's
+/// workloads by uid, which files do not have); asked for here, they are
+/// refused with where they are.
+#[derive(Debug, Clone, Copy)]
+pub struct LintFormat;
+
+impl TypedValueParser for LintFormat {
+    type Value = crate::report::Format;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<crate::report::Format, clap::Error> {
+        let parsed = clap::builder::EnumValueParser::<crate::report::Format>::new().parse_ref(cmd, arg, value);
+        parsed.map_err(|e| {
+            let audit_only = value.to_str().and_then(|v| crate::report::policy_report::ReportKind::from_str(v, false).ok());
+            match audit_only.and_then(|k| k.to_possible_value()) {
+                Some(kind) => clap::Error::raw(
+                    clap::error::ErrorKind::InvalidValue,
+                    format!(
+                        "--format {name} is a format of `lifeguard audit` only: its reports name the cluster's workloads by uid, which files do not have; run `lifeguard audit --format {name}`\n",
+                        name = kind.get_name()
+                    ),
+                )
+                .with_cmd(cmd),
+                None => e,
+            }
+        })
+    }
+
+    fn possible_values(&self) -> Option<Box<dyn Iterator<Item = PossibleValue> + '_>> {
+        Some(Box::new(crate::report::Format::value_variants().iter().filter_map(ValueEnum::to_possible_value)))
+    }
+}
+
 /// The `explain` topic that is not a rule.
 pub const SIMULATE_TOPIC: &str = "simulate";
 

@@ -115,6 +115,16 @@ pub struct Finding {
     pub opt_in_fix: Option<Fix>,
 }
 
+impl Finding {
+    /// `text` (the message or the short form) without the `container "x": `
+    /// it starts with: for a report whose result names the container in a
+    /// field of its own.
+    pub fn without_container<'a>(&self, text: &'a str) -> &'a str {
+        let Some(name) = self.container.as_deref() else { return text };
+        text.strip_prefix(&format!("container {name:?}: ")).unwrap_or(text)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::cut_at_word;
@@ -132,5 +142,24 @@ mod tests {
         assert_eq!(cut_at_word(&"x".repeat(20), 10), format!("{}...", "x".repeat(7)));
         let wide = format!("{} {}", "é".repeat(6), "é".repeat(6));
         assert_eq!(cut_at_word(&wide, 10), format!("{}...", "é".repeat(6)));
+    }
+
+    #[test]
+    fn the_container_prefix_goes_only_when_it_names_the_findings_container() {
+        let finding = |container: Option<&str>| super::Finding {
+            rule: "r".into(),
+            severity: super::Severity::Error,
+            message: String::new(),
+            short: String::new(),
+            help: String::new(),
+            pointer: String::new(),
+            container: container.map(str::to_owned),
+            fix: None,
+            opt_in_fix: None,
+        };
+        let api = finding(Some("api"));
+        assert_eq!(api.without_container("container \"api\": liveness fails"), "liveness fails");
+        assert_eq!(api.without_container("container \"web\": liveness fails"), "container \"web\": liveness fails");
+        assert_eq!(finding(None).without_container("grace period too short"), "grace period too short");
     }
 }

@@ -6,6 +6,8 @@
 //! an API server that stops answering ends the audit within the request
 //! timeout.
 
+mod audit_corpus;
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::{Read as _, Write as _};
 use std::net::{TcpListener, TcpStream};
@@ -14,36 +16,10 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use lifeguard::input::{Limits, parse_stream};
-use lifeguard_e2e::cluster::webhook::workspace_binary;
-use lifeguard_e2e::cluster::{ControlPlane, Run};
+use audit_corpus::{lifeguard, lifeguard_with};
+use lifeguard_e2e::cluster::ControlPlane;
 use lifeguard_e2e::docs::marked_block;
-use lifeguard_e2e::{corpus_dir, files_under};
-use policies::objects_in;
 use serde_json::{Value, json};
-
-/// `lifeguard ARGS` with the test cluster's kubeconfig.
-fn lifeguard(plane: &ControlPlane, args: &[&str]) -> Run {
-    lifeguard_with(&plane.kubeconfig, args)
-}
-
-fn lifeguard_with(kubeconfig: &Path, args: &[&str]) -> Run {
-    let binary = workspace_binary("lifeguard", "lifeguard").expect("the lifeguard binary");
-    let out = std::process::Command::new(binary)
-        .args(args)
-        .env("KUBECONFIG", kubeconfig)
-        .env_remove("LIFEGUARD_POLICY")
-        .env("NO_COLOR", "1")
-        .current_dir(std::env::temp_dir())
-        .output()
-        .expect("run lifeguard");
-    Run {
-        command: format!("lifeguard {}", args.join(" ")),
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
-}
 
 /// What a JSON report says of each object: `(namespace, kind, name)` ->
 /// `(rule, container, path)`.
@@ -62,21 +38,6 @@ fn judged(report: &str, namespace_of: impl Fn(&Value) -> String) -> Judged {
         ));
     }
     out
-}
-
-fn is_pod_bearing(object: &Value) -> bool {
-    let kinds = [
-        "Pod",
-        "ReplicationController",
-        "PodTemplate",
-        "Deployment",
-        "StatefulSet",
-        "DaemonSet",
-        "ReplicaSet",
-        "Job",
-        "CronJob",
-    ];
-    object["kind"].as_str().is_some_and(|k| kinds.contains(&k))
 }
 
 /// Probe fields the API server sets when a file leaves them out.
@@ -121,59 +82,9 @@ fn explained(
 #[test]
 fn every_corpus_object_is_judged_as_lint_judges_its_file_and_simulated_as_simulate_does() {
     let Some(plane) = ControlPlane::shared() else { return };
-    let Some(corpus) = corpus_dir() else {
-        lifeguard_e2e::skip("../shared/corpus is not beside the repository");
-        return;
-    };
-    let work = tempfile::tempdir().expect("tempdir");
-    let mut namespaces: Vec<String> = Vec::new();
-    let mut lint_paths: Vec<String> = Vec::new();
-    let mut with_services: BTreeSet<String> = BTreeSet::new();
-    let (mut created, mut refused) = (0, Vec::new());
-    for (i, file) in files_under(&corpus, lifeguard::input::is_manifest).iter().enumerate() {
-        let text = std::fs::read_to_string(file).expect("read");
-        let (docs, _) = parse_stream(&text, &Limits::default());
-        let objects: Vec<Value> = docs
-            .iter()
-            .flat_map(|d| objects_in(&d.value).into_iter().map(|(_, o)| o.clone()))
-            .filter(|o| is_pod_bearing(o) || o["kind"] == "Service")
-            .filter(|o| o["metadata"]["name"].is_string() && o["metadata"]["ownerReferences"].is_null())
-            .collect();
-        if !objects.iter().any(is_pod_bearing) {
-            continue;
-        }
-        // Each file's namespaces are its own: `au-FILE-N` for its Nth.
-        let mut renamed: BTreeMap<String, String> = BTreeMap::new();
-        let mut kept = Vec::new();
-        for mut object in objects {
-            let original = object["metadata"]["namespace"].as_str().unwrap_or("default").to_owned();
-            let n = renamed.len();
-            let ns = renamed.entry(original).or_insert_with(|| format!("au-{i}-{n}")).clone();
-            if !namespaces.contains(&ns) {
-                plane.kubectl.namespace(&ns, &[]);
-                plane.kubectl.default_service_account(&ns);
-                namespaces.push(ns.clone());
-            }
-            object["metadata"]["namespace"] = json!(ns);
-            let run = plane.kubectl.run_with_input(&["create", "-f", "-"], Some(&object.to_string()));
-            if run.code != 0 {
-                refused.push(format!("{}: {}", file.display(), run.stderr.lines().next().unwrap_or_default()));
-                continue;
-            }
-            created += usize::from(is_pod_bearing(&object));
-            if object["kind"] == "Service" {
-                with_services.insert(ns.clone());
-            }
-            kept.push(object);
-        }
-        // The same objects, alone in a directory of their own, for lint.
-        let dir = work.path().join(format!("f{i}"));
-        std::fs::create_dir_all(&dir).expect("mkdir");
-        let path = dir.join("objects.json");
-        std::fs::write(&path, json!({"apiVersion": "v1", "kind": "List", "items": kept}).to_string()).expect("write");
-        lint_paths.push(path.display().to_string());
-    }
-    assert!(created >= 150, "{created} objects created; refused: {refused:#?}");
+    let Some(loaded) = audit_corpus::load(plane, "au") else { return };
+    let (namespaces, lint_paths, with_services) = (&loaded.namespaces, &loaded.lint_paths, &loaded.with_services);
+    let (created, refused) = (loaded.created, &loaded.refused);
 
     let mut args = vec!["lint", "--format", "json", "--fail-on", "never"];
     args.extend(lint_paths.iter().map(String::as_str));
@@ -210,6 +121,15 @@ fn every_corpus_object_is_judged_as_lint_judges_its_file_and_simulated_as_simula
     assert!(unexplained.is_empty(), "{unexplained:#?}");
     assert!(agree >= 100, "{agree} findings agree");
 
+    // The HTML page holds the same findings and verdicts as the JSON report.
+    let html = lifeguard(plane, &["audit", "--format", "html", "--fail-on", "never", "--simulate", "-n", &joined]);
+    assert_eq!(html.code, 0, "{}", html.stderr);
+    let json: Vec<Value> = serde_json::from_str(&audit.stdout).expect("audit's JSON");
+    let findings = json.iter().filter(|e| e["rule"].as_str().is_some_and(|r| r != "simulate")).count();
+    let verdict_count = json.iter().filter(|e| e["verdict"].is_string()).count();
+    assert_eq!(html.stdout.matches("<article class=\"item finding ").count(), findings, "findings on the HTML page");
+    assert_eq!(html.stdout.matches("<article class=\"item verdict ").count(), verdict_count, "verdicts on the HTML page");
+
     // --simulate: every workload's verdicts are those `lifeguard simulate`
     // gives on its file, container by container and scenario by scenario.
     let mut args = vec!["simulate", "--format", "json", "--fail-on", "never"];
@@ -232,9 +152,7 @@ fn every_corpus_object_is_judged_as_lint_judges_its_file_and_simulated_as_simula
         *by_verdict.entry(v.as_str()).or_default() += 1;
     }
     eprintln!("{} verdicts agree: {by_verdict:?}", audited.len());
-    for ns in &namespaces {
-        plane.kubectl.run(&["delete", "namespace", ns, "--wait=false"]).ok();
-    }
+    loaded.delete(plane);
 }
 
 /// What a JSON report of `simulate` or `audit --simulate` says:

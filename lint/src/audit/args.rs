@@ -4,8 +4,44 @@ use std::path::PathBuf;
 
 use policies::simulate::Scenario;
 
+use clap::ValueEnum as _;
+use clap::builder::PossibleValue;
+
 use crate::options::{FailOn, POLICY_NAME, RULE_NAME};
 use crate::report::Format;
+use crate::report::policy_report::ReportKind;
+
+/// Output formats of `lifeguard audit`: those of `lint`, and the report
+/// objects of the cluster's namespaces, which only an audit has (their
+/// results name workloads by uid).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AuditFormat {
+    /// A format `lint` shares.
+    Findings(Format),
+    /// A report object per namespace.
+    Reports(ReportKind),
+}
+
+/// `lint`'s formats, then the report objects: from their enums, so a
+/// format `lint` gains is audit's too.
+static VARIANTS: std::sync::LazyLock<Vec<AuditFormat>> = std::sync::LazyLock::new(|| {
+    let findings = Format::value_variants().iter().copied().map(AuditFormat::Findings);
+    findings.chain(ReportKind::value_variants().iter().copied().map(AuditFormat::Reports)).collect()
+});
+
+impl clap::ValueEnum for AuditFormat {
+    fn value_variants<'a>() -> &'a [Self] {
+        &VARIANTS
+    }
+
+    // Each variant's name and help are its own enum's: written once.
+    fn to_possible_value(&self) -> Option<PossibleValue> {
+        match self {
+            AuditFormat::Findings(f) => f.to_possible_value(),
+            AuditFormat::Reports(k) => k.to_possible_value(),
+        }
+    }
+}
 
 /// `lifeguard audit` flags.
 #[derive(Debug, Clone, clap::Args)]
@@ -60,8 +96,19 @@ pub struct AuditArgs {
     #[arg(long = "scenario", value_name = "S", value_parser = parse_scenario, requires = "simulate")]
     pub scenarios: Vec<Scenario>,
     /// Output format.
-    #[arg(long, value_enum, default_value_t = Format::Text)]
-    pub format: Format,
+    ///
+    /// `openreports` and `policyreport` print a report object per namespace
+    /// with a workload judged, as YAML for `kubectl apply -f -` (see
+    /// docs/audit.md).
+    #[arg(long, value_enum, default_value_t = AuditFormat::Findings(Format::Text))]
+    pub format: AuditFormat,
+    /// Also write each namespace's report to the cluster with server-side
+    /// apply (field manager `lifeguard`): a rerun replaces it, and a
+    /// namespace with no workload left loses it. Needs the CRD, and a whole
+    /// audit (not narrowed by `--selector` or `--kinds`), as the report
+    /// replaces the namespace's.
+    #[arg(long, value_enum, value_name = "KIND", conflicts_with_all = ["selector", "kinds"])]
+    pub write_reports: Option<ReportKind>,
     /// Exit 1 when a finding has at least this severity. Default: the
     /// policy's `denySeverity` (`error` in the default policy).
     #[arg(long, value_enum)]

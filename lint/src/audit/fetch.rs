@@ -89,12 +89,46 @@ impl Fetcher {
 
     /// [`Fetcher::get`] with another `Accept` header.
     pub async fn get_as(&self, path: &str, accept: &str, what: &str, verb: &'static str) -> Result<Value, FetchError> {
+        self.send(http::Method::GET, path, accept, None, what, verb).await
+    }
+
+    /// Server-side applies `object` at `path` as field manager `manager`,
+    /// taking over fields another manager set (`force`): what `kubectl
+    /// apply --server-side --force-conflicts` sends. Idempotent, so retried
+    /// as a GET is.
+    pub async fn apply(&self, path: &str, object: &Value, manager: &str, what: &str) -> Result<Value, FetchError> {
+        let path = format!("{path}?fieldManager={manager}&force=true");
+        let body = ("application/apply-patch+yaml", object.to_string().into_bytes());
+        self.send(http::Method::PATCH, &path, "application/json", Some(body), what, "patch").await
+    }
+
+    /// DELETEs what `path` (with its query) names: a collection's
+    /// `deletecollection` with selectors. Idempotent.
+    pub async fn delete(&self, path: &str, what: &str, verb: &'static str) -> Result<Value, FetchError> {
+        self.send(http::Method::DELETE, path, "application/json", None, what, verb).await
+    }
+
+    /// One request, retried on 429, 5xx and connections that fail;
+    /// `body` is its content type and bytes.
+    async fn send(
+        &self,
+        method: http::Method,
+        path: &str,
+        accept: &str,
+        body: Option<(&str, Vec<u8>)>,
+        what: &str,
+        verb: &'static str,
+    ) -> Result<Value, FetchError> {
         let mut wait = FIRST_BACKOFF;
         let mut attempt = 1;
         loop {
-            let request = http::Request::get(path)
-                .header(http::header::ACCEPT, accept)
-                .body(Vec::new())
+            let mut request =
+                http::Request::builder().method(method.clone()).uri(path).header(http::header::ACCEPT, accept);
+            if let Some((content_type, _)) = &body {
+                request = request.header(http::header::CONTENT_TYPE, *content_type);
+            }
+            let request = request
+                .body(body.as_ref().map(|(_, bytes)| bytes.clone()).unwrap_or_default())
                 .map_err(|e| FetchError::Failed { what: what.to_owned(), message: e.to_string() })?;
             match self.once(request, what, verb).await {
                 Ok(value) => return Ok(value),

@@ -11,6 +11,7 @@ use serde_json::Value;
 use super::verdicts::Simulation;
 use crate::engine::{Seen, lint_one};
 use crate::outcome::{Origin, Outcome};
+use crate::report::policy_report::Workload;
 
 /// What was read of one namespace.
 #[derive(Debug, Default)]
@@ -38,14 +39,23 @@ pub struct Row {
     pub worst: Option<(String, Severity)>,
 }
 
+/// What judging a namespace gave.
+#[derive(Debug, Default)]
+pub struct Judged {
+    /// Its findings, in workload order.
+    pub outcome: Outcome,
+    /// Its row of the table.
+    pub row: Row,
+    /// With `--simulate`, its verdicts' JSON entries.
+    pub verdicts: Vec<Value>,
+    /// The workloads judged, in order, each with its findings' range.
+    pub workloads: Vec<Workload>,
+}
+
 /// Judges a namespace's objects (controller-owned ones skipped, as the
 /// webhook skips them) with its Services; with a `simulation`, also
-/// simulates each workload judged, and returns its verdicts' JSON entries.
-pub fn judge(
-    namespace: Namespace,
-    policy: &Policy,
-    mut simulation: Option<&mut Simulation>,
-) -> (Outcome, Row, Vec<Value>) {
+/// simulates each workload judged.
+pub fn judge(namespace: Namespace, policy: &Policy, mut simulation: Option<&mut Simulation>) -> Judged {
     // Read whole, even none: an audit knows every Service of the namespace,
     // so "no Service selects it" is a fact, not a gap in the input.
     let mut batch = Batch::default();
@@ -62,6 +72,7 @@ pub fn judge(
     let mut row = Row { namespace: namespace.name.clone(), ..Row::default() };
     let mut worst: Option<(Severity, usize, String)> = None;
     let mut verdicts = Vec::new();
+    let mut workloads = Vec::new();
     for object in &namespace.objects {
         if controller_of(object).is_some() {
             row.owned += 1;
@@ -73,6 +84,14 @@ pub fn judge(
             continue;
         }
         row.workloads += 1;
+        let text = |p: &str| object.pointer(p).and_then(Value::as_str).unwrap_or_default().to_owned();
+        workloads.push(Workload {
+            api_version: text("/apiVersion"),
+            kind: text("/kind"),
+            name: text("/metadata/name"),
+            uid: text("/metadata/uid"),
+            findings: findings_before..out.findings.len(),
+        });
         if let Some(simulation) = simulation.as_deref_mut() {
             verdicts.extend(simulation.run(object, &batch, policy));
         }
@@ -89,7 +108,7 @@ pub fn judge(
         }
     }
     row.worst = worst.map(|(severity, _, label)| (label, severity));
-    (out, row, verdicts)
+    Judged { outcome: out, row, verdicts, workloads }
 }
 
 fn slot(severity: Severity) -> usize {

@@ -12,6 +12,7 @@ pub mod policy;
 pub mod resources;
 pub mod table;
 pub mod verdicts;
+pub mod write;
 
 use std::collections::BTreeMap;
 use std::io::Write as _;
@@ -20,16 +21,18 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 use serde_json::Value;
 
-pub use args::AuditArgs;
+pub use args::{AuditArgs, AuditFormat};
 
 use crate::options::FailOn;
 use crate::outcome::{Origin, Outcome};
+use crate::report::policy_report::Reports;
 use crate::report::stream::Render;
 use crate::report::{self, Format};
 use fetch::{FetchError, Fetcher};
-use judge::{Namespace, Row};
+use judge::{Judged, Namespace, Row};
 use resources::Resource;
 use verdicts::Simulation;
+use write::Writer;
 
 /// Runs `lifeguard audit`; returns the exit code.
 pub fn run(args: AuditArgs) -> Result<u8> {
@@ -38,11 +41,21 @@ pub fn run(args: AuditArgs) -> Result<u8> {
     runtime.block_on(audit(args))
 }
 
+/// How the audit's report is written: finding by finding as `lint`'s
+/// formats are (`None`: JUnit, which keeps them all), or as a report
+/// object per namespace.
+enum Output {
+    Findings(Option<Render>),
+    Reports(Reports),
+}
+
 /// What the audit read and could not read.
 #[derive(Default)]
 struct Reading {
     /// Lists that succeeded.
     lists: usize,
+    /// Lists that did not.
+    failed: usize,
     /// Per resource (`jobs.batch`), the namespaces where it could not be listed, and why.
     denied: BTreeMap<String, (Vec<String>, String)>,
     /// Other warnings, in order.
@@ -106,12 +119,27 @@ async fn audit(args: AuditArgs) -> Result<u8> {
 
     let plain =
         args.output_file.is_none() && anstream::AutoStream::choice(&std::io::stdout()) == anstream::ColorChoice::Never;
-    let mut render = Render::new(args.format).map(|r| if plain { r.plain() } else { r });
+    // Every result of the run is stamped with its start.
+    let started = std::time::SystemTime::now();
+    let mut output = match args.format {
+        AuditFormat::Findings(format) => {
+            Output::Findings(Render::new(format).map(|r| if plain { r.plain() } else { r }))
+        }
+        AuditFormat::Reports(kind) => Output::Reports(Reports::new(kind, &policy, started)),
+    };
+    let mut writer = args.write_reports.map(|kind| Writer::new(&fetcher, Reports::new(kind, &policy, started)));
+    if let Some(writer) = &writer {
+        if let Err(e) = writer.check_served().await {
+            eprintln!("lifeguard: {e}");
+            return Ok(2);
+        }
+    }
     let mut total = Outcome { origin: Origin::Cluster, policy: Some(policy_name.clone()), ..Outcome::default() };
     let mut rows: Vec<Row> = Vec::new();
     let mut simulation = args.simulate.then(|| Simulation::new(&args.scenarios));
     // JUnit groups cases across the whole report, so it keeps the findings.
     for name in namespaces {
+        let failed_before = reading.failed;
         let namespace = read_namespace(&fetcher, &name, &kinds, args.selector.as_deref(), &mut reading).await;
         if reading.fatal.is_some() {
             break;
@@ -119,14 +147,35 @@ async fn audit(args: AuditArgs) -> Result<u8> {
         if args.verbose {
             eprintln!("lifeguard: namespace {name}: {} objects", namespace.objects.len());
         }
-        let (mut part, row, entries) = judge::judge(namespace, &policy, simulation.as_mut());
-        if let Some(render) = &mut render {
-            render.document(&mut part);
-            render.json_entries(&mut part, &entries);
+        let Judged { outcome: mut part, row, verdicts, workloads } =
+            judge::judge(namespace, &policy, simulation.as_mut());
+        if let Some(writer) = &mut writer {
+            // A namespace read in part would lose the results of what was not read.
+            if reading.failed == failed_before {
+                let report = writer.reports.object(&name, &workloads, &part.findings, &verdicts);
+                if let Err(e) = writer.write(&name, report).await {
+                    reading.fatal = Some(e.to_string());
+                }
+            } else {
+                reading
+                    .warnings
+                    .push(format!("the report of namespace {name} was not written: not all of it could be read"));
+            }
+        }
+        match &mut output {
+            Output::Findings(Some(render)) => {
+                render.document(&mut part);
+                render.json_entries(&mut part, &verdicts);
+            }
+            Output::Findings(None) => {}
+            Output::Reports(reports) => reports.namespace(&mut part, &name, &workloads, &verdicts),
         }
         total.files += 1;
         total.absorb(part);
         rows.push(row);
+        if reading.fatal.is_some() {
+            break;
+        }
     }
 
     let mut stderr = anstream::stderr();
@@ -138,13 +187,16 @@ async fn audit(args: AuditArgs) -> Result<u8> {
     let flag = args.fail_on.map(FailOn::severity);
     let threshold = flag.unwrap_or(Some(policy.deny_severity));
     let rules_run = report::junit::rules_run(&policy);
-    let text = args.format == Format::Text;
+    let text = args.format == AuditFormat::Findings(Format::Text);
     let quiet = args.quiet;
     let color = !plain && args.output_file.is_none();
     let write_report = |w: &mut dyn std::io::Write| -> std::io::Result<()> {
-        match render {
-            Some(render) => render.write(&total, true, w)?,
-            None => w.write_all(report::junit::render(&total, &rules_run, &|_| threshold).as_bytes())?,
+        match output {
+            Output::Findings(Some(render)) => render.write(&total, true, w)?,
+            Output::Findings(None) => {
+                w.write_all(report::junit::render(&total, &rules_run, &|_| threshold).as_bytes())?;
+            }
+            Output::Reports(_) => report::policy_report::write(&total, w)?,
         }
         // The verdicts were asked for: printed even with --quiet.
         if let Some(section) = simulated.as_deref().filter(|_| text) {
@@ -176,6 +228,16 @@ async fn audit(args: AuditArgs) -> Result<u8> {
         }
         write!(stderr, "{}", table::render(&rows)).context("writing to stderr")?;
         writeln!(stderr, "{}", report::summary::line(&total)).context("writing to stderr")?;
+    }
+    if let Some(writer) = writer.as_ref().filter(|_| !quiet) {
+        writeln!(
+            stderr,
+            "lifeguard: wrote {} {} ({} removed from namespaces with no workload left)",
+            writer.written,
+            writer.reports.kind().crd(),
+            writer.removed
+        )
+        .context("writing to stderr")?;
     }
     if let Some(fatal) = &reading.fatal {
         writeln!(stderr, "lifeguard: error: {fatal}; the audit stopped (what was read before is reported)")
@@ -295,6 +357,7 @@ async fn read_namespace(
 /// Notes a list that failed: refused lists are warnings (the rest is
 /// audited), anything else stops the audit.
 fn note(reading: &mut Reading, resource: &Resource, namespace: &str, e: FetchError) {
+    reading.failed += 1;
     match e {
         FetchError::Denied { verb, .. } => {
             let entry = reading.denied.entry(resource.name()).or_insert_with(|| (Vec::new(), verb.to_owned()));

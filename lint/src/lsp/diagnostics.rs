@@ -11,9 +11,6 @@ use policies::Severity;
 
 use super::analysis::Analysis;
 
-/// Where a rule's documentation is: its row in docs/rules.md.
-pub const RULES_PAGE: &str = "https://github.com/lifeguard-dev/lifeguard/blob/main/docs/rules.md";
-
 /// What diagnostics say they come from.
 pub const SOURCE: &str = "lifeguard";
 
@@ -54,7 +51,7 @@ pub fn diagnostics(uri: &Uri, analysis: &Analysis) -> Vec<Diagnostic> {
             range: placed.range,
             severity: Some(severity(f.severity)),
             code: Some(NumberOrString::String(f.rule.clone())),
-            code_description: Uri::from_str(&format!("{RULES_PAGE}#{}", f.rule))
+            code_description: Uri::from_str(&crate::report::rules::docs_url(&f.rule))
                 .ok()
                 .map(|href| CodeDescription { href }),
             source: Some(SOURCE.to_owned()),

@@ -2,8 +2,10 @@
 
 mod entries;
 pub mod github;
+pub mod html;
 pub mod json;
 pub mod junit;
+pub mod policy_report;
 pub mod rules;
 pub mod sarif;
 pub mod stream;
@@ -23,6 +25,8 @@ pub enum Format {
     Junit,
     /// GitHub Actions workflow commands: annotations on the pull request.
     Github,
+    /// One self-contained HTML page: a summary, then every finding with its fix note.
+    Html,
 }
 
 /// Output formats of `lifeguard rules`.

@@ -67,10 +67,7 @@ pub(crate) fn write_finding(s: &mut String, l: &Located, color: bool) {
         styled(s, dim, "help:");
         push_line(s, " ", &f.help);
     }
-    let (label, note) = match fix_note(f) {
-        Ok(description) => ("fix:", description),
-        Err(why) => ("no automatic fix:", why),
-    };
+    let (label, note) = fix_labelled(f);
     s.push_str("  ");
     styled(s, dim, label);
     push_line(s, " ", &note);
@@ -143,6 +140,15 @@ pub fn fix_note(f: &Finding) -> Result<Cow<'_, str>, Cow<'_, str>> {
         }
         None => Cow::Borrowed("a custom rule has none"),
     })
+}
+
+/// [`fix_note`] with the label the text report prints before it:
+/// `("fix:", description)` or `("no automatic fix:", why)`.
+pub fn fix_labelled(f: &Finding) -> (&'static str, Cow<'_, str>) {
+    match fix_note(f) {
+        Ok(description) => ("fix:", description),
+        Err(why) => ("no automatic fix:", why),
+    }
 }
 
 /// Renders one input error.

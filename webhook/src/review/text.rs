@@ -91,12 +91,11 @@ pub fn deny_message(object: &str, policy: &str, findings: &[&Finding]) -> String
             Some(fix) => format!("lifeguard fix (or /mutate) would apply: {}", fix.description),
             None => "no automatic fix".to_owned(),
         };
-        let body = f.message.strip_prefix(&format!("container {:?}: ", f.container.as_deref().unwrap_or_default()));
         text.push_str(&format!(
             "\n- {}{container} at {}: {}; help: {}; {fix}",
             f.rule,
             f.pointer,
-            body.unwrap_or(&f.message),
+            f.without_container(&f.message),
             f.help
         ));
     }

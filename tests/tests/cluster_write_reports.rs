@@ -1,0 +1,134 @@
+//! `lifeguard audit --write-reports` against the real kube-apiserver, in a
+//! control plane of its own (it starts without the report CRDs): a missing
+//! CRD is one error naming it; with OpenReports' CRD, each namespace's
+//! Report is written by server-side apply as field manager `lifeguard`, a
+//! rerun replaces it in place, a namespace with no workload left loses it,
+//! and reports of other sources stay.
+
+mod audit_corpus;
+
+use audit_corpus::{install_crd, lifeguard};
+use lifeguard_e2e::cluster::ControlPlane;
+use serde_json::{Value, json};
+
+fn deployment(ns: &str, name: &str, liveness: &str) -> Value {
+    let http = |path: &str| json!({"httpGet": {"path": path, "port": "http"}});
+    json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": name, "namespace": ns},
+        "spec": {"selector": {"matchLabels": {"app": name}},
+            "template": {"metadata": {"labels": {"app": name}}, "spec": {"containers": [{"name": name,
+                "image": "example/app:1", "ports": [{"name": "http", "containerPort": 8080}],
+                "livenessProbe": http(liveness), "readinessProbe": http("/readyz")}]}}}})
+}
+
+/// Another tool's Report in `ns`.
+fn foreign_report(ns: &str) -> Value {
+    json!({"apiVersion": "openreports.io/v1alpha1", "kind": "Report",
+        "metadata": {"name": "other-scanner", "namespace": ns, "labels": {"app.kubernetes.io/managed-by": "other"}},
+        "source": "other", "results": [{"policy": "require-labels", "result": "pass"}]})
+}
+
+/// `(policy, result, workload)` of each result of a report.
+fn results(report: &Value) -> Vec<(String, String, String)> {
+    let text = |v: &Value| v.as_str().unwrap_or_default().to_owned();
+    report["results"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|r| (text(&r["policy"]), text(&r["result"]), text(&r["resources"][0]["name"])))
+        .collect()
+}
+
+#[test]
+fn reports_are_written_replaced_and_removed_and_a_missing_crd_is_named() {
+    let Some(plane) = ControlPlane::shared() else { return };
+    let (ns, gone) = ("write-reports", "write-reports-gone");
+    for n in [ns, gone] {
+        plane.kubectl.namespace(n, &[]);
+    }
+    plane.kubectl.apply(&deployment(ns, "orders", "/readyz"));
+    plane.kubectl.apply(&deployment(gone, "web", "/readyz"));
+    let both = format!("{ns},{gone}");
+    let write = |kind: &str| {
+        lifeguard(plane, &["audit", "-n", &both, "--write-reports", kind, "--format", "json", "--fail-on", "never"])
+    };
+
+    // No CRD: one error naming it, before anything is read or written.
+    let missing = write("openreports");
+    assert_eq!(missing.code, 2, "{missing:#?}");
+    assert_eq!(
+        missing.stderr,
+        "lifeguard: --write-reports openreports: the API server does not serve reports.openreports.io \
+         (openreports.io/v1alpha1); install its CRD (config/crd/openreports.io_reports.yaml of \
+         github.com/openreports/reports-api) or print the reports with --format instead\n"
+    );
+    assert!(missing.stdout.is_empty(), "{}", missing.stdout);
+    if !install_crd(plane, 0) {
+        return;
+    }
+    let missing = write("policyreport");
+    assert_eq!(missing.code, 2, "{missing:#?}");
+    assert!(missing.stderr.contains("does not serve policyreports.wgpolicyk8s.io"), "{}", missing.stderr);
+    // A report replaces the namespace's: it is written only from a whole audit.
+    let narrowed = lifeguard(plane, &["audit", "-n", ns, "--write-reports", "openreports", "--kinds", "pods"]);
+    assert_eq!(narrowed.code, 2, "{narrowed:#?}");
+    assert!(narrowed.stderr.contains("cannot be used with"), "{}", narrowed.stderr);
+    for n in [ns, gone] {
+        plane.kubectl.apply(&foreign_report(n));
+    }
+
+    // Written: what `--format openreports` prints, applied by `lifeguard`.
+    let first = write("openreports");
+    assert_eq!(first.code, 0, "{first:#?}");
+    assert!(
+        first
+            .stderr
+            .contains("lifeguard: wrote 2 reports.openreports.io (0 removed from namespaces with no workload left)"),
+        "{}",
+        first.stderr
+    );
+    let stored = plane.kubectl.get(ns, "reports.openreports.io", "lifeguard").expect("the namespace's report");
+    let printed = lifeguard(plane, &["audit", "-n", ns, "--format", "openreports", "--fail-on", "never"]);
+    let (docs, _) = lifeguard::input::parse_stream(&printed.stdout, &lifeguard::input::Limits::default());
+    assert_eq!(docs.len(), 1, "{}", printed.stdout);
+    assert_eq!(results(&stored), results(&docs[0].value));
+    assert_eq!(results(&stored), [("probe-endpoint-reused".into(), "fail".into(), "orders".into())]);
+    let get = ["get", "reports.openreports.io", "lifeguard", "-n", ns, "-o", "json", "--show-managed-fields"];
+    let with_managers = plane.kubectl.run(&get).json();
+    let managers: Vec<(&str, &str)> = with_managers["metadata"]["managedFields"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|m| (m["manager"].as_str().unwrap_or_default(), m["operation"].as_str().unwrap_or_default()))
+        .collect();
+    assert_eq!(managers, [("lifeguard", "Apply")], "{with_managers}");
+    let uid = stored["metadata"]["uid"].clone();
+
+    // Rerun after a fix: the same object, its results replaced.
+    plane.kubectl.apply(&deployment(ns, "orders", "/livez"));
+    plane.kubectl.run(&["delete", "deployment", "web", "-n", gone]).ok();
+    let second = write("openreports");
+    assert_eq!(second.code, 0, "{second:#?}");
+    assert!(
+        second
+            .stderr
+            .contains("lifeguard: wrote 1 reports.openreports.io (1 removed from namespaces with no workload left)"),
+        "{}",
+        second.stderr
+    );
+    let stored = plane.kubectl.get(ns, "reports.openreports.io", "lifeguard").expect("the namespace's report");
+    assert_eq!(stored["metadata"]["uid"], uid, "replaced in place");
+    assert_eq!(results(&stored), [("lifeguard".into(), "pass".into(), "orders".into())]);
+    assert_eq!(stored["summary"], json!({"pass": 1, "fail": 0, "warn": 0, "error": 0, "skip": 0}));
+    // The namespace with no workload left lost lifeguard's report, and only it.
+    assert!(plane.kubectl.get(gone, "reports.openreports.io", "lifeguard").is_none());
+    for n in [ns, gone] {
+        let other = plane.kubectl.get(n, "reports.openreports.io", "other-scanner").expect("the other tool's report");
+        assert_eq!(results(&other), [("require-labels".into(), "pass".into(), String::new())]);
+    }
+    // Nothing left to remove: a third run removes nothing.
+    let third = write("openreports");
+    assert!(third.stderr.contains("wrote 1 reports.openreports.io (0 removed"), "{}", third.stderr);
+    for n in [ns, gone] {
+        plane.kubectl.run(&["delete", "namespace", n, "--wait=false"]).ok();
+    }
+}

@@ -128,7 +128,11 @@ fn every_corpus_object_is_judged_as_lint_judges_its_file_and_simulated_as_simula
     let findings = json.iter().filter(|e| e["rule"].as_str().is_some_and(|r| r != "simulate")).count();
     let verdict_count = json.iter().filter(|e| e["verdict"].is_string()).count();
     assert_eq!(html.stdout.matches("<article class=\"item finding ").count(), findings, "findings on the HTML page");
-    assert_eq!(html.stdout.matches("<article class=\"item verdict ").count(), verdict_count, "verdicts on the HTML page");
+    assert_eq!(
+        html.stdout.matches("<article class=\"item verdict ").count(),
+        verdict_count,
+        "verdicts on the HTML page"
+    );
 
     // --simulate: every workload's verdicts are those `lifeguard simulate`
     // gives on its file, container by container and scenario by scenario.

@@ -491,13 +491,10 @@ fn audit_job(plane: &ControlPlane, helm: &Client) {
         diagnose(plane)
     );
     eprintln!("audit Job: complete {:.1} s after its creation", (now_ms() - started) as f64 / 1000.0);
-    // The pod's log holds its stdout (the JSON report) and then its stderr
-    // (the summary table).
-    let inside: Value = serde_json::Deserializer::from_str(&logs.stdout)
-        .into_iter::<Value>()
-        .next()
-        .and_then(Result::ok)
-        .unwrap_or_else(|| panic!("the Job's report starts with JSON: {}{}", logs.stdout, logs.stderr));
+    // The chart runs it with --quiet: the pod's log is the JSON report and
+    // nothing else (a table on stderr could be interleaved with its lines).
+    let inside: Value = serde_json::from_str(&logs.stdout)
+        .unwrap_or_else(|e| panic!("the Job's log is the JSON report ({e}): {}{}", logs.stdout, logs.stderr));
     let binary = lifeguard_e2e::cluster::webhook::workspace_binary("lifeguard", "lifeguard").expect("lifeguard");
     let outside = std::process::Command::new(binary)
         .args(["audit", "--format=json", &format!("--policy=configmap:{RELEASE}/lifeguard-policy")])

@@ -16,7 +16,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use audit_corpus::{lifeguard, lifeguard_with};
+use audit_corpus::{lifeguard, lifeguard_with, verdicts};
 use lifeguard_e2e::cluster::ControlPlane;
 use lifeguard_e2e::docs::marked_block;
 use serde_json::{Value, json};
@@ -157,21 +157,6 @@ fn every_corpus_object_is_judged_as_lint_judges_its_file_and_simulated_as_simula
     }
     eprintln!("{} verdicts agree: {by_verdict:?}", audited.len());
     loaded.delete(plane);
-}
-
-/// What a JSON report of `simulate` or `audit --simulate` says:
-/// `(namespace, kind, name, container, scenario)` -> verdict.
-fn verdicts(report: &str) -> BTreeMap<[String; 5], String> {
-    let entries: Vec<Value> = serde_json::from_str(report).unwrap_or_else(|e| panic!("not JSON ({e}): {report}"));
-    let text = |e: &Value, k: &str| e[k].as_str().unwrap_or_default().to_owned();
-    entries
-        .iter()
-        .filter(|e| e["verdict"].is_string())
-        .map(|e| {
-            let key = ["namespace", "kind", "name", "container", "scenario"].map(|k| text(e, k));
-            (key, text(e, "verdict"))
-        })
-        .collect()
 }
 
 /// A CRD whose objects carry a pod template, as Argo Rollouts' do.

@@ -12,7 +12,7 @@ mod audit_corpus;
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use audit_corpus::{REPORTS, install_crd, lifeguard};
+use audit_corpus::{REPORTS, install_crd, lifeguard, verdicts};
 use lifeguard::input::{Limits, parse_stream};
 use lifeguard_e2e::cluster::ControlPlane;
 use lifeguard_e2e::docs::marked_block;
@@ -36,20 +36,6 @@ fn findings(report: &str) -> BTreeMap<Object, BTreeSet<Found>> {
         ));
     }
     out
-}
-
-/// `--simulate`'s verdicts of a JSON report: `(object, container, scenario)` -> verdict.
-fn verdicts(report: &str) -> BTreeMap<(Object, String, String), String> {
-    let entries: Vec<Value> = serde_json::from_str(report).unwrap_or_else(|e| panic!("not JSON ({e}): {report}"));
-    let text = |e: &Value, k: &str| e[k].as_str().unwrap_or_default().to_owned();
-    entries
-        .iter()
-        .filter(|e| e["verdict"].is_string())
-        .map(|e| {
-            let object = (text(e, "namespace"), text(e, "kind"), text(e, "name"));
-            ((object, text(e, "container"), text(e, "scenario")), text(e, "verdict"))
-        })
-        .collect()
 }
 
 /// The documents of a YAML stream.
@@ -152,7 +138,7 @@ fn every_report_is_accepted_and_says_what_the_json_report_says() {
                 let container = property("container");
                 for (key, verdict) in r["properties"].as_object().into_iter().flatten() {
                     let Some(scenario) = key.strip_prefix("simulate.") else { continue };
-                    let at = (object.clone(), container.clone(), scenario.to_owned());
+                    let at = [&object.0, &object.1, &object.2, &container, scenario].map(|s| s.to_owned());
                     assert_eq!(expected_verdicts.get(&at), verdict.as_str().map(str::to_owned).as_ref(), "{at:?}");
                 }
                 let rule = r["rule"].as_str().unwrap_or_default().to_owned();

@@ -19,7 +19,7 @@ pub mod shell_flow;
 mod typed;
 mod workload;
 
-pub(crate) use workload::names_pod_kind;
+pub use workload::names_pod_kind;
 
 pub use annotations::{ANNOTATION_MUTATED, ANNOTATIONS, annotation_doc};
 pub use duration::parse_seconds;

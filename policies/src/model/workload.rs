@@ -183,7 +183,7 @@ pub fn image_repository(image: &str) -> (&str, &str) {
 /// Whether `kind` is one [`template_location`] names: an object of any
 /// other kind is a workload only if it has `/spec/template/spec/containers`
 /// (the loader's skim relies on this; a test holds the two together).
-pub(crate) fn names_pod_kind(kind: &str) -> bool {
+pub fn names_pod_kind(kind: &str) -> bool {
     matches!(
         kind,
         "Pod"

@@ -41,20 +41,9 @@ pub fn lifeguard_with(kubeconfig: &Path, args: &[&str]) -> Run {
     }
 }
 
-/// The kinds the audit reads that the corpus holds.
+/// The kinds the audit reads that the corpus holds: the engine's own list.
 pub fn is_pod_bearing(object: &Value) -> bool {
-    let kinds = [
-        "Pod",
-        "ReplicationController",
-        "PodTemplate",
-        "Deployment",
-        "StatefulSet",
-        "DaemonSet",
-        "ReplicaSet",
-        "Job",
-        "CronJob",
-    ];
-    object["kind"].as_str().is_some_and(|k| kinds.contains(&k))
+    object["kind"].as_str().is_some_and(policies::model::names_pod_kind)
 }
 
 /// The corpus as created in the cluster.
@@ -176,4 +165,19 @@ pub fn install_crd(plane: &ControlPlane, i: usize) -> bool {
         if run.code == 0 { Ok(()) } else { Err(run.stderr) }
     });
     true
+}
+
+/// What a JSON report of `simulate` or `audit --simulate` says:
+/// `(namespace, kind, name, container, scenario)` -> verdict.
+pub fn verdicts(report: &str) -> BTreeMap<[String; 5], String> {
+    let entries: Vec<Value> = serde_json::from_str(report).unwrap_or_else(|e| panic!("not JSON ({e}): {report}"));
+    let text = |e: &Value, k: &str| e[k].as_str().unwrap_or_default().to_owned();
+    entries
+        .iter()
+        .filter(|e| e["verdict"].is_string())
+        .map(|e| {
+            let key = ["namespace", "kind", "name", "container", "scenario"].map(|k| text(e, k));
+            (key, text(e, "verdict"))
+        })
+        .collect()
 }

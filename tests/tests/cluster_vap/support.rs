@@ -123,21 +123,10 @@ impl Linted {
 
 /// The kinds the export matches, not owned by a controller.
 pub(crate) fn judged(object: &Value) -> bool {
-    let kinds = [
-        "Pod",
-        "ReplicationController",
-        "PodTemplate",
-        "Deployment",
-        "StatefulSet",
-        "DaemonSet",
-        "ReplicaSet",
-        "Job",
-        "CronJob",
-    ];
     let owned = object["metadata"]["ownerReferences"]
         .as_array()
         .is_some_and(|refs| refs.iter().any(|r| r["controller"] == true));
-    object["kind"].as_str().is_some_and(|k| kinds.contains(&k)) && !owned
+    object["kind"].as_str().is_some_and(policies::model::names_pod_kind) && !owned
 }
 
 /// The objects of a manifest file.

@@ -1,6 +1,7 @@
 //! Credentials as kubectl finds them: `--kubeconfig`, else `KUBECONFIG`
 //! (merged), else `~/.kube/config`, with `--context`; else the pod's service
-//! account when run in a cluster.
+//! account when run in a cluster. The client is built by
+//! [`super::transport`].
 
 use std::path::Path;
 use std::time::Duration;
@@ -8,6 +9,9 @@ use std::time::Duration;
 use kube::config::{KubeConfigOptions, Kubeconfig};
 use kube::{Client, Config};
 use thiserror::Error;
+
+use super::identity::IdentityError;
+use super::transport::{self, Names};
 
 /// Why no client could be made.
 #[derive(Debug, Error)]
@@ -31,6 +35,9 @@ pub enum ConnectError {
     /// `--context` without a kubeconfig.
     #[error("--context {0:?} needs a kubeconfig; in a pod the service account has no contexts")]
     ContextInCluster(String),
+    /// The user's client certificate or key cannot be used.
+    #[error(transparent)]
+    Identity(#[from] IdentityError),
     /// The client could not be built (TLS settings, say).
     #[error("{0}")]
     Client(String),
@@ -52,31 +59,62 @@ pub async fn connect(
     timeout: Duration,
 ) -> Result<Connected, ConnectError> {
     let options = KubeConfigOptions { context: context.map(str::to_owned), ..KubeConfigOptions::default() };
-    let (config, name) = match kubeconfig {
+    let (config, context) = match kubeconfig {
         Some(path) => {
             let file = path.display().to_string();
             let kc = Kubeconfig::read_from(path)
                 .map_err(|e| ConnectError::Kubeconfig { file: file.clone(), message: e.to_string() })?;
-            let name = context.map(str::to_owned).or_else(|| kc.current_context.clone());
-            let config = Config::from_custom_kubeconfig(kc, &options)
-                .await
-                .map_err(|e| ConnectError::Kubeconfig { file, message: e.to_string() })?;
-            (config, name.map(|c| format!("context {c}")))
+            from_kubeconfig(kc, file, &options).await?
         }
-        None => from_environment(context, &options).await?,
+        None => from_environment(&options).await?,
     };
-    let describe = match name {
-        Some(name) => format!("{name} ({})", config.cluster_url),
-        None => format!("in-cluster ({})", config.cluster_url),
+    let (describe, names) = match context {
+        Some(context) => (
+            format!("context {} ({})", context.name, config.cluster_url),
+            Names {
+                cluster: format!("kubeconfig cluster {:?} ({})", context.cluster, config.cluster_url),
+                user: context.user,
+            },
+        ),
+        None => (
+            format!("in-cluster ({})", config.cluster_url),
+            Names { cluster: format!("the in-cluster API server ({})", config.cluster_url), user: None },
+        ),
     };
-    let client = Client::try_from(bounded(config, timeout)).map_err(|e| ConnectError::Client(e.to_string()))?;
+    let client = transport::client(bounded(config, timeout), &names)?;
     Ok(Connected { client, describe })
 }
 
-async fn from_environment(
-    context: Option<&str>,
+/// The context a kubeconfig's client uses, by its names.
+struct Context {
+    name: String,
+    cluster: String,
+    user: Option<String>,
+}
+
+/// The config `kc` gives for `options`' context (else its current one), and
+/// that context's names.
+async fn from_kubeconfig(
+    kc: Kubeconfig,
+    file: String,
     options: &KubeConfigOptions,
-) -> Result<(Config, Option<String>), ConnectError> {
+) -> Result<(Config, Option<Context>), ConnectError> {
+    let name = options.context.clone().or_else(|| kc.current_context.clone());
+    let context = name.map(|name| {
+        let named = kc.contexts.iter().find(|c| c.name == name).and_then(|c| c.context.as_ref());
+        Context {
+            cluster: named.map(|c| c.cluster.clone()).unwrap_or_default(),
+            user: named.and_then(|c| c.user.clone()),
+            name,
+        }
+    });
+    let config = Config::from_custom_kubeconfig(kc, options)
+        .await
+        .map_err(|e| ConnectError::Kubeconfig { file, message: e.to_string() })?;
+    Ok((config, context))
+}
+
+async fn from_environment(options: &KubeConfigOptions) -> Result<(Config, Option<Context>), ConnectError> {
     let from_env = std::env::var_os("KUBECONFIG").filter(|v| !v.is_empty());
     let home = std::env::var_os("HOME").map(|h| Path::new(&h).join(".kube").join("config"));
     let file = match (&from_env, &home) {
@@ -87,18 +125,14 @@ async fn from_environment(
     if let Some(file) = file {
         let kc =
             Kubeconfig::read().map_err(|e| ConnectError::Kubeconfig { file: file.clone(), message: e.to_string() })?;
-        let name = context.map(str::to_owned).or_else(|| kc.current_context.clone());
-        let config = Config::from_custom_kubeconfig(kc, options)
-            .await
-            .map_err(|e| ConnectError::Kubeconfig { file, message: e.to_string() })?;
-        return Ok((config, name.map(|c| format!("context {c}"))));
+        return from_kubeconfig(kc, file, options).await;
     }
     if std::env::var_os("KUBERNETES_SERVICE_HOST").is_none() {
         let home = home.map_or("~/.kube/config".to_owned(), |h| h.display().to_string());
         return Err(ConnectError::Nothing(home));
     }
-    if let Some(context) = context {
-        return Err(ConnectError::ContextInCluster(context.to_owned()));
+    if let Some(context) = &options.context {
+        return Err(ConnectError::ContextInCluster(context.clone()));
     }
     let config = Config::incluster().map_err(|e| ConnectError::InCluster(e.to_string()))?;
     Ok((config, None))

@@ -12,6 +12,7 @@ use serde_json::Value;
 use thiserror::Error;
 
 use super::resources::Resource;
+use super::transport::RefusedCertificate;
 
 /// Attempts of one request before it fails: the first and four retries.
 pub const ATTEMPTS: u32 = 5;
@@ -48,6 +49,15 @@ pub enum FetchError {
         what: String,
         /// The timeout.
         seconds: u64,
+    },
+    /// The TLS handshake refused the API server's certificate: not retried,
+    /// as no retry can change it.
+    #[error("{what}: {message}")]
+    Refused {
+        /// What was asked.
+        what: String,
+        /// What is wrong with the certificate and what to change.
+        message: String,
     },
     /// Anything else, after the retries.
     #[error("{what}: {message}")]
@@ -168,7 +178,7 @@ impl Fetcher {
         };
         let (status, retry_after, body) = match tokio::time::timeout(self.timeout, exchange).await {
             Err(_) => return Err(timed_out()),
-            Ok(Err(e)) => return Err(transport(&e, timed_out)),
+            Ok(Err(e)) => return Err(transport(&e, what, timed_out)),
             Ok(Ok(answer)) => answer,
         };
         if status.is_success() {
@@ -247,8 +257,16 @@ impl Fetcher {
 }
 
 /// A transport error: a connection that could not be made is retried; a
-/// timeout fails at once (the request timeout is the bound).
-fn transport(e: &kube::Error, timed_out: impl Fn() -> Attempt) -> Attempt {
+/// timeout fails at once (the request timeout is the bound), and so does a
+/// certificate the handshake refused.
+fn transport(e: &kube::Error, what: &str, timed_out: impl Fn() -> Attempt) -> Attempt {
+    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(e);
+    while let Some(s) = source {
+        if let Some(refused) = s.downcast_ref::<RefusedCertificate>() {
+            return Attempt::Fail(FetchError::Refused { what: what.to_owned(), message: refused.to_string() });
+        }
+        source = s.source();
+    }
     let text = error_chain(e);
     if text.contains("timed out") || text.contains("deadline has elapsed") {
         return timed_out();

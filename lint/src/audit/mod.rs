@@ -7,10 +7,12 @@
 pub mod args;
 pub mod connect;
 pub mod fetch;
+pub mod identity;
 pub mod judge;
 pub mod policy;
 pub mod resources;
 pub mod table;
+pub mod transport;
 pub mod verdicts;
 pub mod write;
 
@@ -136,7 +138,12 @@ async fn audit(args: AuditArgs) -> Result<u8> {
     }
     let mut total = Outcome { origin: Origin::Cluster, policy: Some(policy_name.clone()), ..Outcome::default() };
     let mut rows: Vec<Row> = Vec::new();
-    let mut simulation = args.simulate.then(|| Simulation::new(&args.scenarios));
+    let html = args.format == AuditFormat::Findings(Format::Html);
+    let mut simulation = args.simulate.then(|| {
+        let simulation = Simulation::new(&args.scenarios);
+        // The page draws each workload's timelines; no other format needs their events.
+        if html { simulation.keeping_timelines() } else { simulation }
+    });
     // JUnit groups cases across the whole report, so it keeps the findings.
     for name in namespaces {
         let failed_before = reading.failed;
@@ -149,6 +156,7 @@ async fn audit(args: AuditArgs) -> Result<u8> {
         }
         let Judged { outcome: mut part, row, verdicts, workloads } =
             judge::judge(namespace, &policy, simulation.as_mut());
+        let timelines = simulation.as_mut().map(Simulation::take_kept).unwrap_or_default();
         if let Some(writer) = &mut writer {
             // A namespace read in part would lose the results of what was not read.
             if reading.failed == failed_before {
@@ -166,6 +174,7 @@ async fn audit(args: AuditArgs) -> Result<u8> {
             Output::Findings(Some(render)) => {
                 render.document(&mut part);
                 render.json_entries(&mut part, &verdicts);
+                render.html_part(&mut part, &verdicts::html(timelines));
             }
             Output::Findings(None) => {}
             Output::Reports(reports) => reports.namespace(&mut part, &name, &workloads, &verdicts),
@@ -287,6 +296,8 @@ async fn kinds(args: &AuditArgs, fetcher: &Fetcher, reading: &mut Reading) -> Re
     if custom_wanted {
         match discover_custom(fetcher, &args.kinds).await {
             Ok(custom) => all.extend(custom),
+            // Every later request would be refused the same way.
+            Err(e @ FetchError::Refused { .. }) => return Err(e.to_string()),
             Err(e) => reading.warnings.push(format!("custom resources were not discovered: {e}")),
         }
     }

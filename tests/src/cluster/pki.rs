@@ -33,6 +33,12 @@ impl Ca {
         Ca { issuer, pem }
     }
 
+    /// The CA's private key (PKCS#8 PEM), for a test that signs with
+    /// another tool (`openssl x509 -req -CAkey`).
+    pub fn key_pem(&self) -> String {
+        self.issuer.key().serialize_pem()
+    }
+
     /// A serving pair for loopback (`127.0.0.1`, `localhost`) and `names`.
     pub fn serving(&self, common_name: &str, names: &[&str]) -> Pair {
         let mut sans = vec!["localhost".to_owned(), "127.0.0.1".to_owned()];

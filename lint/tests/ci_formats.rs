@@ -36,6 +36,8 @@ fn sarif_for_snapshot(stdout: &str) -> Value {
         log.pointer_mut("/runs/0/tool/driver/rules").and_then(Value::as_array_mut).expect("the driver lists rules");
     for rule in rules {
         let id = rule["id"].as_str().expect("rule id").to_owned();
+        // The same link as the cluster reports' `docs` property and the HTML report's.
+        assert_eq!(rule["helpUri"], lifeguard::report::rules::docs_url(&id), "{id}");
         for format in ["text", "markdown"] {
             let help = rule["help"][format].as_str().expect("rule help");
             assert!(help.starts_with(&format!("# {id}\n")), "{id}: {help}");
@@ -240,6 +242,8 @@ fn custom_and_disabled_rules_of_the_policy_show_in_sarif_and_junit() {
     assert_eq!(rules[index]["id"], "memory-limit-missing");
     assert_eq!(rules[index]["defaultConfiguration"]["level"], "warning");
     assert_eq!(rules[index]["help"]["text"], "set resources.limits.memory");
+    // A policy's own rule has no documentation page to link to.
+    assert!(rules[index].get("helpUri").is_none(), "{}", rules[index]);
 
     let junit = lifeguard(&["lint", "--format", "junit", "."], None, dir.path());
     let cases = policies::rules::RULES.len(); // one built-in rule off, one custom rule on

@@ -7,7 +7,7 @@
 
 mod audit_corpus;
 
-use audit_corpus::{install_crd, lifeguard};
+use audit_corpus::{install_crd, lifeguard, results};
 use lifeguard_e2e::cluster::ControlPlane;
 use serde_json::{Value, json};
 
@@ -25,17 +25,6 @@ fn foreign_report(ns: &str) -> Value {
     json!({"apiVersion": "openreports.io/v1alpha1", "kind": "Report",
         "metadata": {"name": "other-scanner", "namespace": ns, "labels": {"app.kubernetes.io/managed-by": "other"}},
         "source": "other", "results": [{"policy": "require-labels", "result": "pass"}]})
-}
-
-/// `(policy, result, workload)` of each result of a report.
-fn results(report: &Value) -> Vec<(String, String, String)> {
-    let text = |v: &Value| v.as_str().unwrap_or_default().to_owned();
-    report["results"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .map(|r| (text(&r["policy"]), text(&r["result"]), text(&r["resources"][0]["name"])))
-        .collect()
 }
 
 #[test]

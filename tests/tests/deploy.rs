@@ -64,10 +64,10 @@ fn value_sets() -> Vec<(&'static str, Vec<&'static str>)> {
         ("fail closed", vec!["--set", "webhook.failurePolicy=Fail"]),
         ("ServiceMonitor", vec!["--set", "metrics.serviceMonitor.enabled=true"]),
         (
-            "audit CronJob",
+            "audit CronJob writing reports",
             vec![
                 "--set",
-                "audit.enabled=true",
+                "audit.enabled=true,audit.reports=policyreport",
                 "--set-json",
                 r#"audit.extraResources=[{"apiGroups":["argoproj.io"],"resources":["rollouts"]}]"#,
             ],
@@ -289,6 +289,63 @@ fn extra_rules_reach_namespaced_kinds_only() {
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(!out.status.success(), "scope {scope} must be refused");
         assert!(stderr.contains("/webhook/extraRules/0/scope") && stderr.contains("Namespaced"), "{stderr}");
+    }
+}
+
+/// The audit ClusterRole's rules beyond the reads, and the audit Job's
+/// arguments, as rendered with `audit.enabled` and `set`.
+fn audit_writes(set: &[&str]) -> (Vec<Value>, Vec<String>) {
+    let mut args = vec!["--set", "audit.enabled=true"];
+    for value in set {
+        args.extend(["--set", value]);
+    }
+    let objs = objects(&render(&args));
+    let role = one(&objs, "ClusterRole");
+    let rules = role["rules"].as_array().expect("rules");
+    let writes = rules
+        .iter()
+        .filter(|r| r["verbs"] != json!(["get", "list"]) && r["nonResourceURLs"].is_null())
+        .cloned()
+        .collect();
+    let cronjob = one(&objs, "CronJob");
+    let container = &cronjob["spec"]["jobTemplate"]["spec"]["template"]["spec"]["containers"][0];
+    let job_args = container["args"].as_array().expect("args").iter().filter_map(|a| a.as_str().map(str::to_owned));
+    (writes, job_args.collect())
+}
+
+#[test]
+fn audit_reports_grant_exactly_the_writes_of_the_chosen_kind() {
+    // Only helm is needed here.
+    if installed_tool(HELM, ".ci/install-helm.sh").is_none() {
+        return;
+    }
+    // Off by default, and when emptied: a read-only role, no writes.
+    for set in [&[][..], &["audit.reports="][..]] {
+        let (writes, args) = audit_writes(set);
+        assert_eq!(writes, Vec::<Value>::new(), "{set:?}: read-only");
+        assert!(!args.iter().any(|a| a.starts_with("--write-reports")), "{set:?}: {args:?}");
+    }
+    // What lint/src/audit/write.rs sends: a server-side apply (`patch`, and
+    // `create` when the report is new) and a `deletecollection`, on the one
+    // resource of the kind chosen.
+    for (kind, group, resource) in
+        [("openreports", "openreports.io", "reports"), ("policyreport", "wgpolicyk8s.io", "policyreports")]
+    {
+        let (writes, args) = audit_writes(&[&format!("audit.reports={kind}")]);
+        assert_eq!(
+            writes,
+            [json!({"apiGroups": [group], "resources": [resource], "verbs": ["create", "patch", "deletecollection"]})],
+            "{kind}"
+        );
+        assert!(args.contains(&format!("--write-reports={kind}")), "{kind}: {args:?}");
+        // The Job's log is still the JSON report alone.
+        assert!(args.contains(&"--format=json".to_owned()) && args.contains(&"--quiet".to_owned()), "{args:?}");
+    }
+    for bad in [r#""Report""#, r#""PolicyReport""#, r#""openreports,policyreport""#, r#"["openreports"]"#, "true"] {
+        let out = helm_template(&["--set", "audit.enabled=true", "--set-json", &format!("audit.reports={bad}")]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "audit.reports={bad} must be refused");
+        assert!(stderr.contains("/audit/reports") && stderr.contains("'openreports', 'policyreport'"), "{stderr}");
     }
 }
 

@@ -5,8 +5,13 @@
 //! API server routes to the Service's ready endpoints), with `failurePolicy:
 //! Fail`, so every write that could not be judged fails. Through its
 //! upgrade and an eviction, a loop of writes into a `warn` namespace counts
-//! every failed and every unjudged admission.
+//! every failed and every unjudged admission. Its audit CronJob, with
+//! OpenReports' CRD installed, writes each namespace's `Report` under its
+//! own service account.
 
+mod audit_corpus;
+
+use std::collections::BTreeMap;
 use std::io::BufRead as _;
 
 use base64::Engine as _;
@@ -14,6 +19,7 @@ use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use audit_corpus::results;
 use lifeguard_e2e::cluster::chart::{CHART, RELEASE, Rendered};
 use lifeguard_e2e::cluster::image::{self, Image};
 use lifeguard_e2e::cluster::node::Node;
@@ -463,13 +469,22 @@ fn rotate(plane: &ControlPlane, helm: &Client, set: &[&str], pods: &[String]) {
 /// ClusterRole, reaching the API server through the `kubernetes` Service's
 /// cluster IP (kube-proxy's rules on the node); it completes, and its
 /// report equals `lifeguard audit` run from outside with an admin
-/// kubeconfig and the same policy.
+/// kubeconfig and the same policy. With OpenReports' CRD installed (from
+/// `.ci/install-report-crds.sh`) and `audit.reports=openreports`, it also
+/// writes the namespaces' Reports ([`job_reports`]).
 fn audit_job(plane: &ControlPlane, helm: &Client) {
     let kubectl = &plane.kubectl;
+    let reports = audit_corpus::install_crd(plane, 0);
     let mut set = VALUES.to_vec();
     set.push("audit.enabled=true");
+    if reports {
+        set.push("audit.reports=openreports");
+    }
     let run = helm_chart(helm, "upgrade", &set);
     assert_eq!(run.code, 0, "helm upgrade with the audit: {}{}", run.stdout, run.stderr);
+    if reports {
+        assert_eq!(lifeguards_reports(plane), Vec::<Value>::new(), "no Report before the Job");
+    }
     // Something to report: the seed's naive model server, in a namespace
     // lifeguard's webhook does not judge (no mode label).
     kubectl.namespace("audited", &[]);
@@ -507,6 +522,119 @@ fn audit_job(plane: &ControlPlane, helm: &Client) {
     assert!(findings > 0, "the naive server is reported: {inside:#}");
     assert_eq!(inside, outside, "the in-cluster audit reports what an admin's run does");
     eprintln!("audit: the Job's report equals the admin's ({findings} findings)");
+    if reports {
+        job_reports(plane, &inside);
+    }
+}
+
+/// lifeguard's Reports in every namespace, with their managed fields.
+fn lifeguards_reports(plane: &ControlPlane) -> Vec<Value> {
+    let get = ["get", "reports.openreports.io", "-A", "-l", "app.kubernetes.io/managed-by=lifeguard"];
+    let run = plane.kubectl.run(&[&get[..], &["-o", "json", "--show-managed-fields"]].concat());
+    run.json()["items"].as_array().cloned().unwrap_or_default()
+}
+
+/// What the audit Job wrote with `audit.reports=openreports`: the chart's
+/// role lets its service account make exactly the writes
+/// `--write-reports` sends, on Reports alone (the API server's RBAC asked);
+/// a Report named `lifeguard` per namespace with a workload, applied by
+/// field manager `lifeguard` by the Job's service account (the API
+/// server's audit log names it; there was none before the Job, and the
+/// admin's runs only print), in exactly the namespaces,
+/// and with exactly the results, of what an admin's `--format openreports`
+/// prints; and each namespace's `fail` and `warn` results are its findings
+/// in the Job's JSON report (`inside`).
+fn job_reports(plane: &ControlPlane, inside: &Value) {
+    let kubectl = &plane.kubectl;
+    // The audit Job's service account, as RBAC names it.
+    let account = format!("system:serviceaccount:{RELEASE}:{RELEASE}-audit");
+    let can = |verb: &str, resource: &str| {
+        let run = kubectl.run(&["auth", "can-i", verb, resource, "-n", "audited", "--as", &account]);
+        run.stdout.trim() == "yes"
+    };
+    for verb in ["create", "patch", "deletecollection", "get", "list", "update", "delete", "watch"] {
+        let granted = ["create", "patch", "deletecollection"].contains(&verb);
+        assert_eq!(can(verb, "reports.openreports.io"), granted, "{verb} on Reports");
+        assert!(!can(verb, "policyreports.wgpolicyk8s.io"), "{verb} on PolicyReports: the other kind gets nothing");
+    }
+
+    let stored = lifeguards_reports(plane);
+    let binary = lifeguard_e2e::cluster::webhook::workspace_binary("lifeguard", "lifeguard").expect("lifeguard");
+    let printed = std::process::Command::new(binary)
+        .args(["audit", "--format=openreports", "--fail-on=never"])
+        .arg(format!("--policy=configmap:{RELEASE}/lifeguard-policy"))
+        .env("KUBECONFIG", &plane.kubeconfig)
+        .output()
+        .expect("run lifeguard audit");
+    let text = String::from_utf8_lossy(&printed.stdout);
+    let (docs, error) = lifeguard::input::parse_stream(&text, &lifeguard::input::Limits::default());
+    assert!(
+        error.is_none(),
+        "the printed reports are YAML: {error:?}
+{text}"
+    );
+    let namespace = |r: &Value| r["metadata"]["namespace"].as_str().unwrap_or_default().to_owned();
+    let printed: BTreeMap<String, Value> = docs.into_iter().map(|d| (namespace(&d.value), d.value)).collect();
+    let stored: BTreeMap<String, Value> = stored.into_iter().map(|r| (namespace(&r), r)).collect();
+    assert_eq!(
+        stored.keys().collect::<Vec<_>>(),
+        printed.keys().collect::<Vec<_>>(),
+        "a Report in every namespace with a workload, and only there"
+    );
+    for ns in ["audited", RELEASE] {
+        assert!(stored.contains_key(ns), "{ns} has a Report: {:?}", stored.keys());
+    }
+    let mut findings: BTreeMap<&str, usize> = BTreeMap::new();
+    for entry in inside.as_array().into_iter().flatten() {
+        *findings.entry(entry["namespace"].as_str().unwrap_or_default()).or_default() += 1;
+    }
+    let mut totals = (0, 0);
+    for (ns, report) in &stored {
+        assert_eq!(report["metadata"]["name"], "lifeguard", "{ns}");
+        let managers: Vec<(&str, &str)> = report["metadata"]["managedFields"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|m| (m["manager"].as_str().unwrap_or_default(), m["operation"].as_str().unwrap_or_default()))
+            .collect();
+        assert_eq!(managers, [("lifeguard", "Apply")], "{ns}: written by the Job's server-side apply");
+        assert_eq!(results(report), results(&printed[ns]), "{ns}: the results an admin's run prints");
+        let found = results(report).iter().filter(|(_, result, _)| result != "pass").count();
+        let passed = results(report).len() - found;
+        assert_eq!(found, findings.get(ns.as_str()).copied().unwrap_or(0), "{ns}: a result per finding of the JSON");
+        let summary = &report["summary"];
+        let count = |k: &str| summary[k].as_u64().unwrap_or(u64::MAX) as usize;
+        assert_eq!((count("fail") + count("warn"), count("pass")), (found, passed), "{ns}: {summary}");
+        totals = (totals.0 + found, totals.1 + passed);
+    }
+    assert!(findings.keys().all(|ns| stored.contains_key(*ns)), "every namespace with a finding has a Report");
+    // Who wrote them: the API server's audit log names the user of every
+    // request; each write to a Report is the Job's, one apply per namespace.
+    let writes: Vec<Value> = plane
+        .audit_events()
+        .into_iter()
+        .filter(|e| e["objectRef"]["apiGroup"] == "openreports.io" && e["objectRef"]["resource"] == "reports")
+        .filter(|e| !["get", "list", "watch"].contains(&e["verb"].as_str().unwrap_or_default()))
+        .collect();
+    let writers: Vec<&str> = writes.iter().filter_map(|e| e["user"]["username"].as_str()).collect();
+    assert!(!writers.is_empty() && writers.iter().all(|w| *w == account), "the Job's account alone: {writers:?}");
+    let applied: Vec<&str> = writes
+        .iter()
+        .filter(|e| e["verb"] == "patch" && e["responseStatus"]["code"].as_u64().is_some_and(|c| c == 200 || c == 201))
+        .filter_map(|e| e["objectRef"]["namespace"].as_str())
+        .collect();
+    assert_eq!(
+        applied.iter().copied().collect::<std::collections::BTreeSet<_>>(),
+        stored.keys().map(String::as_str).collect(),
+        "an apply in each namespace with a Report"
+    );
+    eprintln!(
+        "audit Job: {} Reports written by field manager lifeguard ({:?}), {} fail/warn results (the JSON's findings), {} pass",
+        stored.len(),
+        stored.keys().collect::<Vec<_>>(),
+        totals.0,
+        totals.1
+    );
 }
 
 /// What losing a pod costs: one pod's container SIGKILLed through the

@@ -105,11 +105,12 @@ impl Fetcher {
     /// Server-side applies `object` at `path` as field manager `manager`,
     /// taking over fields another manager set (`force`): what `kubectl
     /// apply --server-side --force-conflicts` sends. Idempotent, so retried
-    /// as a GET is.
+    /// as a GET is. An apply that makes the object is authorised as a
+    /// `create` too, so a refusal names both verbs.
     pub async fn apply(&self, path: &str, object: &Value, manager: &str, what: &str) -> Result<Value, FetchError> {
         let path = format!("{path}?fieldManager={manager}&force=true");
         let body = ("application/apply-patch+yaml", object.to_string().into_bytes());
-        self.send(http::Method::PATCH, &path, "application/json", Some(body), what, "patch").await
+        self.send(http::Method::PATCH, &path, "application/json", Some(body), what, "patch` or `create").await
     }
 
     /// DELETEs what `path` (with its query) names: a collection's

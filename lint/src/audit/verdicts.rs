@@ -2,7 +2,10 @@
 //! `lifeguard simulate`'s scenarios ([`policies::simulate`]), its verdicts
 //! kept as few lines as the report needs: every verdict as a JSON entry,
 //! rendered as the namespace is judged; the ones to act on for the text
-//! section that ends the report.
+//! section that ends the report. For the HTML report, the namespace's
+//! whole simulations (their events, which the SVG timelines draw) are
+//! kept until the namespace is rendered, as `simulate --format html` draws
+//! them ([`html`]).
 
 use std::fmt::Write as _;
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -11,6 +14,8 @@ use policies::model::object_label_of;
 use policies::simulate::{Assumptions, ContainerOutcome, ObjectSimulation, Scenario, Verdict, simulate_object};
 use policies::{Batch, Policy, Severity};
 use serde_json::{Map, Value, json};
+
+use crate::simulate::read::Simulated;
 
 /// What `--simulate` asks and what it found so far.
 #[derive(Debug)]
@@ -23,6 +28,10 @@ pub struct Simulation {
     pub notable: Vec<Notable>,
     /// Objects that could not be simulated, and why.
     pub errors: Vec<String>,
+    /// Whether whole simulations are kept for the HTML report.
+    keep: bool,
+    /// The simulations kept since the last [`Simulation::take_kept`].
+    kept: Vec<ObjectSimulation>,
 }
 
 /// One verdict with a severity: what the text section lists.
@@ -52,7 +61,20 @@ impl Simulation {
             workloads: 0,
             notable: Vec::new(),
             errors: Vec::new(),
+            keep: false,
+            kept: Vec::new(),
         }
+    }
+
+    /// The same, keeping each workload's whole simulation until
+    /// [`Simulation::take_kept`] takes it: for the HTML report's timelines.
+    pub fn keeping_timelines(self) -> Simulation {
+        Simulation { keep: true, ..self }
+    }
+
+    /// The simulations kept since the last call (a namespace's), in order.
+    pub fn take_kept(&mut self) -> Vec<ObjectSimulation> {
+        std::mem::take(&mut self.kept)
     }
 
     /// Simulates one audited workload with its namespace's Services: its
@@ -87,7 +109,11 @@ impl Simulation {
                 });
             }
         }
-        simulation.outcomes.iter().map(|o| entry(&simulation, o)).collect()
+        let entries = simulation.outcomes.iter().map(|o| entry(&simulation, o)).collect();
+        if self.keep {
+            self.kept.push(simulation);
+        }
+        entries
     }
 
     /// The text section: the verdicts to act on, most severe first, each
@@ -134,6 +160,17 @@ impl Simulation {
         }
         out
     }
+}
+
+/// The HTML report's sections of `simulated` (a namespace's workloads):
+/// per workload and container, its verdicts and SVG timeline, as
+/// `lifeguard simulate --format html` renders them.
+pub fn html(simulated: Vec<ObjectSimulation>) -> String {
+    let mut s = String::new();
+    for simulation in simulated {
+        crate::simulate::html::write_object(&mut s, &Simulated::in_cluster(simulation));
+    }
+    s
 }
 
 /// One verdict as a JSON entry: a finding's fields (`rule` is `simulate`,
@@ -199,6 +236,44 @@ mod tests {
         let outage = text.find("stall:2m: dependency-outage (info), 1 workload:").expect(&text);
         assert!(storm < outage, "the most severe first: {text}");
         assert!(text.contains("  Deployment/shop/shared container \"api\": restart storm"), "{text}");
+    }
+
+    #[test]
+    fn the_html_report_draws_each_containers_verdicts_and_timeline_as_simulate_does() {
+        let scenarios = [Scenario::parse("stall:2m").expect("scenario"), Scenario::parse("wedge").expect("scenario")];
+        let policy = Policy::default();
+        let none = Batch::default();
+        // Without the HTML report, nothing is kept.
+        let mut plain = Simulation::new(&scenarios);
+        plain.run(&deployment("shared", "/readyz"), &none, &policy);
+        assert!(plain.take_kept().is_empty());
+
+        let mut simulation = Simulation::new(&scenarios).keeping_timelines();
+        let mut hostile = deployment("x<script>", "/readyz");
+        hostile["spec"]["template"]["spec"]["containers"][0]["name"] = json!("c\"><b>");
+        let sidecar = json!({"name": "sidecar", "image": "example/sidecar:1"});
+        hostile["spec"]["template"]["spec"]["containers"].as_array_mut().expect("containers").push(sidecar);
+        let entries = [
+            simulation.run(&deployment("shared", "/readyz"), &none, &policy),
+            simulation.run(&hostile, &none, &policy),
+        ]
+        .concat();
+        let kept = simulation.take_kept();
+        assert_eq!(kept.len(), 2);
+        assert!(simulation.take_kept().is_empty(), "taken once");
+        let page = html(kept);
+        // A row and a timeline panel per verdict, an SVG per container.
+        assert_eq!(page.matches("<tr class=\"verdict\"").count(), entries.len(), "{page}");
+        assert_eq!(page.matches("<g class=\"panel\">").count(), entries.len(), "{page}");
+        assert_eq!(page.matches("<svg ").count(), 3, "{page}");
+        assert_eq!(page.matches("<article class=\"object\">").count(), 2, "{page}");
+        assert!(page.contains("<h3>simulate \u{b7} Deployment/shop/shared</h3>"), "{page}");
+        assert!(page.contains("data-severity=\"error\" data-rule=\"restart-storm\""), "{page}");
+        // A cluster's object has no file or line to show.
+        assert!(!page.contains("(line ") && !page.contains(": Deployment/"), "{page}");
+        // The object's strings are escaped, in the page and in its SVG.
+        assert!(page.contains("Deployment/shop/x&lt;script&gt;") && page.contains("c&quot;&gt;&lt;b&gt;"), "{page}");
+        assert!(!page.contains("<script") && !page.contains("\"><b>"), "{page}");
     }
 
     #[test]

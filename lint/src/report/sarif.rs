@@ -15,7 +15,7 @@ use serde_sarif::sarif::{
 };
 
 use crate::outcome::{InputError, Located, Origin, Outcome};
-use crate::report::rules::explain;
+use crate::report::rules::{docs_url, explain};
 
 /// The schema URI GitHub's documentation uses for SARIF 2.1.0.
 const SCHEMA_URI: &str = "https://json.schemastore.org/sarif-2.1.0.json";
@@ -134,6 +134,8 @@ fn descriptor(rule: &Rule) -> ReportingDescriptor {
         .short_description(text(rule.summary))
         .full_description(text(rule.summary))
         .help(MultiformatMessageString::builder().text(doc.clone()).markdown(doc).build())
+        // The page the reports' `docs` property and the HTML report link to.
+        .help_uri(docs_url(rule.name))
         .default_configuration(ReportingConfiguration::builder().level(json!(level_of(rule.severity))).build())
         .properties(properties(
             Some(vec!["kubernetes".to_owned(), "reliability".to_owned()]),

@@ -86,23 +86,29 @@ impl Render {
         out.rendered.absorb(rendered);
     }
 
-    /// Appends to a JSON or HTML report entries that are not findings
-    /// (`lifeguard audit --simulate`'s verdicts), after the findings
-    /// rendered so far; other formats leave them out. They are not counted
-    /// as findings.
+    /// Appends to a JSON report entries that are not findings (`lifeguard
+    /// audit --simulate`'s verdicts), after the findings rendered so far;
+    /// other formats leave them out. They are not counted as findings.
     pub(crate) fn json_entries(&mut self, out: &mut Outcome, entries: &[serde_json::Value]) {
+        if self.format != Format::Json {
+            return;
+        }
         let mut rendered = Rendered::default();
         for e in entries {
-            match self.format {
-                Format::Json => rendered.push_str(&json_entry(e)),
-                Format::Html => {
-                    self.scratch.clear();
-                    html::write_verdict(&mut self.scratch, e);
-                    rendered.push_str(&self.scratch);
-                }
-                _ => return,
-            }
+            rendered.push_str(&json_entry(e));
         }
+        out.rendered.absorb(rendered);
+    }
+
+    /// Appends to an HTML report a part that is not a finding (`lifeguard
+    /// audit --simulate`'s simulated workloads), after the findings
+    /// rendered so far; other formats leave it out.
+    pub(crate) fn html_part(&mut self, out: &mut Outcome, html: &str) {
+        if self.format != Format::Html || html.is_empty() {
+            return;
+        }
+        let mut rendered = Rendered::default();
+        rendered.push_str(html);
         out.rendered.absorb(rendered);
     }
 

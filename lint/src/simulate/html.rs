@@ -6,12 +6,15 @@
 //!
 //! A simulation holds its whole run for every format (the timelines are
 //! laid out together), so this page is rendered at once as well.
+//! `lifeguard audit --simulate --format html` puts the same object
+//! sections ([`write_object`]) among its findings, a namespace at a time.
 
 use policies::Severity;
 use policies::simulate::{ContainerOutcome, plural, seconds};
 
 use super::read::{SimulateRun, Simulated};
 use super::text::{label, outcome_lines};
+use crate::outcome::Origin;
 use crate::report::html::escape::push_escaped;
 use crate::report::html::page;
 
@@ -27,7 +30,7 @@ pub fn render(run: &SimulateRun) -> String {
         s.push_str("<p>No pod-bearing object to simulate.</p>\n");
     }
     for o in &run.simulated {
-        object(&mut s, o);
+        write_object(&mut s, o);
     }
     s.push_str("</section>\n");
     if !run.errors.is_empty() {
@@ -69,10 +72,16 @@ fn counts(s: &Simulated) -> Counts {
     c
 }
 
-fn object(s: &mut String, o: &Simulated) {
+/// Appends one simulated object: its place, then per container its
+/// verdicts, their timelines as text and its SVG timeline.
+pub(crate) fn write_object(s: &mut String, o: &Simulated) {
     let sim = &o.simulation;
     s.push_str("<article class=\"object\">\n<h3>");
-    push_escaped(s, &format!("{}:{}: {}", o.file, o.line, label(sim)));
+    match o.origin {
+        Origin::File => push_escaped(s, &format!("{}:{}: {}", o.file, o.line, label(sim))),
+        // Among the audit's findings, which are headed `rule · object`.
+        Origin::Cluster => push_escaped(s, &format!("simulate \u{b7} {}", label(sim))),
+    }
     s.push_str("</h3>\n");
     if let Some(fixed) = &o.fixed {
         s.push_str("<p><span class=\"label\">as <code>lifeguard fix</code> leaves it:</span> ");
@@ -102,10 +111,14 @@ fn object(s: &mut String, o: &Simulated) {
 fn container(s: &mut String, o: &Simulated, range: std::ops::Range<usize>) {
     let outcomes = &o.simulation.outcomes[range.clone()];
     let Some(first) = outcomes.first() else { return };
-    let line = o.container_lines.get(range.start).copied().unwrap_or(o.line);
     s.push_str("<section class=\"container\">\n<h4>container <code>");
     push_escaped(s, &first.container);
-    s.push_str(&format!("</code> (line {line})</h4>\n"));
+    s.push_str("</code>");
+    if o.origin == Origin::File {
+        let line = o.container_lines.get(range.start).copied().unwrap_or(o.line);
+        s.push_str(&format!(" (line {line})"));
+    }
+    s.push_str("</h4>\n");
     s.push_str("<table class=\"verdicts\">\n<tr><th>scenario</th><th>verdict</th><th>restarts (worst)</th><th>out of endpoints (worst)</th>");
     if o.fixed.is_some() {
         s.push_str("<th>as fixed</th>");

@@ -11,7 +11,7 @@ use crate::engine::parse_text;
 use crate::input::{
     Contexts, Discovered, Document, InputName, Limits, Template, TemplateFinder, TemplateScanner, contexts, read_input,
 };
-use crate::outcome::InputError;
+use crate::outcome::{InputError, Origin};
 use crate::policy_discovery::Resolved;
 
 use super::fail_on::{FailOnVerdict, fails};
@@ -29,9 +29,13 @@ pub struct Options<'a> {
     pub helm_chart_root: Option<&'a str>,
 }
 
-/// One simulated object, placed in its file.
+/// One simulated object, placed in its file (or, for `audit --simulate`,
+/// in the cluster).
 #[derive(Debug, Clone)]
 pub struct Simulated {
+    /// Where the object was read: a file (`simulate`), or the cluster
+    /// (`audit --simulate`), where `file` and the lines are not shown.
+    pub origin: Origin,
     /// File shown (the Helm template when it is on disk and matched).
     pub file: String,
     /// Line of the object's start.
@@ -44,6 +48,21 @@ pub struct Simulated {
     /// (`--diff-fix`), with what the fixes change (nothing, when no fix
     /// applies); `None` without the flag.
     pub fixed: Option<Fixed>,
+}
+
+impl Simulated {
+    /// An object `lifeguard audit --simulate` read from the cluster: no
+    /// file or line, no fixed object.
+    pub fn in_cluster(simulation: ObjectSimulation) -> Simulated {
+        Simulated {
+            origin: Origin::Cluster,
+            file: String::new(),
+            line: 0,
+            container_lines: Vec::new(),
+            simulation,
+            fixed: None,
+        }
+    }
 }
 
 /// The object as `lifeguard fix` would leave it, simulated.
@@ -197,7 +216,14 @@ fn simulate_document(
                 } else {
                     None
                 };
-                out.simulated.push(Simulated { file: shown_file, line, container_lines, simulation, fixed });
+                out.simulated.push(Simulated {
+                    origin: Origin::File,
+                    file: shown_file,
+                    line,
+                    container_lines,
+                    simulation,
+                    fixed,
+                });
             }
             Ok(Err(e)) => {
                 let pointer = format!("{prefix}{}", e.pointer);

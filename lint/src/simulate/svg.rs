@@ -11,6 +11,7 @@ use policies::simulate::{ContainerOutcome, EventKind, Verdict, repeats, seconds}
 
 use super::read::{SimulateRun, Simulated};
 use super::text::label;
+use crate::outcome::Origin;
 use crate::report::html::escape::escape;
 
 const WIDTH: i64 = 960;
@@ -136,9 +137,12 @@ pub fn render_container(s: &Simulated, container: &str) -> String {
 
 /// The panels of an object's outcomes that `keep` accepts.
 fn panels(s: &Simulated, keep: impl Fn(&ContainerOutcome) -> bool) -> Vec<(Header, &ContainerOutcome)> {
-    let title = label(&s.simulation);
+    let title = match s.origin {
+        Origin::File => format!("{}: {}", s.file, label(&s.simulation)),
+        Origin::Cluster => label(&s.simulation),
+    };
     let outcomes = s.simulation.outcomes.iter().filter(|o| keep(o));
-    outcomes.map(|o| (Header::new(&format!("{}: {title}, container {:?}", s.file, o.container), o), o)).collect()
+    outcomes.map(|o| (Header::new(&format!("{title}, container {:?}", o.container), o), o)).collect()
 }
 
 fn document(panels: Vec<(Header, &ContainerOutcome)>) -> String {

@@ -1,6 +1,9 @@
 //! `--format html` of `lint` and `audit`: one self-contained page (see
 //! [`page`]) with every finding (its place, rule linked to its docs,
 //! message, help and the fix note the text report prints) and a summary.
+//! `audit --simulate` adds its workloads' verdicts and timelines among the
+//! findings, as `simulate --format html` draws them
+//! ([`crate::simulate::html`]).
 //!
 //! Findings are rendered as they stream by, as the text and JSON reports
 //! are ([`crate::report::stream`]); only counts are kept for the summary
@@ -76,40 +79,6 @@ pub(crate) fn write_finding(s: &mut String, l: &Located) {
     if let Some((label, note)) = text::helm_note(l) {
         labelled(s, "helm", &format!("{label}:"), &note);
     }
-    s.push_str("</article>\n");
-}
-
-/// Appends one of `lifeguard audit --simulate`'s verdicts (the entry its
-/// JSON report holds) as an `<article>` the filters read as well. Its
-/// timeline is not drawn: the audit keeps the verdict's figures, not its
-/// events; `lifeguard simulate --format html` on the manifest draws it.
-pub(crate) fn write_verdict(s: &mut String, e: &serde_json::Value) {
-    let text = |key: &str| e[key].as_str().unwrap_or_default();
-    let severity = match text("severity") {
-        "error" => Some(Severity::Error),
-        "warning" => Some(Severity::Warning),
-        "info" => Some(Severity::Info),
-        _ => None,
-    };
-    s.push_str("<article class=\"item verdict ");
-    s.push_str(page::class(severity));
-    s.push_str("\" data-severity=\"");
-    s.push_str(severity.map_or("ok", Severity::as_str));
-    s.push_str("\" data-rule=\"simulate\">\n<h3>");
-    page::badge(s, severity);
-    s.push_str(" simulate ");
-    push_escaped(s, text("scenario"));
-    s.push_str(": <b>");
-    push_escaped(s, text("verdict"));
-    s.push_str("</b> \u{b7} ");
-    let label = policies::model::object_label(text("kind"), e["namespace"].as_str(), e["name"].as_str());
-    push_escaped(s, &label);
-    s.push_str("</h3>\n<p class=\"where\">container <code>");
-    push_escaped(s, text("container"));
-    s.push_str("</code></p>\n<p class=\"message\">");
-    push_escaped(s, text("message"));
-    s.push_str("</p>\n");
-    labelled(s, "help", "help:", text("help"));
     s.push_str("</article>\n");
 }
 
@@ -256,28 +225,4 @@ pub fn render(out: &Outcome) -> String {
     // Writing to a Vec does not fail.
     let _ = write_streamed(out, Tally::default(), std::iter::empty(), &mut w);
     String::from_utf8_lossy(&w).into_owned()
-}
-
-#[cfg(test)]
-mod tests {
-    use serde_json::json;
-
-    use super::write_verdict;
-
-    #[test]
-    fn an_audits_verdict_is_an_item_the_filters_read_with_its_strings_escaped() {
-        let entry = json!({"rule": "simulate", "severity": "error", "kind": "Deployment", "namespace": "shop",
-            "name": "x<script>", "container": "c\"><b>", "scenario": "stall:2m", "verdict": "restart-storm",
-            "message": "all 3 replicas restart", "help": "`lifeguard simulate` shows the timeline"});
-        let mut s = String::new();
-        write_verdict(&mut s, &entry);
-        assert!(
-            s.starts_with("<article class=\"item verdict sev-error\" data-severity=\"error\" data-rule=\"simulate\">")
-        );
-        assert!(s.contains("Deployment/shop/x&lt;script&gt;") && s.contains("c&quot;&gt;&lt;b&gt;"), "{s}");
-        assert!(!s.contains("<script") && !s.contains("\"><b>"), "{s}");
-        let mut ok = String::new();
-        write_verdict(&mut ok, &json!({"severity": null, "verdict": "ok"}));
-        assert!(ok.contains("data-severity=\"ok\""), "{ok}");
-    }
 }

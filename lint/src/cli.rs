@@ -19,7 +19,7 @@ use crate::prepare::prepare;
 use crate::report::stream::Render;
 use crate::report::{self, Format, ListFormat};
 
-/// Kubernetes probe and lifecycle checks: lint, fix, simulate the kubelet, audit, export VAP, LSP.
+/// Kubernetes probe and lifecycle checks: lint, fix, simulate the kubelet, audit, export VAP/MAP, LSP.
 #[derive(Debug, Parser)]
 #[command(name = "lifeguard", version, long_about = None)]
 pub struct Cli {
@@ -55,8 +55,9 @@ pub enum Command {
     /// Validate, show or describe policies (`check FILE`, `show`, `schema`).
     #[command(subcommand)]
     Policy(crate::policy_cmd::PolicyCommand),
-    /// Export the policy for the API server to enforce itself (`vap`: a
-    /// ValidatingAdmissionPolicy with the rules CEL checks exactly).
+    /// Export the policy for the API server to enforce and fix itself (`vap`:
+    /// ValidatingAdmissionPolicies with the rules CEL checks exactly; `map`: a
+    /// MutatingAdmissionPolicy with their fixes).
     #[command(subcommand)]
     Export(crate::export::ExportCommand),
     /// Run the language server (LSP, on stdio) that gives editors findings,

@@ -1,11 +1,15 @@
-//! `lifeguard export vap`: the policy's rules that CEL expresses, exactly or
-//! in the part `--explain` describes, as
-//! ValidatingAdmissionPolicies and bindings the API server enforces itself
-//! (the objects are built by `policies::vap`; this prints them).
+//! `lifeguard export vap` and `lifeguard export map`: the policy's rules
+//! that CEL expresses, exactly or in the part `--explain` describes, as
+//! ValidatingAdmissionPolicies the API server enforces itself, and their
+//! fixes as a MutatingAdmissionPolicy it applies itself (the objects are
+//! built by `policies::vap`; this prints them).
 
 use anyhow::Result;
 use clap::{Subcommand, ValueEnum};
+use policies::Policy;
 use policies::policy::AdmissionMode;
+use policies::vap::kube_version::{self, KubeVersion, MapApi};
+use policies::vap::mutation::{self, Carried};
 use policies::vap::{self, Covered};
 
 use crate::options::POLICY_NAME;
@@ -20,16 +24,33 @@ pub enum ExportCommand {
     /// linter does not). The same objects in every mode, the bindings'
     /// actions set by it, so an apply replaces another mode's export.
     Vap(VapArgs),
+    /// Print a MutatingAdmissionPolicy NAME-fix and its binding carrying the
+    /// fixes `lifeguard fix` makes for the rules `export vap` covers, where
+    /// CEL computes them exactly from the container's own spec and the
+    /// policy's constants, one mutation per fix.
+    Map(MapArgs),
 }
 
-/// `lifeguard export vap` flags.
+/// The flags both exports take.
 #[derive(Debug, clap::Args)]
-pub struct VapArgs {
+pub struct CommonArgs {
     /// Policy file or built-in pack (`default`, `strict`, `gpu-serving`);
     /// default: the nearest `.lifeguard.yaml` or `.lifeguard.yml` from the
     /// current directory up to the repository root, else `default`.
     #[arg(long, env = "LIFEGUARD_POLICY", value_name = "FILE|PACK", value_parser = POLICY_NAME, hide_possible_values = true)]
     pub policy: Option<String>,
+    /// The Kubernetes release of the cluster (MAJOR.MINOR, 1.34 or later):
+    /// the newest API version it serves, and only the CEL functions its API
+    /// server admits in a new expression.
+    #[arg(long, value_name = "X.Y", default_value = "1.34", value_parser = parse_kube_version)]
+    pub kube_version: KubeVersion,
+}
+
+/// `lifeguard export vap` flags.
+#[derive(Debug, clap::Args)]
+pub struct VapArgs {
+    #[command(flatten)]
+    pub common: CommonArgs,
     /// The bindings' actions. `enforce`: Deny at or above the policy's
     /// denySeverity, Warn below; `warn`: Warn; `audit`: Audit. Default: the
     /// policy's `mode`.
@@ -45,6 +66,41 @@ pub struct VapArgs {
     pub explain: bool,
 }
 
+/// `lifeguard export map` flags.
+#[derive(Debug, clap::Args)]
+pub struct MapArgs {
+    #[command(flatten)]
+    pub common: CommonArgs,
+    /// Prefix of the objects' name (NAME-fix) and the value of their
+    /// `lifeguard.dev/export` label.
+    #[arg(long, default_value = "lifeguard")]
+    pub name: String,
+    /// The API version to write: `v1` (served from Kubernetes 1.36, the
+    /// default there), or `v1beta1` (1.34 to 1.39, with the API server's
+    /// feature gate MutatingAdmissionPolicy and runtime config
+    /// admissionregistration.k8s.io/v1beta1 on). Before 1.36 it must be asked for.
+    #[arg(long, value_enum)]
+    pub map_api: Option<MapApiArg>,
+    /// List every rule's fix as carried, partly carried (and what is left)
+    /// or not, and why, instead of the objects.
+    #[arg(long)]
+    pub explain: bool,
+}
+
+/// `--map-api`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum MapApiArg {
+    /// admissionregistration.k8s.io/v1.
+    V1,
+    /// admissionregistration.k8s.io/v1beta1.
+    V1beta1,
+}
+
+/// `--kube-version`: `MAJOR.MINOR`, 1.34 or later.
+fn parse_kube_version(text: &str) -> Result<KubeVersion, String> {
+    text.parse().map_err(|e: kube_version::KubeVersionError| e.to_string())
+}
+
 /// `--mode`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Mode {
@@ -58,7 +114,30 @@ pub enum Mode {
 
 /// Runs an `export` subcommand; returns the exit code.
 pub fn run(command: ExportCommand, write_stdout: impl Fn(&str) -> Result<()>) -> Result<u8> {
-    let ExportCommand::Vap(args) = command;
+    match command {
+        ExportCommand::Vap(args) => run_vap(args, write_stdout),
+        ExportCommand::Map(args) => run_map(args, write_stdout),
+    }
+}
+
+/// The policy `--policy` names (or the one found from here), and where it
+/// came from; `Err` after printing why not.
+fn load_policy(args: &CommonArgs) -> Result<(Policy, PolicySource), ()> {
+    let cwd = std::env::current_dir().unwrap_or_default();
+    let source = match &args.policy {
+        None => crate::policy_discovery::source_for(None, &cwd),
+        Some(_) => PolicySource::choose(args.policy.as_deref(), &cwd),
+    };
+    match source.load() {
+        Ok(policy) => Ok((policy, source)),
+        Err(e) => {
+            eprintln!("lifeguard: invalid policy: {e}");
+            Err(())
+        }
+    }
+}
+
+fn run_vap(args: VapArgs, write_stdout: impl Fn(&str) -> Result<()>) -> Result<u8> {
     if args.explain {
         write_stdout(&explain())?;
         return Ok(0);
@@ -67,28 +146,25 @@ pub fn run(command: ExportCommand, write_stdout: impl Fn(&str) -> Result<()>) ->
         eprintln!("lifeguard: --name {:?}: {bad}", args.name);
         return Ok(2);
     }
-    let cwd = std::env::current_dir().unwrap_or_default();
-    let source = match &args.policy {
-        None => crate::policy_discovery::source_for(None, &cwd),
-        Some(_) => PolicySource::choose(args.policy.as_deref(), &cwd),
-    };
-    let policy = match source.load() {
-        Ok(p) => p,
-        Err(e) => {
-            eprintln!("lifeguard: invalid policy: {e}");
-            return Ok(2);
-        }
-    };
+    let Ok((policy, source)) = load_policy(&args.common) else { return Ok(2) };
     let mode = match args.mode {
         Some(Mode::Enforce) => AdmissionMode::Enforce,
         Some(Mode::Warn) => AdmissionMode::Warn,
         Some(Mode::Audit) => AdmissionMode::Audit,
         None => policy.mode,
     };
-    let export = vap::export(&policy, &vap::Options { mode, name: args.name.clone() });
+    let kube = args.common.kube_version;
+    let options = vap::Options { mode, name: args.name.clone(), kube_version: kube };
+    let export = match vap::export(&policy, &options) {
+        Ok(export) => export,
+        Err(e) => {
+            eprintln!("lifeguard: --kube-version {kube}: {e}");
+            return Ok(2);
+        }
+    };
     let mut text = format!(
-        "# Generated by `lifeguard export vap` from {} (mode {}): regenerate it when the policy changes,\n\
-         # its severities and parameters are compiled in. Rules: {}.\n\
+        "# Generated by `lifeguard export vap` from {} (mode {}, Kubernetes {kube} or later): regenerate it when the\n\
+         # policy changes, its severities and parameters are compiled in. Rules: {}.\n\
          # `lifeguard export vap --explain` says which rules an admission policy can carry, and why.\n",
         source.describe(),
         mode.as_str(),
@@ -110,6 +186,85 @@ pub fn run(command: ExportCommand, write_stdout: impl Fn(&str) -> Result<()>) ->
     }
     write_stdout(&text)?;
     Ok(0)
+}
+
+fn run_map(args: MapArgs, write_stdout: impl Fn(&str) -> Result<()>) -> Result<u8> {
+    if args.explain {
+        write_stdout(&explain_map())?;
+        return Ok(0);
+    }
+    if let Some(bad) = invalid_name(&args.name) {
+        eprintln!("lifeguard: --name {:?}: {bad}", args.name);
+        return Ok(2);
+    }
+    let kube = args.common.kube_version;
+    let asked = args.map_api.map(|api| match api {
+        MapApiArg::V1 => MapApi::V1,
+        MapApiArg::V1beta1 => MapApi::V1beta1,
+    });
+    let api = match kube_version::map_api(kube, asked) {
+        Ok(api) => api,
+        Err(e) => {
+            eprintln!("lifeguard: {e}");
+            return Ok(2);
+        }
+    };
+    let Ok((policy, source)) = load_policy(&args.common) else { return Ok(2) };
+    let options = mutation::Options { name: args.name.clone(), api, kube_version: kube };
+    let export = match mutation::export(&policy, &options) {
+        Ok(export) => export,
+        Err(e) => {
+            eprintln!("lifeguard: --kube-version {kube}: {e}");
+            return Ok(2);
+        }
+    };
+    let marked: Vec<String> = export
+        .rules
+        .iter()
+        .map(|r| match mutation::coverage::of(r) {
+            Some(Carried::Partly(_)) => format!("{r} (partly)"),
+            _ => (*r).to_owned(),
+        })
+        .collect();
+    let mut text = format!(
+        "# Generated by `lifeguard export map` from {} ({}, Kubernetes {kube} or later): regenerate it when the\n\
+         # policy changes, its parameters are compiled in. Fixes of: {}.\n\
+         # `lifeguard export map --explain` says which fixes a mutating admission policy can carry, and why.\n",
+        source.describe(),
+        api.api_version(),
+        if marked.is_empty() { "none".to_owned() } else { marked.join(", ") },
+    );
+    for (rule, why) in &export.left_out {
+        text.push_str(&format!("# Left out: {rule} ({why}).\n"));
+    }
+    text.push_str(&format!(
+        "# Remove them: kubectl delete mutatingadmissionpolicybindings,mutatingadmissionpolicies -l {label}={name}\n",
+        name = args.name,
+        label = vap::EXPORT_LABEL,
+    ));
+    for object in &export.objects {
+        text.push_str("---\n");
+        text.push_str(&policies::yaml::to_yaml(object));
+    }
+    write_stdout(&text)?;
+    Ok(0)
+}
+
+/// Every rule's fix, carried or not, and why.
+fn explain_map() -> String {
+    let mut text = String::new();
+    for (rule, carried) in mutation::coverage::coverage() {
+        match carried {
+            Carried::Yes(how) => text.push_str(&format!("{rule}: carried: {how}\n")),
+            Carried::Partly(what) => text.push_str(&format!("{rule}: partly carried: {what}\n")),
+            Carried::NoFix => text.push_str(&format!(
+                "{rule}: not carried: no automatic fix ({})\n",
+                mutation::coverage::no_fix_reason(rule).unwrap_or("the rule says none")
+            )),
+            Carried::No(why) => text.push_str(&format!("{rule}: not carried: {why}\n")),
+        }
+    }
+    text
 }
 
 /// The exported rules, the partly covered ones marked.

@@ -1,8 +1,8 @@
 //! `lifeguard export vap` through the real binary: the objects for each
 //! built-in pack (snapshots: the export is deterministic), the same in
 //! every mode but for the bindings' actions, `--explain`
-//! naming every rule, and usage errors. That the API server accepts and
-//! enforces them is `tests/tests/cluster_vap/`.
+//! naming every rule, `--kube-version`, and usage errors. That the API
+//! server accepts and enforces them is `tests/tests/cluster_vap/`.
 
 mod support;
 
@@ -39,7 +39,7 @@ fn modes_choose_the_bindings_actions_and_nothing_else() {
             out.split("validationActions:\n    - ").skip(1).filter_map(|rest| rest.lines().next()).collect();
         assert_eq!(actions, [deny, warn], "{mode}");
         let as_enforce = out
-            .replace(&format!("(mode {mode})"), "(mode enforce)")
+            .replace(&format!("(mode {mode},"), "(mode enforce,")
             .replace(&format!("lifeguard.dev/mode: {mode}"), "lifeguard.dev/mode: enforce")
             .replacen(&format!("validationActions:\n    - {deny}"), "validationActions:\n    - Deny", 1)
             .replacen(&format!("validationActions:\n    - {warn}\n"), "validationActions:\n    - Warn\n", 1);
@@ -81,4 +81,28 @@ fn a_bad_name_or_policy_is_a_usage_error() {
     assert!(r.stderr.contains("must be 1 to 63 characters"), "{}", r.stderr);
     let r = export(&["--policy", "no-such-pack-or-file"]);
     assert_eq!(r.code, 2, "{}", r.stderr);
+}
+
+#[test]
+fn the_kube_version_is_1_34_or_later_and_changes_only_the_header_today() {
+    let oldest = export(&["--policy", "default"]);
+    assert!(oldest.stdout.contains("Kubernetes 1.34 or later"), "{}", oldest.stdout);
+    assert_eq!(export(&["--policy", "default", "--kube-version", "1.34"]).stdout, oldest.stdout);
+    // Every CEL function the export calls is admitted from 1.30 on: nothing
+    // but the header differs up to the newest release.
+    for version in ["1.35", "1.36", "v1.37.2"] {
+        let out = export(&["--policy", "default", "--kube-version", version]);
+        assert_eq!(out.code, 0, "{}", out.stderr);
+        let minor = version.trim_start_matches('v').split('.').take(2).collect::<Vec<_>>().join(".");
+        assert_eq!(
+            out.stdout.replace(&format!("Kubernetes {minor} or later"), "Kubernetes 1.34 or later"),
+            oldest.stdout
+        );
+    }
+    let r = export(&["--kube-version", "1.33"]);
+    assert_eq!(r.code, 2);
+    assert!(r.stderr.contains("Kubernetes 1.33 is older than 1.34, the oldest release"), "{}", r.stderr);
+    let r = export(&["--kube-version", "latest"]);
+    assert_eq!(r.code, 2);
+    assert!(r.stderr.contains("\"latest\" is not a Kubernetes version: write MAJOR.MINOR"), "{}", r.stderr);
 }

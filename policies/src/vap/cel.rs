@@ -34,6 +34,15 @@ fn by_kind(pod: &str, templated: impl Fn(&str) -> String) -> String {
     out
 }
 
+/// `object.kind == 'Pod' ? at(["spec"]) : ...`: `at` given the fields
+/// from the object down to its pod spec (`["spec", "template", "spec"]`).
+pub(super) fn by_pod_spec_path(at: impl Fn(&[&str]) -> String) -> String {
+    let steps = |template: &str| -> Vec<String> {
+        template.split('.').skip(1).map(str::to_owned).chain(["spec".to_owned()]).collect()
+    };
+    by_kind(&at(&["spec"]), |t| at(&steps(t).iter().map(String::as_str).collect::<Vec<_>>()))
+}
+
 /// The match condition: the object has a pod spec with containers (the
 /// linter judges nothing else).
 pub(super) fn has_pod_spec() -> String {
@@ -146,6 +155,15 @@ mod tests {
             spec,
             "object.kind == 'Pod' ? object.spec : object.kind == 'CronJob' ? object.spec.jobTemplate.spec.template.spec : \
              object.kind == 'PodTemplate' ? object.template.spec : object.spec.template.spec"
+        );
+    }
+
+    #[test]
+    fn every_kind_has_a_path_to_its_pod_spec() {
+        assert_eq!(
+            by_pod_spec_path(|steps| steps.join("/")),
+            "object.kind == 'Pod' ? spec : object.kind == 'CronJob' ? spec/jobTemplate/spec/template/spec : \
+             object.kind == 'PodTemplate' ? template/spec : spec/template/spec"
         );
     }
 

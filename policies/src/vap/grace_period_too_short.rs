@@ -8,10 +8,25 @@
 
 use super::Check;
 use super::cel::annotation;
-use super::shutdown::{FOREVER, GRACE};
+use super::mutation::{Carried, Change, Fix, fixes_at};
+use super::shutdown::{FOREVER, GRACE, READABLE, total};
+use crate::finding::Severity;
 use crate::model::{ANNOTATION_DRAIN, ANNOTATION_SHUTDOWN};
 use crate::policy::Policy;
 use crate::rules::grace_period_too_short::RULE;
+
+/// What `export map` carries of the fix.
+pub(super) const CARRIED: Carried = Carried::Partly(
+    "terminationGracePeriodSeconds raised to the neediest container's preStop sleep + drain + shutdown budget, by an \
+     ApplyConfiguration, on a pod whose every container's preStop, drain and budget CEL reads as the linter does \
+     (see prestop-sleep-only in export vap --explain); other pods are left as they came",
+);
+
+/// The first container with the largest total, over `t`, the list of
+/// totals: the container the finding names.
+fn worst() -> String {
+    format!("variables.needs.filter(n, {} == t.max())[0][0]", total())
+}
 
 pub(super) fn checks(policy: &Policy) -> Vec<Check> {
     let severity = policy.severity_override(RULE.name).unwrap_or(RULE.severity);
@@ -29,18 +44,11 @@ pub(super) fn checks(policy: &Policy) -> Vec<Check> {
             tail: ": write whole seconds (\"30\") or a duration (\"1m30s\")".to_owned(),
         })
         .collect();
-    // n: [name, sleep, sleep only, native, drain, shutdown]; its total, -1
-    // when it declares nothing.
-    let total = format!(
-        "(n[1] == -1 && n[4] == -1 && n[5] == -1 ? -1 : n[1] == {FOREVER} ? {FOREVER} : \
-         (n[1] > 0 ? n[1] : 0) + (n[4] > 0 ? n[4] : 0) + (n[5] > 0 ? n[5] : 0))"
-    );
-    let readable = "!variables.needs.exists(n, n[1] == -2 || n[4] == -2 || n[5] == -2)";
-    let totals = format!("variables.needs.map(n, {total})");
+    // n: [name, sleep, sleep only, native, drain, shutdown].
+    let totals = format!("variables.needs.map(n, {})", total());
     // The first container with the largest total, when that passes the grace period.
-    let worst = format!(
-        "({readable} && [{totals}].exists(t, t.max() >= 0 && t.max() > {GRACE} && c.name == variables.needs.filter(n, {total} == t.max())[0][0]))"
-    );
+    let worst =
+        format!("({READABLE} && [{totals}].exists(t, t.max() >= 0 && t.max() > {GRACE} && c.name == {}))", worst());
     checks.push(Check {
         rule: RULE.name,
         severity,
@@ -53,4 +61,25 @@ pub(super) fn checks(policy: &Policy) -> Vec<Check> {
         tail: ": raise terminationGracePeriodSeconds, or shorten the preStop sleep or budgets".to_owned(),
     });
     checks
+}
+
+/// The fix: the grace period to the largest total, when that passes it,
+/// ends (a sleep that never ends has no fix), and its container is not
+/// exempt (`exempt`, over `c`); only on a pod CEL reads whole.
+pub(super) fn fixes(policy: &Policy, exempt: &str) -> Vec<Fix> {
+    if !fixes_at(policy, RULE.name, Severity::Error) {
+        return Vec::new();
+    }
+    let totals = format!("variables.needs.map(n, {})", total());
+    let when = format!(
+        "{READABLE} && [{totals}].exists(t, t.max() >= 0 && t.max() != {FOREVER} && t.max() > {GRACE} && \
+         variables.containers.exists(c, c.name == {} && !({exempt})))",
+        worst()
+    );
+    vec![Fix {
+        rule: RULE.name,
+        variable: "fixGracePeriod",
+        as_submitted: false,
+        change: Change::PodSpec { when, field: "terminationGracePeriodSeconds", value: format!("{totals}.max()") },
+    }]
 }

@@ -1,32 +1,59 @@
 //! `liveness-too-aggressive` in CEL, exactly: a liveness probe whose one
 //! failure restarts the container, or whose failure window is shorter than
 //! the policy's minimum, with the API server's defaults for unset fields.
+//! Its fix, for `export map`, raises the failure threshold (and a 1 s
+//! timeout paired with a single failure) as `lifeguard fix` does.
 
 use super::Check;
+use super::mutation::{Carried, Change, Fix, I32_MAX, Set, ceil_div_of, fixes_at, max};
+use crate::finding::Severity;
 use crate::policy::Policy;
 use crate::rules::liveness_too_aggressive::RULE;
+
+/// What `export map` carries of the fix.
+pub(super) const CARRIED: Carried = Carried::Yes(
+    "liveness failureThreshold raised to the policy's minimum (and a 1 s timeoutSeconds paired with failureThreshold 1 \
+     raised), by an ApplyConfiguration of the containers it finds",
+);
 
 /// A liveness field of container `c`, or its default.
 fn field(name: &str, default: i64) -> String {
     format!("(has(c.livenessProbe.{name}) ? c.livenessProbe.{name} : {default})")
 }
 
+/// `(period, failure, timeout)` of container `c`'s liveness probe.
+fn timing() -> (String, String, String) {
+    (field("periodSeconds", 10), field("failureThreshold", 3), field("timeoutSeconds", 1))
+}
+
+/// Whether liveness fails after one check (`failureThreshold` 1 below the
+/// policy's minimum).
+fn single_failure(policy: &Policy) -> String {
+    let (_, failure, _) = timing();
+    format!("({failure} == 1 && {failure} < {})", policy.settings.min_liveness_failure_threshold)
+}
+
+/// Whether container `c` has the finding.
+fn bad(policy: &Policy) -> String {
+    let s = &policy.settings;
+    let (period, failure, timeout) = timing();
+    // Values below 1 are probe-invalid's (the API server rejects them).
+    format!(
+        "has(c.livenessProbe) && {period} >= 1 && {failure} >= 1 && {timeout} >= 1 && \
+         ({} || {failure} * {period} < {min_budget})",
+        single_failure(policy),
+        min_budget = s.min_liveness_budget_seconds,
+    )
+}
+
 pub(super) fn check(policy: &Policy) -> Check {
     let s = &policy.settings;
-    let (period, failure, timeout) =
-        (field("periodSeconds", 10), field("failureThreshold", 3), field("timeoutSeconds", 1));
-    // Values below 1 are probe-invalid's (the API server rejects them).
-    let bad = format!(
-        "has(c.livenessProbe) && {period} >= 1 && {failure} >= 1 && {timeout} >= 1 && \
-         (({failure} == 1 && {failure} < {min_failure}) || {failure} * {period} < {min_budget})",
-        min_failure = s.min_liveness_failure_threshold,
-        min_budget = s.min_liveness_budget_seconds,
-    );
+    let (period, failure, timeout) = timing();
     Check {
         rule: RULE.name,
         severity: policy.severity_override(RULE.name).unwrap_or(RULE.severity),
         per_container: true,
-        bad,
+        bad: bad(policy),
         describe: format!(
             "'container \"' + c.name + '\": liveness failureThreshold ' + string({failure}) + ' x periodSeconds ' + \
              string({period}) + ' with timeoutSeconds ' + string({timeout})"
@@ -36,4 +63,39 @@ pub(super) fn check(policy: &Policy) -> Check {
             s.min_liveness_failure_threshold, s.min_liveness_budget_seconds
         ),
     }
+}
+
+/// The fix: failureThreshold to at least the minimum and enough periods for
+/// the minimum window; a 1 s timeout beside a single failure to the
+/// policy's timeout. No fix where a value would not fit the API's int32.
+pub(super) fn fixes(policy: &Policy) -> Vec<Fix> {
+    if !fixes_at(policy, RULE.name, Severity::Warning) {
+        return Vec::new();
+    }
+    let s = &policy.settings;
+    let (period, failure, timeout) = timing();
+    let raised = max(&[
+        &failure,
+        &s.min_liveness_failure_threshold.to_string(),
+        &ceil_div_of(s.min_liveness_budget_seconds, &period),
+    ]);
+    let slow =
+        format!("({} && {timeout} <= 1 && {timeout} < {})", single_failure(policy), s.min_liveness_timeout_seconds);
+    let mut which = format!("{} && {raised} <= {I32_MAX}", bad(policy));
+    if s.min_liveness_timeout_seconds > I32_MAX {
+        which.push_str(&format!(" && !{slow}"));
+    }
+    let set = |field, value| Set { part: "livenessProbe", field, value };
+    vec![Fix {
+        rule: RULE.name,
+        variable: "fixLivenessTooAggressive",
+        as_submitted: false,
+        change: Change::Containers {
+            which,
+            set: vec![
+                set("failureThreshold", raised),
+                set("timeoutSeconds", format!("({slow} ? {} : {timeout})", s.min_liveness_timeout_seconds)),
+            ],
+        },
+    }]
 }

@@ -16,11 +16,14 @@
 //! annotation with a reason is not checked.
 
 mod cel;
+pub mod cel_library;
 pub mod coverage;
 mod exemptions;
 mod grace_period_too_short;
+pub mod kube_version;
 mod liveness_too_aggressive;
 mod model;
+pub mod mutation;
 mod objects;
 mod prestop_sleep_only;
 mod probe_endpoint_reused;
@@ -38,7 +41,9 @@ use serde_json::Value;
 use crate::finding::Severity;
 use crate::policy::{AdmissionMode, Policy};
 
+pub use cel_library::CelError;
 pub use coverage::{Covered, coverage};
+pub use kube_version::{KubeVersion, MapApi};
 pub use objects::EXPORT_LABEL;
 use objects::Group;
 
@@ -110,6 +115,8 @@ pub struct Options {
     /// The prefix of the objects' names (`NAME-deny`, `NAME-warn`) and the
     /// value of their [`EXPORT_LABEL`].
     pub name: String,
+    /// The release whose CEL environment the expressions must compile in.
+    pub kube_version: KubeVersion,
 }
 
 /// The export: its objects, and the covered rules it leaves out (disabled
@@ -126,8 +133,9 @@ pub struct Export {
     pub rules: Vec<&'static str>,
 }
 
-/// The policy's covered rules as admission policies.
-pub fn export(policy: &Policy, options: &Options) -> Export {
+/// The policy's covered rules as admission policies. `Err` when an
+/// expression needs a CEL library the target release does not admit.
+pub fn export(policy: &Policy, options: &Options) -> Result<Export, CelError> {
     let mut out = Export::default();
     let mut validations = Vec::new();
     for (rule, covered) in coverage() {
@@ -171,7 +179,8 @@ pub fn export(policy: &Policy, options: &Options) -> Export {
     for (group, validations) in [(Group::Deny, deny), (Group::Warn, warn)] {
         out.objects.extend(objects::pair(group, &options.name, policy, options.mode, &validations));
     }
-    out
+    cel_library::check(objects::expressions(&out.objects), options.kube_version)?;
+    Ok(out)
 }
 
 #[cfg(test)]
@@ -181,7 +190,11 @@ mod tests {
     use super::*;
 
     fn options(mode: AdmissionMode) -> Options {
-        Options { mode, name: "lifeguard".to_owned() }
+        Options { mode, name: "lifeguard".to_owned(), kube_version: kube_version::OLDEST }
+    }
+
+    fn export(policy: &Policy, options: &Options) -> Export {
+        super::export(policy, options).expect("the oldest supported release compiles it")
     }
 
     fn names(out: &Export) -> Vec<&str> {

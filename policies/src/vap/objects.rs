@@ -74,12 +74,43 @@ fn resource_rules() -> Value {
     ])
 }
 
-fn labels(export: &str) -> Value {
+/// The labels of every exported object.
+pub(super) fn labels(export: &str) -> Value {
     json!({ "app.kubernetes.io/managed-by": "lifeguard", EXPORT_LABEL: export })
 }
 
-fn admission_policy(name: &str, export: &str, policy: &Policy, validations: &[&Validation]) -> Value {
+/// What every export matches, as the webhook: the kinds it registers for,
+/// CREATE and UPDATE, never `kube-system`.
+pub(super) fn match_constraints() -> Value {
+    json!({
+        "namespaceSelector": {
+            "matchExpressions": [
+                { "key": "kubernetes.io/metadata.name", "operator": "NotIn", "values": ["kube-system"] }
+            ]
+        },
+        "resourceRules": resource_rules(),
+    })
+}
+
+/// The match conditions every export shares: an object with a pod spec,
+/// not owned by a controller, not being deleted, and on UPDATE only when
+/// the pod template changes.
+pub(super) fn match_conditions() -> Vec<Value> {
     let condition = |name: &str, expression: String| json!({ "name": name, "expression": expression });
+    vec![
+        condition("has-a-pod-spec", cel::has_pod_spec()),
+        condition(
+            "not-controller-owned",
+            "!has(object.metadata.ownerReferences) || \
+             !object.metadata.ownerReferences.exists(r, has(r.controller) && r.controller)"
+                .to_owned(),
+        ),
+        condition("not-being-deleted", "!has(object.metadata.deletionTimestamp)".to_owned()),
+        condition("update-changes-the-template", cel::changes_the_template()),
+    ]
+}
+
+fn admission_policy(name: &str, export: &str, policy: &Policy, validations: &[&Validation]) -> Value {
     // A rule with findings at several severities has a validation for each.
     let mut rules: Vec<&str> = validations.iter().map(|v| v.rule).collect();
     rules.dedup();
@@ -103,25 +134,8 @@ fn admission_policy(name: &str, export: &str, policy: &Policy, validations: &[&V
         // A CEL error (a cost limit, say) admits the object: the API
         // server's hot path never fails because of lifeguard.
         "failurePolicy": "Ignore",
-        "matchConstraints": {
-            "namespaceSelector": {
-                "matchExpressions": [
-                    { "key": "kubernetes.io/metadata.name", "operator": "NotIn", "values": ["kube-system"] }
-                ]
-            },
-            "resourceRules": resource_rules(),
-        },
-        "matchConditions": [
-            condition("has-a-pod-spec", cel::has_pod_spec()),
-            condition(
-                "not-controller-owned",
-                "!has(object.metadata.ownerReferences) || \
-                 !object.metadata.ownerReferences.exists(r, has(r.controller) && r.controller)"
-                    .to_owned(),
-            ),
-            condition("not-being-deleted", "!has(object.metadata.deletionTimestamp)".to_owned()),
-            condition("update-changes-the-template", cel::changes_the_template()),
-        ],
+        "matchConstraints": match_constraints(),
+        "matchConditions": match_conditions(),
     });
     if !variables.is_empty() {
         spec["variables"] = Value::Array(variables);
@@ -152,5 +166,16 @@ fn binding(name: &str, export: &str, action: &str, mode: AdmissionMode) -> Value
             "annotations": { "lifeguard.dev/mode": mode.as_str() },
         },
         "spec": { "policyName": name, "validationActions": [action] },
+    })
+}
+
+/// Every CEL expression of a VAP export's objects.
+pub(super) fn expressions(objects: &[Value]) -> impl Iterator<Item = &str> {
+    objects.iter().flat_map(|o| {
+        let spec = &o["spec"];
+        let listed = |key: &str| spec[key].as_array().into_iter().flatten();
+        listed("variables").chain(listed("matchConditions")).filter_map(|v| v["expression"].as_str()).chain(
+            listed("validations").flat_map(|v| [v["expression"].as_str(), v["messageExpression"].as_str()]).flatten(),
+        )
     })
 }

@@ -8,18 +8,42 @@
 //! budget only the linter can read (see [`super::shutdown`]) is left to it.
 
 use super::Check;
-use super::shutdown::{FOREVER, GRACE, NEED};
+use super::mutation::{Carried, Change, ContainerOp, Fix, Write, fixes_at, max};
+use super::shutdown::{FOREVER, GRACE, NEED, READABLE, total};
 use crate::finding::Severity;
 use crate::policy::Policy;
 use crate::rules::prestop_sleep_only::RULE;
 
+/// What `export map` carries of the fix.
+pub(super) const CARRIED: Carried = Carried::Partly(
+    "both parts, on a pod whose every container's preStop, drain and budget CEL reads as the linter does: the exec \
+     sleep rewritten into the native sleep action where the policy's kubernetesVersion allows it, by a JSON Patch \
+     (exec must go, which an ApplyConfiguration's merge cannot do, and its command list is atomic), run first, as \
+     whether a container gets it is decided on the object as submitted; terminationGracePeriodSeconds raised so \
+     each such container keeps its shutdown budget, by an ApplyConfiguration after grace-period-too-short's",
+);
+
+/// `n` of `variables.needs` (`[name, sleep, sleep only, native, drain,
+/// shutdown]`): what the container needs after its sleep, its shutdown
+/// budget but at least `prestopMinRemainingSeconds`.
+fn need(policy: &Policy) -> String {
+    format!("(n[5] > {min} ? n[5] : {min})", min = policy.settings.prestop_min_remaining_seconds)
+}
+
+/// Over `n`: a sleep-only preStop CEL reads.
+const SLEEPS: &str = "n[2] == 1 && n[1] >= 0 && n[5] != -2";
+
+/// Over `n`: the error finding of a finite sleep, which has a fix.
+fn short_changed(policy: &Policy) -> String {
+    format!("({SLEEPS} && n[1] != {FOREVER} && {GRACE} - n[1] < {})", need(policy))
+}
+
 pub(super) fn checks(policy: &Policy) -> Vec<Check> {
     let s = &policy.settings;
     let native_ok = s.kubernetes_minor() >= (1, 30);
-    // n: [name, sleep, sleep only, native, drain, shutdown].
-    let need = format!("(n[5] > {min} ? n[5] : {min})", min = s.prestop_min_remaining_seconds);
+    let need = need(policy);
     let remaining = format!("({GRACE} - n[1])");
-    let sleeps = "n[2] == 1 && n[1] >= 0 && n[5] != -2";
+    let sleeps = SLEEPS;
     let error = format!("({sleeps} && (n[1] == {FOREVER} || {remaining} < {need}))");
     let rewrite = if native_ok { "(n[3] == 0 && n[1] >= 1)" } else { "false" };
     let info = format!(
@@ -44,4 +68,54 @@ pub(super) fn checks(policy: &Policy) -> Vec<Check> {
         check(over.unwrap_or(Severity::Error), bound(&error)),
         check(over.unwrap_or(Severity::Info), bound(&format!("!{error} && {info}"))),
     ]
+}
+
+/// The fixes, on a pod CEL reads whole. First, as submitted: the rewrite of
+/// an exec sleep of 1 s or more into the native action (kubernetesVersion
+/// 1.30 or later), for a container whose error finding has the fix, or
+/// whose info finding has it under `fixInfoFindings`; `lifeguard fix`
+/// rewrites the former even when another rule's grace period has since
+/// made it info. Then, after grace-period-too-short's, the grace period
+/// every short-changed container needs (its sleep, drain and budget), at
+/// least what grace-period-too-short asks, when one of them is not exempt.
+pub(super) fn fixes(policy: &Policy, exempt: &str) -> Vec<Fix> {
+    let s = &policy.settings;
+    let (on_error, on_info) =
+        (fixes_at(policy, RULE.name, Severity::Error), fixes_at(policy, RULE.name, Severity::Info));
+    let short = short_changed(policy);
+    let mut out = Vec::new();
+    if s.kubernetes_minor() >= (1, 30) && (on_error || on_info) {
+        let which = format!(
+            "{READABLE} && [{NEED}].exists(n, {SLEEPS} && n[3] == 0 && n[1] >= 1 && n[1] != {FOREVER} && ({short} ? {on_error} : {on_info}))"
+        );
+        out.push(Fix {
+            rule: RULE.name,
+            variable: "fixPrestopSleepNative",
+            as_submitted: true,
+            change: Change::ContainerPatch {
+                which,
+                ops: vec![ContainerOp {
+                    path: "'/lifecycle/preStop'".to_owned(),
+                    write: Write::Add(format!("[{NEED}].map(n, {{'sleep': {{'seconds': n[1]}}}})[0]")),
+                    when: "true".to_owned(),
+                }],
+            },
+        });
+    }
+    if on_error {
+        let own =
+            format!("variables.needs.filter(n, {short}).map(n, n[1] + (n[4] > 0 ? n[4] : 0) + {}).max()", need(policy));
+        // `required_grace`: what grace-period-too-short asks, 0 for nothing declared.
+        let required = format!("([0] + variables.needs.map(n, {}).filter(t, t >= 0 && t != {FOREVER})).max()", total());
+        let when = format!(
+            "{READABLE} && variables.needs.exists(n, {short} && variables.containers.exists(c, c.name == n[0] && !({exempt})))"
+        );
+        out.push(Fix {
+            rule: RULE.name,
+            variable: "fixPrestopSleepGrace",
+            as_submitted: false,
+            change: Change::PodSpec { when, field: "terminationGracePeriodSeconds", value: max(&[&own, &required]) },
+        });
+    }
+    out
 }

@@ -2,27 +2,40 @@
 //! liveness probe beside a startup probe (without one, liveness is the boot
 //! budget and `startup-probe-missing` speaks), whose `failureThreshold x
 //! periodSeconds` passes the policy's limit, with the API server's defaults.
+//! Its fix, for `export map`, lowers the failure threshold as `lifeguard
+//! fix` does.
 
 use super::Check;
+use super::mutation::{Carried, Change, Fix, I32_MAX, Set, ceil_div_of, fixes_at, max};
+use crate::finding::Severity;
 use crate::policy::Policy;
 use crate::rules::probe_window_too_long::RULE;
 
+/// What `export map` carries of the fix.
+pub(super) const CARRIED: Carried = Carried::Yes(
+    "readiness failureThreshold, and liveness failureThreshold beside a startup probe, lowered to fit the limit \
+     (3, or what liveness-too-aggressive requires), each by an ApplyConfiguration of the containers it finds",
+);
+
+/// A field of probe `probe` of container `c`, or its default.
+fn field(probe: &str, name: &str, default: i64) -> String {
+    format!("(has(c.{probe}.{name}) ? c.{probe}.{name} : {default})")
+}
+
 /// Whether `failureThreshold x periodSeconds` of probe `probe` of container
 /// `c` passes `limit` (never, for a limit of 0 or less).
-fn too_long(probe: &str, limit: i64) -> String {
+pub(super) fn too_long(probe: &str, limit: i64) -> String {
     if limit <= 0 {
         return "false".to_owned();
     }
-    let field = |name: &str, default: i64| format!("(has(c.{probe}.{name}) ? c.{probe}.{name} : {default})");
-    let (period, failure) = (field("periodSeconds", 10), field("failureThreshold", 3));
+    let (period, failure) = (field(probe, "periodSeconds", 10), field(probe, "failureThreshold", 3));
     // Non-positive values are probe-invalid's.
     format!("(has(c.{probe}) && {period} >= 1 && {failure} >= 1 && {failure} * {period} > {limit})")
 }
 
 /// The window of probe `probe` of container `c`, as a CEL string.
 fn window(probe: &str) -> String {
-    let field = |name: &str, default: i64| format!("(has(c.{probe}.{name}) ? c.{probe}.{name} : {default})");
-    format!("string({} * {})", field("failureThreshold", 3), field("periodSeconds", 10))
+    format!("string({} * {})", field(probe, "failureThreshold", 3), field(probe, "periodSeconds", 10))
 }
 
 pub(super) fn check(policy: &Policy) -> Check {
@@ -45,4 +58,55 @@ pub(super) fn check(policy: &Policy) -> Check {
         ),
         tail: ": lower failureThreshold".to_owned(),
     }
+}
+
+/// `window_threshold` of probe `probe` of container `c`: `(fits, n)`, CEL
+/// for whether a threshold fits the limit (and, for liveness, the minimums
+/// of `liveness-too-aggressive`) and the threshold, 3 or the largest that
+/// fits. Meaningful where [`too_long`] holds (a period of 1 or more).
+pub(super) fn lowered(probe: &str, policy: &Policy) -> (String, String) {
+    let s = &policy.settings;
+    let (limit, floor) = match probe {
+        "livenessProbe" => (
+            s.max_liveness_window_seconds,
+            max(&[
+                &s.min_liveness_failure_threshold.to_string(),
+                &ceil_div_of(s.min_liveness_budget_seconds, "p"),
+                "1",
+            ]),
+        ),
+        _ => (s.max_readiness_window_seconds, "1".to_owned()),
+    };
+    // p: the period, f: the lowest threshold allowed.
+    let bound = |e: &str| format!("[int({})].map(p, [{floor}].map(f, {e})[0])[0]", field(probe, "periodSeconds", 10));
+    let n = format!("[[f, 3].max(), {limit} / p].min()");
+    (bound(&format!("{limit} / p >= f && {n} <= {I32_MAX}")), bound(&n))
+}
+
+/// The fixes: readiness's threshold, then liveness's beside a startup probe.
+pub(super) fn fixes(policy: &Policy) -> Vec<Fix> {
+    if !fixes_at(policy, RULE.name, Severity::Warning) {
+        return Vec::new();
+    }
+    let s = &policy.settings;
+    let fix = |variable, probe: &'static str, finding: String| {
+        let (fits, n) = lowered(probe, policy);
+        Fix {
+            rule: RULE.name,
+            variable,
+            as_submitted: false,
+            change: Change::Containers {
+                which: format!("{finding} && {fits}"),
+                set: vec![Set { part: probe, field: "failureThreshold", value: n }],
+            },
+        }
+    };
+    vec![
+        fix("fixReadinessWindow", "readinessProbe", too_long("readinessProbe", s.max_readiness_window_seconds)),
+        fix(
+            "fixLivenessWindow",
+            "livenessProbe",
+            format!("(has(c.startupProbe) && {})", too_long("livenessProbe", s.max_liveness_window_seconds)),
+        ),
+    ]
 }

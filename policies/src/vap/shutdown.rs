@@ -129,3 +129,17 @@ pub(super) const GRACE: &str = "(has(variables.podSpec.terminationGracePeriodSec
 
 /// Container `c`'s entry of `variables.needs`.
 pub(super) const NEED: &str = "variables.needs.filter(n, n[0] == c.name)[0]";
+
+/// Whether CEL reads every container's preStop sleep, drain and shutdown
+/// budget as the linter does (none is `-2`).
+pub(super) const READABLE: &str = "!variables.needs.exists(n, n[1] == -2 || n[4] == -2 || n[5] == -2)";
+
+/// A container's total need, over its `n` of `variables.needs`: preStop
+/// sleep + drain + shutdown budget, [`FOREVER`] for a sleep that never
+/// ends, `-1` when it declares nothing.
+pub(super) fn total() -> String {
+    format!(
+        "(n[1] == -1 && n[4] == -1 && n[5] == -1 ? -1 : n[1] == {FOREVER} ? {FOREVER} : \
+         (n[1] > 0 ? n[1] : 0) + (n[4] > 0 ? n[4] : 0) + (n[5] > 0 ? n[5] : 0))"
+    )
+}

@@ -8,10 +8,18 @@
 
 use super::Check;
 use super::cel::{annotation, present};
+use super::mutation::{Carried, Change, Fix, I32_MAX, Set, fixes_at};
 use crate::finding::Severity;
 use crate::model::ANNOTATION_COLD_START;
 use crate::policy::Policy;
 use crate::rules::startup_budget_too_short::RULE;
+
+/// What `export map` carries of the fix.
+pub(super) const CARRIED: Carried = Carried::Partly(
+    "startup failureThreshold raised to cover the declared cold start plus margin, by an ApplyConfiguration of the \
+     containers it finds; not with a cold-start annotation of 19 digits or more (left as it came); the model-server \
+     warning without a declared cold start has no fix",
+);
 
 /// A startup field of container `c`, or its default.
 fn field(name: &str, default: i64) -> String {
@@ -52,6 +60,16 @@ pub(super) fn required(policy: &Policy) -> String {
     format!("((variables.coldStart * {} + 99) / 100)", policy.settings.cold_start_margin_percent + 100)
 }
 
+/// Whether container `c`'s startup probe falls short of the declared cold start.
+fn short_of_cold_start(policy: &Policy) -> String {
+    format!(
+        "variables.coldStart != -3 && variables.coldStart >= 0 && {} && {} < {}",
+        judged(),
+        budget(),
+        required(policy)
+    )
+}
+
 pub(super) fn checks(policy: &Policy) -> Vec<Check> {
     let s = &policy.settings;
     let over = policy.severity_override(RULE.name);
@@ -75,7 +93,7 @@ pub(super) fn checks(policy: &Policy) -> Vec<Check> {
             rule: RULE.name,
             severity: over.unwrap_or(Severity::Error),
             per_container: true,
-            bad: format!("{declared} && {cold} >= 0 && {} && {} < {required}", judged(), budget()),
+            bad: short_of_cold_start(policy),
             describe: describe(&format!(
                 "but the declared cold start ' + string({cold}) + 's + {margin}% needs ' + string({required}) + 's"
             )),
@@ -97,4 +115,25 @@ pub(super) fn checks(policy: &Policy) -> Vec<Check> {
         });
     }
     checks
+}
+
+/// The fix of a declared cold start's finding: the smallest
+/// failureThreshold for which `initialDelaySeconds + failureThreshold x
+/// periodSeconds` covers it (the finding makes that more than the
+/// probe's); nothing else changes.
+pub(super) fn fixes(policy: &Policy) -> Vec<Fix> {
+    if !fixes_at(policy, RULE.name, Severity::Error) {
+        return Vec::new();
+    }
+    let period = field("periodSeconds", 10);
+    let threshold = format!("(({} - {} + {period} - 1) / {period})", required(policy), field("initialDelaySeconds", 0));
+    vec![Fix {
+        rule: RULE.name,
+        variable: "fixStartupBudget",
+        as_submitted: false,
+        change: Change::Containers {
+            which: format!("{} && {threshold} <= {I32_MAX}", short_of_cold_start(policy)),
+            set: vec![Set { part: "startupProbe", field: "failureThreshold", value: threshold }],
+        },
+    }]
 }

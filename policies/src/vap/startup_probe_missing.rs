@@ -9,21 +9,35 @@
 
 use super::Check;
 use super::cel::present;
+use super::mutation::{Carried, Change, ContainerOp, Fix, I32_MAX, Write, ceil_div_by, fixes_at, max};
 use crate::finding::Severity;
 use crate::policy::Policy;
 use crate::rules::startup_probe_missing::RULE;
+
+/// What `export map` carries of the fix.
+pub(super) const CARRIED: Carried = Carried::Partly(
+    "the startup probe with the liveness handler copied and a budget covering the boot, liveness \
+     initialDelaySeconds set to 0 and a long liveness window lowered, by one JSON Patch per object (the handler may \
+     hold an exec command or HTTP headers, lists that ApplyConfiguration may not write, as they are atomic); not on \
+     an object with a slow-boot image run by a command of its own and no port or GPU (whether it is a model server \
+     sets the budget, and telling needs the command line read) or with a cold-start annotation of 19 digits or more",
+);
 
 /// A liveness field of container `c`, or its default.
 fn field(name: &str, default: i64) -> String {
     format!("({} ? c.livenessProbe.{name} : {default})", present(&format!("c.livenessProbe.{name}")))
 }
 
-pub(super) fn checks(policy: &Policy) -> Vec<Check> {
+/// `(initialDelaySeconds, periodSeconds, failureThreshold)` of container `c`'s liveness probe.
+fn timing() -> (String, String, String) {
+    (field("initialDelaySeconds", 0), field("periodSeconds", 10), field("failureThreshold", 3))
+}
+
+/// Whether container `c` has the finding for its liveness probe (all but
+/// `requireStartupProbeForGpu`'s, which has no fix).
+fn liveness_finding(policy: &Policy) -> String {
     let s = &policy.settings;
-    let over = policy.severity_override(RULE.name);
-    let gpu = super::model::GPU;
-    let (delay, period, failure) =
-        (field("initialDelaySeconds", 0), field("periodSeconds", 10), field("failureThreshold", 3));
+    let (delay, period, failure) = timing();
     let required = super::startup_budget_too_short::required(policy);
     let slow_delay = s.slow_boot_initial_delay_seconds;
     let cold = format!(
@@ -35,9 +49,22 @@ pub(super) fn checks(policy: &Policy) -> Vec<Check> {
     } else {
         "false".to_owned()
     };
-    let reasons =
-        [gpu.to_owned(), super::model::MODEL_SERVER.to_owned(), cold, format!("{delay} > {slow_delay}"), long_window];
-    let liveness = format!("!has(c.startupProbe) && has(c.livenessProbe) && ({})", reasons.join(" || "));
+    let reasons = [
+        super::model::GPU.to_owned(),
+        super::model::MODEL_SERVER.to_owned(),
+        cold,
+        format!("{delay} > {slow_delay}"),
+        long_window,
+    ];
+    format!("!has(c.startupProbe) && has(c.livenessProbe) && ({})", reasons.join(" || "))
+}
+
+pub(super) fn checks(policy: &Policy) -> Vec<Check> {
+    let s = &policy.settings;
+    let over = policy.severity_override(RULE.name);
+    let gpu = super::model::GPU;
+    let (delay, period, failure) = timing();
+    let liveness = liveness_finding(policy);
     let describe = format!(
         "'container \"' + c.name + '\": no startup probe, so liveness (initialDelaySeconds ' + string({delay}) + ', \
          failureThreshold ' + string({failure}) + ' x periodSeconds ' + string({period}) + ') must either wait out \
@@ -72,4 +99,75 @@ pub(super) fn checks(policy: &Policy) -> Vec<Check> {
         });
     }
     checks
+}
+
+/// The fix, as `lifeguard fix` makes it: a startup probe with the liveness
+/// handler, the liveness timeout, `startupPeriodSeconds` and the smallest
+/// threshold that covers the boot's target (the declared cold start plus
+/// margin; else `gpuBootSeconds` for a model server) and restarts no
+/// earlier than liveness did; liveness's delay to 0, and a long liveness
+/// window lowered as `probe-window-too-long` lowers it. Only where every
+/// container is read as the linter reads it (no unsure model server, a
+/// cold start of 18 digits at most), as the target depends on it.
+pub(super) fn fixes(policy: &Policy) -> Vec<Fix> {
+    let s = &policy.settings;
+    let gpu = super::model::GPU;
+    let severities =
+        match (fixes_at(policy, RULE.name, Severity::Error), fixes_at(policy, RULE.name, Severity::Warning)) {
+            (false, false) => return Vec::new(),
+            (true, true) => "true".to_owned(),
+            (true, false) => gpu.to_owned(),
+            (false, true) => format!("!{gpu}"),
+        };
+    let (delay, period, failure) = timing();
+    let target = format!(
+        "(variables.coldStart >= 0 && !{} ? {} : {} ? {} : 0)",
+        super::model::SIDECAR,
+        super::startup_budget_too_short::required(policy),
+        super::model::MODEL_SERVER,
+        s.gpu_boot_seconds
+    );
+    // `earliest_restart`: the failureThreshold-th failure of liveness.
+    let earliest =
+        format!("({} + {} * {})", max(&[&delay, "0"]), max(&[&format!("{failure} - 1"), "0"]), max(&[&period, "0"]));
+    let startup_period = s.startup_period_seconds;
+    let threshold =
+        max(&[&ceil_div_by(&target, startup_period), &format!("{} + 1", ceil_div_by(&earliest, startup_period)), "1"]);
+    let handlers = "[has(c.livenessProbe.httpGet), has(c.livenessProbe.tcpSocket), has(c.livenessProbe.exec), \
+                    has(c.livenessProbe.grpc)].filter(h, h).size() == 1";
+    let exact = "size(variables.unsureModelServers) == 0 && variables.coldStart != -2";
+    let which =
+        format!("{} && {exact} && {severities} && {handlers} && {threshold} <= {I32_MAX}", liveness_finding(policy));
+    // The probe's timing first, then its handler copied beside it as written.
+    let handler = "(has(c.livenessProbe.httpGet) ? 'httpGet' : has(c.livenessProbe.tcpSocket) ? 'tcpSocket' : \
+                   has(c.livenessProbe.exec) ? 'exec' : 'grpc')";
+    let timing = format!(
+        "{{'timeoutSeconds': int({}), 'periodSeconds': {startup_period}, 'failureThreshold': {threshold}}}",
+        field("timeoutSeconds", 1)
+    );
+    let long_window = super::probe_window_too_long::too_long("livenessProbe", s.max_liveness_window_seconds);
+    let (fits, lowered) = super::probe_window_too_long::lowered("livenessProbe", policy);
+    let op = |path: &str, write, when: &str| ContainerOp { path: path.to_owned(), write, when: when.to_owned() };
+    vec![Fix {
+        rule: RULE.name,
+        variable: "fixStartupProbeMissing",
+        as_submitted: false,
+        change: Change::ContainerPatch {
+            which,
+            ops: vec![
+                op("'/startupProbe'", Write::Add(timing), "true"),
+                op(
+                    &format!("'/startupProbe/' + {handler}"),
+                    Write::Copy(format!("'/livenessProbe/' + {handler}")),
+                    "true",
+                ),
+                op(
+                    "'/livenessProbe/initialDelaySeconds'",
+                    Write::Add("0".to_owned()),
+                    "has(c.livenessProbe.initialDelaySeconds) && c.livenessProbe.initialDelaySeconds != 0",
+                ),
+                op("'/livenessProbe/failureThreshold'", Write::Add(lowered), &format!("{long_window} && {fits}")),
+            ],
+        },
+    }]
 }

@@ -1,0 +1,107 @@
+//! `lifeguard export map` through the real binary: the objects for each
+//! built-in pack (snapshots: the export is deterministic), `--explain`
+//! naming every rule, the API version by `--kube-version` and `--map-api`,
+//! and usage errors. That the API server accepts them and stores what
+//! `lifeguard fix` makes is `tests/tests/cluster_map/`.
+
+mod support;
+
+use std::path::Path;
+
+fn export(args: &[&str]) -> support::Run {
+    let mut all = vec!["export", "map"];
+    all.extend(args);
+    let r = support::lifeguard(Path::new(env!("CARGO_MANIFEST_DIR")), &all, None, &[("LIFEGUARD_POLICY", None)]);
+    r.assert_no_panic();
+    r
+}
+
+#[test]
+fn each_pack_exports_the_same_objects_every_time() {
+    for pack in ["default", "strict", "gpu-serving"] {
+        let first = export(&["--policy", pack, "--kube-version", "1.36"]);
+        assert_eq!(first.code, 0, "{}", first.stderr);
+        assert_eq!(export(&["--policy", pack, "--kube-version", "1.36"]).stdout, first.stdout, "deterministic");
+        insta::assert_snapshot!(format!("export_map_{pack}"), first.stdout);
+    }
+}
+
+#[test]
+fn before_1_36_the_beta_api_must_be_asked_for() {
+    // The default release, 1.34, serves only v1beta1, behind switches.
+    let r = export(&["--policy", "default"]);
+    assert_eq!(r.code, 2);
+    assert_eq!(r.stdout, "");
+    for part in [
+        "Kubernetes 1.34 serves MutatingAdmissionPolicy only as admissionregistration.k8s.io/v1beta1",
+        "MutatingAdmissionPolicy=true",
+        "--runtime-config=admissionregistration.k8s.io/v1beta1=true",
+        "--map-api v1beta1",
+    ] {
+        assert!(r.stderr.contains(part), "{part}: {}", r.stderr);
+    }
+    let r = export(&["--policy", "default", "--kube-version", "1.35", "--map-api", "v1"]);
+    assert_eq!(r.code, 2);
+    assert!(r.stderr.contains("served from Kubernetes 1.36, not by 1.35"), "{}", r.stderr);
+    let beta = export(&["--policy", "default", "--map-api", "v1beta1"]);
+    assert_eq!(beta.code, 0, "{}", beta.stderr);
+    assert_eq!(beta.stdout.matches("apiVersion: admissionregistration.k8s.io/v1beta1\n").count(), 2, "{}", beta.stdout);
+    // The same objects but for the API version and the header.
+    let v1 = export(&["--policy", "default", "--kube-version", "1.36"]).stdout;
+    let body = |text: &str| text.split_once("\n---\n").map(|(_, b)| b.to_owned()).unwrap_or_default();
+    assert_eq!(body(&beta.stdout).replace("/v1beta1\n", "/v1\n"), body(&v1));
+}
+
+#[test]
+fn explain_lists_every_rule_and_why() {
+    let r = export(&["--explain"]);
+    assert_eq!(r.code, 0);
+    for rule in policies::rules::RULES {
+        assert!(r.stdout.lines().any(|l| l.starts_with(&format!("{}: ", rule.name))), "{}: {}", rule.name, r.stdout);
+    }
+    assert!(r.stdout.contains("liveness-too-aggressive: carried: "), "{}", r.stdout);
+    assert!(r.stdout.contains("startup-probe-missing: partly carried: "), "{}", r.stdout);
+    assert!(
+        r.stdout.contains("probe-port-unknown: not carried: no automatic fix (lifeguard cannot tell"),
+        "{}",
+        r.stdout
+    );
+    assert!(r.stdout.contains("prestop-bridge-missing: not carried: its fix depends on the Services"), "{}", r.stdout);
+}
+
+#[test]
+fn a_policy_with_a_rule_disabled_says_it_is_left_out() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = dir.path().join("policy.yaml");
+    std::fs::write(
+        &file,
+        "apiVersion: lifeguard.dev/v1alpha1\nkind: Policy\nrules:\n  liveness-too-aggressive: {enabled: false}\n",
+    )
+    .expect("write");
+    let r = export(&["--policy", &file.display().to_string(), "--kube-version", "1.37"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stdout.contains("# Left out: liveness-too-aggressive (disabled by the policy).\n"), "{}", r.stdout);
+    assert!(!r.stdout.contains("variables.fixLivenessTooAggressive"), "{}", r.stdout);
+}
+
+#[test]
+fn a_bad_name_version_or_policy_is_a_usage_error() {
+    let r = export(&["--name", "Not_A_Name", "--kube-version", "1.37"]);
+    assert_eq!(r.code, 2);
+    assert!(r.stderr.contains("--name \"Not_A_Name\""), "{}", r.stderr);
+    let named = export(&["--name", "probes", "--kube-version", "1.37"]);
+    assert_eq!(named.stdout.matches("  name: probes-fix\n").count(), 2, "{}", named.stdout);
+    assert!(named.stdout.contains("policyName: probes-fix\n"), "{}", named.stdout);
+    assert!(
+        named.stdout.contains(
+            "kubectl delete mutatingadmissionpolicybindings,mutatingadmissionpolicies -l lifeguard.dev/export=probes\n"
+        ),
+        "{}",
+        named.stdout
+    );
+    let r = export(&["--kube-version", "1.30"]);
+    assert_eq!(r.code, 2);
+    assert!(r.stderr.contains("Kubernetes 1.30 is older than 1.34"), "{}", r.stderr);
+    let r = export(&["--policy", "no-such-pack-or-file", "--kube-version", "1.37"]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+}

@@ -1,0 +1,94 @@
+//! The objects of `export map`: the MutatingAdmissionPolicy `NAME-fix`
+//! and its binding, with the VAP's match constraints and conditions.
+
+use serde_json::{Value, json};
+
+use super::{Fix, build};
+use crate::policy::Policy;
+use crate::vap::cel;
+use crate::vap::kube_version::MapApi;
+use crate::vap::objects::{labels, match_conditions, match_constraints};
+
+/// The policy's name for the export `name`.
+pub(crate) fn object_name(name: &str) -> String {
+    format!("{name}-fix")
+}
+
+/// The policy, then its binding.
+pub(super) fn pair(name: &str, api: MapApi, policy: &Policy, fixes: &[Fix]) -> [Value; 2] {
+    let object = object_name(name);
+    let mut rules: Vec<&str> = fixes.iter().map(|f| f.rule).collect();
+    rules.sort_by_key(|r| crate::rules::RULES.iter().position(|known| known.name == *r));
+    rules.dedup();
+    let mut conditions = match_conditions();
+    // What `/mutate` refuses to patch on an UPDATE: a Pod's or a Job's
+    // template cannot change after creation, so a fix would make the API
+    // server reject the user's update.
+    conditions.push(json!({
+        "name": "update-may-change-the-template",
+        "expression": "request.operation != 'UPDATE' || (object.kind != 'Pod' && object.kind != 'Job')",
+    }));
+    let mut mutations: Vec<Value> = fixes.iter().map(build::mutation).collect();
+    let variables: Vec<Value> = if mutations.is_empty() {
+        // The API server requires a mutation, and this policy must exist to
+        // replace what an earlier export put under its name: one that
+        // changes nothing.
+        mutations
+            .push(json!({ "patchType": "ApplyConfiguration", "applyConfiguration": { "expression": "Object{}" } }));
+        Vec::new()
+    } else {
+        cel::variables(policy)
+            .into_iter()
+            .map(|(name, expression)| json!({ "name": name, "expression": expression }))
+            .chain([build::pod_spec_path()])
+            .chain(fixes.iter().map(build::variable))
+            .collect()
+    };
+    let mut spec = json!({
+        // A CEL error leaves the object as it came: the API server's hot
+        // path never fails because of lifeguard.
+        "failurePolicy": "Ignore",
+        "matchConstraints": match_constraints(),
+        "matchConditions": conditions,
+        // Another admission plugin's change after this one's is looked at
+        // again; a fixed object needs no change, so this converges.
+        "reinvocationPolicy": "IfNeeded",
+    });
+    if !variables.is_empty() {
+        spec["variables"] = Value::Array(variables);
+    }
+    spec["mutations"] = Value::Array(mutations);
+    let admission_policy = json!({
+        "apiVersion": api.api_version(),
+        "kind": "MutatingAdmissionPolicy",
+        "metadata": {
+            "name": object,
+            "labels": labels(name),
+            "annotations": {
+                "lifeguard.dev/policy": policy.origin,
+                "lifeguard.dev/rules": rules.join(","),
+            },
+        },
+        "spec": spec,
+    });
+    let binding = json!({
+        "apiVersion": api.api_version(),
+        "kind": "MutatingAdmissionPolicyBinding",
+        "metadata": { "name": object, "labels": labels(name) },
+        "spec": { "policyName": object },
+    });
+    [admission_policy, binding]
+}
+
+/// Every CEL expression of the objects.
+pub(super) fn expressions(objects: &[Value]) -> impl Iterator<Item = &str> {
+    objects.iter().flat_map(|o| {
+        let spec = &o["spec"];
+        let listed = |key: &str| spec[key].as_array().into_iter().flatten();
+        listed("variables").chain(listed("matchConditions")).filter_map(|v| v["expression"].as_str()).chain(
+            listed("mutations").filter_map(|m| {
+                m.pointer("/applyConfiguration/expression").or_else(|| m.pointer("/jsonPatch/expression"))?.as_str()
+            }),
+        )
+    })
+}

@@ -1,0 +1,97 @@
+//! `lifeguard export map` for the tests: exported by the real binary,
+//! bound to one namespace (so the other tests' objects are left alone),
+//! applied, and removed.
+
+use std::time::Duration;
+
+use lifeguard::input::{Limits, parse_stream};
+use lifeguard_e2e::cluster::ControlPlane;
+use lifeguard_e2e::cluster::process::wait_for;
+use lifeguard_e2e::cluster::webhook::workspace_binary;
+use lifeguard_e2e::repo_root;
+use serde_json::{Value, json};
+
+/// `lifeguard export map ARGS`: its YAML.
+pub(crate) fn export_map(args: &[&str]) -> String {
+    let binary = workspace_binary("lifeguard", "lifeguard").expect("the lifeguard binary");
+    let out = std::process::Command::new(binary)
+        .args(["export", "map"])
+        .args(args)
+        .env_remove("LIFEGUARD_POLICY")
+        .current_dir(repo_root())
+        .output()
+        .expect("run lifeguard export map");
+    assert!(out.status.success(), "lifeguard export map {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout).expect("UTF-8")
+}
+
+/// The objects of an export's YAML.
+pub(crate) fn documents(yaml: &str) -> Vec<Value> {
+    let (docs, errors) = parse_stream(yaml, &Limits::default());
+    assert!(errors.is_none(), "{errors:?}");
+    docs.into_iter().map(|d| d.value).collect()
+}
+
+/// The export of `pack` for the cluster's release, its binding limited to
+/// `namespace`, applied; returns once the API server mutates there.
+pub(crate) fn install_map(plane: &ControlPlane, pack: &str, namespace: &str) {
+    install_map_for(plane, pack, namespace, "1.37");
+}
+
+/// [`install_map`] with the export for `kube_version` (the version matrix
+/// installs each release's own).
+pub(crate) fn install_map_for(plane: &ControlPlane, pack: &str, namespace: &str, kube_version: &str) {
+    let mut objects = documents(&export_map(&["--policy", pack, "--kube-version", kube_version]));
+    for object in &mut objects {
+        if object["kind"] == "MutatingAdmissionPolicyBinding" {
+            object["spec"]["matchResources"] =
+                json!({"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": namespace}}});
+        }
+    }
+    for object in &objects {
+        plane.kubectl.apply(object);
+    }
+    // A Pod whose liveness fails at once: liveness-too-aggressive's fix, in every pack.
+    let probe = json!({
+        "apiVersion": "v1", "kind": "Pod", "metadata": {"name": "map-probe"},
+        "spec": {"containers": [{"name": "app", "image": "example/app:1",
+            "livenessProbe": {"httpGet": {"path": "/livez", "port": 8080}, "failureThreshold": 1}}]}
+    });
+    wait_for("the exported mutating policy in force", Duration::from_secs(30), || {
+        let run = dry_run_json(plane, namespace, &probe);
+        match run {
+            Ok(stored) if stored["spec"]["containers"][0]["livenessProbe"]["failureThreshold"] != 1 => Ok(()),
+            other => Err(format!("{other:?}")),
+        }
+    });
+}
+
+/// Removes every exported mutating policy and binding.
+pub(crate) fn remove_map(plane: &ControlPlane) {
+    let selector = "app.kubernetes.io/managed-by=lifeguard";
+    for kind in ["mutatingadmissionpolicybindings", "mutatingadmissionpolicies"] {
+        plane.kubectl.run(&["delete", kind, "-l", selector, "--ignore-not-found", "--wait"]).ok();
+    }
+}
+
+/// `create --dry-run=server -o json` of `object` in `namespace`: the
+/// object as the API server would store it, or why it refused it.
+pub(crate) fn dry_run_json(plane: &ControlPlane, namespace: &str, object: &Value) -> Result<Value, String> {
+    let run = dry_run_output(plane, namespace, object);
+    if run.code != 0 {
+        return Err(run.stderr);
+    }
+    serde_json::from_str(&run.stdout).map_err(|e| format!("{e}: {}", run.stdout))
+}
+
+/// `create --dry-run=server -o json`, as it ran (stdout, and the warnings on stderr).
+pub(crate) fn dry_run_output(plane: &ControlPlane, namespace: &str, object: &Value) -> lifeguard_e2e::cluster::Run {
+    let mut object = object.clone();
+    if let Some(meta) = object.get_mut("metadata").and_then(Value::as_object_mut) {
+        meta.remove("namespace");
+    }
+    plane.kubectl.run_with_input(
+        &["create", "--dry-run=server", "-o", "json", "-n", namespace, "-f", "-"],
+        Some(&object.to_string()),
+    )
+}

@@ -6,11 +6,14 @@
 //! Every test has namespaces of its own, so they run side by side on the
 //! binary's one control plane and one webhook.
 
+mod chart_checks;
+
 use std::sync::OnceLock;
 use std::time::Duration;
 
+use chart_checks::create;
 use lifeguard_e2e::cluster::injector::{Injector, SIDECAR};
-use lifeguard_e2e::cluster::{ControlPlane, Installation, Run, objects, webhook};
+use lifeguard_e2e::cluster::{ControlPlane, Installation, objects, webhook};
 use serde_json::{Value, json};
 
 static LIFEGUARD: OnceLock<Option<Installation>> = OnceLock::new();
@@ -23,12 +26,6 @@ fn cluster() -> Option<(&'static ControlPlane, &'static Installation)> {
     let installation =
         LIFEGUARD.get_or_init(|| Installation::install(plane, &["certManager.enabled=false"])).as_ref()?;
     Some((plane, installation))
-}
-
-fn create(plane: &ControlPlane, namespace: &str, object: &Value, extra: &[&str]) -> Run {
-    let mut args = vec!["create", "-n", namespace, "-f", "-"];
-    args.extend_from_slice(extra);
-    plane.kubectl.run_with_input(&args, Some(&object.to_string()))
 }
 
 /// The spec of the stored object's first container named `name`.
@@ -64,45 +61,13 @@ fn the_registered_configurations_are_the_charts_own_but_for_the_url() {
 #[test]
 fn enforce_refuses_the_naive_gpu_server_naming_its_rules_and_stores_nothing() {
     let Some((plane, _)) = cluster() else { return };
-    plane.kubectl.namespace("enforce-gpu", &["lifeguard.dev/mode=enforce"]);
-    let run = create(plane, "enforce-gpu", &objects::naive_gpu_deployment("llm"), &[]);
-    assert_eq!(run.code, 1, "{run:#?}");
-    assert_eq!(run.stdout, "");
-    let first = run.stderr.lines().next().unwrap_or_default();
-    assert!(
-        first.starts_with(
-            "Error from server (Forbidden): error when creating \"STDIN\": admission webhook \
-             \"enforce.validate.lifeguard.dev\" denied the request: lifeguard denied Deployment/enforce-gpu/llm: \
-             2 findings at or above the deny severity of "
-        ),
-        "{}",
-        run.stderr
-    );
-    assert!(
-        run.stderr.contains(
-            "\n- probe-endpoint-reused container \"vllm\" at /spec/template/spec/containers/0/livenessProbe: "
-        )
-    );
-    assert!(run.stderr.contains("\n- startup-probe-missing container \"vllm\" at "));
-    assert!(plane.kubectl.get("enforce-gpu", "deployment", "llm").is_none(), "nothing is stored");
+    chart_checks::enforce_refuses_the_naive_gpu_server(plane, "enforce-gpu");
 }
 
 #[test]
 fn warn_admits_with_one_kubectl_warning_per_finding_within_120_characters() {
     let Some((plane, _)) = cluster() else { return };
-    plane.kubectl.namespace("warn-gpu", &["lifeguard.dev/mode=warn"]);
-    let run = create(plane, "warn-gpu", &objects::naive_gpu_deployment("llm"), &[]);
-    assert_eq!(run.code, 0, "{run:#?}");
-    assert_eq!(run.stdout, "deployment.apps/llm created\n");
-    let warnings = run.warnings();
-    assert_eq!(warnings.len(), 2, "{}", run.stderr);
-    assert!(warnings[0].starts_with("probe-endpoint-reused: container \"vllm\": "), "{warnings:?}");
-    assert!(warnings[1].starts_with("startup-probe-missing: container \"vllm\": "), "{warnings:?}");
-    for line in run.stderr.lines() {
-        assert!(line.starts_with("Warning: "), "every stderr line is a warning: {line}");
-        assert!(line.trim_start_matches("Warning: ").chars().count() <= 120, "{line}");
-    }
-    assert!(plane.kubectl.get("warn-gpu", "deployment", "llm").is_some());
+    chart_checks::warn_admits_with_one_warning_per_finding(plane, "warn-gpu");
 }
 
 #[test]

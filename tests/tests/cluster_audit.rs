@@ -7,8 +7,9 @@
 //! timeout.
 
 mod audit_corpus;
+mod browser;
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 use std::io::{Read as _, Write as _};
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
@@ -16,146 +17,50 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use audit_corpus::{lifeguard, lifeguard_with, verdicts};
+use audit_corpus::parity::{self, judged};
+use audit_corpus::{lifeguard, lifeguard_with};
 use lifeguard_e2e::cluster::ControlPlane;
 use lifeguard_e2e::docs::marked_block;
 use serde_json::{Value, json};
-
-/// What a JSON report says of each object: `(namespace, kind, name)` ->
-/// `(rule, container, path)`.
-type Judged = BTreeMap<(String, String, String), BTreeSet<(String, String, String)>>;
-
-fn judged(report: &str, namespace_of: impl Fn(&Value) -> String) -> Judged {
-    let entries: Vec<Value> = serde_json::from_str(report).unwrap_or_else(|e| panic!("not JSON ({e}): {report}"));
-    let mut out = Judged::new();
-    // Input errors (`rule` null) and simulation verdicts are not findings.
-    for e in entries.iter().filter(|e| e["rule"].as_str().is_some_and(|r| r != "simulate")) {
-        let text = |k: &str| e[k].as_str().unwrap_or_default().to_owned();
-        out.entry((namespace_of(e), text("kind"), text("name"))).or_default().insert((
-            text("rule"),
-            text("container"),
-            text("path"),
-        ));
-    }
-    out
-}
-
-/// Probe fields the API server sets when a file leaves them out.
-const DEFAULTED_PROBE_FIELDS: [&str; 4] = ["failureThreshold", "periodSeconds", "timeoutSeconds", "successThreshold"];
-
-/// Why audit and lint differ on `finding` of an object, if the API
-/// server's defaults or the audit's knowledge of the namespace explain it:
-/// `in_audit` says which side has it, `other` is what the other side has
-/// for the object, `services` whether its namespace holds any Service.
-fn explained(
-    finding: &(String, String, String),
-    in_audit: bool,
-    other: &BTreeSet<(String, String, String)>,
-    services: bool,
-) -> Option<&'static str> {
-    let (rule, container, path) = finding;
-    // lint, not knowing the Services, reports a pod that declares ports;
-    // the audit read every Service of the namespace and there are none, so
-    // no traffic waits on the pod's readiness.
-    if rule == "readiness-probe-missing" && !in_audit && !services {
-        return Some(
-            "readiness-probe-missing only in lint: the namespace has no Service, which the audit knows and lint cannot",
-        );
-    }
-    // The same finding, located at the field the API server filled in
-    // (lint points at the probe, as the file has no such field).
-    let moved = |(r, c, p): &(String, String, String)| {
-        let (short, long) = if in_audit { (p, path) } else { (path, p) };
-        r == rule
-            && c == container
-            && long
-                .strip_prefix(short.as_str())
-                .and_then(|f| f.strip_prefix('/'))
-                .is_some_and(|f| DEFAULTED_PROBE_FIELDS.contains(&f))
-    };
-    other
-        .iter()
-        .any(moved)
-        .then_some("the same finding at the probe field the API server defaulted (the file leaves it out)")
-}
 
 #[test]
 fn every_corpus_object_is_judged_as_lint_judges_its_file_and_simulated_as_simulate_does() {
     let Some(plane) = ControlPlane::shared() else { return };
     let Some(loaded) = audit_corpus::load(plane, "au") else { return };
-    let (namespaces, lint_paths, with_services) = (&loaded.namespaces, &loaded.lint_paths, &loaded.with_services);
-    let (created, refused) = (loaded.created, &loaded.refused);
-
-    let mut args = vec!["lint", "--format", "json", "--fail-on", "never"];
-    args.extend(lint_paths.iter().map(String::as_str));
-    let lint = lifeguard(plane, &args);
-    assert_eq!(lint.code, 0, "{lint:#?}");
-    let joined = namespaces.join(",");
-    let audit = lifeguard(plane, &["audit", "--format", "json", "--fail-on", "never", "--simulate", "-n", &joined]);
-    assert_eq!(audit.code, 0, "{}", audit.stderr);
-    assert!(!audit.stderr.contains("lifeguard: warning"), "{}", audit.stderr);
-    let by_namespace = |e: &Value| e["namespace"].as_str().unwrap_or_default().to_owned();
-    let (linted, audited) = (judged(&lint.stdout, by_namespace), judged(&audit.stdout, by_namespace));
-
-    let (mut agree, mut explained_rows, mut unexplained) = (0, BTreeMap::<String, usize>::new(), Vec::new());
-    let keys: BTreeSet<_> = linted.keys().chain(audited.keys()).cloned().collect();
-    let empty = BTreeSet::new();
-    for key in keys {
-        let (l, a) = (linted.get(&key).unwrap_or(&empty), audited.get(&key).unwrap_or(&empty));
-        agree += l.intersection(a).count();
-        let services = with_services.contains(&key.0);
-        for (finding, in_audit) in l.difference(a).map(|f| (f, false)).chain(a.difference(l).map(|f| (f, true))) {
-            let other = if in_audit { l } else { a };
-            match explained(finding, in_audit, other, services) {
-                Some(why) => *explained_rows.entry(format!("{}: {why}", finding.0)).or_default() += 1,
-                None => unexplained
-                    .push(format!("{key:?}: {finding:?} only in {}", if in_audit { "audit" } else { "lint" })),
-            }
-        }
-    }
-    eprintln!(
-        "{created} pod-bearing objects in {} namespaces; {agree} findings agree; explained differences: {explained_rows:#?}; {} refused by the API server",
-        namespaces.len(),
-        refused.len()
-    );
-    assert!(unexplained.is_empty(), "{unexplained:#?}");
-    assert!(agree >= 100, "{agree} findings agree");
+    let audit = parity::findings(plane, &loaded);
 
     // The HTML page holds the same findings and verdicts as the JSON report.
+    let joined = loaded.namespaces.join(",");
     let html = lifeguard(plane, &["audit", "--format", "html", "--fail-on", "never", "--simulate", "-n", &joined]);
     assert_eq!(html.code, 0, "{}", html.stderr);
     let json: Vec<Value> = serde_json::from_str(&audit.stdout).expect("audit's JSON");
     let findings = json.iter().filter(|e| e["rule"].as_str().is_some_and(|r| r != "simulate")).count();
     let verdict_count = json.iter().filter(|e| e["verdict"].is_string()).count();
     assert_eq!(html.stdout.matches("<article class=\"item finding ").count(), findings, "findings on the HTML page");
-    assert_eq!(
-        html.stdout.matches("<article class=\"item verdict ").count(),
-        verdict_count,
-        "verdicts on the HTML page"
-    );
-
-    // --simulate: every workload's verdicts are those `lifeguard simulate`
-    // gives on its file, container by container and scenario by scenario.
-    let mut args = vec!["simulate", "--format", "json", "--fail-on", "never"];
-    args.extend(lint_paths.iter().map(String::as_str));
-    let simulate = lifeguard(plane, &args);
-    assert_eq!(simulate.code, 0, "{simulate:#?}");
-    let (simulated, audited) = (verdicts(&simulate.stdout), verdicts(&audit.stdout));
-    assert!(simulated.len() >= 500, "{} verdicts from lifeguard simulate", simulated.len());
-    let differ: Vec<String> = simulated
-        .keys()
-        .chain(audited.keys())
-        .collect::<BTreeSet<_>>()
-        .into_iter()
-        .filter(|k| simulated.get(*k) != audited.get(*k))
-        .map(|k| format!("{k:?}: simulate {:?}, audit {:?}", simulated.get(k), audited.get(k)))
-        .collect();
-    assert!(differ.is_empty(), "{} verdicts differ: {differ:#?}", differ.len());
-    let mut by_verdict: BTreeMap<&str, usize> = BTreeMap::new();
-    for v in audited.values() {
-        *by_verdict.entry(v.as_str()).or_default() += 1;
+    // The verdicts as `simulate --format html` draws them: a row each, and
+    // an SVG timeline per container with a panel per verdict, well-formed,
+    // in a real browser.
+    let containers: BTreeSet<Vec<String>> =
+        audit_corpus::verdicts(&audit.stdout).into_keys().map(|k| k[..4].to_vec()).collect();
+    assert_eq!(html.stdout.matches("<tr class=\"verdict\"").count(), verdict_count, "verdicts on the HTML page");
+    if let Some(chromium) = browser::chromium() {
+        let dir = lifeguard_e2e::repo_root().join("target/html-report");
+        std::fs::create_dir_all(&dir).expect("target/html-report");
+        let page = dir.canonicalize().expect("an absolute path").join("audit-corpus-simulate.html");
+        std::fs::write(&page, &html.stdout).expect("write the page");
+        let dom = browser::rendered(&chromium, &page, &page.with_extension("png"));
+        assert_eq!(dom.matches("<tr class=\"verdict\"").count(), verdict_count, "verdicts in the DOM");
+        let panels = browser::svg_panels(&dom);
+        assert_eq!(panels.len(), containers.len(), "one timeline per container simulated");
+        assert_eq!(panels.iter().sum::<usize>(), verdict_count, "a panel per verdict");
+        eprintln!(
+            "audit --simulate --format html: {} bytes, {} timelines, {verdict_count} verdicts",
+            html.stdout.len(),
+            panels.len()
+        );
     }
-    eprintln!("{} verdicts agree: {by_verdict:?}", audited.len());
+
+    parity::verdicts_agree(plane, &loaded, &audit);
     loaded.delete(plane);
 }
 

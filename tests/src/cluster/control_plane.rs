@@ -12,6 +12,7 @@ use base64::engine::general_purpose::STANDARD as BASE64;
 use super::kubectl::Client;
 use super::pki::Pki;
 use super::process::{Supervised, at_exit, free_port, panic_text, wait_for};
+use super::release::Release;
 use crate::{installed_tool, repo_root};
 
 /// Where `.ci/install-control-plane.sh` puts the binaries.
@@ -39,9 +40,12 @@ pub struct ControlPlane {
     pub kubeconfig: PathBuf,
     /// The API server's audit log (JSON lines).
     pub audit_log: PathBuf,
-    /// `kubectl` of the same release, with that kubeconfig.
+    /// `kubectl` (the newest release's), with that kubeconfig.
     pub kubectl: Client,
-    tools: PathBuf,
+    /// The release of its kube-apiserver and kube-controller-manager.
+    pub release: Release,
+    /// Where they are.
+    servers: PathBuf,
     processes: Mutex<Vec<Supervised>>,
     controllers: OnceLock<()>,
     /// The network namespace it runs in (by inode): the node's when a node
@@ -79,7 +83,28 @@ impl ControlPlane {
 
     /// Starts etcd and kube-apiserver, waits for `/readyz`.
     pub fn start(tools: &Path) -> ControlPlane {
-        let dir = std::env::temp_dir().join(format!("lifeguard-cluster-{}", std::process::id()));
+        ControlPlane::start_servers(tools, tools, Release::Newest)
+    }
+
+    /// A control plane of its own running `release`'s kube-apiserver (and,
+    /// on demand, kube-controller-manager), with the newest etcd and
+    /// kubectl; `None` (after printing why) when its binaries are not built.
+    /// Its processes stop when it is dropped.
+    pub fn start_release(release: Release) -> Option<ControlPlane> {
+        let tools = tools()?;
+        let servers = release.server_tools()?;
+        Some(ControlPlane::start_servers(&tools, &servers, release))
+    }
+
+    /// etcd and kubectl from `tools`, kube-apiserver and
+    /// kube-controller-manager of `release` from `servers`.
+    fn start_servers(tools: &Path, servers: &Path, release: Release) -> ControlPlane {
+        // One directory per release: a test binary may run several at once.
+        let name = match release {
+            Release::Newest => format!("lifeguard-cluster-{}", std::process::id()),
+            _ => format!("lifeguard-cluster-{}-v{}", std::process::id(), release.minor()),
+        };
+        let dir = std::env::temp_dir().join(name);
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).expect("cluster directory");
         janitor(&dir);
@@ -109,7 +134,7 @@ impl ControlPlane {
         let audit_policy = dir.join("audit-policy.yaml");
         std::fs::write(&audit_policy, AUDIT_POLICY).expect("write the audit policy");
         let audit_log = dir.join("audit.log");
-        let mut apiserver = command(&tools.join("kube-apiserver"));
+        let mut apiserver = command(&servers.join("kube-apiserver"));
         apiserver
             .arg(format!("--etcd-servers={etcd_url}"))
             .args(kubernetes_service_args())
@@ -155,7 +180,8 @@ impl ControlPlane {
             kubeconfig,
             audit_log,
             kubectl,
-            tools: tools.to_owned(),
+            release,
+            servers: servers.to_owned(),
             processes: Mutex::new(processes),
             controllers: OnceLock::new(),
             network: super::network::current(),
@@ -172,7 +198,7 @@ impl ControlPlane {
     /// act: the `default` ServiceAccount appears in `default`.
     pub fn start_controllers(&self) {
         self.controllers.get_or_init(|| {
-            let mut kcm = command(&self.tools.join("kube-controller-manager"));
+            let mut kcm = command(&self.servers.join("kube-controller-manager"));
             kcm.arg(format!("--kubeconfig={}", self.kubeconfig.display()))
                 .arg("--secure-port=0")
                 .arg("--leader-elect=false")

@@ -8,7 +8,9 @@
 //! One control plane per test binary ([`ControlPlane::shared`]), started on
 //! first use and stopped when the binary exits, however it exits. Without
 //! the binaries (a fresh clone, no Go) the tests skip and say why;
-//! `LIFEGUARD_NO_SKIP=1` makes that a failure, as in CI.
+//! `LIFEGUARD_NO_SKIP=1` makes that a failure, as in CI. The version
+//! matrix starts control planes of older releases of its own
+//! ([`ControlPlane::start_release`], [`release::Release`]).
 
 pub mod chart;
 pub mod control_plane;
@@ -23,6 +25,7 @@ pub mod objects;
 pub mod pki;
 pub mod pods;
 pub mod process;
+pub mod release;
 pub mod traffic;
 pub mod webhook;
 pub mod writes;

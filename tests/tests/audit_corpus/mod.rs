@@ -1,9 +1,15 @@
-//! What the audit tests share (`cluster_audit.rs`, `cluster_reports.rs`):
-//! the `lifeguard` binary run against a control plane, and every
-//! pod-bearing object of the shared corpus created in it with its Services.
+//! What the audit tests share (`cluster_audit.rs`, `cluster_reports.rs`,
+//! `cluster_write_reports.rs`, the chart's audit Job in `node_chart.rs`,
+//! the version matrix's `cluster_versions.rs`): the `lifeguard` binary run
+//! against a control plane, every pod-bearing object of the shared corpus
+//! created in it with its Services, the audit's parity with `lint` and
+//! `simulate` on them (`parity.rs`), the report CRDs installed and a
+//! report's results read.
 
 // Each test binary uses a different part of it.
 #![allow(dead_code)]
+
+pub mod parity;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -180,4 +186,11 @@ pub fn verdicts(report: &str) -> BTreeMap<[String; 5], String> {
             (key, text(e, "verdict"))
         })
         .collect()
+}
+
+/// `(policy, result, workload)` of each result of a report object.
+pub fn results(report: &Value) -> Vec<(String, String, String)> {
+    let text = |v: &Value| v.as_str().unwrap_or_default().to_owned();
+    let results = report["results"].as_array().into_iter().flatten();
+    results.map(|r| (text(&r["policy"]), text(&r["result"]), text(&r["resources"][0]["name"]))).collect()
 }

@@ -8,10 +8,12 @@
 //! linter denies it, and a bad fixture with a rule named; cold-start values
 //! and preStop hooks are read as the linter reads them; a pod of 20
 //! containers is judged within the budget; an export applied over another
-//! mode's replaces it (`modes.rs`).
+//! mode's replaces it (`modes.rs`). The first two are `checks.rs`, which
+//! the version matrix (`cluster_versions.rs`) runs on older API servers.
 //!
 //! The policies are cluster-wide, so the tests take turns.
 
+mod checks;
 mod modes;
 mod reading;
 mod subset;
@@ -25,9 +27,7 @@ use policies::{Batch, Policy, lint_object};
 use serde_json::{Value, json};
 
 use subset::{carried, denies};
-use support::{
-    covered, dry_run, export, fixtures, fixtures_and_corpus, flagged, install, linted, namespace, objects, remove,
-};
+use support::{covered, dry_run, export, fixtures_and_corpus, flagged, install, linted, namespace, objects, remove};
 
 /// The policies are cluster-wide: one test at a time.
 pub(crate) static TURN: Mutex<()> = Mutex::new(());
@@ -36,99 +36,14 @@ pub(crate) static TURN: Mutex<()> = Mutex::new(());
 fn every_pack_and_mode_is_accepted_by_the_api_server() {
     let Some(plane) = ControlPlane::shared() else { return };
     let _turn = TURN.lock().unwrap_or_else(|e| e.into_inner());
-    let dir = tempfile::tempdir().expect("tempdir");
-    let readme_policy = dir.path().join("policy.yaml");
-    std::fs::write(&readme_policy, lifeguard_e2e::documented_policy_example()).expect("write the README's policy");
-    // Policies with a group of no rule: every finding denies (NAME-warn
-    // carries none), every covered rule disabled (neither carries one).
-    let all_deny = dir.path().join("all-deny.yaml");
-    std::fs::write(
-        &all_deny,
-        "apiVersion: lifeguard.dev/v1alpha1\nkind: Policy\nextends: default\ndenySeverity: info\n",
-    )
-    .expect("write a policy");
-    let none = dir.path().join("none.yaml");
-    let disabled: String = covered().iter().map(|r| format!("  {r}: {{enabled: false}}\n")).collect();
-    std::fs::write(
-        &none,
-        format!("apiVersion: lifeguard.dev/v1alpha1\nkind: Policy\nextends: default\nrules:\n{disabled}"),
-    )
-    .expect("write a policy");
-    let policies = ["default".to_owned(), "strict".to_owned(), "gpu-serving".to_owned()]
-        .into_iter()
-        .chain([&readme_policy, &all_deny, &none].map(|p| p.display().to_string()))
-        .collect::<Vec<_>>();
-    for policy in &policies {
-        for mode in ["enforce", "warn", "audit"] {
-            let yaml = export(&["--policy", policy, "--mode", mode]);
-            assert_eq!(yaml.matches("kind: ValidatingAdmissionPolicyBinding\n").count(), 2, "{policy} {mode}: {yaml}");
-            let run = plane.kubectl.run_with_input(&["apply", "--dry-run=server", "-f", "-"], Some(&yaml));
-            assert_eq!(run.code, 0, "{policy} {mode}: {run:#?}");
-            assert_eq!(run.warnings(), Vec::<&str>::new(), "{policy} {mode}: {run:#?}");
-        }
-    }
+    checks::every_pack_and_mode_is_accepted(plane, &[]);
 }
 
 #[test]
 fn under_warn_the_fixtures_and_the_corpus_get_exactly_the_linters_covered_findings() {
     let Some(plane) = ControlPlane::shared() else { return };
     let _turn = TURN.lock().unwrap_or_else(|e| e.into_inner());
-    // The default pack, and gpu-serving: its overrides, requireStartupProbeForGpu
-    // and the drain it assumes for a model server.
-    for pack in ["default", "gpu-serving"] {
-        parity(plane, pack);
-    }
-}
-
-/// The parity of one pack's export with `lifeguard lint` under that pack.
-fn parity(plane: &ControlPlane, pack: &str) {
-    remove(plane);
-    let ns = format!("vap-parity-{pack}");
-    let ns = ns.as_str();
-    namespace(plane, ns);
-    install(plane, &export(&["--policy", pack, "--mode", "warn"]), ns);
-    let policy = Policy::pack(pack).expect("a built-in pack");
-
-    let fixture_count = fixtures().len();
-    let objects = fixtures_and_corpus();
-    let (mut compared, mut flagged_objects, mut refused) = (0, 0, Vec::new());
-    let mut differences = Vec::new();
-    // Per rule: findings both report, and the linter's the export is documented to miss.
-    let mut tally: std::collections::BTreeMap<String, (usize, usize)> = Default::default();
-    for (file, object) in &objects {
-        let run = dry_run(plane, ns, object);
-        if run.code != 0 {
-            // Not admitted for a reason of its own (an unknown field's type, say).
-            refused.push(format!("{file}: {}", run.stderr.lines().next().unwrap_or_default()));
-            continue;
-        }
-        compared += 1;
-        let (cel, lint) = (flagged(&run), linted(object, &policy));
-        flagged_objects += usize::from(!lint.all.is_empty());
-        if !lint.agrees(&cel) {
-            differences.push(format!("{file} {}: admission {cel:?}, lint {lint:?}", object["metadata"]["name"]));
-        }
-        for (rule, _) in &cel {
-            tally.entry(rule.clone()).or_default().0 += 1;
-        }
-        for (rule, _) in lint.all.difference(&cel) {
-            tally.entry(rule.clone()).or_default().1 += 1;
-        }
-    }
-    eprintln!(
-        "{pack}: {compared} objects compared ({fixture_count} from fixtures), {flagged_objects} with covered findings, {} refused by the API server, {} disagreements",
-        refused.len(),
-        differences.len()
-    );
-    for (rule, (both, missed)) in &tally {
-        eprintln!("  {rule}: {both} findings reported by both, {missed} of the linter's not carried (documented)");
-    }
-    assert!(differences.is_empty(), "{differences:#?}");
-    assert!(flagged_objects >= 4, "the fixtures' bad objects were judged");
-    // Refused for reasons of their own: placeholders (`$K8S_SA_NAME`), privileged
-    // containers (this API server disallows them), names the API server rejects.
-    assert!(compared >= 250, "{compared} objects compared; refused: {refused:#?}");
-    remove(plane);
+    checks::parity_of_the_packs(plane, &[]);
 }
 
 #[test]

@@ -93,6 +93,24 @@ fn v1_34() {
     smoke(Release::V1_34);
 }
 
+/// On 1.34 MutatingAdmissionPolicy is beta and off: with the feature gate
+/// and the beta API switched on, as `export map`'s refusal tells a user to,
+/// `export map --map-api v1beta1` of every pack is accepted and in force.
+#[test]
+fn v1_34_with_the_beta_mutating_admission_policy() {
+    let _turn = TURN.lock().unwrap_or_else(|e| e.into_inner());
+    let release = Release::V1_34;
+    let beta = ["--feature-gates=MutatingAdmissionPolicy=true", "--runtime-config=admissionregistration.k8s.io/v1beta1=true"];
+    let Some(plane) = ControlPlane::start_release_with(release, &beta) else { return };
+    for (i, pack) in ["default", "strict", "gpu-serving"].into_iter().enumerate() {
+        let ns = format!("map-beta-{i}");
+        support::namespace(&plane, &ns);
+        let args = ["--policy", pack, "--kube-version", release.minor(), "--map-api", "v1beta1"];
+        map_install::install_exported_map(&plane, &args, &ns);
+        map_install::remove_map(&plane);
+    }
+}
+
 #[test]
 fn v1_36() {
     smoke(Release::V1_36);

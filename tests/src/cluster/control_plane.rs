@@ -83,7 +83,7 @@ impl ControlPlane {
 
     /// Starts etcd and kube-apiserver, waits for `/readyz`.
     pub fn start(tools: &Path) -> ControlPlane {
-        ControlPlane::start_servers(tools, tools, Release::Newest)
+        ControlPlane::start_servers(tools, tools, Release::Newest, &[])
     }
 
     /// A control plane of its own running `release`'s kube-apiserver (and,
@@ -91,14 +91,20 @@ impl ControlPlane {
     /// kubectl; `None` (after printing why) when its binaries are not built.
     /// Its processes stop when it is dropped.
     pub fn start_release(release: Release) -> Option<ControlPlane> {
+        ControlPlane::start_release_with(release, &[])
+    }
+
+    /// [`ControlPlane::start_release`] with more kube-apiserver flags (a
+    /// feature gate a user of that release would switch on).
+    pub fn start_release_with(release: Release, apiserver_flags: &[&str]) -> Option<ControlPlane> {
         let tools = tools()?;
         let servers = release.server_tools()?;
-        Some(ControlPlane::start_servers(&tools, &servers, release))
+        Some(ControlPlane::start_servers(&tools, &servers, release, apiserver_flags))
     }
 
     /// etcd and kubectl from `tools`, kube-apiserver and
     /// kube-controller-manager of `release` from `servers`.
-    fn start_servers(tools: &Path, servers: &Path, release: Release) -> ControlPlane {
+    fn start_servers(tools: &Path, servers: &Path, release: Release, apiserver_flags: &[&str]) -> ControlPlane {
         // One directory per release: a test binary may run several at once.
         let name = match release {
             Release::Newest => format!("lifeguard-cluster-{}", std::process::id()),
@@ -136,6 +142,7 @@ impl ControlPlane {
         let audit_log = dir.join("audit.log");
         let mut apiserver = command(&servers.join("kube-apiserver"));
         apiserver
+            .args(apiserver_flags)
             .arg(format!("--etcd-servers={etcd_url}"))
             .args(kubernetes_service_args())
             .arg(format!("--secure-port={port}"))

@@ -41,7 +41,13 @@ pub(crate) fn install_map(plane: &ControlPlane, pack: &str, namespace: &str) {
 /// [`install_map`] with the export for `kube_version` (the version matrix
 /// installs each release's own).
 pub(crate) fn install_map_for(plane: &ControlPlane, pack: &str, namespace: &str, kube_version: &str) {
-    let mut objects = documents(&export_map(&["--policy", pack, "--kube-version", kube_version]));
+    install_exported_map(plane, &["--policy", pack, "--kube-version", kube_version], namespace);
+}
+
+/// `lifeguard export map ARGS`, its binding limited to `namespace`,
+/// applied; returns once the API server mutates there.
+pub(crate) fn install_exported_map(plane: &ControlPlane, args: &[&str], namespace: &str) {
+    let mut objects = documents(&export_map(args));
     for object in &mut objects {
         if object["kind"] == "MutatingAdmissionPolicyBinding" {
             object["spec"]["matchResources"] =

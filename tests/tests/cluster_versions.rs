@@ -100,7 +100,8 @@ fn v1_34() {
 fn v1_34_with_the_beta_mutating_admission_policy() {
     let _turn = TURN.lock().unwrap_or_else(|e| e.into_inner());
     let release = Release::V1_34;
-    let beta = ["--feature-gates=MutatingAdmissionPolicy=true", "--runtime-config=admissionregistration.k8s.io/v1beta1=true"];
+    let beta =
+        ["--feature-gates=MutatingAdmissionPolicy=true", "--runtime-config=admissionregistration.k8s.io/v1beta1=true"];
     let Some(plane) = ControlPlane::start_release_with(release, &beta) else { return };
     for (i, pack) in ["default", "strict", "gpu-serving"].into_iter().enumerate() {
         let ns = format!("map-beta-{i}");

@@ -11,6 +11,7 @@ use std::io::Write as _;
 pub mod cluster;
 pub mod docs;
 pub mod lsp_client;
+pub mod peers;
 
 use std::path::{Path, PathBuf};
 

@@ -60,9 +60,8 @@ fn judged(stderr: &str, namespaces: &[String]) -> usize {
 
 /// Every pod-bearing object's uid, by `(namespace, kind, name)`.
 fn uids(plane: &ControlPlane) -> BTreeMap<Object, String> {
-    let kinds =
-        "pods,replicationcontrollers,podtemplates,deployments,statefulsets,daemonsets,replicasets,jobs,cronjobs";
-    let list = plane.kubectl.run(&["get", kinds, "-A", "-o", "json"]).json();
+    let kinds: Vec<&str> = policies::model::POD_KINDS.iter().map(|k| k.resource).collect();
+    let list = plane.kubectl.run(&["get", &kinds.join(","), "-A", "-o", "json"]).json();
     let text = |o: &Value, p: &str| o.pointer(p).and_then(Value::as_str).unwrap_or_default().to_owned();
     list["items"]
         .as_array()

@@ -6,6 +6,7 @@
 //! rules finding nothing in its own deployment; the shutdown numbers agreeing;
 //! and the webhook configurations calling what `lifeguard-webhook` serves.
 
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -13,6 +14,7 @@ use lifeguard::input::Limits;
 use lifeguard::lint::lint_paths;
 use lifeguard_e2e::{installed_tool, repo_root};
 use policies::Policy;
+use policies::model::POD_KINDS;
 use policies::yaml::parse_stream;
 use serde_json::{Value, json};
 
@@ -292,6 +294,44 @@ fn extra_rules_reach_namespaced_kinds_only() {
     }
 }
 
+/// Every `(apiGroup, resource)` of a list of RBAC or admission rules.
+fn group_resources(rules: &Value) -> BTreeSet<(String, String)> {
+    let strings = |v: &Value| -> Vec<String> {
+        v.as_array().into_iter().flatten().filter_map(|s| s.as_str().map(str::to_owned)).collect()
+    };
+    let mut out = BTreeSet::new();
+    for rule in rules.as_array().expect("rules") {
+        for group in strings(&rule["apiGroups"]) {
+            out.extend(strings(&rule["resources"]).into_iter().map(|r| (group.clone(), r)));
+        }
+    }
+    out
+}
+
+/// The engine's built-in pod-bearing kinds, as `(apiGroup, resource)`.
+fn pod_resources() -> BTreeSet<(String, String)> {
+    POD_KINDS.iter().map(|k| (k.group.to_owned(), k.resource.to_owned())).collect()
+}
+
+#[test]
+fn the_audit_role_reads_the_engine_pod_kinds_services_and_namespaces() {
+    if !tools() {
+        return;
+    }
+    let objs = objects(&render(&["--set", "audit.enabled=true"]));
+    let role = one(&objs, "ClusterRole");
+    let reads: Vec<Value> = role["rules"]
+        .as_array()
+        .expect("rules")
+        .iter()
+        .filter(|r| r["verbs"] == json!(["get", "list"]))
+        .cloned()
+        .collect();
+    let mut expected = pod_resources();
+    expected.extend([("".to_owned(), "services".to_owned()), ("".to_owned(), "namespaces".to_owned())]);
+    assert_eq!(group_resources(&Value::Array(reads)), expected);
+}
+
 /// The audit ClusterRole's rules beyond the reads, and the audit Job's
 /// arguments, as rendered with `audit.enabled` and `set`.
 fn audit_writes(set: &[&str]) -> (Vec<Value>, Vec<String>) {
@@ -392,26 +432,7 @@ fn webhook_configurations_follow_the_contract() {
         for ns in ["kube-system", "lifeguard"] {
             assert!(excluded["values"].as_array().is_some_and(|v| v.contains(&json!(ns))), "{name} never selects {ns}");
         }
-        let resources: Vec<String> = w["rules"]
-            .as_array()
-            .expect("rules")
-            .iter()
-            .flat_map(|r| r["resources"].as_array().cloned().unwrap_or_default())
-            .filter_map(|r| r.as_str().map(str::to_owned))
-            .collect();
-        for r in [
-            "pods",
-            "deployments",
-            "statefulsets",
-            "daemonsets",
-            "replicasets",
-            "replicationcontrollers",
-            "jobs",
-            "cronjobs",
-            "podtemplates",
-        ] {
-            assert!(resources.iter().any(|x| x == r), "{name} covers {r}");
-        }
+        assert_eq!(group_resources(&w["rules"]), pod_resources(), "{name} registers for the engine's pod kinds");
         if kind == "MutatingWebhookConfiguration" {
             assert_eq!(w["reinvocationPolicy"], "IfNeeded");
         }

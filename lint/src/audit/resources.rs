@@ -5,6 +5,7 @@
 
 use std::collections::BTreeSet;
 
+use policies::model::POD_KINDS;
 use serde_json::Value;
 
 /// One resource to list.
@@ -19,20 +20,6 @@ pub struct Resource {
     /// Kind (`Deployment`).
     pub kind: String,
 }
-
-/// The pod-bearing kinds of Kubernetes itself, in the order they are read:
-/// `(group, version, plural, kind)`.
-pub const BUILT_IN: [(&str, &str, &str, &str); 9] = [
-    ("apps", "v1", "deployments", "Deployment"),
-    ("apps", "v1", "statefulsets", "StatefulSet"),
-    ("apps", "v1", "daemonsets", "DaemonSet"),
-    ("apps", "v1", "replicasets", "ReplicaSet"),
-    ("", "v1", "replicationcontrollers", "ReplicationController"),
-    ("batch", "v1", "jobs", "Job"),
-    ("batch", "v1", "cronjobs", "CronJob"),
-    ("", "v1", "pods", "Pod"),
-    ("", "v1", "podtemplates", "PodTemplate"),
-];
 
 /// Services: read in every namespace audited, so `readiness-probe-missing`
 /// and `prestop-bridge-missing` see the traffic a pod really gets.
@@ -55,9 +42,9 @@ impl Resource {
         }
     }
 
-    /// The built-in pod-bearing kinds.
+    /// The built-in pod-bearing kinds, in the engine's order.
     pub fn built_in() -> Vec<Resource> {
-        BUILT_IN.iter().map(|(g, v, p, k)| Resource::new(g, v, p, k)).collect()
+        POD_KINDS.iter().map(|k| Resource::new(k.group, k.version, k.resource, k.kind)).collect()
     }
 
     /// `deployments.apps`, `pods`: as kubectl and RBAC name it.

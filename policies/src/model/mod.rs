@@ -8,6 +8,7 @@ pub mod host;
 mod listener;
 mod owner;
 mod pgrep;
+mod pod_kinds;
 mod pointer;
 mod port_name;
 mod poststart;
@@ -19,7 +20,7 @@ pub mod shell_flow;
 mod typed;
 mod workload;
 
-pub use workload::names_pod_kind;
+pub use pod_kinds::{POD_KINDS, PodKind, names_pod_kind, pod_kind, resources_by_group};
 
 pub use annotations::{ANNOTATION_MUTATED, ANNOTATIONS, annotation_doc};
 pub use duration::parse_seconds;

@@ -179,35 +179,12 @@ pub fn image_repository(image: &str) -> (&str, &str) {
     (path, path.rsplit('/').next().unwrap_or(path))
 }
 
-/// Where the pod template lives for a given object, if it carries one.
-/// Whether `kind` is one [`template_location`] names: an object of any
-/// other kind is a workload only if it has `/spec/template/spec/containers`
-/// (the loader's skim relies on this; a test holds the two together).
-pub fn names_pod_kind(kind: &str) -> bool {
-    matches!(
-        kind,
-        "Pod"
-            | "PodTemplate"
-            | "CronJob"
-            | "Deployment"
-            | "StatefulSet"
-            | "DaemonSet"
-            | "ReplicaSet"
-            | "ReplicationController"
-            | "Job"
-    )
-}
-
+/// Where the pod template and its spec live in an object, if it carries one.
 fn template_location(object: &Value, kind: &str) -> Option<(&'static str, &'static str)> {
-    match kind {
-        "Pod" => Some(("", "/spec")),
-        "PodTemplate" => Some(("/template", "/template/spec")),
-        "CronJob" => Some(("/spec/jobTemplate/spec/template", "/spec/jobTemplate/spec/template/spec")),
-        "Deployment" | "StatefulSet" | "DaemonSet" | "ReplicaSet" | "ReplicationController" | "Job" => {
-            Some(("/spec/template", "/spec/template/spec"))
-        }
+    match super::pod_kind(kind) {
+        Some(k) => Some((k.template, k.spec)),
         // Any other object with a pod template (Argo Rollout, CloneSet, ...).
-        _ => walk(object, "/spec/template/spec/containers").map(|_| ("/spec/template", "/spec/template/spec")),
+        None => walk(object, "/spec/template/spec/containers").map(|_| ("/spec/template", "/spec/template/spec")),
     }
 }
 
@@ -390,24 +367,37 @@ fn path_to_pointer(path: &serde_path_to_error::Path) -> String {
 mod tests {
 
     #[test]
-    fn names_pod_kind_lists_exactly_the_kinds_template_location_names() {
-        let empty = serde_json::json!({});
-        for kind in [
-            "Pod",
-            "PodTemplate",
-            "CronJob",
-            "Deployment",
-            "StatefulSet",
-            "DaemonSet",
-            "ReplicaSet",
-            "ReplicationController",
-            "Job",
-        ] {
-            assert!(super::names_pod_kind(kind) && super::template_location(&empty, kind).is_some(), "{kind}");
+    fn the_pod_spec_is_found_where_each_kind_keeps_it() {
+        let c = serde_json::json!({"containers": [{"name": "c", "image": "x"}]});
+        let cases = [
+            (serde_json::json!({"kind": "Pod", "spec": c}), "", "/spec"),
+            (serde_json::json!({"kind": "PodTemplate", "template": {"spec": c}}), "/template", "/template/spec"),
+            (
+                serde_json::json!({"kind": "CronJob", "spec": {"jobTemplate": {"spec": {"template": {"spec": c}}}}}),
+                "/spec/jobTemplate/spec/template",
+                "/spec/jobTemplate/spec/template/spec",
+            ),
+            (
+                serde_json::json!({"kind": "Deployment", "spec": {"template": {"spec": c}}}),
+                "/spec/template",
+                "/spec/template/spec",
+            ),
+            // Not a built-in kind: found by its template's containers.
+            (
+                serde_json::json!({"kind": "Rollout", "spec": {"template": {"spec": c}}}),
+                "/spec/template",
+                "/spec/template/spec",
+            ),
+        ];
+        for (object, template, spec) in cases {
+            let w = super::Workload::from_object(&object).ok().flatten().unwrap_or_else(|| panic!("{object}"));
+            assert_eq!((w.template_pointer.as_str(), w.spec_pointer.as_str()), (template, spec), "{object}");
         }
-        for kind in ["ConfigMap", "CustomResourceDefinition", "Rollout", "", "pod"] {
-            assert!(!super::names_pod_kind(kind) && super::template_location(&empty, kind).is_none(), "{kind}");
-        }
+        // A built-in kind is not read at another kind's place.
+        let misplaced = serde_json::json!({"kind": "CronJob", "spec": {"template": {"spec": c}}});
+        assert!(matches!(super::Workload::from_object(&misplaced), Ok(None)));
+        let config = serde_json::json!({"kind": "ConfigMap", "data": {"spec": "x"}});
+        assert!(matches!(super::Workload::from_object(&config), Ok(None)));
     }
 
     use serde_json::json;

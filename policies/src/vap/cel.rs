@@ -19,16 +19,23 @@ pub(super) fn present(path: &str) -> String {
     out.join(" && ")
 }
 
-/// Where each kind keeps its pod template (`None`: the object is the pod).
-const TEMPLATES: [(&str, &str); 2] =
-    [("CronJob", "object.spec.jobTemplate.spec.template"), ("PodTemplate", "object.template")];
+/// Where every other object keeps its pod template.
 const TEMPLATE: &str = "object.spec.template";
+
+/// The built-in kinds that keep their pod template elsewhere than
+/// [`TEMPLATE`], with its CEL path (a Pod, which is one, aside).
+fn other_templates() -> impl Iterator<Item = (&'static str, String)> {
+    crate::model::POD_KINDS
+        .iter()
+        .filter(|k| !k.template.is_empty() && k.template != "/spec/template")
+        .map(|k| (k.kind, format!("object{}", k.template.replace('/', "."))))
+}
 
 /// `object.kind == 'Pod' ? pod(object) : ... : templated(default)`.
 fn by_kind(pod: &str, templated: impl Fn(&str) -> String) -> String {
     let mut out = format!("object.kind == 'Pod' ? {pod} : ");
-    for (kind, template) in TEMPLATES {
-        out.push_str(&format!("object.kind == '{kind}' ? {} : ", templated(template)));
+    for (kind, template) in other_templates() {
+        out.push_str(&format!("object.kind == '{kind}' ? {} : ", templated(&template)));
     }
     out.push_str(&templated(TEMPLATE));
     out

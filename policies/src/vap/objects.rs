@@ -56,22 +56,22 @@ pub(crate) fn pair(
     [admission_policy(&object, name, policy, validations), binding(&object, name, group.action(mode), mode)]
 }
 
-/// The kinds the webhook registers for (the chart's rules).
+/// The kinds the webhook registers for (the chart's rules): the built-in
+/// pod-bearing kinds, a rule per API group.
 fn resource_rules() -> Value {
-    let rule = |group: &str, resources: &[&str]| {
-        json!({
-            "apiGroups": [group],
-            "apiVersions": ["v1"],
-            "operations": ["CREATE", "UPDATE"],
-            "resources": resources,
-            "scope": "Namespaced",
+    let rules: Vec<Value> = crate::model::resources_by_group()
+        .into_iter()
+        .map(|(group, resources)| {
+            json!({
+                "apiGroups": [group],
+                "apiVersions": ["v1"],
+                "operations": ["CREATE", "UPDATE"],
+                "resources": resources,
+                "scope": "Namespaced",
+            })
         })
-    };
-    json!([
-        rule("", &["pods", "replicationcontrollers", "podtemplates"]),
-        rule("apps", &["deployments", "statefulsets", "daemonsets", "replicasets"]),
-        rule("batch", &["jobs", "cronjobs"]),
-    ])
+        .collect();
+    Value::Array(rules)
 }
 
 /// The labels of every exported object.

@@ -263,20 +263,12 @@ pub fn client_trusting(ca_pem: &str, h2: bool, identity: Option<(&str, &str)>) -
 
 /// The API server's `request.kind` / `request.resource` for a kind.
 pub fn kind_and_resource(kind: &str) -> (Value, Value) {
-    let (group, version, resource) = match kind {
-        "Pod" => ("", "v1", "pods"),
-        "PodTemplate" => ("", "v1", "podtemplates"),
-        "ReplicationController" => ("", "v1", "replicationcontrollers"),
-        "Deployment" => ("apps", "v1", "deployments"),
-        "StatefulSet" => ("apps", "v1", "statefulsets"),
-        "DaemonSet" => ("apps", "v1", "daemonsets"),
-        "ReplicaSet" => ("apps", "v1", "replicasets"),
-        "Job" => ("batch", "v1", "jobs"),
-        "CronJob" => ("batch", "v1", "cronjobs"),
-        "Rollout" => ("argoproj.io", "v1alpha1", "rollouts"),
-        "Service" => ("", "v1", "services"),
-        "ConfigMap" => ("", "v1", "configmaps"),
-        other => ("example.com", "v1", other),
+    let (group, version, resource) = match (policies::model::pod_kind(kind), kind) {
+        (Some(k), _) => (k.group, k.version, k.resource),
+        (None, "Rollout") => ("argoproj.io", "v1alpha1", "rollouts"),
+        (None, "Service") => ("", "v1", "services"),
+        (None, "ConfigMap") => ("", "v1", "configmaps"),
+        (None, other) => ("example.com", "v1", other),
     };
     (
         json!({"group": group, "version": version, "kind": kind}),

@@ -7,6 +7,12 @@
 //!
 //! Every location it reports is a JSON pointer into the object it was given;
 //! callers map pointers back to lines (the linter) or quote them (the webhook).
+//!
+//! Purity is checked, not promised: `clippy.toml` beside this crate's
+//! manifest forbids file, environment, process, network and clock access,
+//! and the lints below any printing.
+
+#![deny(clippy::print_stdout, clippy::print_stderr, clippy::dbg_macro)]
 
 pub mod engine;
 pub mod error;

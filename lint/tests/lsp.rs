@@ -214,6 +214,69 @@ fn hover_explains_a_finding_and_an_annotation() {
     assert_eq!(client.shutdown(), Some(0));
 }
 
+/// An info finding with a fix the default policy leaves out
+/// (`prestop-sleep-only`'s rewrite of an exec sleep).
+const OPT_IN: &str = "apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web}
+spec:
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      containers:
+        - name: web
+          image: example/web:1
+          ports: [{containerPort: 8080}]
+          readinessProbe:
+            httpGet: {path: /ready, port: 8080}
+          lifecycle:
+            preStop:
+              exec: {command: [sleep, \"5\"]}
+";
+
+#[test]
+fn the_hover_names_the_fix_lint_names() {
+    let dir = workspace(&["web-api.yaml"]);
+    std::fs::write(dir.path().join("opt-in.yaml"), OPT_IN).expect("write");
+    let mut client = Client::start(&binary(), dir.path(), dir.path());
+    let mut seen = Vec::new();
+    for name in ["web-api.yaml", "opt-in.yaml"] {
+        let file = dir.path().join(name);
+        let text = std::fs::read_to_string(&file).expect("read");
+        // `lint`'s text report: each finding's `fix: ...` or `no automatic fix: ...` line.
+        let out = Command::new(binary())
+            .args(["lint", "--fail-on", "never", "--color", "never"])
+            .arg(&file)
+            .output()
+            .expect("lint");
+        let report = String::from_utf8_lossy(&out.stdout).into_owned();
+        let uri = file_uri(&file);
+        client.open(&uri, &text);
+        for d in client.diagnostics(&uri).iter().filter(|d| d["code"].is_string()) {
+            let hover = client
+                .request("textDocument/hover", json!({"textDocument": {"uri": uri}, "position": d["range"]["start"]}));
+            let value = hover["contents"]["value"].as_str().unwrap_or_default().to_owned();
+            let start = value.find("\n\n**Fix**").or_else(|| value.find("\n\n**No automatic fix**"));
+            let (label, note) = start
+                .and_then(|at| value[at + 4..].split("\n\n").next())
+                .and_then(|fix| fix.split_once("**"))
+                .unwrap_or_else(|| panic!("a fix line in {value}"));
+            let note = note.trim_start_matches(" (quick fix, or `lifeguard fix`)").trim_start_matches(": ");
+            let lint_label = if label == "No automatic fix" { "no automatic fix: " } else { "fix: " };
+            assert!(
+                report.contains(&format!("{lint_label}{note}\n")),
+                "{} hover says {label}: {note}\nlint:\n{report}",
+                d["code"]
+            );
+            seen.push((d["code"].as_str().unwrap_or_default().to_owned(), label.to_owned()));
+        }
+    }
+    assert!(seen.contains(&("prestop-sleep-only".to_owned(), "Fix".to_owned())), "{seen:?}");
+    assert!(seen.contains(&("probe-endpoint-reused".to_owned(), "No automatic fix".to_owned())), "{seen:?}");
+    assert_eq!(client.shutdown(), Some(0));
+}
+
 const DEPLOYMENT: &str = "apiVersion: apps/v1
 kind: Deployment
 metadata: {name: api, namespace: shop}

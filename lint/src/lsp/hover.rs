@@ -25,10 +25,11 @@ pub fn hover(open: &Open, at: Position) -> Option<Hover> {
         .min_by_key(|p| (p.range.end.line - p.range.start.line, p.range.end.character))?;
     let f = &placed.located.finding;
     let summary = policies::rules::find(&f.rule).map(|r| r.summary).unwrap_or_default();
-    let fix = match (&f.fix, policies::rules::find(&f.rule).map(|r| r.fix)) {
-        (Some(fix), _) => format!("\n\n**Fix** (quick fix, or `lifeguard fix`): {}", fix.description),
-        (None, Some(policies::rules::FixAvailability::NoFix(why))) => format!("\n\n**No automatic fix**: {why}"),
-        _ => String::new(),
+    // The words `lint` prints; only a fix the policy applies is a quick fix.
+    let fix = match policies::rules::fix_note(f) {
+        Ok(note) if f.fix.is_some() => format!("\n\n**Fix** (quick fix, or `lifeguard fix`): {note}"),
+        Ok(note) => format!("\n\n**Fix**: {note}"),
+        Err(why) => format!("\n\n**No automatic fix**: {why}"),
     };
     let value = format!(
         "**{}** ({}): {summary}\n\n{}\n\n**Help**: {}{fix}\n\n`lifeguard explain {}` says why, with examples.",

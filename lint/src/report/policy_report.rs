@@ -19,7 +19,7 @@ use serde_json::{Map, Value, json};
 
 use crate::outcome::{Located, Outcome, Rendered};
 use crate::report::rules::docs_url;
-use crate::report::text::fix_labelled;
+use policies::rules::fix_labelled;
 
 /// What the reports say they come from (`source`), and the field manager
 /// that writes them.

@@ -1,12 +1,11 @@
 //! The default, human output. Styles are plain ANSI; the writer strips them
 //! when stdout is not a terminal or `NO_COLOR` is set.
 
-use std::borrow::Cow;
 use std::fmt::Write as _;
 
 use anstyle::{AnsiColor, Style};
-use policies::rules::FixAvailability;
-use policies::{Finding, Severity};
+use policies::rules::fix_labelled;
+use policies::Severity;
 
 use crate::outcome::{InputError, Located, Origin, Outcome};
 use crate::report::summary;
@@ -119,36 +118,6 @@ pub fn helm_note(l: &Located) -> Option<(&'static str, String)> {
         Some(why) => ("template", format!("{} ({why}; the rendered line is shown)", t.path)),
         None => ("template", t.path.clone()),
     })
-}
-
-/// What `lifeguard fix` would do with a finding: `Ok(description)` of its
-/// fix, or `Err(reason)` there is none.
-pub fn fix_note(f: &Finding) -> Result<Cow<'_, str>, Cow<'_, str>> {
-    if let Some(fix) = &f.fix {
-        return Ok(Cow::Borrowed(&fix.description));
-    }
-    if let Some(fix) = &f.opt_in_fix {
-        return Ok(Cow::Owned(format!(
-            "{} (opt-in: info findings are fixed only when the policy sets `fixInfoFindings: true`)",
-            fix.description
-        )));
-    }
-    Err(match policies::rules::find(&f.rule).map(|r| r.fix) {
-        Some(FixAvailability::NoFix(why)) => Cow::Borrowed(why),
-        Some(FixAvailability::Fix(_)) => {
-            Cow::Owned(format!("not for this case (`lifeguard explain {}` says when there is one)", f.rule))
-        }
-        None => Cow::Borrowed("a custom rule has none"),
-    })
-}
-
-/// [`fix_note`] with the label the text report prints before it:
-/// `("fix:", description)` or `("no automatic fix:", why)`.
-pub fn fix_labelled(f: &Finding) -> (&'static str, Cow<'_, str>) {
-    match fix_note(f) {
-        Ok(description) => ("fix:", description),
-        Err(why) => ("no automatic fix:", why),
-    }
 }
 
 /// Renders one input error.

@@ -87,9 +87,11 @@ pub fn deny_message(object: &str, policy: &str, findings: &[&Finding]) -> String
     );
     for f in findings.iter().take(MAX_LISTED) {
         let container = f.container.as_deref().map(|c| format!(" container {c:?}")).unwrap_or_default();
-        let fix = match &f.fix {
-            Some(fix) => format!("lifeguard fix (or /mutate) would apply: {}", fix.description),
-            None => "no automatic fix".to_owned(),
+        // The fix `lint` names; an info finding's opt-in fix is named as such.
+        let fix = match (&f.fix, policies::rules::fix_note(f)) {
+            (Some(fix), _) => format!("lifeguard fix (or /mutate) would apply: {}", fix.description),
+            (None, Ok(opt_in)) => format!("fix: {opt_in}"),
+            (None, Err(_)) => "no automatic fix".to_owned(),
         };
         text.push_str(&format!(
             "\n- {}{container} at {}: {}; help: {}; {fix}",
@@ -160,6 +162,31 @@ mod tests {
         // Exactly at the budget nothing is cut.
         let exact: Vec<String> = (0..15).map(|_| "y".repeat(WARNING_BUDGET_CHARS / 15)).collect();
         assert_eq!(fitted(exact.clone(), "fixes"), exact);
+    }
+
+    #[test]
+    fn the_deny_message_names_the_fix_lint_names() {
+        let fix = |d: &str| Some(policies::Fix { description: d.to_owned(), operations: Vec::new() });
+        let finding = |rule: &str, fix: Option<policies::Fix>, opt_in_fix: Option<policies::Fix>| Finding {
+            rule: rule.to_owned(),
+            severity: policies::Severity::Info,
+            message: "m".to_owned(),
+            short: "m".to_owned(),
+            help: "h".to_owned(),
+            pointer: "/spec".to_owned(),
+            container: None,
+            fix,
+            opt_in_fix,
+        };
+        let applied = finding("prestop-sleep-only", fix("native sleep"), None);
+        let opt_in = finding("prestop-sleep-only", None, fix("native sleep"));
+        let none = finding("probe-endpoint-reused", None, None);
+        let message = deny_message("Deployment/web", "policy default", &[&applied, &opt_in, &none]);
+        let lines: Vec<&str> = message.lines().skip(1).collect();
+        assert!(lines[0].ends_with("; lifeguard fix (or /mutate) would apply: native sleep"), "{message}");
+        let Ok(note) = policies::rules::fix_note(&opt_in) else { panic!("an opt-in note") };
+        assert!(lines[1].ends_with(&format!("; fix: {note}")) && note.contains("fixInfoFindings: true"), "{message}");
+        assert!(lines[2].ends_with("; no automatic fix"), "{message}");
     }
 
     #[test]

@@ -22,6 +22,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use lifeguard_e2e::cluster::process::{Supervised, free_port, wait_for};
+use lifeguard_e2e::repo_root;
 use lifeguard_e2e::skip;
 
 const VERSION: &str = env!("CARGO_PKG_VERSION");
@@ -33,10 +34,6 @@ const SOURCE_COMMIT: &str = "0123456789abcdef0123456789abcdef01234567";
 /// Longer than any run of the script may take (its downloads are bounded
 /// too): past it the run counts as a hang.
 const HANG: Duration = Duration::from_secs(90);
-
-fn repo_root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
-}
 
 fn on_path(tool: &str) -> bool {
     Command::new(tool).arg("--version").output().is_ok_and(|o| o.status.success())

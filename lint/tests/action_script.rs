@@ -5,14 +5,11 @@
 //! chart, the `helm` that `.ci/install-helm.sh` installs; without them the
 //! test says why and skips (`LIFEGUARD_NO_SKIP=1`, set by CI, fails instead).
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
+use lifeguard_e2e::repo_root;
 use serde_json::Value;
-
-fn repo_root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
-}
 
 fn skip(reason: &str) {
     let strict = std::env::var_os("LIFEGUARD_NO_SKIP").is_some_and(|v| v != "0");

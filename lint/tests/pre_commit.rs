@@ -12,12 +12,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use lifeguard::input::{Limits, parse_stream};
+use lifeguard_e2e::repo_root;
 use regex::Regex;
 use serde_json::Value;
-
-fn repo_root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
-}
 
 /// A hook as declared, with pre-commit's defaults filled in.
 struct Hook {

@@ -24,11 +24,12 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
-use common::{Server, Start, patch_of, post, repo_root, review};
+use common::{Server, Start, patch_of, post, review};
 use lifeguard::fix::{Output, fix_paths, write};
 use lifeguard::input::Limits;
 use lifeguard::lint::{Located, lint_paths};
 use lifeguard::report::json;
+use lifeguard_e2e::repo_root;
 use policies::model::{Workload, object_label_of};
 use policies::yaml::parse_stream;
 use policies::{Policy, objects_in};

@@ -6,10 +6,11 @@
 
 mod common;
 
-use common::{repo_root, review};
+use common::review;
 use kube_core::admission::AdmissionResponse;
 use lifeguard::input::Limits;
 use lifeguard_e2e::cluster::objects::naive_gpu_deployment;
+use lifeguard_e2e::repo_root;
 use policies::policy::AdmissionMode;
 use policies::yaml::parse_stream;
 use policies::{Batch, Policy, lint_object, objects_in, plan_fixes};

@@ -4,8 +4,8 @@
 use std::fmt::Write as _;
 
 use anstyle::{AnsiColor, Style};
-use policies::rules::fix_labelled;
 use policies::Severity;
+use policies::rules::fix_labelled;
 
 use crate::outcome::{InputError, Located, Origin, Outcome};
 use crate::report::summary;

@@ -1,9 +1,30 @@
 //! What each `lifeguard.dev/*` annotation means, for the front ends that
-//! explain them where they are written (`lifeguard lsp`'s hover).
+//! explain them where they are written (`lifeguard lsp`'s hover). Every
+//! annotation's name is defined here, so the model reads its own inputs
+//! without importing the policy or the simulation.
 
-use super::workload::{ANNOTATION_COLD_START, ANNOTATION_DRAIN, ANNOTATION_SHUTDOWN};
-use crate::policy::{ANNOTATION_IGNORE, ANNOTATION_IGNORE_REASON};
-use crate::simulate::{ANNOTATION_POSTSTART, ANNOTATION_PRESTOP, ANNOTATION_PROBE_CHECKS, ANNOTATION_READINESS_GATES};
+/// Pod template annotation: the measured slowest valid start, in seconds.
+pub const ANNOTATION_COLD_START: &str = "lifeguard.dev/cold-start-seconds";
+/// Pod template annotation: time the app needs to drain, in seconds.
+pub const ANNOTATION_DRAIN: &str = "lifeguard.dev/drain-seconds";
+/// Pod template annotation: time the app needs to shut down after draining.
+pub const ANNOTATION_SHUTDOWN: &str = "lifeguard.dev/shutdown-budget-seconds";
+/// Object or pod template annotation: rules to ignore, comma-separated.
+pub const ANNOTATION_IGNORE: &str = "lifeguard.dev/ignore";
+/// Why the rules are ignored; required for the ignore annotation to apply.
+pub const ANNOTATION_IGNORE_REASON: &str = "lifeguard.dev/ignore-reason";
+/// On the pod template: how long after its containers are first ready the
+/// pod's readiness gates become True, in seconds, or `never`.
+pub const ANNOTATION_READINESS_GATES: &str = "lifeguard.dev/readiness-gates-seconds";
+/// Pod template annotation: what the probes really check,
+/// `"liveness=local,readiness=dependency"` or `"app/liveness=local"`.
+pub const ANNOTATION_PROBE_CHECKS: &str = "lifeguard.dev/probe-checks";
+/// On the pod template: how long a preStop hook whose length its spec
+/// does not show (an `exec` of a script, an `httpGet`) runs, in seconds.
+pub const ANNOTATION_PRESTOP: &str = "lifeguard.dev/prestop-seconds";
+/// On the pod template: how long a postStart hook whose length its spec
+/// does not show (an `exec` of a script, an `httpGet`) runs, in seconds.
+pub const ANNOTATION_POSTSTART: &str = "lifeguard.dev/poststart-seconds";
 
 /// The annotation the webhook's `/mutate` leaves on what it fixed.
 pub const ANNOTATION_MUTATED: &str = "lifeguard.dev/mutated";

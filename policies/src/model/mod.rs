@@ -22,7 +22,11 @@ mod workload;
 
 pub use pod_kinds::{POD_KINDS, PodKind, names_pod_kind, pod_kind, resources_by_group};
 
-pub use annotations::{ANNOTATION_MUTATED, ANNOTATIONS, annotation_doc};
+pub use annotations::{
+    ANNOTATION_COLD_START, ANNOTATION_DRAIN, ANNOTATION_IGNORE, ANNOTATION_IGNORE_REASON, ANNOTATION_MUTATED,
+    ANNOTATION_POSTSTART, ANNOTATION_PRESTOP, ANNOTATION_PROBE_CHECKS, ANNOTATION_READINESS_GATES, ANNOTATION_SHUTDOWN,
+    ANNOTATIONS, annotation_doc,
+};
 pub use duration::parse_seconds;
 pub use listener::undeclared_port_listeners;
 pub use owner::controller_of;
@@ -39,7 +43,4 @@ pub use probe::{
     resolve_port, shared_liveness_readiness, unresolved_ports,
 };
 pub use service::{Receiver, ServiceView, port_label, receivers, services_send, services_verb};
-pub use workload::{
-    ANNOTATION_COLD_START, ANNOTATION_DRAIN, ANNOTATION_SHUTDOWN, ContainerView, ObjectLabel, Workload,
-    image_repository, object_label, object_label_of,
-};
+pub use workload::{ContainerView, ObjectLabel, Workload, image_repository, object_label, object_label_of};

@@ -3,7 +3,8 @@
 
 use k8s_openapi::api::core::v1::{Container, LifecycleHandler};
 
-use super::workload::{ANNOTATION_DRAIN, ANNOTATION_SHUTDOWN, ContainerView, Workload};
+use super::annotations::{ANNOTATION_DRAIN, ANNOTATION_SHUTDOWN};
+use super::workload::{ContainerView, Workload};
 use crate::policy::Policy;
 
 /// A sleep this long (a day) is a hold-until-killed, not a duration anybody

@@ -13,13 +13,6 @@ use super::typed::PodSpecFields;
 use crate::error::ModelError;
 use crate::policy::Policy;
 
-/// Pod template annotation: the measured slowest valid start, in seconds.
-pub const ANNOTATION_COLD_START: &str = "lifeguard.dev/cold-start-seconds";
-/// Pod template annotation: time the app needs to drain, in seconds.
-pub const ANNOTATION_DRAIN: &str = "lifeguard.dev/drain-seconds";
-/// Pod template annotation: time the app needs to shut down after draining.
-pub const ANNOTATION_SHUTDOWN: &str = "lifeguard.dev/shutdown-budget-seconds";
-
 /// A pod spec and where it sits in its object.
 #[derive(Debug, Clone)]
 pub struct Workload {

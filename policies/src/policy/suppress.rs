@@ -7,11 +7,7 @@ use serde_json::Value;
 use super::compiled::Policy;
 use crate::finding::Finding;
 use crate::model::Workload;
-
-/// Object or pod template annotation: rules to ignore, comma-separated.
-pub const ANNOTATION_IGNORE: &str = "lifeguard.dev/ignore";
-/// Why the rules are ignored; required for the ignore annotation to apply.
-pub const ANNOTATION_IGNORE_REASON: &str = "lifeguard.dev/ignore-reason";
+pub use crate::model::{ANNOTATION_IGNORE, ANNOTATION_IGNORE_REASON};
 
 /// What suppressed a finding.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -3,15 +3,12 @@
 
 use k8s_openapi::api::core::v1::Container;
 
+pub use crate::model::ANNOTATION_PROBE_CHECKS;
 use crate::model::{
     ContainerView, Handler, ProbeKind, handler_of, process_existence, shared_liveness_readiness, unresolved_ports,
 };
 use crate::policy::Policy;
 use crate::rules::liveness_checks_dependency::dependencies;
-
-/// Pod template annotation: what the probes really check,
-/// `"liveness=local,readiness=dependency"` or `"app/liveness=local"`.
-pub const ANNOTATION_PROBE_CHECKS: &str = "lifeguard.dev/probe-checks";
 
 /// What a probe's answer depends on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -9,13 +9,10 @@
 //! restarts (kubelet_pods.go, `generateAPIPodStatus`), and when one is set
 //! it syncs the pod at once (kubelet.go, `HandlePodReconcile`).
 
+pub use crate::model::ANNOTATION_READINESS_GATES;
 use crate::model::parse_seconds;
 
 const MS: i64 = 1000;
-
-/// On the pod template: how long after its containers are first ready the
-/// pod's readiness gates become True, in seconds, or `never`.
-pub const ANNOTATION_READINESS_GATES: &str = "lifeguard.dev/readiness-gates-seconds";
 
 /// When a pod's readiness gates become True, as stated.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -20,16 +20,9 @@ use crate::model::{
 };
 
 use super::kubelet::STARTED_SEEN_MS;
+pub use crate::model::{ANNOTATION_POSTSTART, ANNOTATION_PRESTOP};
 
 const MS: i64 = 1000;
-
-/// On the pod template: how long a preStop hook whose length its spec
-/// does not show (an `exec` of a script, an `httpGet`) runs, in seconds.
-pub const ANNOTATION_PRESTOP: &str = "lifeguard.dev/prestop-seconds";
-
-/// On the pod template: how long a postStart hook whose length its spec
-/// does not show (an `exec` of a script, an `httpGet`) runs, in seconds.
-pub const ANNOTATION_POSTSTART: &str = "lifeguard.dev/poststart-seconds";
 
 /// Where the length of a lifecycle hook comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -8,8 +8,6 @@ use std::time::Duration;
 use clap::{ArgAction, Parser, ValueEnum};
 use thiserror::Error;
 
-use crate::connections::Bounds;
-
 /// What to answer when lifeguard cannot judge a request it should judge
 /// (an object that does not parse as its kind, the engine timing out).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -19,6 +17,37 @@ pub enum OnError {
     /// Deny it, saying why. `/mutate` still never denies on its own error.
     Deny,
 }
+
+/// Time and count bounds of a listener's connections.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Bounds {
+    /// From the first byte of a request to the end of its headers.
+    pub header_read: Duration,
+    /// Between requests (and before the first one). Longer than the
+    /// client's own idle timeout, so the client closes first and never
+    /// sends a request on a connection the server is closing.
+    pub idle: Duration,
+    /// Connections open at once; more are closed as soon as they are accepted.
+    pub max_connections: usize,
+}
+
+impl Default for Bounds {
+    fn default() -> Self {
+        Bounds {
+            header_read: Duration::from_secs(10),
+            idle: Duration::from_secs(120),
+            max_connections: DEFAULT_MAX_CONNECTIONS,
+        }
+    }
+}
+
+/// The admission listener's default cap. The API server keeps a few idle
+/// connections per webhook host and opens more under bursts; several API
+/// servers and a rollout's overlap stay far below this. An idle TLS
+/// connection that has served a review holds about 31 KiB (BENCHMARKS.md),
+/// so the cap's connections and the server's ~22 MiB under load (about
+/// 53 MiB) fit the chart's 128 Mi memory limit with room to spare.
+pub const DEFAULT_MAX_CONNECTIONS: usize = 1024;
 
 /// Log line format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -116,7 +145,7 @@ pub struct Cli {
         long,
         env = "LIFEGUARD_MAX_CONNECTIONS",
         value_name = "N",
-        default_value_t = crate::connections::DEFAULT_MAX_CONNECTIONS
+        default_value_t = DEFAULT_MAX_CONNECTIONS
     )]
     pub max_connections: usize,
 

@@ -8,42 +8,13 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
+// The bounds are plain configuration (`Config` holds them); they live there.
+pub use crate::config::{Bounds, DEFAULT_MAX_CONNECTIONS};
 use crate::metrics::ConnectionMetrics;
-
-/// Time and count bounds of a listener's connections.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Bounds {
-    /// From the first byte of a request to the end of its headers.
-    pub header_read: Duration,
-    /// Between requests (and before the first one). Longer than the
-    /// client's own idle timeout, so the client closes first and never
-    /// sends a request on a connection the server is closing.
-    pub idle: Duration,
-    /// Connections open at once; more are closed as soon as they are accepted.
-    pub max_connections: usize,
-}
 
 /// Go's `http.Transport` closes idle connections after 90 s (the API
 /// server's webhook client keeps that default): the idle bound must be longer.
 pub const API_SERVER_IDLE_TIMEOUT: Duration = Duration::from_secs(90);
-
-impl Default for Bounds {
-    fn default() -> Self {
-        Bounds {
-            header_read: Duration::from_secs(10),
-            idle: Duration::from_secs(120),
-            max_connections: DEFAULT_MAX_CONNECTIONS,
-        }
-    }
-}
-
-/// The admission listener's default cap. The API server keeps a few idle
-/// connections per webhook host and opens more under bursts; several API
-/// servers and a rollout's overlap stay far below this. An idle TLS
-/// connection that has served a review holds about 31 KiB (BENCHMARKS.md),
-/// so the cap's connections and the server's ~22 MiB under load (about
-/// 53 MiB) fit the chart's 128 Mi memory limit with room to spare.
-pub const DEFAULT_MAX_CONNECTIONS: usize = 1024;
 
 /// The health listener's cap: the kubelet's probes (a new connection each,
 /// closed at once) and a few scrapers.

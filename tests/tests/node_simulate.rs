@@ -623,6 +623,17 @@ fn disagreements(case: &Case, predicted: &Predicted, observed: &Observed, tolera
     };
     if !matches!(case.act, Act::Delete(_)) {
         let low = predicted_restarts_by(window - tolerance, true).min(predicted.restarts_best);
+        // The model kills at the probe's timeout; the kubelet's kill reaches
+        // the app up to about a second later (CI saw 2.7 s where the latest
+        // the model allows is 1.5 s). Within a finite disruption that delay
+        // can leave no time for the kill the model fits after it, so a first
+        // kill later than the model's latest allows one kill fewer, never
+        // none where the model kills.
+        let first_late = match (observed.sigterms.first(), predicted.best_restart_at, predicted.worst_restart_at) {
+            (Some(first), Some(best), Some(worst)) => *first > best.max(worst),
+            _ => false,
+        };
+        let low = if first_late { low.saturating_sub(1).max(low.min(1)) } else { low };
         let high = predicted_restarts_by(window + tolerance, false);
         let kills = if crash { observed.restarts.len() } else { observed.sigterms.len() };
         if kills < low || kills > high {

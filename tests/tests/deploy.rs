@@ -487,7 +487,7 @@ async fn the_configurations_call_what_lifeguard_webhook_serves() {
         on_error: webhook::config::OnError::Allow,
         max_body_bytes: 1 << 20,
         request_timeout: std::time::Duration::from_secs(4),
-        connections: webhook::connections::Bounds::default(),
+        connections: webhook::config::Bounds::default(),
         log_format: webhook::config::LogFormat::Text,
         ratchet: true,
         include_controlled: false,

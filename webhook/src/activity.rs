@@ -18,7 +18,7 @@ use std::time::Instant;
 
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 
-use crate::connections::Bounds;
+use crate::config::Bounds;
 
 /// One connection's activity, shared by its stream, its requests and its task.
 #[derive(Debug)]

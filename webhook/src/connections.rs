@@ -8,8 +8,7 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-// The bounds are plain configuration (`Config` holds them); they live there.
-pub use crate::config::{Bounds, DEFAULT_MAX_CONNECTIONS};
+use crate::config::Bounds;
 use crate::metrics::ConnectionMetrics;
 
 /// Go's `http.Transport` closes idle connections after 90 s (the API

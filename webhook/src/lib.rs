@@ -40,7 +40,8 @@ use tower_http::catch_panic::CatchPanicLayer;
 pub use config::{Cli, Config};
 pub use state::{Shared, State};
 
-use crate::connections::{Bounds, Connections, HEALTH_MAX_CONNECTIONS};
+use crate::config::Bounds;
+use crate::connections::{Connections, HEALTH_MAX_CONNECTIONS};
 use crate::reload::{PolicySource, Seen};
 use crate::server::Phase;
 

@@ -19,7 +19,8 @@ use tokio_rustls::TlsAcceptor;
 use tokio_util::task::TaskTracker;
 
 use crate::activity::{Activity, Check, Tracked, Watched};
-use crate::connections::{Bounds, Connections, Slot};
+use crate::config::Bounds;
+use crate::connections::{Connections, Slot};
 
 /// Where the server is in its life.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -9,7 +9,8 @@ use std::collections::HashMap;
 use lsp_types::{CodeAction, CodeActionKind, CodeActionOrCommand, Diagnostic, Range, TextEdit, Uri, WorkspaceEdit};
 use policies::Policy;
 use policies::model::escape_token;
-use policies::policy::{ANNOTATION_IGNORE, ANNOTATION_IGNORE_REASON, ignore_list};
+use policies::model::{ANNOTATION_IGNORE, ANNOTATION_IGNORE_REASON};
+use policies::policy::ignore_list;
 use serde_json::{Value, json};
 
 use super::analysis::Placed;

@@ -64,13 +64,13 @@ pub fn names_pod_kind(kind: &str) -> bool {
     pod_kind(kind).is_some()
 }
 
-/// [`POD_KINDS`]' resources by API group, the groups by name (the core
-/// group first) and each group's in [`POD_KINDS`]' order: the shape of an
-/// admission rule's `apiGroups` and `resources`.
-pub fn resources_by_group() -> Vec<(&'static str, Vec<&'static str>)> {
-    let mut groups: std::collections::BTreeMap<&'static str, Vec<&'static str>> = Default::default();
+/// [`POD_KINDS`]' resources by API group and version, the groups by name
+/// (the core group first) and each group's in [`POD_KINDS`]' order: the
+/// shape of an admission rule's `apiGroups`, `apiVersions` and `resources`.
+pub fn resources_by_group() -> Vec<((&'static str, &'static str), Vec<&'static str>)> {
+    let mut groups: std::collections::BTreeMap<(&'static str, &'static str), Vec<&'static str>> = Default::default();
     for k in &POD_KINDS {
-        groups.entry(k.group).or_default().push(k.resource);
+        groups.entry((k.group, k.version)).or_default().push(k.resource);
     }
     groups.into_iter().collect()
 }
@@ -94,7 +94,7 @@ mod tests {
     #[test]
     fn groups_hold_every_resource_once() {
         let groups = resources_by_group();
-        assert_eq!(groups.iter().map(|(g, _)| *g).collect::<Vec<_>>(), ["", "apps", "batch"]);
+        assert_eq!(groups.iter().map(|((g, _), _)| *g).collect::<Vec<_>>(), ["", "apps", "batch"]);
         assert_eq!(groups.iter().map(|(_, r)| r.len()).sum::<usize>(), POD_KINDS.len());
         assert_eq!(groups[0].1, ["replicationcontrollers", "pods", "podtemplates"]);
     }

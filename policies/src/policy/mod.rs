@@ -19,4 +19,4 @@ pub use error::PolicyError;
 pub use file::AdmissionMode;
 pub use packs::{PACKS, Pack, find_pack};
 pub use schema::json_schema;
-pub use suppress::{ANNOTATION_IGNORE, ANNOTATION_IGNORE_REASON, Suppressed, SuppressedBy, ignore_list};
+pub use suppress::{Suppressed, SuppressedBy, ignore_list};

@@ -7,7 +7,7 @@ use serde_json::Value;
 use super::compiled::Policy;
 use crate::finding::Finding;
 use crate::model::Workload;
-pub use crate::model::{ANNOTATION_IGNORE, ANNOTATION_IGNORE_REASON};
+use crate::model::{ANNOTATION_IGNORE, ANNOTATION_IGNORE_REASON};
 
 /// What suppressed a finding.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -3,7 +3,8 @@
 
 use crate::finding::{Finding, Severity};
 use crate::model::Workload;
-use crate::policy::{ANNOTATION_IGNORE, ANNOTATION_IGNORE_REASON, ignore_list};
+use crate::model::{ANNOTATION_IGNORE, ANNOTATION_IGNORE_REASON};
+use crate::policy::ignore_list;
 use crate::rules::{Ctx, FixAvailability, Rule};
 
 pub(crate) static RULE: Rule = Rule {

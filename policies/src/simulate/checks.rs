@@ -3,7 +3,6 @@
 
 use k8s_openapi::api::core::v1::Container;
 
-pub use crate::model::ANNOTATION_PROBE_CHECKS;
 use crate::model::{
     ContainerView, Handler, ProbeKind, handler_of, process_existence, shared_liveness_readiness, unresolved_ports,
 };

@@ -9,7 +9,7 @@
 //! restarts (kubelet_pods.go, `generateAPIPodStatus`), and when one is set
 //! it syncs the pod at once (kubelet.go, `HandlePodReconcile`).
 
-pub use crate::model::ANNOTATION_READINESS_GATES;
+use crate::model::ANNOTATION_READINESS_GATES;
 use crate::model::parse_seconds;
 
 const MS: i64 = 1000;

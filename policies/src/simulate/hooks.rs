@@ -20,7 +20,6 @@ use crate::model::{
 };
 
 use super::kubelet::STARTED_SEEN_MS;
-pub use crate::model::{ANNOTATION_POSTSTART, ANNOTATION_PRESTOP};
 
 const MS: i64 = 1000;
 
@@ -31,7 +30,7 @@ pub enum HookLength {
     /// no hook.
     Read,
     /// The hook (`exec` or `httpGet`, named) does not show it; stated by
-    /// the flag or the annotation ([`ANNOTATION_PRESTOP`], [`ANNOTATION_POSTSTART`]).
+    /// the flag or the annotation ([`crate::model::ANNOTATION_PRESTOP`], [`crate::model::ANNOTATION_POSTSTART`]).
     Stated(&'static str),
     /// The hook does not show it and nobody said: taken as 0 s, and the
     /// timeline says so.

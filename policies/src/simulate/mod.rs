@@ -26,10 +26,10 @@ mod termination;
 mod timeline;
 mod verdict;
 
-pub use checks::{ANNOTATION_PROBE_CHECKS, Check, ProbeChecks, ProbeChecksError, infer};
+pub use checks::{Check, ProbeChecks, ProbeChecksError, infer};
 pub use cycles::{Repeat, repeats};
-pub use gates::{ANNOTATION_READINESS_GATES, GateDelay, GateDelayError, ReadinessGates};
-pub use hooks::{ANNOTATION_POSTSTART, ANNOTATION_PRESTOP, HookLength, PostStart};
+pub use gates::{GateDelay, GateDelayError, ReadinessGates};
+pub use hooks::{HookLength, PostStart};
 pub use kubelet::{BACKOFF_INITIAL_MS, BACKOFF_MAX_MS, Run, STARTED_SEEN_MS, World, simulate, simulate_figures};
 pub use model_doc::MODEL;
 pub use pod::{AnnotationError, ContainerModel, ProbeModel, containers};

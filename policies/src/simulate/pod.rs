@@ -7,10 +7,11 @@ use crate::model::{
 };
 use crate::policy::Policy;
 
-use super::checks::{ANNOTATION_PROBE_CHECKS, Check, ProbeChecks, infer, unresolved};
-use super::gates::{ANNOTATION_READINESS_GATES, GateDelay, ReadinessGates};
-use super::hooks::{ANNOTATION_POSTSTART, ANNOTATION_PRESTOP, HookLength, PostStart, poststart_of, prestop_of};
+use super::checks::{Check, ProbeChecks, infer, unresolved};
+use super::gates::{GateDelay, ReadinessGates};
+use super::hooks::{HookLength, PostStart, poststart_of, prestop_of};
 use super::stop_signal::StopSignal;
+use crate::model::{ANNOTATION_POSTSTART, ANNOTATION_PRESTOP, ANNOTATION_PROBE_CHECKS, ANNOTATION_READINESS_GATES};
 
 /// One probe of a container.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

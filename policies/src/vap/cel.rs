@@ -27,8 +27,9 @@ const TEMPLATE: &str = "object.spec.template";
 fn other_templates() -> impl Iterator<Item = (&'static str, String)> {
     crate::model::POD_KINDS
         .iter()
-        .filter(|k| !k.template.is_empty() && k.template != "/spec/template")
+        .filter(|k| !k.template.is_empty())
         .map(|k| (k.kind, format!("object{}", k.template.replace('/', "."))))
+        .filter(|(_, path)| path != TEMPLATE)
 }
 
 /// `object.kind == 'Pod' ? pod(object) : ... : templated(default)`.
@@ -116,8 +117,8 @@ pub(super) fn variables(policy: &crate::policy::Policy) -> Vec<(&'static str, St
     // The annotation applies only with a reason, as in the linter.
     let ignored = format!(
         "{}.trim() != '' ? {}.split(',').map(r, r.trim()).filter(r, r != '') : []",
-        annotation(crate::policy::ANNOTATION_IGNORE_REASON),
-        annotation(crate::policy::ANNOTATION_IGNORE)
+        annotation(crate::model::ANNOTATION_IGNORE_REASON),
+        annotation(crate::model::ANNOTATION_IGNORE)
     );
     let labels = "has(variables.templateMeta.labels) ? variables.templateMeta.labels : {}".to_owned();
     vec![

@@ -61,10 +61,10 @@ pub(crate) fn pair(
 fn resource_rules() -> Value {
     let rules: Vec<Value> = crate::model::resources_by_group()
         .into_iter()
-        .map(|(group, resources)| {
+        .map(|((group, version), resources)| {
             json!({
                 "apiGroups": [group],
-                "apiVersions": ["v1"],
+                "apiVersions": [version],
                 "operations": ["CREATE", "UPDATE"],
                 "resources": resources,
                 "scope": "Namespaced",

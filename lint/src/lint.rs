@@ -1,12 +1,12 @@
 //! The lint pipeline: read every input, parse it with positions, let the
 //! engine judge each object, and locate each finding in its file.
 
-use policies::{Batch, Policy, objects_in};
+use policies::{Batch, Policy};
 
 use crate::engine::lint_document;
-use crate::input::{Contexts, Discovered, Document, InputName, Limits, Template, contexts, discover, read_input};
+use crate::input::{Discovered, Document, Limits, Template, discover};
 use crate::outcome::{InputError, Outcome};
-use crate::pipeline::Keep;
+use crate::pipeline::{Keep, read};
 use crate::policy_discovery::Resolved;
 
 // Other crates (the webhook's parity test) read findings from here.
@@ -28,9 +28,8 @@ pub struct Parsed {
 /// the rules), on the calling thread. `lint_paths` overlaps this work with
 /// parsing instead (see `pipeline`); this is the engine's cost alone.
 pub fn lint_parsed(parsed: &[Parsed], policy: &Policy) -> Outcome {
-    let batch = Batch::from_objects(
-        parsed.iter().flat_map(|p| &p.documents).flat_map(|d| objects_in(&d.value)).map(|(_, v)| v),
-    );
+    let mut batch = Batch::default();
+    batch.add_documents(parsed.iter().flat_map(|p| &p.documents));
     let mut out = Outcome { files: parsed.len(), ..Outcome::default() };
     for p in parsed {
         for (i, doc) in p.documents.iter().enumerate() {
@@ -60,33 +59,11 @@ pub fn lint_found(found: Discovered, policy: &Policy, limits: &Limits) -> Outcom
 /// [`lint_found`], with each document's outcome kept as `keep` says (its
 /// Helm template put on disk, its findings rendered as they come).
 pub fn lint_found_with(found: Discovered, policy: &Policy, limits: &Limits, keep: &mut Keep) -> Outcome {
-    let allow_empty = found.allow_empty_stdin;
-    let (inputs, discover_errors) = (found.inputs, found.errors);
-    let Contexts { of_input, seeds, .. } = contexts(&inputs, limits);
-    let mut context_of = Vec::with_capacity(inputs.len());
-    let mut errors: Vec<InputError> = discover_errors
-        .into_iter()
-        .map(|(file, e)| InputError { file, line: None, column: None, message: e.to_string() })
-        .collect();
-    let mut sources = Vec::with_capacity(inputs.len());
-    let mut read_errors: Vec<(usize, InputError)> = Vec::new();
-    for (input, context) in inputs.iter().zip(of_input) {
-        let file = input.display_name();
-        match read_input(input, limits, allow_empty) {
-            Ok(text) => {
-                sources.push((file, text));
-                context_of.push(context);
-            }
-            Err(e) => read_errors.push((sources.len(), InputError::unread(file, &e))),
-        }
-    }
-    let linted = crate::pipeline::lint_sources_in(&sources, &context_of, seeds, policy, limits, keep);
-    let (mut out, parse_errors) = (linted.outcome, linted.syntax_errors);
-    // Read errors sit before the source that followed them, as in input order.
-    let mut by_source: Vec<(usize, InputError)> = read_errors;
-    by_source.extend(parse_errors);
-    by_source.sort_by_key(|(i, _)| *i);
-    errors.extend(by_source.into_iter().map(|(_, e)| e));
+    let mut read = read(&found, limits);
+    let seeds = std::mem::take(&mut read.seeds);
+    let linted = crate::pipeline::lint_sources_in(&read.sources, &read.context_of, seeds, policy, limits, keep);
+    let mut out = linted.outcome;
+    let mut errors = read.errors(linted.syntax_errors);
     errors.append(&mut out.errors);
     out.errors = errors;
     let charts = found.skipped_charts.iter().map(|chart| InputError {

@@ -49,6 +49,16 @@ impl Batch {
         }
     }
 
+    /// Takes in every object of parsed documents (a `List`'s items too):
+    /// the one way a front end fills a batch from what it read.
+    pub fn add_documents<'a>(&mut self, documents: impl IntoIterator<Item = &'a crate::yaml::Document>) {
+        for document in documents {
+            for (_, object) in crate::objects_in(&document.value) {
+                self.add(object);
+            }
+        }
+    }
+
     /// A mark of how much of the context this batch has seen, for
     /// [`Batch::differs_for`].
     pub fn mark(&self) -> BatchMark {

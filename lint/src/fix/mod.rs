@@ -11,7 +11,6 @@ mod path;
 mod readback;
 mod render;
 pub mod run;
-mod services;
 mod splice;
 pub mod stale;
 pub mod stream;

@@ -5,14 +5,13 @@
 
 use std::io::Read;
 
-use policies::{Policy, objects_in};
+use policies::Policy;
 
 use super::diff;
 use super::file::{FileFix, fix_text};
-use super::services::{services_in, services_of};
 use crate::engine::parse_text;
 use crate::input::{
-    Contexts, Discovered, Document, Input, InputName, Limits, contexts, discover, read_input, read_text,
+    Contexts, Discovered, Input, InputName, Limits, contexts, discover, read_input, read_text, services_in, services_of,
 };
 use crate::outcome::InputError;
 
@@ -64,10 +63,10 @@ pub fn fix_found(found: Discovered, policy: &Policy, only: Option<&[String]>, li
 /// fixed it), to `sink` in input order as soon as it and all before it are
 /// done. Returns the inputs that could not be found or read, as errors.
 ///
-/// Every context's Services are read first (see [`super::services`]);
-/// then each file is read, parsed, fixed and dropped on a worker, so no
-/// parse waits for the others. `threads == 1` is the single-threaded
-/// reference: every input parsed and held, then fixed in order.
+/// Every context's Services are read first (see
+/// [`crate::input::services`]); then each file is read, parsed, fixed and
+/// dropped on a worker, so no parse waits for the others. `threads == 1`
+/// does the same on one thread.
 pub fn fix_each<T: Send>(
     found: Discovered,
     policy: &Policy,
@@ -84,12 +83,6 @@ pub fn fix_each<T: Send>(
         .into_iter()
         .map(|(file, e)| InputError { file, line: None, column: None, message: e.to_string() })
         .collect();
-    if threads <= 1 {
-        for fixed in fix_held(inputs, allow_empty, policy, only, limits, &mut errors) {
-            sink(keep(fixed));
-        }
-        return errors;
-    }
     let Contexts { of_input, mut seeds, .. } = contexts(&inputs, limits);
     // First pass: each file's Services; only stdin's text is kept (it cannot be read twice).
     let first = |i: usize| {
@@ -133,7 +126,7 @@ pub fn fix_each<T: Send>(
                     // Its context is this file and the Services of files not
                     // named: the Services it holds are known now.
                     let mut own = batch.clone();
-                    own.services_from(&parse.0);
+                    own.add_documents(&parse.0);
                     fix_text(&name, &text, parse, &own, policy, only, limits)
                 } else {
                     let mut fix = fix_text(&name, &text, parse, batch, policy, only, limits);
@@ -173,60 +166,6 @@ struct FirstLook<'a> {
     services: usize,
     /// Its text, for stdin only.
     text: Option<String>,
-}
-
-/// The single-threaded reference: every input read and parsed first (its
-/// parse held, since Services in any file of a context inform the rules),
-/// then each fixed from its parse, in order.
-fn fix_held(
-    inputs: Vec<Input>,
-    allow_empty: bool,
-    policy: &Policy,
-    only: Option<&[String]>,
-    limits: &Limits,
-    errors: &mut Vec<InputError>,
-) -> Vec<FixedInput> {
-    let Contexts { of_input, mut seeds, .. } = contexts(&inputs, limits);
-    let mut texts = Vec::with_capacity(inputs.len());
-    for (input, context) in inputs.into_iter().zip(of_input) {
-        match read_input(&input, limits, allow_empty) {
-            Ok(text) => {
-                let bom = starts_with_bom(&input);
-                texts.push((input, bom, text, context));
-            }
-            Err(e) => errors.push(InputError::unread(input.display_name(), &e)),
-        }
-    }
-    let parsed: Vec<_> =
-        texts.iter().map(|(input, _, text, _)| parse_text(&input.display_name(), text, limits)).collect();
-    for ((_, _, _, context), (docs, _)) in texts.iter().zip(&parsed) {
-        if let Some(batch) = seeds.get_mut(*context) {
-            batch.services_from(docs);
-        }
-    }
-    let alone = policies::Batch::default();
-    texts
-        .into_iter()
-        .zip(parsed)
-        .map(|((input, bom, text, context), parse)| {
-            let batch = seeds.get(context).unwrap_or(&alone);
-            let fix = fix_text(&input.display_name(), &text, parse, batch, policy, only, limits);
-            FixedInput { input, bom, fix }
-        })
-        .collect()
-}
-
-/// Adding a file's objects to the batch of its context.
-trait AddDocuments {
-    fn services_from(&mut self, docs: &[Document]);
-}
-
-impl AddDocuments for policies::Batch {
-    fn services_from(&mut self, docs: &[Document]) {
-        for (_, object) in docs.iter().flat_map(|d| objects_in(&d.value)) {
-            self.add(object);
-        }
-    }
 }
 
 fn starts_with_bom(input: &Input) -> bool {

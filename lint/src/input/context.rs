@@ -5,14 +5,13 @@
 //! its own stream.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::{Path, PathBuf};
 
-use policies::{Batch, objects_in};
+use policies::Batch;
 
 use super::discover::{Input, is_manifest, read_text};
 use super::limits::Limits;
-use super::yaml::parse_stream_each;
+use super::services::services_in;
 
 /// The context of each input and what the files that were not named add.
 #[derive(Debug, Default)]
@@ -67,7 +66,7 @@ pub fn contexts(inputs: &[Input], limits: &Limits) -> Contexts {
                 continue;
             }
             if let Some(batch) = out.seeds.get_mut(*context) {
-                add_services(&text, limits, batch);
+                services_in(&text, limits).iter().for_each(|service| batch.add(service));
             }
             out.read.push(sibling);
         }
@@ -142,52 +141,13 @@ pub fn may_hold_a_service(text: &str) -> bool {
     })
 }
 
-/// Adds the Services of a text's documents to `batch`. Only the documents
-/// whose text may hold a Service are parsed: a line `---` (or `--- ...`, or
-/// `...`) at column 0 always ends a YAML document, so the text splits there
-/// without a parse. Parsing stops at the first syntax error, as for a named
-/// file (a syntax error in a document passed over is not seen).
-fn add_services(text: &str, limits: &Limits, batch: &mut Batch) {
-    for document in documents(text).filter(|d| may_hold_a_service(d)) {
-        // A parser panic (never expected) in a context file must not cost the
-        // named files their output.
-        let parsed = catch_unwind(AssertUnwindSafe(|| {
-            parse_stream_each(document, limits, |document| {
-                for (_, object) in objects_in(&document.value) {
-                    batch.add(object);
-                }
-            })
-        }));
-        if !matches!(parsed, Ok(None)) {
-            return;
-        }
-    }
-}
-
-/// The text of each document, split at document markers.
-fn documents(text: &str) -> impl Iterator<Item = &str> {
-    let mut starts = vec![0];
-    let mut at = 0;
-    for line in text.split_inclusive('\n') {
-        let marker = |m: &str| {
-            line.strip_prefix(m).is_some_and(|rest| rest.trim_end().is_empty() || rest.starts_with([' ', '\t']))
-        };
-        if at > 0 && (marker("---") || marker("...")) {
-            starts.push(at);
-        }
-        at += line.len();
-    }
-    starts.push(text.len());
-    (0..starts.len() - 1).filter_map(move |i| text.get(starts[i]..starts[i + 1]))
-}
-
 #[cfg(test)]
 mod tests {
     use std::path::Path;
 
     use policies::Policy;
 
-    use super::{documents, may_hold_a_service};
+    use super::may_hold_a_service;
     use crate::input::Limits;
     use crate::lint::lint_paths;
     use crate::outcome::Outcome;
@@ -269,13 +229,6 @@ mod tests {
         let deploy = write(dir.path(), "deploy.yaml", WORKLOAD);
         write(dir.path(), "service.txt", SELECTING);
         assert!(readiness(&lint(&[&deploy]))[0].contains("declares ports 80"));
-    }
-
-    #[test]
-    fn documents_split_at_markers_in_column_zero_only() {
-        let text = "a: 1\n---\nb: |\n  ---\n--- # c\nc: 3\n...\n---x: 4\n";
-        let docs: Vec<&str> = documents(text).collect();
-        assert_eq!(docs, ["a: 1\n", "---\nb: |\n  ---\n", "--- # c\nc: 3\n", "...\n---x: 4\n"]);
     }
 
     #[test]

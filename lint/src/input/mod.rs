@@ -7,6 +7,7 @@ pub mod helm;
 pub mod helm_lines;
 pub mod limits;
 pub mod scalar;
+pub mod services;
 pub mod source;
 pub mod split;
 pub mod strict_json;
@@ -18,5 +19,6 @@ pub use discover::{
 };
 pub use helm::{OnDisk, Template, TemplateFinder, TemplateScanner};
 pub use limits::Limits;
+pub use services::{services_in, services_of};
 pub use source::{Document, Location, SourceFile};
 pub use yaml::{ParseError, parse_part_each, parse_part_lean, parse_part_services, parse_stream, parse_stream_each};

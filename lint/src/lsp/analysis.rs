@@ -82,11 +82,7 @@ pub fn analyze(name: &str, text: &str, policy: &Policy, context: (&Batch, &[Else
     }
     out.documents = spans(&docs, &lines);
     let mut batch = context.clone();
-    for doc in &docs {
-        for (_, object) in objects_in(&doc.value) {
-            batch.add(object);
-        }
-    }
+    batch.add_documents(&docs);
     let mut outcome = Outcome::default();
     for (index, doc) in docs.iter().enumerate() {
         let before = outcome.findings.len();

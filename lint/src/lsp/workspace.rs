@@ -8,14 +8,15 @@ use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
 use lsp_types::{Range, Uri};
-use policies::{Batch, Policy, objects_in};
+use policies::{Batch, Policy};
 use serde_json::Value;
 
 use super::analysis::{Analysis, analyze, span};
 use super::text::Lines;
 use super::uri::{from_path, to_path};
 use crate::input::context::{shared_dir, siblings};
-use crate::input::{Limits, may_hold_a_service, parse_stream_each};
+use crate::input::services::services_with;
+use crate::input::{Limits, may_hold_a_service};
 use crate::policy_discovery::source_for;
 use crate::policy_source::PolicySource;
 
@@ -55,11 +56,7 @@ impl Open {
     pub fn batch_with_own(&self, limits: &Limits) -> Batch {
         let mut batch = self.context.clone();
         let (docs, _) = crate::engine::parse_text("", &self.text, limits);
-        for doc in &docs {
-            for (_, object) in objects_in(&doc.value) {
-                batch.add(object);
-            }
-        }
+        batch.add_documents(&docs);
         batch
     }
 }
@@ -215,23 +212,12 @@ impl Workspace {
     }
 }
 
-/// The Services a text holds, each with where it starts, as `lint` reads
-/// a sibling file for them: what parsed before a syntax error counts, and
-/// the error does not.
+/// The Services a text holds, each with where it is, as `lint` reads a
+/// sibling file for them ([`crate::input::services`]).
 fn services_in(text: &str, limits: &Limits) -> Vec<(Value, Range)> {
-    let mut out = Vec::new();
     if !may_hold_a_service(text) {
-        return out;
+        return Vec::new();
     }
     let lines = Lines::new(text);
-    let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        parse_stream_each(text, limits, |document| {
-            for (prefix, object) in objects_in(&document.value) {
-                if object["kind"] == "Service" {
-                    out.push((object.clone(), span(&document, &prefix, &lines)));
-                }
-            }
-        })
-    }));
-    out
+    services_with(text, limits, &|document, pointer, service| (service.clone(), span(document, pointer, &lines)))
 }

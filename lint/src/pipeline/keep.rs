@@ -1,8 +1,32 @@
-//! What becomes of each linted document's outcome on its way to the report.
+//! `lint`'s step: each document linted, and what becomes of its outcome on
+//! its way to the report.
 
-use crate::input::TemplateFinder;
+use policies::Batch;
+
+use super::source::Source;
+use super::step::{Keeper, Step};
+use crate::engine::lint_document;
+use crate::input::{Document, Template, TemplateFinder};
 use crate::outcome::Outcome;
 use crate::report::stream::Render;
+
+/// `lint` a document: every object judged by the engine, each finding placed.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Lint;
+
+impl Step for Lint {
+    type Out = Outcome;
+
+    fn document(&self, source: &Source<'_>, document: &Document, batch: &Batch) -> Outcome {
+        let mut outcome = Outcome::default();
+        lint_document(source.name, document, None, batch, source.policy, &mut outcome);
+        outcome
+    }
+
+    fn join(into: &mut Outcome, part: Outcome) {
+        into.absorb(part);
+    }
+}
 
 /// How each linted document's outcome is kept for the report, on the
 /// calling thread in input order: its Helm template put on disk and, for a
@@ -17,9 +41,23 @@ pub struct Keep {
     pub render: Option<Render>,
 }
 
-impl Keep {
-    /// Shapes one document's outcome (its templates already set) before it is kept.
-    pub(crate) fn document(&mut self, outcome: &mut Outcome) {
+impl Keeper<Outcome> for Keep {
+    fn templates(&mut self) -> &mut TemplateFinder {
+        &mut self.templates
+    }
+
+    fn document(&mut self, outcome: &mut Outcome, template: Option<Template>) {
+        if let Some(template) = template {
+            for f in &mut outcome.findings {
+                f.template = Some(template.clone());
+            }
+            for s in &mut outcome.suppressed {
+                s.located.template = Some(template.clone());
+            }
+            for o in &mut outcome.linted {
+                o.template = Some(template.clone());
+            }
+        }
         if let Some(render) = &mut self.render {
             render.document(outcome);
         }

@@ -1,10 +1,14 @@
-//! Parse and lint on every core, in memory bounded by the largest document
-//! and the Services the rules need, not by the input.
+//! The one input pipeline: read the inputs, give each its context's
+//! Services, parse and do a command's [`Step`] on every document on every
+//! core, in memory bounded by the largest document and the Services the
+//! rules need, not by the input. `lint` and `simulate` are steps; `fix`,
+//! which edits whole texts, takes the same reading and Services
+//! ([`read`], [`crate::input::services`]) and this module's pool.
 //!
 //! Services inform the rules, and a Service can come after the workload it
 //! selects. Each source belongs to a context (its directory, see
 //! [`crate::input::context`]) whose batch starts with the Services of the
-//! files that were not named; every document is linted as if all of its
+//! files that were not named; every document is done as if all of its
 //! context's Services had been read first.
 //!
 //! Two paths give the same output, byte for byte (a test holds them to it):
@@ -15,13 +19,17 @@
 mod keep;
 mod parallel;
 mod pool;
+mod read;
 mod serial;
 mod source;
+mod step;
 
 use policies::{Batch, Policy};
 
-pub use keep::Keep;
-pub use source::Source;
+pub use keep::{Keep, Lint};
+pub use read::{Read, read};
+pub use source::{Source, SourceResult};
+pub use step::{Keeper, Step};
 
 use crate::input::Limits;
 use crate::outcome::{InputError, Outcome};
@@ -104,11 +112,36 @@ pub fn lint_sources_in(
 /// document's outcome is kept.
 pub fn lint_each(
     sources: &[Source<'_>],
-    mut seeds: Vec<Batch>,
+    seeds: Vec<Batch>,
     limits: &Limits,
     threads: usize,
     keep: &mut Keep,
 ) -> Linted {
+    let results = run(sources, seeds, limits, threads, &Lint, keep);
+    let mut outcome = Outcome { files: sources.len(), ..Outcome::default() };
+    let mut syntax_errors = Vec::new();
+    for (i, result) in results.into_iter().enumerate() {
+        outcome.absorb(result.out);
+        if let Some(e) = result.syntax {
+            syntax_errors.push((i, e));
+        }
+    }
+    Linted { outcome, syntax_errors }
+}
+
+/// Parses every source and does `step` on each of its documents, each
+/// source with its own policy and context, on `threads` threads (`1`: the
+/// single-threaded path); one result per source, in order. A source whose
+/// context is out of range of `seeds` gets one of its own; `keep` shapes
+/// each document's output on the calling thread, in input order.
+pub fn run<S: Step, K: Keeper<S::Out>>(
+    sources: &[Source<'_>],
+    mut seeds: Vec<Batch>,
+    limits: &Limits,
+    threads: usize,
+    step: &S,
+    keep: &mut K,
+) -> Vec<SourceResult<S::Out>> {
     let sources: Vec<Source<'_>> = sources
         .iter()
         .map(|s| {
@@ -120,20 +153,11 @@ pub fn lint_each(
             }
         })
         .collect();
-    let results = if threads <= 1 {
-        serial::lint(&sources, seeds, limits, keep)
+    if threads <= 1 {
+        serial::run(&sources, seeds, limits, step, keep)
     } else {
-        parallel::lint(&sources, seeds, limits, threads, keep)
-    };
-    let mut outcome = Outcome { files: sources.len(), ..Outcome::default() };
-    let mut syntax_errors = Vec::new();
-    for (i, result) in results.into_iter().enumerate() {
-        outcome.absorb(result.outcome);
-        if let Some(e) = result.syntax {
-            syntax_errors.push((i, e));
-        }
+        parallel::run(&sources, seeds, limits, threads, step, keep)
     }
-    Linted { outcome, syntax_errors }
 }
 
 #[cfg(test)]

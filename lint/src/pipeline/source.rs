@@ -2,10 +2,10 @@
 
 use policies::Policy;
 
-use crate::outcome::{InputError, Outcome};
+use crate::outcome::InputError;
 
-/// One input to lint: its name as shown, its text, its context (an index
-/// into the seeds) and the policy its documents are linted with.
+/// One input: its name as shown, its text, its context (an index into the
+/// seeds) and the policy its documents are judged with.
 #[derive(Debug, Clone, Copy)]
 pub struct Source<'a> {
     /// File name as shown.
@@ -20,10 +20,12 @@ pub struct Source<'a> {
 
 /// What one source gave.
 #[derive(Debug, Default)]
-pub(crate) struct SourceResult {
-    pub(super) outcome: Outcome,
-    pub(super) syntax: Option<InputError>,
-    /// Whether the single-threaded path linted it (the tests' window on the fallback).
+pub struct SourceResult<Out> {
+    /// Its documents' outputs, joined in order.
+    pub out: Out,
+    /// Its syntax error, if any (the documents before it were done).
+    pub syntax: Option<InputError>,
+    /// Whether the single-threaded path did it (the tests' window on the fallback).
     #[cfg_attr(not(test), allow(dead_code))]
     pub(super) serial: bool,
 }

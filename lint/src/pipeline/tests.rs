@@ -57,10 +57,11 @@ fn the_parallel_path_falls_back_only_for_the_contexts_it_cannot_cut() {
     let texts = [("a.yaml", stream.as_str(), 0), ("b.yaml", broken.as_str(), 1), ("c.yaml", directive.as_str(), 2)];
     let sources: Vec<Source<'_>> =
         texts.iter().map(|&(name, text, context)| Source { name, text, context, policy: &policy }).collect();
-    let results = parallel::lint(&sources, vec![Batch::default(); 3], &Limits::default(), 2, &mut Default::default());
+    let results =
+        parallel::run(&sources, vec![Batch::default(); 3], &Limits::default(), 2, &Lint, &mut Keep::default());
     let serial: Vec<bool> = results.iter().map(|r| r.serial).collect();
     // A directive keeps a stream whole, which the parallel path still reads.
     assert_eq!(serial, [false, true, false]);
     assert!(results[1].syntax.is_some());
-    assert_eq!(results[0].outcome.objects, 2);
+    assert_eq!(results[0].out.objects, 2);
 }

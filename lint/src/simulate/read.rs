@@ -7,11 +7,9 @@ use policies::model::object_label_of;
 use policies::simulate::{Assumptions, ObjectSimulation, Scenario, simulate_object};
 use policies::{Batch, Policy, objects_in, plan_fixes};
 
-use crate::engine::parse_text;
-use crate::input::{
-    Contexts, Discovered, Document, InputName, Limits, Template, TemplateFinder, TemplateScanner, contexts, read_input,
-};
+use crate::input::{Discovered, Document, Limits, Template, TemplateFinder};
 use crate::outcome::{InputError, Origin};
+use crate::pipeline::{self, Keeper, Source, Step, read};
 use crate::policy_discovery::Resolved;
 
 use super::fail_on::{FailOnVerdict, fails};
@@ -94,13 +92,6 @@ impl SimulateRun {
     }
 }
 
-struct Source {
-    file: String,
-    context: usize,
-    documents: Vec<Document>,
-    templates: Vec<Option<Template>>,
-}
-
 /// Simulates every input with its own policy, as `lint` lints them
 /// ([`crate::policy_discovery`]); a policy file that is not valid is an
 /// input error, and the inputs it governs are not simulated.
@@ -118,68 +109,81 @@ pub fn simulate_resolved(resolved: &mut Resolved, options: &Options<'_>, limits:
 
 /// Reads, parses and simulates discovered inputs under one policy.
 pub fn simulate_found(found: Discovered, policy: &Policy, options: &Options<'_>, limits: &Limits) -> SimulateRun {
-    let allow_empty = found.allow_empty_stdin;
-    let mut out = SimulateRun::default();
-    out.errors.extend(found.errors.into_iter().map(|(file, e)| InputError {
-        file,
-        line: None,
-        column: None,
-        message: e.to_string(),
-    }));
-    let Contexts { of_input, mut seeds, .. } = contexts(&found.inputs, limits);
-    let mut on_disk = TemplateFinder::on_disk(options.helm_chart_root);
-    let mut sources = Vec::new();
-    for (input, context) in found.inputs.iter().zip(of_input) {
-        let file = input.display_name();
-        let text = match read_input(input, limits, allow_empty) {
-            Ok(text) => text,
-            Err(e) => {
-                out.errors.push(InputError::unread(file, &e));
-                continue;
-            }
-        };
-        let (documents, error) = parse_text(&file, &text, limits);
-        out.errors.extend(error);
-        let mut scanner = TemplateScanner::new(&text);
-        let templates = documents
-            .iter()
-            .map(|d| scanner.next(d).map(|(t, span)| on_disk.find(t, || scanner.rendered(span))))
-            .collect();
-        sources.push(Source { file, context, documents, templates });
-    }
+    let mut read = read(&found, limits);
+    let sources: Vec<Source<'_>> = read
+        .sources
+        .iter()
+        .zip(&read.context_of)
+        .map(|((name, text), &context)| Source { name, text, context, policy })
+        .collect();
+    let keep = &mut Placing { templates: TemplateFinder::on_disk(options.helm_chart_root) };
     // The simulation names the Services of the object's context that lose
     // their endpoints, and the fixes see them, as in `lint`.
-    for s in &sources {
-        if let Some(batch) = seeds.get_mut(s.context) {
-            s.documents.iter().flat_map(|d| objects_in(&d.value)).for_each(|(_, o)| batch.add(o));
-        }
+    let seeds = std::mem::take(&mut read.seeds);
+    let results = pipeline::run(&sources, seeds, limits, pipeline::threads(), &Simulate(options), keep);
+    let mut out = SimulateRun::default();
+    let mut syntax = Vec::new();
+    for (i, result) in results.into_iter().enumerate() {
+        Simulate::join(&mut out, result.out);
+        syntax.extend(result.syntax.map(|e| (i, e)));
     }
-    for s in &sources {
-        let batch = seeds.get(s.context).cloned().unwrap_or_default();
-        for (i, doc) in s.documents.iter().enumerate() {
-            let template = s.templates.get(i).and_then(Option::as_ref);
-            simulate_document(&s.file, doc, template, &batch, policy, options, &mut out);
-        }
-    }
+    let mut errors = read.errors(syntax);
+    errors.append(&mut out.errors);
+    out.errors = errors;
     out
+}
+
+/// `simulate` a document: every pod-bearing object of it, placed at its line.
+struct Simulate<'a, 'o>(&'a Options<'o>);
+
+impl Step for Simulate<'_, '_> {
+    type Out = SimulateRun;
+
+    fn document(&self, source: &Source<'_>, document: &Document, batch: &Batch) -> SimulateRun {
+        let mut out = SimulateRun::default();
+        simulate_document(source.name, document, batch, source.policy, self.0, &mut out);
+        out
+    }
+
+    fn join(into: &mut SimulateRun, mut part: SimulateRun) {
+        into.simulated.append(&mut part.simulated);
+        into.errors.append(&mut part.errors);
+    }
+}
+
+/// Places each simulated object in the Helm template it was rendered from,
+/// when it is on disk: the template's own lines where they are matched,
+/// else the rendered ones.
+struct Placing {
+    templates: TemplateFinder,
+}
+
+impl Keeper<SimulateRun> for Placing {
+    fn templates(&mut self) -> &mut TemplateFinder {
+        &mut self.templates
+    }
+
+    fn document(&mut self, out: &mut SimulateRun, template: Option<Template>) {
+        let Some(template) = template else { return };
+        for simulated in &mut out.simulated {
+            if let Some(line) = template.line(simulated.line) {
+                (simulated.file, simulated.line) = (template.path.clone(), line);
+            }
+            for line in &mut simulated.container_lines {
+                *line = template.line(*line).unwrap_or(*line);
+            }
+        }
+    }
 }
 
 fn simulate_document(
     file: &str,
     doc: &Document,
-    template: Option<&Template>,
     batch: &Batch,
     policy: &Policy,
     options: &Options<'_>,
     out: &mut SimulateRun,
 ) {
-    // The template's own line when it is matched, else the rendered one.
-    let shown = |line: u32| -> (String, u32) {
-        match template.and_then(|t| Some((t.path.clone(), t.line(line)?))) {
-            Some(at) => at,
-            None => (file.to_owned(), line),
-        }
-    };
     for (prefix, object) in objects_in(&doc.value) {
         if !object.is_object() {
             continue;
@@ -196,12 +200,10 @@ fn simulate_document(
         match result {
             Ok(Ok(None)) => {}
             Ok(Ok(Some(simulation))) => {
-                let (shown_file, line) = shown(doc.locate(&prefix).line);
-                let container_lines = simulation
-                    .outcomes
-                    .iter()
-                    .map(|o| shown(doc.locate(&format!("{prefix}{}", o.pointer)).line).1)
-                    .collect();
+                // Lines as rendered; the Helm template's, if any, come later ([`Placing`]).
+                let line = doc.locate(&prefix).line;
+                let container_lines =
+                    simulation.outcomes.iter().map(|o| doc.locate(&format!("{prefix}{}", o.pointer)).line).collect();
                 let fixed = if options.diff_fix {
                     match catch_unwind(AssertUnwindSafe(|| fixed(object, batch, policy, options))) {
                         // No fix applies: the fixed object is the object.
@@ -218,7 +220,7 @@ fn simulate_document(
                 };
                 out.simulated.push(Simulated {
                     origin: Origin::File,
-                    file: shown_file,
+                    file: file.to_owned(),
                     line,
                     container_lines,
                     simulation,

@@ -1,6 +1,9 @@
-//! The Services a file adds to its context, read before any file is fixed,
-//! so that each file can then be parsed, fixed and dropped on its own: the
-//! rules see every Service of the context, wherever it comes.
+//! The one reader of a text's Services: what a file adds to its context,
+//! read before its workloads are judged, so that each file (or each part
+//! of a stream) can then be parsed, judged and dropped on its own while the
+//! rules see every Service of the context, wherever it comes. The
+//! pipeline's first pass, `fix`, the siblings read for context and the
+//! editor's server all read Services here.
 //!
 //! Only the documents whose text may hold a Service
 //! ([`may_hold_a_service`]) are parsed, each alone (see
@@ -10,8 +13,8 @@
 //! builds the values of Services alone, so a workload costs little more
 //! than its YAML events), and a file where anything
 //! fails to parse alone is read in one piece, as a whole read would. The
-//! fix then meets each file's Services again and counts them (see
-//! [`super::run`]).
+//! caller then meets each file's Services again and counts them, so a
+//! misread is caught (see [`crate::pipeline`] and [`crate::fix::run`]).
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
@@ -19,19 +22,25 @@ use policies::model::ServiceView;
 use policies::objects_in;
 use serde_json::Value;
 
-use crate::input::split::{Part, parts};
-use crate::input::{Document, Limits, may_hold_a_service, parse_part_services, parse_stream_each};
+use super::split::{Part, parts};
+use super::{Document, Limits, may_hold_a_service, parse_part_services, parse_stream_each};
 
 /// The Service objects of `text`, in order, as a whole read of it finds them.
-pub(super) fn services_in(text: &str, limits: &Limits) -> Vec<Value> {
+pub fn services_in(text: &str, limits: &Limits) -> Vec<Value> {
+    services_with(text, limits, &|_, _, service| service.clone())
+}
+
+/// [`services_in`], each Service given by `take` from its document, its
+/// pointer in it and its value: for a caller that also needs where it is.
+pub fn services_with<T>(text: &str, limits: &Limits, take: &impl Fn(&Document, &str, &Value) -> T) -> Vec<T> {
     let parts = parts(text);
     let candidates: Vec<usize> =
         (0..parts.len()).filter(|&k| may_hold_a_service(&text[parts[k].start..parts[k].end])).collect();
-    let mut found: Vec<(usize, Vec<Value>)> = Vec::with_capacity(candidates.len());
+    let mut found: Vec<(usize, Vec<T>)> = Vec::with_capacity(candidates.len());
     for &k in &candidates {
-        match part_services(text, parts[k], limits) {
+        match read_part(text, parts[k], limits, take) {
             Some(services) => found.push((k, services)),
-            None => return whole(text, limits),
+            None => return whole(text, limits, take),
         }
     }
     let Some(last) = found.iter().rev().find(|(_, s)| !s.is_empty()).map(|(k, _)| *k) else {
@@ -40,19 +49,28 @@ pub(super) fn services_in(text: &str, limits: &Limits) -> Vec<Value> {
     // A syntax error before the last Service would end a whole read there.
     let before = (0..last).filter(|k| candidates.binary_search(k).is_err());
     for k in before {
-        if part_services(text, parts[k], limits).is_none() {
-            return whole(text, limits);
+        if read_part(text, parts[k], limits, &|_, _, _| ()).is_none() {
+            return whole(text, limits, take);
         }
     }
     found.into_iter().flat_map(|(_, services)| services).collect()
 }
 
-/// The Services of one part; `None` when it does not parse alone.
-fn part_services(text: &str, part: Part, limits: &Limits) -> Option<Vec<Value>> {
+/// The Services of one part of `text`; `None` when it does not parse alone.
+pub fn part_services(text: &str, part: Part, limits: &Limits) -> Option<Vec<Value>> {
+    read_part(text, part, limits, &|_, _, service| service.clone())
+}
+
+fn read_part<T>(
+    text: &str,
+    part: Part,
+    limits: &Limits,
+    take: &impl Fn(&Document, &str, &Value) -> T,
+) -> Option<Vec<T>> {
     let mut services = Vec::new();
     let parsed = catch_unwind(AssertUnwindSafe(|| {
         parse_part_services(&text[part.start..part.end], part.origin, limits, |document| {
-            services.extend(services_of(&document).cloned());
+            services.extend(located(&document).map(|(pointer, service)| take(&document, &pointer, service)));
         })
     }));
     matches!(parsed, Ok(None)).then_some(services)
@@ -60,17 +78,24 @@ fn part_services(text: &str, part: Part, limits: &Limits) -> Option<Vec<Value>> 
 
 /// What a whole read finds: the Services of the documents before its first
 /// error (or a parser panic, never expected).
-fn whole(text: &str, limits: &Limits) -> Vec<Value> {
+fn whole<T>(text: &str, limits: &Limits, take: &impl Fn(&Document, &str, &Value) -> T) -> Vec<T> {
     let mut services = Vec::new();
     let _ = catch_unwind(AssertUnwindSafe(|| {
-        parse_stream_each(text, limits, |document| services.extend(services_of(&document).cloned()))
+        parse_stream_each(text, limits, |document| {
+            services.extend(located(&document).map(|(pointer, service)| take(&document, &pointer, service)));
+        })
     }));
     services
 }
 
-/// The Service objects of a parsed document.
-pub(super) fn services_of(document: &Document) -> impl Iterator<Item = &Value> {
-    objects_in(&document.value).into_iter().map(|(_, o)| o).filter(|o| ServiceView::from_object(o).is_some())
+/// The Service objects of a parsed document (a `List`'s items too).
+pub fn services_of(document: &Document) -> impl Iterator<Item = &Value> {
+    located(document).map(|(_, service)| service)
+}
+
+/// [`services_of`], each with its pointer in the document.
+fn located(document: &Document) -> impl Iterator<Item = (String, &Value)> {
+    objects_in(&document.value).into_iter().filter(|(_, o)| ServiceView::from_object(o).is_some())
 }
 
 #[cfg(test)]

@@ -1,0 +1,60 @@
+//! The pipeline's first step: every discovered input read, in order, with
+//! its context (see [`crate::input::context`]); what could not be read is
+//! kept with its place, so errors come out in input order.
+
+use policies::Batch;
+
+use crate::input::{Contexts, Discovered, InputName, Limits, contexts, read_input};
+use crate::outcome::InputError;
+
+/// The inputs read, and what could not be.
+#[derive(Debug, Default)]
+pub struct Read {
+    /// Each input read: its name as shown and its text, in order.
+    pub sources: Vec<(String, String)>,
+    /// The context of each source, an index into `seeds`.
+    pub context_of: Vec<usize>,
+    /// Per context, the Services of its files that were not named.
+    pub seeds: Vec<Batch>,
+    /// Paths discovery could not read, first.
+    pub discovery: Vec<InputError>,
+    /// Each input that could not be read, with the index of the source
+    /// that followed it.
+    pub unread: Vec<(usize, InputError)>,
+}
+
+/// Reads every input of `found`, with its context.
+pub fn read(found: &Discovered, limits: &Limits) -> Read {
+    let Contexts { of_input, seeds, .. } = contexts(&found.inputs, limits);
+    let mut out = Read { seeds, ..Read::default() };
+    out.discovery = found
+        .errors
+        .iter()
+        .map(|(file, e)| InputError { file: file.clone(), line: None, column: None, message: e.to_string() })
+        .collect();
+    for (input, context) in found.inputs.iter().zip(of_input) {
+        let file = input.display_name();
+        match read_input(input, limits, found.allow_empty_stdin) {
+            Ok(text) => {
+                out.sources.push((file, text));
+                out.context_of.push(context);
+            }
+            Err(e) => out.unread.push((out.sources.len(), InputError::unread(file, &e))),
+        }
+    }
+    out
+}
+
+impl Read {
+    /// Every input error in input order: discovery's, then each input's
+    /// read error or syntax error (`syntax`, by source index) where it came.
+    pub fn errors(&mut self, syntax: Vec<(usize, InputError)>) -> Vec<InputError> {
+        let mut errors = std::mem::take(&mut self.discovery);
+        let mut by_source = std::mem::take(&mut self.unread);
+        // Read errors sit before the source that followed them, as in input order.
+        by_source.extend(syntax);
+        by_source.sort_by_key(|(i, _)| *i);
+        errors.extend(by_source.into_iter().map(|(_, e)| e));
+        errors
+    }
+}

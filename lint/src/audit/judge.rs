@@ -4,8 +4,7 @@
 
 use std::sync::Arc;
 
-use policies::model::controller_of;
-use policies::{Batch, Policy, Severity};
+use policies::{Batch, OutOfScope, Policy, Scope, Severity};
 use serde_json::Value;
 
 use super::verdicts::Simulation;
@@ -52,8 +51,9 @@ pub struct Judged {
     pub workloads: Vec<Workload>,
 }
 
-/// Judges a namespace's objects (controller-owned ones skipped, as the
-/// webhook skips them) with its Services; with a `simulation`, also
+/// Judges a namespace's objects in the engine's scope (controller-owned
+/// ones counted and skipped, as the webhook skips them; those being deleted
+/// skipped) with its Services; with a `simulation`, also
 /// simulates each workload judged.
 pub fn judge(namespace: Namespace, policy: &Policy, mut simulation: Option<&mut Simulation>) -> Judged {
     // Read whole, even none: an audit knows every Service of the namespace,
@@ -74,9 +74,13 @@ pub fn judge(namespace: Namespace, policy: &Policy, mut simulation: Option<&mut 
     let mut verdicts = Vec::new();
     let mut workloads = Vec::new();
     for object in &namespace.objects {
-        if controller_of(object).is_some() {
-            row.owned += 1;
-            continue;
+        match Scope::default().admits(object) {
+            Ok(()) => {}
+            Err(OutOfScope::Controlled(_)) => {
+                row.owned += 1;
+                continue;
+            }
+            Err(_) => continue,
         }
         let (findings_before, objects_before) = (out.findings.len(), out.objects);
         lint_one(&seen, "", object, &batch, policy, &mut out);

@@ -85,8 +85,7 @@ pub fn decide(parsed: &Parsed, endpoint: Endpoint, policy: &Policy, options: &Op
     };
     let object = match scope::judged_object(request, parsed, options) {
         Ok(object) => object,
-        Err(scope::Skip::Because(why)) => return outcome::skipped(&parsed.head, endpoint, mode, why),
-        Err(scope::Skip::Broken(why)) => return error_reply(&parsed.head, endpoint, mode, options.on_error, &why),
+        Err(scope::Skip(why)) => return outcome::skipped(&parsed.head, endpoint, mode, why),
     };
     match mode {
         Some(mode) => validate::validate(request, parsed, object, mode, policy, options),

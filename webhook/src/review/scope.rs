@@ -6,21 +6,15 @@
 
 use kube_core::DynamicObject;
 use kube_core::admission::{AdmissionRequest, Operation};
-use policies::ModelError;
-use policies::model::{Workload, controller_of};
+use policies::{ModelError, Scope};
 use serde_json::Value;
 
 use super::Options;
 use super::request::Parsed;
 
-/// Why a request is not judged.
+/// Why a request is not judged: out of scope, allowed untouched.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Skip {
-    /// Out of scope: allowed untouched.
-    Because(String),
-    /// In scope but unreadable: the on-error answer.
-    Broken(String),
-}
+pub struct Skip(pub String);
 
 /// The raw object to judge, or why not.
 pub fn judged_object<'a>(
@@ -29,16 +23,15 @@ pub fn judged_object<'a>(
     options: &Options,
 ) -> Result<&'a Value, Skip> {
     if !matches!(request.operation, Operation::Create | Operation::Update) {
-        return Err(Skip::Because(format!("{} is not judged", parsed.head.operation)));
+        return Err(Skip(format!("{} is not judged", parsed.head.operation)));
     }
-    if let Some(sub) = request.sub_resource.as_deref().filter(|s| !s.is_empty()) {
-        return Err(Skip::Because(format!("subresource {sub} is not judged")));
-    }
+    Scope::whole(request.sub_resource.as_deref()).map_err(|why| Skip(why.to_string()))?;
     let Some(object) = parsed.raw_object() else {
-        return Err(Skip::Because("the request carries no object".to_owned()));
+        return Err(Skip("the request carries no object".to_owned()));
     };
     // Whether it carries a pod spec is left to the engine, which reads it anyway.
-    in_scope(object, options, false).map(|()| object)
+    scope(options).admits(object).map_err(|why| Skip(why.to_string()))?;
+    Ok(object)
 }
 
 /// For a request whose typed form did not deserialize: `Some(why)` when it
@@ -48,35 +41,22 @@ pub fn skip_raw(raw: &Value, object: Option<&Value>, options: &Options) -> Optio
     if !matches!(operation, "CREATE" | "UPDATE") {
         return Some(format!("{operation} is not judged"));
     }
-    if let Some(sub) = raw.get("subResource").and_then(Value::as_str).filter(|s| !s.is_empty()) {
-        return Some(format!("subresource {sub} is not judged"));
+    if let Err(why) = Scope::whole(raw.get("subResource").and_then(Value::as_str)) {
+        return Some(why.to_string());
     }
     let Some(object) = object.filter(|o| o.is_object()) else {
         return Some("the request carries no object".to_owned());
     };
-    match in_scope(object, options, true) {
-        Err(Skip::Because(why)) => Some(why),
-        Ok(()) | Err(Skip::Broken(_)) => None,
+    match scope(options).judges(object) {
+        Ok(Err(why)) => Some(why.to_string()),
+        // In scope, or in scope and unreadable: the on-error answer.
+        Ok(Ok(())) | Err(_) => None,
     }
 }
 
-fn in_scope(object: &Value, options: &Options, read_pod_spec: bool) -> Result<(), Skip> {
-    if object.pointer("/metadata/deletionTimestamp").is_some_and(|t| !t.is_null()) {
-        return Err(Skip::Because("the object is being deleted".to_owned()));
-    }
-    if !options.include_controlled
-        && let Some(owner) = controller_of(object)
-    {
-        return Err(Skip::Because(format!("controlled by {owner}, whose template is judged where it is written")));
-    }
-    if !read_pod_spec {
-        return Ok(());
-    }
-    match Workload::from_object(object) {
-        Ok(Some(_)) => Ok(()),
-        Ok(None) => Err(Skip::Because("the object carries no pod spec".to_owned())),
-        Err(e) => Err(Skip::Broken(unparsable(&e))),
-    }
+/// The engine's scope with the webhook's options.
+fn scope(options: &Options) -> Scope {
+    Scope { include_controlled: options.include_controlled }
 }
 
 /// Why an object that does not parse as its kind cannot be judged.
@@ -95,29 +75,25 @@ mod tests {
     }
 
     #[test]
-    fn controller_owned_objects_are_skipped_unless_included() {
-        let owned = pod(json!({"name": "p", "ownerReferences": [
-            {"kind": "ReplicaSet", "name": "rs", "controller": false},
-            {"kind": "ReplicaSet", "name": "web-1", "controller": true}]}));
-        let skip = in_scope(&owned, &Options::default(), true);
-        assert!(matches!(skip, Err(Skip::Because(why)) if why.contains("ReplicaSet/web-1")));
-        assert_eq!(in_scope(&owned, &Options { include_controlled: true, ..Options::default() }, true), Ok(()));
-        let not_controller = pod(json!({"name": "p", "ownerReferences": [{"kind": "X", "name": "y"}]}));
-        assert_eq!(in_scope(&not_controller, &Options::default(), true), Ok(()));
-    }
-
-    #[test]
-    fn deleting_objects_and_objects_without_pods_are_skipped() {
-        let opts = Options::default();
-        let deleting = pod(json!({"name": "p", "deletionTimestamp": "2026-01-01T00:00:00Z"}));
-        assert!(matches!(in_scope(&deleting, &opts, true), Err(Skip::Because(_))));
+    fn the_options_reach_the_engines_scope() {
+        let owned =
+            pod(json!({"name": "p", "ownerReferences": [{"kind": "ReplicaSet", "name": "web-1", "controller": true}]}));
+        let create = json!({"operation": "CREATE"});
+        let skip = skip_raw(&create, Some(&owned), &Options::default());
+        assert_eq!(
+            skip.as_deref(),
+            Some("controlled by ReplicaSet/web-1, whose template is judged where it is written")
+        );
+        assert_eq!(skip_raw(&create, Some(&owned), &Options { include_controlled: true, ..Options::default() }), None);
         let cm = json!({"kind": "ConfigMap", "metadata": {"name": "c"}});
-        assert!(matches!(in_scope(&cm, &opts, true), Err(Skip::Because(_))));
+        assert_eq!(
+            skip_raw(&create, Some(&cm), &Options::default()).as_deref(),
+            Some("the object carries no pod spec")
+        );
+        // In scope but unreadable: the on-error answer, not a skip.
         let broken =
             json!({"kind": "Pod", "spec": {"containers": [{"name": "c", "livenessProbe": {"periodSeconds": "ten"}}]}});
-        assert!(matches!(in_scope(&broken, &opts, true), Err(Skip::Broken(why)) if why.contains("periodSeconds")));
-        // Without reading the pod spec (the engine reads it next), only the cheap checks run.
-        assert_eq!(in_scope(&broken, &opts, false), Ok(()));
+        assert_eq!(skip_raw(&create, Some(&broken), &Options::default()), None);
     }
 
     #[test]

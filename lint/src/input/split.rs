@@ -1,9 +1,9 @@
 //! Cutting a stream at its document markers, so that its documents can be
 //! parsed on several cores and still report the stream's own positions.
 //!
-//! A line that is exactly `---` or starts `--- `, at column 0, starts a
-//! document wherever it appears outside a quoted scalar or a flow
-//! collection. A part that is cut inside one of those does not parse alone
+//! A line that starts with `---`, then a blank or the end of the line, at
+//! column 0 ([`starts_document`], YAML's rule), starts a document wherever
+//! it appears outside a quoted scalar or a flow collection. A part that is cut inside one of those does not parse alone
 //! (the quote or bracket is left open), so the caller, which parses each
 //! part, falls back to reading the whole stream in one piece whenever a part
 //! fails. Directives (`%YAML`, `%TAG`) apply to the document after them,
@@ -12,6 +12,7 @@
 
 use memchr::memmem;
 use policies::yaml::Mark;
+use policies::yaml::markers::starts_document;
 
 /// One document's text (or the whole stream, when it is not cut) and where
 /// it starts in the stream.
@@ -32,10 +33,7 @@ pub fn parts(text: &str) -> Vec<Part> {
     // searches are several times faster than `str`'s on a large stream.
     let bytes = text.as_bytes();
     if !(text.starts_with('%') || memmem::find(bytes, b"\n%").is_some()) {
-        cuts.extend(memmem::find_iter(bytes, b"\n---").map(|at| at + 1).filter(|&at| {
-            let rest = &bytes[at + 3..];
-            matches!(rest, [] | [b'\n', ..] | [b'\r', b'\n', ..] | [b' ', ..])
-        }));
+        cuts.extend(memmem::find_iter(bytes, b"\n---").map(|at| at + 1).filter(|&at| starts_document(&text[at..])));
     }
     cuts.push(text.len());
     let mut origin = Mark::default();

@@ -2,6 +2,7 @@
 //! parse at all, and scanner errors restated so they point where a person
 //! looks and name the documented limit.
 
+use super::markers::is_marker;
 use super::source::Mark;
 
 fn clamp(v: usize) -> u32 {
@@ -39,10 +40,6 @@ pub(super) fn oversized_document(text: &str, max: usize) -> Option<(usize, Mark)
         let at = Mark { line: clamp(start_line), col: 0, index: clamp(text[..start].chars().count()) };
         (start, at)
     })
-}
-
-fn is_marker(line: &str) -> bool {
-    (line.starts_with("---") || line.starts_with("...")) && line[3..].chars().next().is_none_or(char::is_whitespace)
 }
 
 /// A scanner error as a person should see it. At an unexpected end the

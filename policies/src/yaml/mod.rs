@@ -7,6 +7,7 @@
 pub mod emit;
 mod guards;
 pub mod limits;
+pub mod markers;
 pub mod parse;
 #[cfg(test)]
 mod parse_tests;

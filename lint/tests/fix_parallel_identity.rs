@@ -1,5 +1,6 @@
-//! `lifeguard fix` on every core gives, byte for byte, what the
-//! single-threaded path (`LIFEGUARD_THREADS=1`) gives: the diff or the fixed
+//! `lifeguard fix` on every core gives, byte for byte, what it gives on one
+//! (`LIFEGUARD_THREADS=1`), so the order of the files' results never
+//! depends on which finished first: the diff or the fixed
 //! stream on stdout, the report on stderr, the exit code and the files
 //! written in place, on the bench's generated stream (with a broken
 //! document, Services in other files of the directory, a directive) and on

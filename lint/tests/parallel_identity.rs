@@ -1,7 +1,8 @@
 //! The parallel path gives, byte for byte, what the single-threaded path
-//! (`LIFEGUARD_THREADS=1`) gives: every format that carries positions, the
-//! input errors and warnings on stderr, and the exit code, on the shared
-//! corpus and on the bench's generated stream with broken documents mixed in.
+//! (`LIFEGUARD_THREADS=1`) gives: every format of `lint` and `simulate` (both
+//! steps of the one pipeline), the input errors and warnings on stderr, and
+//! the exit code, on the shared corpus and on the bench's generated stream
+//! with broken documents mixed in.
 
 mod support;
 
@@ -30,12 +31,19 @@ fn run(dir: &Path, args: &[&str], stdin: Option<&str>, threads: &str) -> Run {
     r
 }
 
-/// Runs each format single-threaded and on each thread count, and fails at
-/// the first byte that differs. Returns the single-threaded text run.
+/// Runs `lint` in each format single-threaded and on each thread count,
+/// and fails at the first byte that differs. Returns the single-threaded
+/// run of the first format.
 fn assert_same(dir: &Path, formats: &[&str], paths: &[&str], stdin: Option<&str>) -> Run {
+    assert_same_of(dir, &["lint", "--fail-on", "info"], formats, paths, stdin)
+}
+
+/// [`assert_same`] for any command that takes `--format`.
+fn assert_same_of(dir: &Path, command: &[&str], formats: &[&str], paths: &[&str], stdin: Option<&str>) -> Run {
     let mut text = None;
     for &format in formats {
-        let mut args = vec!["lint", "--fail-on", "info", "--format", format];
+        let mut args = command.to_vec();
+        args.extend(["--format", format]);
         args.extend_from_slice(paths);
         let one = run(dir, &args, stdin, "1");
         for &threads in threads(format) {
@@ -45,11 +53,11 @@ fn assert_same(dir: &Path, formats: &[&str], paths: &[&str], stdin: Option<&str>
             similar_asserts(&one.stderr, &many.stderr, &format!("stderr of {what}"));
             similar_asserts(&one.stdout, &many.stdout, &format!("stdout of {what}"));
         }
-        if format == "text" {
+        if text.is_none() {
             text = Some(one);
         }
     }
-    text.expect("the text format ran")
+    text.expect("a format ran")
 }
 
 fn similar_asserts(expected: &str, actual: &str, what: &str) {
@@ -122,4 +130,22 @@ fn the_corpus_lints_the_same_on_every_thread_count() {
     // above runs them all.
     let text = assert_same(&corpus, &["text", "sarif"], &["files"], None);
     assert!(text.stdout.lines().count() > 100, "{}", text.stdout);
+}
+
+#[test]
+fn simulate_gives_the_same_on_every_thread_count() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    write(dir.path(), "stream/stream.yaml", &generated(40));
+    let head = (0..10).map(stream::deployment).collect::<String>();
+    write(dir.path(), "broken/broken.yaml", &format!("{head}---\nkind: Deployment\nspec: [1, 2\n{}", generated(10)));
+    write(dir.path(), "crlf/crlf.yaml", &generated(10).replace('\n', "\r\n"));
+    let names = ["stream/stream.yaml", "broken/broken.yaml", "crlf/crlf.yaml"];
+    let simulate = ["simulate", "--scenario", "boot", "--scenario", "delete"];
+    let text = assert_same_of(dir.path(), &simulate, &["text", "json"], &names, None);
+    assert_eq!(text.code, 2, "{}", text.stderr);
+    assert!(text.stdout.contains("stream/stream.yaml:"), "{}", text.stdout);
+    assert!(text.stderr.contains("broken/broken.yaml:"), "{}", text.stderr);
+    let Some(corpus) = corpus_dir() else { return };
+    let json = assert_same_of(&corpus, &["simulate"], &["json"], &["files"], None);
+    assert!(json.stdout.len() > 10_000, "{}", json.stderr);
 }

@@ -9,11 +9,9 @@ use policies::Policy;
 
 use super::diff;
 use super::file::{FileFix, fix_text};
-use crate::engine::parse_text;
-use crate::input::{
-    Contexts, Discovered, Input, InputName, Limits, contexts, discover, read_input, read_text, services_in, services_of,
-};
+use crate::input::{Discovered, Input, Limits, discover};
 use crate::outcome::InputError;
+use crate::pipeline::Text;
 
 /// One input and its fixes.
 #[derive(Debug, Clone)]
@@ -58,15 +56,12 @@ pub fn fix_found(found: Discovered, policy: &Policy, only: Option<&[String]>, li
     out
 }
 
-/// Fixes the inputs of `found` on `threads` threads and hands each one's
+/// Fixes the inputs of `found` on `threads` threads (the pipeline's
+/// per-text path, [`crate::pipeline::each_text`]) and hands each one's
 /// result, turned into what the caller keeps by `keep` (on the thread that
 /// fixed it), to `sink` in input order as soon as it and all before it are
 /// done. Returns the inputs that could not be found or read, as errors.
-///
-/// Every context's Services are read first (see
-/// [`crate::input::services`]); then each file is read, parsed, fixed and
-/// dropped on a worker, so no parse waits for the others. `threads == 1`
-/// does the same on one thread.
+/// Skipped chart templates are never edited: they are not YAML.
 pub fn fix_each<T: Send>(
     found: Discovered,
     policy: &Policy,
@@ -74,98 +69,14 @@ pub fn fix_each<T: Send>(
     limits: &Limits,
     threads: usize,
     keep: impl Fn(FixedInput) -> T + Sync,
-    mut sink: impl FnMut(T),
+    sink: impl FnMut(T),
 ) -> Vec<InputError> {
-    // Skipped chart templates are never edited: they are not YAML.
-    let allow_empty = found.allow_empty_stdin;
-    let (inputs, discover_errors) = (found.inputs, found.errors);
-    let mut errors: Vec<InputError> = discover_errors
-        .into_iter()
-        .map(|(file, e)| InputError { file, line: None, column: None, message: e.to_string() })
-        .collect();
-    let Contexts { of_input, mut seeds, .. } = contexts(&inputs, limits);
-    // First pass: each file's Services; only stdin's text is kept (it cannot be read twice).
-    let first = |i: usize| {
-        let input = &inputs[i];
-        read_input(input, limits, allow_empty).map(|text| {
-            let services = services_in(&text, limits);
-            (services, matches!(input, Input::Stdin).then_some(text))
-        })
+    let step = |t: Text<'_>| {
+        let mut fix = fix_text(&t.name, t.text, t.parse, t.batch, policy, only, limits);
+        fix.errors.extend(t.error);
+        keep(FixedInput { input: t.input.clone(), bom: starts_with_bom(t.input), fix })
     };
-    let mut read: Vec<FirstLook<'_>> = Vec::with_capacity(inputs.len());
-    let firsts = crate::pipeline::run_tasks(inputs.len(), threads, first);
-    for (i, ((input, context), result)) in inputs.iter().zip(&of_input).zip(firsts).enumerate() {
-        match result.unwrap_or_else(|| first(i)) {
-            Ok((services, text)) => {
-                if let Some(batch) = seeds.get_mut(*context) {
-                    services.iter().for_each(|service| batch.add(service));
-                }
-                read.push(FirstLook { input, context: *context, services: services.len(), text });
-            }
-            Err(e) => errors.push(InputError::unread(input.display_name(), &e)),
-        }
-    }
-    let alone = policies::Batch::default();
-    let sharing = |context: usize| read.iter().filter(|r| r.context == context).count();
-    // Second pass: each file read again, parsed, fixed, handed over, dropped.
-    let second = |i: usize| {
-        let r = &read[i];
-        let name = r.input.display_name();
-        let text = match &r.text {
-            Some(text) => Ok(std::borrow::Cow::Borrowed(text.as_str())),
-            None => read_text(r.input, limits).map(std::borrow::Cow::Owned),
-        };
-        let fix = match text {
-            Ok(text) => {
-                let parse = parse_text(&name, &text, limits);
-                let met: usize = parse.0.iter().map(|d| services_of(d).count()).sum();
-                let batch = seeds.get(r.context).unwrap_or(&alone);
-                if met == r.services {
-                    fix_text(&name, &text, parse, batch, policy, only, limits)
-                } else if sharing(r.context) == 1 {
-                    // Its context is this file and the Services of files not
-                    // named: the Services it holds are known now.
-                    let mut own = batch.clone();
-                    own.add_documents(&parse.0);
-                    fix_text(&name, &text, parse, &own, policy, only, limits)
-                } else {
-                    let mut fix = fix_text(&name, &text, parse, batch, policy, only, limits);
-                    fix.errors.push(InputError {
-                        file: name.clone(),
-                        line: None,
-                        column: None,
-                        message: format!(
-                            "internal error: {met} Services read where the first look found {} (please report); \
-                             the findings of the files beside it may be incomplete",
-                            r.services
-                        ),
-                    });
-                    fix
-                }
-            }
-            // The file went away between the two reads.
-            Err(e) => {
-                let mut fix = fix_text(&name, "", (Vec::new(), None), &alone, policy, only, limits);
-                fix.errors.push(InputError::unread(name, &e));
-                fix
-            }
-        };
-        keep(FixedInput { input: r.input.clone(), bom: starts_with_bom(r.input), fix })
-    };
-    // A task that panicked is done again here, so a panic it repeats is the
-    // caller's, as when the work is done without threads.
-    crate::pipeline::run_ordered(read.len(), threads, second, |i, kept| sink(kept.unwrap_or_else(|| second(i))));
-    errors
-}
-
-/// An input read by the first pass.
-struct FirstLook<'a> {
-    input: &'a Input,
-    context: usize,
-    /// The Services the first pass found in it.
-    services: usize,
-    /// Its text, for stdin only.
-    text: Option<String>,
+    crate::pipeline::each_text(found, limits, threads, step, sink)
 }
 
 fn starts_with_bom(input: &Input) -> bool {

@@ -1,9 +1,10 @@
 //! The one input pipeline: read the inputs, give each its context's
 //! Services, parse and do a command's [`Step`] on every document on every
 //! core, in memory bounded by the largest document and the Services the
-//! rules need, not by the input. `lint` and `simulate` are steps; `fix`,
-//! which edits whole texts, takes the same reading and Services
-//! ([`read`], [`crate::input::services`]) and this module's pool.
+//! rules need, not by the input. `lint`, `simulate` and the editor's
+//! analysis are steps on documents; `fix`, which edits whole texts, is a
+//! step on texts ([`each_text`]), fed by the same reader of Services
+//! ([`crate::input::services`]) and run on the same pool.
 //!
 //! Services inform the rules, and a Service can come after the workload it
 //! selects. Each source belongs to a context (its directory, see
@@ -23,6 +24,7 @@ mod read;
 mod serial;
 mod source;
 mod step;
+mod texts;
 
 use policies::{Batch, Policy};
 
@@ -30,6 +32,7 @@ pub use keep::{Keep, Lint};
 pub use read::{Read, read};
 pub use source::{Source, SourceResult};
 pub use step::{Keeper, Step};
+pub use texts::{Text, each_text};
 
 use crate::input::Limits;
 use crate::outcome::{InputError, Outcome};
@@ -37,24 +40,6 @@ use crate::outcome::{InputError, Outcome};
 /// Sets the threads that parse and lint (`1`: the single-threaded path);
 /// unset, empty or not a number, every core.
 pub const THREADS_ENV: &str = "LIFEGUARD_THREADS";
-
-/// Runs `task(0..count)` on `threads` threads and returns the results in
-/// task order; `None` for a task that panicked (a caller redoes it).
-pub(crate) fn run_tasks<T: Send>(count: usize, threads: usize, task: impl Fn(usize) -> T + Sync) -> Vec<Option<T>> {
-    pool::run(count, threads, task)
-}
-
-/// Runs `task(0..count)` on `threads` threads and hands each result to
-/// `consume` on the calling thread, in task order, as soon as it and all
-/// before it are done; `None` for a task that panicked.
-pub(crate) fn run_ordered<T: Send>(
-    count: usize,
-    threads: usize,
-    task: impl Fn(usize) -> T + Sync,
-    consume: impl FnMut(usize, Option<T>),
-) {
-    pool::run_ordered(count, threads, task, consume);
-}
 
 /// What [`lint_sources`] read and found.
 #[derive(Debug)]

@@ -2,18 +2,18 @@
 //! parse, policy, Services and engine), with each finding's exact range:
 //! what diagnostics, quick fixes and hovers are made of.
 
-use std::panic::{AssertUnwindSafe, catch_unwind};
-
 use lsp_types::{DiagnosticSeverity, Range, Uri};
 use policies::model::{ServiceView, Workload};
-use policies::{Batch, Policy, objects_in};
+use policies::{Batch, Policy};
 use serde_json::Value;
 
 use super::text::Lines;
 use super::workspace::Elsewhere;
-use crate::engine::{lint_document, parse_text};
-use crate::input::{Document, Limits};
-use crate::outcome::{Located, Outcome};
+use crate::engine::lint_document;
+use crate::input::services::services_with;
+use crate::input::{Document, Limits, Template, TemplateFinder};
+use crate::outcome::{InputError, Located, Outcome};
+use crate::pipeline::{self, Keeper, Source, Step};
 
 /// A finding and where it is in the text.
 #[derive(Debug, Clone)]
@@ -54,7 +54,8 @@ pub struct Analysis {
 
 /// Lints `text` (shown as `name`) with `policy` and the Services of its
 /// directory's other files (`context`, and each of them with its place);
-/// the text's own Services join them.
+/// the text's own Services join them. The text goes through the pipeline
+/// `lint` runs ([`crate::pipeline`]), on the calling thread.
 pub fn analyze(name: &str, text: &str, policy: &Policy, context: (&Batch, &[Elsewhere]), limits: &Limits) -> Analysis {
     let (context, elsewhere) = context;
     let lines = Lines::new(text);
@@ -71,53 +72,87 @@ pub fn analyze(name: &str, text: &str, policy: &Policy, context: (&Batch, &[Else
         });
         return out;
     }
-    let (docs, error) = parse_text(name, text, limits);
-    if let Some(e) = error {
+    // The text's own Services, each with its place, for the related locations.
+    let own =
+        services_with(text, limits, &|document, pointer, service| (service.clone(), span(document, pointer, &lines)));
+    let step = Analyze { lines: &lines, own: &own, elsewhere };
+    let source = Source { name, text, context: 0, policy };
+    let keep = &mut Unplaced(TemplateFinder::default());
+    let Some(result) = pipeline::run(&[source], vec![context.clone()], limits, 1, &step, keep).pop() else {
+        return out;
+    };
+    let problem = |e: InputError, severity: DiagnosticSeverity| {
         let at = lines.position(e.line.unwrap_or(1), e.column.unwrap_or(1).saturating_sub(1));
-        out.problems.push(Problem {
-            range: Range { start: at, end: at },
-            severity: DiagnosticSeverity::ERROR,
-            message: e.message,
-        });
-    }
-    out.documents = spans(&docs, &lines);
-    let mut batch = context.clone();
-    batch.add_documents(&docs);
-    let mut outcome = Outcome::default();
-    for (index, doc) in docs.iter().enumerate() {
-        let before = outcome.findings.len();
-        let linted = catch_unwind(AssertUnwindSafe(|| lint_document(name, doc, None, &batch, policy, &mut outcome)));
-        if linted.is_err() {
-            let at = lines.position(doc.start.line, doc.start.col);
-            out.problems.push(Problem {
-                range: Range { start: at, end: at },
-                severity: DiagnosticSeverity::ERROR,
-                message: "internal error in the rule engine (please report)".into(),
-            });
-            continue;
-        }
-        for located in outcome.findings.drain(before..) {
-            let range = span(doc, &located.pointer, &lines);
-            let related = related(&docs, doc, &located, elsewhere, &lines);
-            out.findings.push(Placed { located, doc: index, range, related });
-        }
-    }
-    for e in outcome.errors.iter().chain(&outcome.warnings) {
-        let at = lines.position(e.line.unwrap_or(1), e.column.unwrap_or(1).saturating_sub(1));
-        let warning = outcome.warnings.iter().any(|w| std::ptr::eq(w, e));
-        out.problems.push(Problem {
-            range: Range { start: at, end: at },
-            severity: if warning { DiagnosticSeverity::WARNING } else { DiagnosticSeverity::ERROR },
-            message: e.message.clone(),
-        });
-    }
+        Problem { range: Range { start: at, end: at }, severity, message: e.message }
+    };
+    out.problems.extend(result.syntax.map(|e| problem(e, DiagnosticSeverity::ERROR)));
+    let analyzed = result.out;
+    let starts: Vec<u32> = analyzed.starts.iter().map(|&line| lines.position(line, 0).line).collect();
+    out.documents =
+        starts.iter().enumerate().map(|(i, &s)| (s, starts.get(i + 1).copied().unwrap_or(u32::MAX))).collect();
+    out.findings = analyzed.findings;
+    out.problems.extend(analyzed.errors.into_iter().map(|e| problem(e, DiagnosticSeverity::ERROR)));
+    out.problems.extend(analyzed.warnings.into_iter().map(|e| problem(e, DiagnosticSeverity::WARNING)));
     out
 }
 
-/// Each document's lines, from its start to the next one's.
-fn spans(docs: &[Document], lines: &Lines<'_>) -> Vec<(u32, u32)> {
-    let starts: Vec<u32> = docs.iter().map(|d| lines.position(d.start.line, 0).line).collect();
-    starts.iter().enumerate().map(|(i, &s)| (s, starts.get(i + 1).copied().unwrap_or(u32::MAX))).collect()
+/// The editor's step: each document linted as `lint` lints it, each finding
+/// with its exact range and the places it involves.
+struct Analyze<'a> {
+    lines: &'a Lines<'a>,
+    /// The text's own Services and their ranges.
+    own: &'a [(Value, Range)],
+    /// The Services of the directory's other files.
+    elsewhere: &'a [Elsewhere],
+}
+
+/// What the step gives for a run of documents.
+#[derive(Debug, Default)]
+struct Analyzed {
+    /// The line each document starts on.
+    starts: Vec<u32>,
+    /// Findings, each with the index of its document among these.
+    findings: Vec<Placed>,
+    errors: Vec<InputError>,
+    warnings: Vec<InputError>,
+}
+
+impl Step for Analyze<'_> {
+    type Out = Analyzed;
+
+    fn document(&self, source: &Source<'_>, doc: &Document, batch: &Batch) -> Analyzed {
+        let mut outcome = Outcome::default();
+        lint_document(source.name, doc, None, batch, source.policy, &mut outcome);
+        let findings = outcome
+            .findings
+            .into_iter()
+            .map(|located| {
+                let range = span(doc, &located.pointer, self.lines);
+                let related = related(doc, &located, self.own, self.elsewhere, self.lines);
+                Placed { located, doc: 0, range, related }
+            })
+            .collect();
+        Analyzed { starts: vec![doc.start.line], findings, errors: outcome.errors, warnings: outcome.warnings }
+    }
+
+    fn join(into: &mut Analyzed, mut part: Analyzed) {
+        let before = into.starts.len();
+        into.findings.extend(part.findings.into_iter().map(|p| Placed { doc: p.doc + before, ..p }));
+        into.starts.append(&mut part.starts);
+        into.errors.append(&mut part.errors);
+        into.warnings.append(&mut part.warnings);
+    }
+}
+
+/// The editor reads a text as the editor has it: no Helm template is looked up on disk.
+struct Unplaced(TemplateFinder);
+
+impl Keeper<Analyzed> for Unplaced {
+    fn templates(&mut self) -> &mut TemplateFinder {
+        &mut self.0
+    }
+
+    fn document(&mut self, _: &mut Analyzed, _: Option<Template>) {}
 }
 
 /// The range of the field `pointer` names (for a missing field, its
@@ -149,9 +184,9 @@ pub fn span(doc: &Document, pointer: &str, lines: &Lines<'_>) -> Range {
 /// probe shares its handler with; the Services that send traffic to a pod
 /// (this file's or its directory's).
 fn related(
-    docs: &[Document],
     doc: &Document,
     located: &Located,
+    own: &[(Value, Range)],
     elsewhere: &[Elsewhere],
     lines: &Lines<'_>,
 ) -> Vec<(Option<Uri>, Range, String)> {
@@ -179,12 +214,8 @@ fn related(
                 format!("Service {}/{} sends this pod traffic", text("namespace"), text("name"))
             };
             let mut out: Vec<(Option<Uri>, Range, String)> = Vec::new();
-            for d in docs {
-                for (p, service) in objects_in(&d.value) {
-                    if service["kind"] == "Service" && sends(service) {
-                        out.push((None, span(d, &p, lines), label(service)));
-                    }
-                }
+            for (service, range) in own.iter().filter(|(service, _)| sends(service)) {
+                out.push((None, *range, label(service)));
             }
             for e in elsewhere.iter().filter(|e| sends(&e.object)) {
                 out.push((Some(e.uri.clone()), e.range, label(&e.object)));

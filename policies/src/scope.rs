@@ -41,13 +41,14 @@ pub enum OutOfScope {
 }
 
 impl OutOfScope {
-    /// One of each reason, for the exports that must state a condition per
-    /// reason (a test holds them to it).
+    /// One of each reason, in the order the exports state them as match
+    /// conditions (`vap::objects`, which must say each in CEL; a test holds
+    /// this list to every reason).
     pub const ALL: [OutOfScope; 4] = [
-        OutOfScope::Subresource(String::new()),
-        OutOfScope::BeingDeleted,
-        OutOfScope::Controlled(String::new()),
         OutOfScope::NoPodSpec,
+        OutOfScope::Controlled(String::new()),
+        OutOfScope::BeingDeleted,
+        OutOfScope::Subresource(String::new()),
     ];
 }
 
@@ -111,6 +112,19 @@ mod tests {
 
     fn pod(meta: Value) -> Value {
         json!({"kind": "Pod", "metadata": meta, "spec": {"containers": [{"name": "c", "image": "x"}]}})
+    }
+
+    #[test]
+    fn all_lists_every_reason_once() {
+        // Adding a reason breaks this match until it is placed in `ALL`.
+        let place = |reason: &OutOfScope| match reason {
+            OutOfScope::NoPodSpec => 0,
+            OutOfScope::Controlled(_) => 1,
+            OutOfScope::BeingDeleted => 2,
+            OutOfScope::Subresource(_) => 3,
+        };
+        let places: Vec<usize> = OutOfScope::ALL.iter().map(place).collect();
+        assert_eq!(places, (0..OutOfScope::ALL.len()).collect::<Vec<_>>());
     }
 
     #[test]

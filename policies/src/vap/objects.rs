@@ -9,6 +9,7 @@ use serde_json::{Value, json};
 
 use super::{Validation, cel};
 use crate::policy::{AdmissionMode, Policy};
+use crate::scope::OutOfScope;
 
 /// Which of the two policies: the rules `enforce` denies (at or above
 /// `denySeverity`), or the rest.
@@ -92,22 +93,32 @@ pub(super) fn match_constraints() -> Value {
     })
 }
 
-/// The match conditions every export shares: an object with a pod spec,
-/// not owned by a controller, not being deleted, and on UPDATE only when
-/// the pod template changes.
+/// The match conditions every export shares: the engine's scope
+/// ([`crate::scope`]), one condition per reason an object is not judged,
+/// and on UPDATE only when the pod template changes.
 pub(super) fn match_conditions() -> Vec<Value> {
-    let condition = |name: &str, expression: String| json!({ "name": name, "expression": expression });
-    vec![
-        condition("has-a-pod-spec", cel::has_pod_spec()),
-        condition(
+    let condition = |(name, expression): (&str, String)| json!({ "name": name, "expression": expression });
+    let mut conditions: Vec<Value> = OutOfScope::ALL.iter().filter_map(scope_condition).map(condition).collect();
+    conditions.push(condition(("update-changes-the-template", cel::changes_the_template())));
+    conditions
+}
+
+/// The match condition that holds when an object is not out of scope for
+/// `reason`, or `None` where the binding's rules say it instead.
+fn scope_condition(reason: &OutOfScope) -> Option<(&'static str, String)> {
+    match reason {
+        OutOfScope::NoPodSpec => Some(("has-a-pod-spec", cel::has_pod_spec())),
+        OutOfScope::Controlled(_) => Some((
             "not-controller-owned",
             "!has(object.metadata.ownerReferences) || \
              !object.metadata.ownerReferences.exists(r, has(r.controller) && r.controller)"
                 .to_owned(),
-        ),
-        condition("not-being-deleted", "!has(object.metadata.deletionTimestamp)".to_owned()),
-        condition("update-changes-the-template", cel::changes_the_template()),
-    ]
+        )),
+        OutOfScope::BeingDeleted => Some(("not-being-deleted", "!has(object.metadata.deletionTimestamp)".to_owned())),
+        // The resource rules name no subresource, so the API server never
+        // sends one to the policy.
+        OutOfScope::Subresource(_) => None,
+    }
 }
 
 fn admission_policy(name: &str, export: &str, policy: &Policy, validations: &[&Validation]) -> Value {

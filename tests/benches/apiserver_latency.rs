@@ -30,7 +30,8 @@ use lifeguard_e2e::cluster::injector::Injector;
 use lifeguard_e2e::cluster::pki::client_tls;
 use lifeguard_e2e::cluster::process::wait_for;
 use lifeguard_e2e::cluster::webhook::workspace_binary;
-use lifeguard_e2e::cluster::{ControlPlane, Installation, objects, webhook};
+use lifeguard_e2e::cluster::{ControlPlane, Installation, webhook};
+use lifeguard_e2e::support::deployment;
 use serde_json::json;
 
 /// The cases: (label, namespace), in the order of each round.
@@ -160,7 +161,7 @@ fn install_vap(plane: &ControlPlane, namespace: &str) -> bool {
             .run(&["patch", "validatingadmissionpolicybinding", binding, "--type=merge", "-p", &only_here])
             .ok();
     }
-    let bad = objects::naive_gpu_deployment("vap-probe").to_string();
+    let bad = deployment::naive_gpu("vap-probe").to_string();
     wait_for("the exported policies in force", Duration::from_secs(30), || {
         let run = plane.kubectl.run_with_input(&["create", "--dry-run=server", "-n", namespace, "-f", "-"], Some(&bad));
         if run.warnings().iter().any(|w| w.contains("probe-endpoint-reused")) { Ok(()) } else { Err(run.stderr) }
@@ -277,7 +278,7 @@ async fn create_many(
         let batch = concurrency.min(count - started);
         let mut tasks = Vec::with_capacity(batch);
         for _ in 0..batch {
-            let body = objects::typical_deployment(&format!("web-{next}")).to_string();
+            let body = deployment::typical(&format!("web-{next}")).to_string();
             *next += 1;
             let (client, url) = (client.clone(), url.clone());
             tasks.push(tokio::spawn(async move {

@@ -11,9 +11,10 @@ use std::io::Read as _;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use lifeguard_e2e::cluster::ControlPlane;
 use lifeguard_e2e::cluster::control_plane::tools;
 use lifeguard_e2e::cluster::webhook::workspace_binary;
-use lifeguard_e2e::cluster::{ControlPlane, objects};
+use lifeguard_e2e::support::deployment;
 use serde_json::{Value, json};
 
 const RUNS: usize = 3;
@@ -27,7 +28,7 @@ fn arg(name: &str, default: usize) -> usize {
 fn namespace_list(per_namespace: usize) -> Value {
     let mut items: Vec<Value> = (0..per_namespace)
         .map(|i| {
-            let mut d = objects::typical_deployment(&format!("web-{i}"));
+            let mut d = deployment::typical(&format!("web-{i}"));
             d["spec"]["template"]["metadata"]["labels"]["tier"] = json!("web");
             if i % 2 == 1 {
                 d["spec"]["template"]["spec"]["containers"][0]["livenessProbe"]["httpGet"]["path"] = json!("/readyz");

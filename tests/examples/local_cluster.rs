@@ -11,7 +11,8 @@ use std::io::Read as _;
 
 use lifeguard_e2e::cluster::chart::RELEASE;
 use lifeguard_e2e::cluster::control_plane::tools;
-use lifeguard_e2e::cluster::{ControlPlane, Installation, objects};
+use lifeguard_e2e::cluster::{ControlPlane, Installation};
+use lifeguard_e2e::support::deployment;
 
 /// The chart's policy ConfigMap (`<release>-policy`), which the webhook
 /// mounts and `lifeguard audit --policy configmap:lifeguard/lifeguard-policy` reads.
@@ -45,11 +46,11 @@ fn main() {
     }
     // The seed's naive GPU model server, as the tests send it.
     let manifest = plane.dir.join("naive-gpu-server.json");
-    let naive = serde_json::to_string_pretty(&objects::naive_gpu_deployment("llm")).unwrap_or_default();
+    let naive = serde_json::to_string_pretty(&deployment::naive_gpu("llm")).unwrap_or_default();
     std::fs::write(&manifest, naive).unwrap_or_else(|e| panic!("write {}: {e}", manifest.display()));
     let kubectl = plane.dir.join("kubectl");
     let _ = std::os::unix::fs::symlink(tools.join("kubectl"), &kubectl);
-    println!("kube-apiserver {} with lifeguard-webhook at {}", plane.server, lifeguard.webhook.base_url());
+    println!("kube-apiserver {} with lifeguard-webhook at {}", plane.server, lifeguard.webhook.url(""));
     println!(
         "namespaces: demo-enforce, demo-warn, demo-audit (lifeguard.dev/mode) and demo-mutate (lifeguard.dev/mutate=true); \
          demo (no label, for an exported ValidatingAdmissionPolicy)"

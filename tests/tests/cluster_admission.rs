@@ -13,7 +13,8 @@ use std::time::Duration;
 
 use chart_checks::create;
 use lifeguard_e2e::cluster::injector::{Injector, SIDECAR};
-use lifeguard_e2e::cluster::{ControlPlane, Installation, objects, webhook};
+use lifeguard_e2e::cluster::{ControlPlane, Installation, webhook};
+use lifeguard_e2e::support::deployment;
 use serde_json::{Value, json};
 
 static LIFEGUARD: OnceLock<Option<Installation>> = OnceLock::new();
@@ -51,7 +52,7 @@ fn the_registered_configurations_are_the_charts_own_but_for_the_url() {
         assert_eq!(webhooks.len(), rendered.len());
         for (stored, rendered) in webhooks.iter().zip(&rendered) {
             let path = rendered["clientConfig"]["service"]["path"].as_str().expect("the chart names a path");
-            let url = format!("{}{path}", lifeguard.webhook.base_url());
+            let url = lifeguard.webhook.url(path);
             assert_eq!(stored["clientConfig"]["url"], url.as_str());
             assert!(stored["clientConfig"].get("service").is_none());
         }
@@ -74,7 +75,7 @@ fn warn_admits_with_one_kubectl_warning_per_finding_within_120_characters() {
 fn audit_admits_silently_and_the_api_servers_audit_log_holds_the_findings() {
     let Some((plane, _)) = cluster() else { return };
     plane.kubectl.namespace("audit-gpu", &["lifeguard.dev/mode=audit"]);
-    let run = create(plane, "audit-gpu", &objects::naive_gpu_deployment("llm"), &[]);
+    let run = create(plane, "audit-gpu", &deployment::naive_gpu("llm"), &[]);
     assert_eq!(run.code, 0, "{run:#?}");
     assert_eq!(run.stderr, "", "audit prints nothing");
     let event = lifeguard_e2e::cluster::process::wait_for("the create's audit event", Duration::from_secs(10), || {
@@ -123,14 +124,14 @@ fn comparable(object: &Value) -> Value {
 fn mutate_stores_the_fixes_and_apply_dry_run_server_gives_the_same_object_storing_nothing() {
     let Some((plane, _)) = cluster() else { return };
     plane.kubectl.namespace("mutate-gpu", &["lifeguard.dev/mutate=true"]);
-    let object = objects::naive_gpu_deployment("llm").to_string();
+    let object = deployment::naive_gpu("llm").to_string();
     let dry = plane
         .kubectl
         .run_with_input(&["apply", "--dry-run=server", "-n", "mutate-gpu", "-o", "json", "-f", "-"], Some(&object));
     let dry = dry.json();
     assert!(plane.kubectl.get("mutate-gpu", "deployment", "llm").is_none(), "a dry run stores nothing");
 
-    let run = create(plane, "mutate-gpu", &objects::naive_gpu_deployment("llm"), &[]);
+    let run = create(plane, "mutate-gpu", &deployment::naive_gpu("llm"), &[]);
     assert_eq!(run.code, 0, "{run:#?}");
     let stored = plane.kubectl.get("mutate-gpu", "deployment", "llm").expect("stored");
     let startup = &container(&stored, "vllm")["startupProbe"];
@@ -149,7 +150,7 @@ fn a_sidecar_injected_after_lifeguard_is_fixed_on_reinvocation() {
     let injector = Injector::start(&webhook::serving_pair(&plane.pki.ca));
     plane.kubectl.apply(&injector.configuration(namespace, &plane.pki.ca.pem));
     // The configuration informer lags the write: wait for the first injection.
-    let probe = objects::typical_deployment("probe");
+    let probe = deployment::typical("probe");
     lifeguard_e2e::cluster::process::wait_for("the injector to be called", Duration::from_secs(30), || {
         let run = create(plane, namespace, &probe, &["--dry-run=server", "-o", "json"]);
         let object: Value = serde_json::from_str(&run.stdout).map_err(|e| format!("{e}: {run:?}"))?;
@@ -157,7 +158,7 @@ fn a_sidecar_injected_after_lifeguard_is_fixed_on_reinvocation() {
         if containers == 2 { Ok(()) } else { Err(run.stdout) }
     });
 
-    let run = create(plane, namespace, &objects::typical_deployment("web"), &[]);
+    let run = create(plane, namespace, &deployment::typical("web"), &[]);
     assert_eq!(run.code, 0, "{run:#?}");
     let stored = plane.kubectl.get(namespace, "deployment", "web").expect("stored");
     assert_eq!(container(&stored, SIDECAR)["lifecycle"]["preStop"]["sleep"]["seconds"], 40);
@@ -175,7 +176,7 @@ fn a_workload_admitted_in_audit_can_be_scaled_relabelled_and_rolled_under_enforc
     let kubectl = &plane.kubectl;
     let ns = "ratchet";
     kubectl.namespace(ns, &["lifeguard.dev/mode=audit"]);
-    assert_eq!(create(plane, ns, &objects::naive_gpu_deployment("llm"), &[]).code, 0);
+    assert_eq!(create(plane, ns, &deployment::naive_gpu("llm"), &[]).code, 0);
     kubectl.run(&["label", "namespace", ns, "lifeguard.dev/mode=enforce", "--overwrite"]).ok();
 
     let scale = kubectl.run(&["scale", "deployment/llm", "-n", ns, "--replicas=3"]);
@@ -222,7 +223,7 @@ fn controllers_make_the_replicaset_and_pods_which_lifeguard_skips() {
     let ns = "controllers";
     kubectl.namespace(ns, &["lifeguard.dev/mode=warn", "lifeguard.dev/mutate=true"]);
     let skipped_before = lifeguard.webhook.metric("lifeguard_webhook_requests_total", &["verdict=\"skipped\""]);
-    let mut deployment = objects::naive_gpu_deployment("llm");
+    let mut deployment = deployment::naive_gpu("llm");
     deployment["spec"]["replicas"] = json!(2);
     let run = create(plane, ns, &deployment, &[]);
     assert_eq!(run.code, 0, "{run:#?}");
@@ -280,7 +281,7 @@ fn kube_system_and_lifeguards_namespace_are_never_sent_to_the_webhook() {
         .ok();
     kubectl.namespace("lifeguard", &["lifeguard.dev/mode=enforce", "lifeguard.dev/mutate=true"]);
     for ns in ["kube-system", "lifeguard"] {
-        let run = create(plane, ns, &objects::naive_gpu_deployment("unjudged"), &[]);
+        let run = create(plane, ns, &deployment::naive_gpu("unjudged"), &[]);
         assert_eq!((run.code, run.stderr.as_str()), (0, ""), "{run:#?}");
         let stored = kubectl.get(ns, "deployment", "unjudged").expect("stored");
         assert!(container(&stored, "vllm").get("startupProbe").is_none(), "not mutated in {ns}");
@@ -299,7 +300,7 @@ fn kube_system_and_lifeguards_namespace_are_never_sent_to_the_webhook() {
 /// The naive GPU server's pod template (a fixable `startup-probe-missing`)
 /// as a bare Pod and as a Job.
 fn naive_gpu_pod_and_job(name: &str) -> (Value, Value) {
-    let deployment = objects::naive_gpu_deployment(name);
+    let deployment = deployment::naive_gpu(name);
     let mut template = deployment["spec"]["template"].clone();
     template["spec"]["restartPolicy"] = json!("Never");
     let pod = json!({"apiVersion": "v1", "kind": "Pod",
@@ -319,10 +320,10 @@ fn updates_in_a_mutate_namespace_change_nothing_the_user_did_not_change() {
     plane.kubectl.namespace(control, &[]);
     plane.kubectl.default_service_account(ns);
     let (pod, job) = naive_gpu_pod_and_job("llm");
-    for object in [&pod, &job, &objects::naive_gpu_deployment("llm")] {
+    for object in [&pod, &job, &deployment::naive_gpu("llm")] {
         create(plane, ns, object, &[]).ok();
     }
-    create(plane, control, &objects::naive_gpu_deployment("llm"), &[]).ok();
+    create(plane, control, &deployment::naive_gpu("llm"), &[]).ok();
     plane.kubectl.run(&["label", "namespace", ns, "lifeguard.dev/mutate=true"]).ok();
 
     // The pod spec of a Pod and the template of a Job are immutable: a
@@ -378,7 +379,7 @@ fn many_findings(name: &str, n: usize) -> Value {
                 "readinessProbe": {"httpGet": {"path": "/health", "port": 8080 + i}, "periodSeconds": 5}})
         })
         .collect();
-    let mut deployment = objects::typical_deployment(name);
+    let mut deployment = deployment::typical(name);
     deployment["spec"]["template"]["spec"]["containers"] = json!(containers);
     deployment
 }
@@ -417,7 +418,7 @@ fn webhook_budget() -> usize {
 /// the docs write it: the file named `file` rather than `STDIN`, and the
 /// policy at the chart's mount rather than the test's directory.
 fn as_documented(plane: &ControlPlane, namespace: &str, file: &str, flags_first: bool) -> String {
-    let run = create(plane, namespace, &objects::naive_gpu_deployment("llm"), &[]);
+    let run = create(plane, namespace, &deployment::naive_gpu("llm"), &[]);
     let command = if flags_first {
         format!("$ kubectl create -n {namespace} -f {file}\n")
     } else {

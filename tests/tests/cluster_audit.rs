@@ -21,6 +21,7 @@ use audit_corpus::parity::{self, judged};
 use audit_corpus::{lifeguard, lifeguard_with};
 use lifeguard_e2e::cluster::ControlPlane;
 use lifeguard_e2e::docs::marked_block;
+use lifeguard_e2e::support::deployment::Deployment;
 use serde_json::{Value, json};
 
 #[test]
@@ -292,9 +293,7 @@ fn the_charts_read_only_role_is_enough_and_a_refused_list_is_a_warning() {
         "spec": {"template": {"spec": {"restartPolicy": "Never", "containers": [{"name": "run", "image": "example/run:1",
             "readinessProbe": {"exec": {"command": ["true"]}}}]}}}});
     plane.kubectl.apply(&job);
-    let deployment = json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web", "namespace": work},
-        "spec": {"selector": {"matchLabels": {"app": "web"}},
-            "template": {"metadata": {"labels": {"app": "web"}}, "spec": reused_endpoint_spec()}}});
+    let deployment = Deployment::new("web").namespace(work).pod_spec(reused_endpoint_spec()).build();
     plane.kubectl.apply(&deployment);
     plane.kubectl.run(&["create", "serviceaccount", "auditor", "-n", ns]);
     let bind = |role_name: &str| {

@@ -22,6 +22,7 @@ use base64::engine::general_purpose::STANDARD as BASE64;
 use lifeguard_e2e::cluster::chart::Rendered;
 use lifeguard_e2e::cluster::process::{Supervised, free_port, wait_for};
 use lifeguard_e2e::cluster::{Client, ControlPlane, Run};
+use lifeguard_e2e::support::deployment::Deployment;
 use serde_json::{Value, json};
 
 /// The namespace audited, its Deployment, and who may read it.
@@ -69,12 +70,14 @@ fn setup() -> Option<&'static Setup> {
                 "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "lifeguard-credentials"},
                 "subjects": [{"kind": "User", "apiGroup": "rbac.authorization.k8s.io", "name": USER},
                     {"kind": "ServiceAccount", "name": SERVICE_ACCOUNT, "namespace": NAMESPACE}]}));
-            plane.kubectl.apply(&json!({"apiVersion": "apps/v1", "kind": "Deployment",
-                "metadata": {"name": "web", "namespace": NAMESPACE},
-                "spec": {"selector": {"matchLabels": {"app": "web"}}, "template": {"metadata": {"labels": {"app": "web"}},
-                    "spec": {"containers": [{"name": "web", "image": "example/web:1",
+            plane.kubectl.apply(
+                &Deployment::new("web")
+                    .namespace(NAMESPACE)
+                    .containers(json!([{"name": "web", "image": "example/web:1",
                         "livenessProbe": {"httpGet": {"path": "/healthz", "port": 8080},
-                            "periodSeconds": 1, "failureThreshold": 1}}]}}}}));
+                            "periodSeconds": 1, "failureThreshold": 1}}]))
+                    .build(),
+            );
             let token = plane.kubectl.run(&["create", "token", SERVICE_ACCOUNT, "-n", NAMESPACE]).ok().trim().to_owned();
             Some(Setup { plane, kubectl, work, token })
         })

@@ -10,7 +10,9 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use lifeguard_e2e::cluster::pki::Ca;
-use lifeguard_e2e::cluster::{ControlPlane, Installation, Run, objects, webhook};
+use lifeguard_e2e::cluster::{ControlPlane, Installation, Run, webhook};
+use lifeguard_e2e::support::deployment;
+use lifeguard_e2e::support::webhook::{Held, Server};
 use serde_json::Value;
 
 static TURN: Mutex<()> = Mutex::new(());
@@ -38,7 +40,7 @@ fn label_system_namespaces(plane: &ControlPlane) {
 fn system_namespaces_still_admit(plane: &ControlPlane, name: &str) {
     label_system_namespaces(plane);
     for ns in ["kube-system", "lifeguard"] {
-        let run = create(plane, ns, &objects::naive_gpu_deployment(name));
+        let run = create(plane, ns, &deployment::naive_gpu(name));
         assert_eq!((run.code, run.stderr.as_str()), (0, ""), "{run:#?}");
     }
 }
@@ -55,7 +57,7 @@ fn failure_policy_ignore_admits_unchecked_while_the_webhook_is_down() {
     plane.kubectl.namespace("down-ignore", &["lifeguard.dev/mode=enforce"]);
     lifeguard.webhook.kill();
 
-    let run = create(plane, "down-ignore", &objects::naive_gpu_deployment("llm"));
+    let run = create(plane, "down-ignore", &deployment::naive_gpu("llm"));
     assert_eq!((run.code, run.stdout.as_str()), (0, "deployment.apps/llm created\n"), "{run:#?}");
     assert!(plane.kubectl.get("down-ignore", "deployment", "llm").is_some());
     system_namespaces_still_admit(plane, "ignore-down");
@@ -75,9 +77,9 @@ fn failure_policy_fail_refuses_with_the_api_servers_error_while_the_webhook_is_d
     lifeguard.webhook.kill();
 
     // A clean object too: nothing is admitted unjudged.
-    let run = create(plane, "down-fail", &objects::typical_deployment("web"));
+    let run = create(plane, "down-fail", &deployment::typical("web"));
     assert_eq!(run.code, 1, "{run:#?}");
-    let url = format!("{}/validate/enforce", lifeguard.webhook.base_url());
+    let url = lifeguard.webhook.url("/validate/enforce");
     assert!(
         run.stderr.starts_with(&format!(
             "Error from server (InternalError): error when creating \"STDIN\": Internal error occurred: \
@@ -120,7 +122,7 @@ fn the_serving_pair_rotates_to_a_second_ca_under_load_without_a_failed_request()
                 while !stop.load(Ordering::SeqCst) && started.elapsed() < Duration::from_secs(60) {
                     let name = format!("web-{client}-{i}");
                     i += 1;
-                    let run = create(plane, ns, &objects::typical_deployment(&name));
+                    let run = create(plane, ns, &deployment::typical(&name));
                     let delete = plane.kubectl.run(&["delete", "deployment", &name, "-n", ns, "--wait=false"]);
                     for run in [run, delete] {
                         if run.code == 0 {
@@ -140,9 +142,7 @@ fn the_serving_pair_rotates_to_a_second_ca_under_load_without_a_failed_request()
         };
         at_least(20);
         lifeguard.webhook.rotate(2, &webhook::serving_pair(&second));
-        lifeguard
-            .webhook
-            .wait_log("the reload", Duration::from_secs(10), |l| l["message"] == "serving certificate reloaded");
+        lifeguard.webhook.wait_log(|l| l["message"] == "serving certificate reloaded", Duration::from_secs(10));
         let after_swap = done.load(Ordering::SeqCst);
         at_least(after_swap + 20);
         stop.store(true, Ordering::SeqCst);
@@ -194,7 +194,7 @@ fn sigterm_drains_every_request_the_api_server_sends_then_the_failure_policy_app
                 // Bounded: the main thread stops it, or a minute passes.
                 while !stop.load(Ordering::SeqCst) && started.elapsed() < Duration::from_secs(60) {
                     let sent = Instant::now();
-                    let run = create(plane, ns, &objects::naive_gpu_deployment(&format!("llm-{client}-{i}")));
+                    let run = create(plane, ns, &deployment::naive_gpu(&format!("llm-{client}-{i}")));
                     answers.lock().expect("answers").push(Timed { sent, answered: Instant::now(), run });
                     i += 1;
                 }
@@ -234,7 +234,7 @@ fn sigterm_drains_every_request_the_api_server_sends_then_the_failure_policy_app
     assert!(drain_over, "the webhook logged the end of its drain");
 
     // After the exit, the failure policy as configured: Fail refuses...
-    let run = create(plane, ns, &objects::naive_gpu_deployment("after-exit"));
+    let run = create(plane, ns, &deployment::naive_gpu("after-exit"));
     assert_eq!(run.code, 1, "{run:#?}");
     assert!(run.stderr.contains("failed calling webhook \"warn.validate.lifeguard.dev\""), "{}", run.stderr);
     assert!(run.stderr.contains("connection refused"), "{}", run.stderr);
@@ -250,7 +250,7 @@ fn sigterm_drains_every_request_the_api_server_sends_then_the_failure_policy_app
     }
     plane.kubectl.apply(&ignoring).ok();
     let admitted = lifeguard_e2e::cluster::process::wait_for("Ignore in effect", Duration::from_secs(30), || {
-        let run = create(plane, ns, &objects::naive_gpu_deployment("after-exit"));
+        let run = create(plane, ns, &deployment::naive_gpu("after-exit"));
         if run.code == 0 { Ok(run) } else { Err(run.stderr) }
     });
     assert_eq!(admitted.warnings(), Vec::<&str>::new(), "admitted unjudged: {admitted:#?}");
@@ -277,18 +277,18 @@ fn at_the_connection_cap_the_api_servers_requests_are_still_answered_on_its_conn
         for client in 0..4 {
             scope.spawn(move || {
                 for i in 0..3 {
-                    let run = create(plane, ns, &objects::naive_gpu_pod(&format!("warm-{client}-{i}")));
+                    let run = create(plane, ns, &deployment::naive_gpu_pod(&format!("warm-{client}-{i}")));
                     assert!(judged(&run), "{run:#?}");
                 }
             });
         }
     });
-    let open = |hook: &webhook::Webhook| hook.metric("lifeguard_webhook_connections", &["listener=\"admission\""]);
+    let open = |hook: &Server| hook.metric("lifeguard_webhook_connections", &["listener=\"admission\""]);
     let held_by_the_api_server = open(&lifeguard.webhook) as usize;
     assert!((1..cap).contains(&held_by_the_api_server), "the API server holds {held_by_the_api_server} connections");
 
     // The greedy client takes every other slot; one more is refused.
-    let greedy: Vec<webhook::Held> = (held_by_the_api_server..cap)
+    let greedy: Vec<Held> = (held_by_the_api_server..cap)
         .map(|i| lifeguard.webhook.hold_connection(&plane.pki.ca.pem).unwrap_or_else(|e| panic!("slot {i}: {e}")))
         .collect();
     assert_eq!(open(&lifeguard.webhook) as usize, cap);
@@ -299,7 +299,7 @@ fn at_the_connection_cap_the_api_servers_requests_are_still_answered_on_its_conn
 
     // One create at a time needs one connection: the API server's own.
     for i in 0..10 {
-        let run = create(plane, ns, &objects::naive_gpu_pod(&format!("at-cap-{i}")));
+        let run = create(plane, ns, &deployment::naive_gpu_pod(&format!("at-cap-{i}")));
         assert!(judged(&run), "create {i} at the cap: {run:#?}");
     }
     assert_eq!(refusals(), 1.0, "the API server never needed a new connection");

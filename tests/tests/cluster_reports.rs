@@ -16,6 +16,7 @@ use audit_corpus::{REPORTS, install_crd, lifeguard, verdicts};
 use lifeguard::input::{Limits, parse_stream};
 use lifeguard_e2e::cluster::ControlPlane;
 use lifeguard_e2e::docs::marked_block;
+use lifeguard_e2e::support::deployment::Deployment;
 use serde_json::{Value, json};
 
 /// `(namespace, kind, name)`.
@@ -203,9 +204,7 @@ fn every_report_is_accepted_and_says_what_the_json_report_says() {
 
 /// A Deployment named `name` with `containers`.
 fn deployment(ns: &str, name: &str, containers: Value) -> Value {
-    json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": name, "namespace": ns},
-        "spec": {"selector": {"matchLabels": {"app": name}},
-            "template": {"metadata": {"labels": {"app": name}}, "spec": {"containers": containers}}}})
+    Deployment::new(name).namespace(ns).containers(containers).build()
 }
 
 /// Values the API server or the clock sets anew on every run, blanked.

@@ -9,15 +9,16 @@ mod audit_corpus;
 
 use audit_corpus::{install_crd, lifeguard, results};
 use lifeguard_e2e::cluster::ControlPlane;
+use lifeguard_e2e::support::deployment::Deployment;
 use serde_json::{Value, json};
 
 fn deployment(ns: &str, name: &str, liveness: &str) -> Value {
     let http = |path: &str| json!({"httpGet": {"path": path, "port": "http"}});
-    json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": name, "namespace": ns},
-        "spec": {"selector": {"matchLabels": {"app": name}},
-            "template": {"metadata": {"labels": {"app": name}}, "spec": {"containers": [{"name": name,
-                "image": "example/app:1", "ports": [{"name": "http", "containerPort": 8080}],
-                "livenessProbe": http(liveness), "readinessProbe": http("/readyz")}]}}}})
+    Deployment::new(name)
+        .namespace(ns)
+        .containers(json!([{"name": name, "image": "example/app:1", "ports": [{"name": "http", "containerPort": 8080}],
+            "livenessProbe": http(liveness), "readinessProbe": http("/readyz")}]))
+        .build()
 }
 
 /// Another tool's Report in `ns`.

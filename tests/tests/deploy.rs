@@ -12,6 +12,7 @@ use std::process::Command;
 
 use lifeguard::input::Limits;
 use lifeguard::lint::lint_paths;
+use lifeguard_e2e::support::review::review;
 use lifeguard_e2e::{installed_tool, repo_root};
 use policies::Policy;
 use policies::model::POD_KINDS;
@@ -507,14 +508,12 @@ async fn the_configurations_call_what_lifeguard_webhook_serves() {
             .expect("the Service has the port");
         assert_eq!(port["targetPort"], "webhook");
         let path = svc["path"].as_str().expect("path");
-        let review = json!({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
-            "request": {"uid": "u", "kind": {"group": "", "version": "v1", "kind": "Pod"},
-                "resource": {"group": "", "version": "v1", "resource": "pods"}, "operation": "CREATE",
-                "userInfo": {}, "object": {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
-                "spec": {"containers": [{"name": "c", "image": "x"}]}}}});
+        let pod = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
+            "spec": {"containers": [{"name": "c", "image": "x"}]}});
+        let sent = review("u", "CREATE", Some(&pod), None);
         let request = axum::http::Request::post(path)
             .header("content-type", "application/json")
-            .body(axum::body::Body::from(review.to_string()))
+            .body(axum::body::Body::from(sent.to_string()))
             .expect("request");
         let response = app.clone().oneshot(request).await.expect("answer");
         assert_eq!(response.status().as_u16(), 200, "{path} is served");

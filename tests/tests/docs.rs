@@ -12,12 +12,11 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::time::Duration;
 
-use lifeguard_e2e::cluster::process::{Supervised, free_port, wait_for};
 use lifeguard_e2e::cluster::webhook::workspace_binary;
 use lifeguard_e2e::docs::{page, pages};
 use lifeguard_e2e::repo_root;
+use lifeguard_e2e::support::webhook::{Server, Start};
 
 /// The address the docs give the local webhook; the test's own replaces it.
 const DOCUMENTED_WEBHOOK: &str = "127.0.0.1:8443";
@@ -212,28 +211,10 @@ fn missing_tool(command: &str, path: &str) -> Option<&'static str> {
     })
 }
 
-/// The local webhook the docs' `curl` lines talk to.
-struct LocalWebhook {
-    address: String,
-    _child: Supervised,
-    _dir: tempfile::TempDir,
-}
-
-fn local_webhook() -> LocalWebhook {
-    let binary = workspace_binary("lifeguard-webhook", "lifeguard-webhook").expect("the webhook binary");
-    let dir = tempfile::tempdir().expect("tempdir");
-    let (port, health) = (free_port(), free_port());
-    let address = format!("127.0.0.1:{port}");
-    let mut command = Command::new(binary);
-    command
-        .args(["--insecure-http", "--listen", &address, "--health-listen", &format!("127.0.0.1:{health}")])
-        .env_remove("LIFEGUARD_POLICY")
-        .current_dir(repo_root());
-    let child = Supervised::spawn("lifeguard-webhook", command, &dir.path().join("webhook.log"));
-    wait_for("the local webhook ready", Duration::from_secs(20), || {
-        std::net::TcpStream::connect(&address).map(|_| ()).map_err(|e| e.to_string())
-    });
-    LocalWebhook { address, _child: child, _dir: dir }
+/// The local webhook the docs' `curl` lines talk to: plain HTTP, as the
+/// docs start it.
+fn local_webhook() -> Server {
+    Server::start(Start { insecure: true, quick: false, ..Start::default() })
 }
 
 /// Runs a documented command as a shell on a terminal would, from the
@@ -260,7 +241,7 @@ fn every_block_of_output_is_what_the_binaries_print() {
     let path = format!("{}:{}:{}", bin_dir.display(), tools.display(), std::env::var("PATH").unwrap_or_default());
     let sources = test_sources();
     let bless = std::env::var_os("LIFEGUARD_BLESS").is_some();
-    let mut webhook: Option<LocalWebhook> = None;
+    let mut webhook: Option<Server> = None;
     let (mut problems, mut ran, mut marked) = (Vec::new(), 0, 0);
     for page_name in pages() {
         let mut rewritten = page(&page_name.to_string_lossy());
@@ -303,7 +284,7 @@ fn every_block_of_output_is_what_the_binaries_print() {
                 let mut command = step.command.clone();
                 if command.contains(DOCUMENTED_WEBHOOK) {
                     let local = webhook.get_or_insert_with(local_webhook);
-                    command = command.replace(DOCUMENTED_WEBHOOK, &local.address);
+                    command = command.replace(DOCUMENTED_WEBHOOK, &local.admission.to_string());
                 }
                 printed.push(format!("$ {}", step.command));
                 printed.extend(run(&command, &path));

@@ -23,11 +23,11 @@ use audit_corpus::results;
 use lifeguard_e2e::cluster::chart::{CHART, RELEASE, Rendered};
 use lifeguard_e2e::cluster::image::{self, Image};
 use lifeguard_e2e::cluster::node::Node;
-use lifeguard_e2e::cluster::objects;
 use lifeguard_e2e::cluster::pods::{PodWatch, Seen, now_ms};
 use lifeguard_e2e::cluster::process::wait_for;
 use lifeguard_e2e::cluster::writes::{Outcome, Write, Writes, counts};
 use lifeguard_e2e::cluster::{Client, ControlPlane};
+use lifeguard_e2e::support::deployment;
 use lifeguard_e2e::{repo_root, skip};
 use serde_json::{Value, json};
 
@@ -266,10 +266,8 @@ fn install(plane: &ControlPlane, helm: &Client) -> Vec<String> {
             assert_eq!(webhook["failurePolicy"], "Fail", "{kind}");
         }
     }
-    let denied = kubectl.run_with_input(
-        &["create", "-n", "denied", "-f", "-"],
-        Some(&objects::naive_gpu_deployment("naive").to_string()),
-    );
+    let denied = kubectl
+        .run_with_input(&["create", "-n", "denied", "-f", "-"], Some(&deployment::naive_gpu("naive").to_string()));
     assert_ne!(denied.code, 0, "enforce denies: {}", denied.stdout);
     assert!(denied.stderr.contains("denied the request"), "{}", denied.stderr);
     let logs = kubectl.run(&["logs", "-n", RELEASE, "-l", SELECTOR, "--prefix", "--tail=-1"]);
@@ -488,7 +486,7 @@ fn audit_job(plane: &ControlPlane, helm: &Client) {
     // Something to report: the seed's naive model server, in a namespace
     // lifeguard's webhook does not judge (no mode label).
     kubectl.namespace("audited", &[]);
-    let naive = objects::naive_gpu_deployment("naive").to_string();
+    let naive = deployment::naive_gpu("naive").to_string();
     let run = kubectl.run_with_input(&["create", "-n", "audited", "-f", "-"], Some(&naive));
     assert_eq!(run.code, 0, "{}", run.stderr);
     let started = now_ms();

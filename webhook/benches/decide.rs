@@ -13,12 +13,10 @@ use std::hint::black_box;
 use std::process::ExitCode;
 use std::time::Instant;
 
+use lifeguard_e2e::support::applied;
 use policies::Policy;
 use policies::policy::AdmissionMode;
 use webhook::review::{Endpoint, Options, Reply, parse, review, wire_json};
-
-#[path = "common/review_body.rs"]
-mod review_body;
 
 // The server's allocator, so the figures are the server's.
 #[global_allocator]
@@ -43,7 +41,7 @@ fn micros(iterations: u32, mut f: impl FnMut()) -> f64 {
 
 fn main() -> ExitCode {
     let iterations = std::env::var("LIFEGUARD_BENCH_ITERATIONS").ok().and_then(|v| v.parse().ok()).unwrap_or(3000);
-    let Ok(body) = serde_json::to_vec(&review_body::review_body()) else {
+    let Ok(body) = serde_json::to_vec(&applied::review()) else {
         eprintln!("cannot encode the review body");
         return ExitCode::FAILURE;
     };

@@ -10,10 +10,11 @@
 //! `LIFEGUARD_BENCH_OHA` the oha to use (default `target/tools/bin/oha`
 //! when it exists, else `oha` on PATH).
 //!
-//! What it does, in order: generates a CA and a serving certificate
-//! (rcgen) in a temp dir; starts the server with port 0 and times spawn ->
-//! first 200 on `/readyz` (polled every 1 ms; the median of five starts, the
-//! last of which takes the load); checks once that `POST /validate/warn`
+//! What it does, in order: generates a CA and a serving certificate;
+//! starts the server with the tests' harness (`lifeguard_e2e::support::webhook`:
+//! port 0, its addresses from its log) and times spawn -> first 200 on
+//! `/readyz` (polled every 1 ms; the median of five starts, the last of
+//! which takes the load); checks once that `POST /validate/warn`
 //! answers the review body with `allowed: true` and warnings, and keeps the
 //! answer's bytes; starts the `fixed_answer` example, which serves those
 //! bytes for any body over the server's own TLS and connection stack (the
@@ -35,23 +36,22 @@
 //! non-zero on transport errors or non-2xx answers; a missed target is
 //! reported, not an error.
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{SocketAddr, TcpStream};
+use std::io::{BufRead, BufReader};
+use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdout, Command, ExitCode, Stdio};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, mpsc};
 use std::time::{Duration, Instant};
 
-use rcgen::{BasicConstraints, CertificateParams, CertifiedIssuer, DnType, IsCa, KeyPair};
+use lifeguard_e2e::cluster::http;
+use lifeguard_e2e::cluster::pki::{Ca, client_tls};
+use lifeguard_e2e::support::applied;
+use lifeguard_e2e::support::webhook::{Server, Start};
 use serde_json::Value;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 use tokio_rustls::TlsConnector;
 use tokio_rustls::client::TlsStream;
-
-#[path = "common/review_body.rs"]
-mod review_body;
-use review_body::review_body;
 
 /// Server starts timed for the ready time.
 const STARTS: usize = 5;
@@ -70,7 +70,7 @@ const OPENING_AT_ONCE: usize = 64;
 const SHARE_TARGET: f64 = 25.0;
 const RSS_TARGET: u64 = 50 * 1024 * 1024;
 const READY_TARGET: Duration = Duration::from_millis(100);
-/// How long a server gets to log its addresses and turn ready.
+/// How long the fixed-answer floor gets to print its address.
 const START_LIMIT: Duration = Duration::from_secs(10);
 /// RSS sampling period during a run.
 const SAMPLE_EVERY: Duration = Duration::from_millis(10);
@@ -79,19 +79,6 @@ const CLOCK_TICKS_PER_SECOND: f64 = 100.0;
 const MIB: f64 = 1024.0 * 1024.0;
 
 type Failure = Box<dyn std::error::Error + Send + Sync>;
-
-/// A CA and a serving pair for 127.0.0.1: (CA PEM, cert PEM, key PEM).
-fn certificates() -> Result<(String, String, String), Failure> {
-    let mut params = CertificateParams::new(Vec::<String>::new())?;
-    params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
-    params.distinguished_name.push(DnType::CommonName, "lifeguard bench CA");
-    let ca = CertifiedIssuer::self_signed(params, KeyPair::generate()?)?;
-    let mut params = CertificateParams::new(vec!["localhost".to_owned(), "127.0.0.1".to_owned()])?;
-    params.distinguished_name.push(DnType::CommonName, "lifeguard-webhook bench");
-    let key = KeyPair::generate()?;
-    let cert = params.signed_by(&key, &ca)?;
-    Ok((ca.pem(), cert.pem(), key.serialize_pem()))
-}
 
 /// A child process killed when dropped.
 struct Process(Child);
@@ -113,74 +100,40 @@ impl Process {
     }
 }
 
-/// The server: the child and the addresses from its "listening" log line.
-struct Server {
-    process: Process,
-    admission: SocketAddr,
-    health: SocketAddr,
-    log_lines: Arc<AtomicU64>,
-}
-
 /// The server under test: this build's, or `LIFEGUARD_BENCH_BINARY` (an
 /// older build, to compare two servers on the same machine in one session).
 fn server_binary() -> std::ffi::OsString {
     std::env::var_os("LIFEGUARD_BENCH_BINARY").unwrap_or_else(|| env!("CARGO_BIN_EXE_lifeguard-webhook").into())
 }
 
-/// Reads a child's stdout for its whole life (the server logs a line per
-/// review: the pipe must not fill up), counting lines and sending the
-/// first one `wanted` accepts.
-fn follow(stdout: ChildStdout, wanted: fn(&str) -> bool) -> (mpsc::Receiver<String>, Arc<AtomicU64>) {
+/// Reads a child's stdout for its whole life (the pipe must not fill up),
+/// sending the first line `wanted` accepts.
+fn follow(stdout: ChildStdout, wanted: fn(&str) -> bool) -> mpsc::Receiver<String> {
     let (tx, rx) = mpsc::channel();
-    let lines = Arc::new(AtomicU64::new(0));
-    let count = lines.clone();
     std::thread::spawn(move || {
         let mut tx = Some(tx);
         for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-            count.fetch_add(1, Ordering::Relaxed);
             if tx.is_some() && wanted(&line) {
                 let _ = tx.take().map(|tx| tx.send(line));
             }
         }
     });
-    (rx, lines)
+    rx
 }
 
-/// Starts the server; returns it and the time from spawn to the first 200
-/// on `/readyz`.
-fn start(dir: &Path) -> Result<(Server, Duration), Failure> {
-    let mut cmd = Command::new(server_binary());
-    cmd.args(["--listen", "127.0.0.1:0", "--health-listen", "127.0.0.1:0", "--log-format", "json"])
-        .arg("--tls-cert")
-        .arg(dir.join("tls.crt"))
-        .arg("--tls-key")
-        .arg(dir.join("tls.key"))
-        .env_remove("RUST_LOG")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit());
-    let spawned = Instant::now();
-    let mut process = Process(cmd.spawn()?);
-    let stdout = process.0.stdout.take().ok_or("no stdout")?;
-    let (rx, log_lines) = follow(stdout, |line| line.contains("\"listening\""));
-    let line = rx.recv_timeout(START_LIMIT).map_err(|_| format!("no \"listening\" log line within {START_LIMIT:?}"))?;
-    let listening: Value = serde_json::from_str(&line)?;
-    let addr = |k: &str| -> Result<SocketAddr, Failure> {
-        Ok(listening[k].as_str().ok_or_else(|| format!("no {k} address in the log"))?.parse()?)
-    };
-    let mut server = Server { admission: addr("admission")?, health: addr("health")?, process, log_lines };
-    loop {
-        if http_get(server.health, "/readyz").is_some_and(|(status, _)| status == 200) {
-            return Ok((server, spawned.elapsed()));
-        }
-        if spawned.elapsed() > START_LIMIT {
-            return Err(format!("/readyz not 200 within {START_LIMIT:?}").into());
-        }
-        if let Some(status) = server.process.exited() {
-            return Err(format!("the server exited during startup: {status}").into());
-        }
-        std::thread::sleep(Duration::from_millis(1));
-    }
+/// Starts the server serving a pair from `ca`, its log lines counted but
+/// not kept (it logs one per review); returns it and the time from spawn to
+/// the first 200 on `/readyz`.
+fn start(ca: &Ca) -> Result<(Server, Duration), Failure> {
+    let server = Server::try_start(Start {
+        binary: Some(server_binary().into()),
+        pair: Some(ca.serving("lifeguard-webhook bench", &[])),
+        keep_logs: false,
+        quick: false,
+        ..Start::default()
+    })?;
+    let ready = server.ready_after.ok_or("no ready time")?;
+    Ok((server, ready))
 }
 
 /// Builds the `fixed_answer` example with the profile of this bench (so
@@ -218,40 +171,16 @@ fn start_fixed_answer(binary: &Path, dir: &Path, answer: &Path) -> Result<(Proce
             .spawn()?,
     );
     let stdout = process.0.stdout.take().ok_or("no stdout")?;
-    let (rx, _) = follow(stdout, |line| line.starts_with("listening "));
+    let rx = follow(stdout, |line| line.starts_with("listening "));
     let line = rx.recv_timeout(START_LIMIT).map_err(|_| "fixed_answer printed no address")?;
     let addr = line.trim_start_matches("listening ").parse()?;
     Ok((process, addr))
 }
 
-/// `GET path` over plain HTTP/1.1: the status and body, if an answer came.
-fn http_get(addr: SocketAddr, path: &str) -> Option<(u16, String)> {
-    let mut stream = TcpStream::connect_timeout(&addr, Duration::from_millis(200)).ok()?;
-    stream.set_read_timeout(Some(Duration::from_secs(1))).ok()?;
-    let request = format!("GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n");
-    stream.write_all(request.as_bytes()).ok()?;
-    let mut response = String::new();
-    let _ = stream.read_to_string(&mut response);
-    let (head, body) = response.split_once("\r\n\r\n")?;
-    Some((head.split(' ').nth(1)?.parse().ok()?, body.to_owned()))
-}
-
 /// The bench's TLS client: the bench CA, ring, ALPN http/1.1 as the API
 /// server's webhook client sends it.
-fn tls_connector(ca_pem: &str) -> Result<TlsConnector, Failure> {
-    use rustls::pki_types::CertificateDer;
-    use rustls::pki_types::pem::PemObject;
-    let mut roots = rustls::RootCertStore::empty();
-    for cert in CertificateDer::pem_slice_iter(ca_pem.as_bytes()) {
-        roots.add(cert?)?;
-    }
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let mut config = rustls::ClientConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()?
-        .with_root_certificates(roots)
-        .with_no_client_auth();
-    config.alpn_protocols = vec![b"http/1.1".to_vec()];
-    Ok(TlsConnector::from(Arc::new(config)))
+fn tls_connector(ca_pem: &str) -> TlsConnector {
+    TlsConnector::from(Arc::new(client_tls(ca_pem, false, None)))
 }
 
 async fn connect(connector: &TlsConnector, addr: SocketAddr) -> Result<TlsStream<tokio::net::TcpStream>, Failure> {
@@ -637,7 +566,7 @@ async fn hold_idle(
 
 /// `lifeguard_webhook_connections{listener="admission"}` from /metrics.
 fn open_connections(health: SocketAddr) -> Option<u64> {
-    let (_, metrics) = http_get(health, "/metrics")?;
+    let metrics = http::get(health, "/metrics", Duration::from_secs(1)).ok()?.body;
     let line = metrics.lines().find(|l| l.starts_with("lifeguard_webhook_connections{listener=\"admission\"}"))?;
     line.split_whitespace().nth(1)?.parse().ok()
 }
@@ -715,36 +644,34 @@ fn bench() -> Result<bool, Failure> {
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
 
     let dir = tempfile::tempdir()?;
-    let (ca_pem, cert_pem, key_pem) = certificates()?;
+    let ca = Ca::new("lifeguard bench CA");
     let ca_path = dir.path().join("ca.crt");
-    std::fs::write(&ca_path, &ca_pem)?;
-    std::fs::write(dir.path().join("tls.crt"), cert_pem)?;
-    std::fs::write(dir.path().join("tls.key"), key_pem)?;
-    let review = review_body();
+    std::fs::write(&ca_path, &ca.pem)?;
+    let review = applied::review();
     let uid = review["request"]["uid"].as_str().unwrap_or_default().to_owned();
     let body = serde_json::to_vec(&review)?;
     let body_path = dir.path().join("review.json");
     std::fs::write(&body_path, &body)?;
-    let connector = tls_connector(&ca_pem)?;
+    let connector = tls_connector(&ca.pem);
 
     // Ready time: the median of STARTS starts (the last one serves the load).
     let mut readies = Vec::with_capacity(STARTS);
     let mut started = None;
     for _ in 0..STARTS {
         drop(started.take());
-        let (server, ready) = start(dir.path())?;
+        let (server, ready) = start(&ca)?;
         readies.push(ready);
         started = Some(server);
     }
     let mut server = started.ok_or("no server")?;
     readies.sort();
     let (ready, ready_max) = (readies[STARTS / 2], readies[STARTS - 1]);
-    let pid = server.process.pid();
+    let pid = server.pid();
     let idle_rss = status_field(pid, "VmRSS:").unwrap_or(0);
     let (answer, warnings) = runtime.block_on(check_review(&connector, server.admission, &body, &uid))?;
     let answer_path = dir.path().join("answer.json");
     std::fs::write(&answer_path, &answer)?;
-    let (mut fixed, fixed_addr) = start_fixed_answer(&fixed_binary, dir.path(), &answer_path)?;
+    let (mut fixed, fixed_addr) = start_fixed_answer(&fixed_binary, &server.tls_dir(), &answer_path)?;
     let (status, fixed_answer) =
         runtime.block_on(async { post(&mut connect(&connector, fixed_addr).await?, "/validate/warn", &body).await })?;
     if status != 200 || fixed_answer != answer {
@@ -788,9 +715,9 @@ fn bench() -> Result<bool, Failure> {
     let fixed_pid = fixed.pid();
     let mut runs: Vec<(String, bool, Run)> = Vec::new();
     let mut oha_run = |name: String, reviews: bool, load: Load| -> Result<(), Failure> {
-        let lines_before = server.log_lines.load(Ordering::Relaxed);
+        let lines_before = server.log_lines();
         let run = run_oha(&oha, &load, if reviews { pid } else { fixed_pid })?;
-        let logged = server.log_lines.load(Ordering::Relaxed) - lines_before;
+        let logged = server.log_lines() - lines_before;
         eprintln!(
             "--- {name}: oha {}\n    {} 2xx, non-2xx {:?}, errors {:?}, {logged} server log lines",
             load.args().join(" "),
@@ -824,7 +751,7 @@ fn bench() -> Result<bool, Failure> {
         return Err(format!("the fixed-answer server died under load: {status}").into());
     }
     drop(fixed);
-    if let Some(status) = server.process.exited() {
+    if let Some(status) = server.exited() {
         return Err(format!("the server died under load: {status}").into());
     }
     drop(server);

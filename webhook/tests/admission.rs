@@ -5,7 +5,9 @@
 
 mod common;
 
-use common::{Server, Start, apply, clean_container, deployment, patch_of, post, review, shared_endpoint_container};
+use common::{
+    Clients, Server, Start, apply, clean_container, deployment, patch_of, post, review, shared_endpoint_container,
+};
 use serde_json::{Value, json};
 
 /// One pod spec placed in every pod-bearing kind the engine knows.
@@ -331,8 +333,10 @@ async fn subresources_deletes_connects_and_other_kinds_are_allowed_untouched() {
             assert!(r.get("warnings").is_none() && patch_of(&out).is_none(), "{path}: {out}");
         }
     }
-    let skipped =
-        server.metric(r#"lifeguard_webhook_requests_total{endpoint="validate",mode="enforce",verdict="skipped"}"#);
+    let skipped = server.metric(
+        "lifeguard_webhook_requests_total",
+        &[r#"endpoint="validate""#, r#"mode="enforce""#, r#"verdict="skipped""#],
+    );
     assert_eq!(skipped, 7.0);
 }
 
@@ -407,9 +411,9 @@ async fn client_certificates_are_required_with_client_ca() {
     let stranger = common::Ca::new("someone else");
     let intruder = stranger.client("intruder", &[]);
     let (bad_cert, bad_key) = (intruder.cert, intruder.key);
-    let wrong = common::client_trusting(&server.ca.pem, true, Some((&bad_cert, &bad_key)));
+    let wrong = common::client_trusting(&server.ca().pem, true, Some((&bad_cert, &bad_key)));
     assert!(wrong.post(server.url("/validate")).body(body.to_string()).send().await.is_err());
-    let trusted = common::client_trusting(&server.ca.pem, true, Some((&client_cert, &client_key)));
+    let trusted = common::client_trusting(&server.ca().pem, true, Some((&client_cert, &client_key)));
     let (status, out) = post(&trusted, &server.url("/validate"), &body).await;
     assert_eq!((status, &response(&out)["allowed"]), (200, &json!(true)), "{out}");
 }
@@ -421,7 +425,7 @@ async fn tls_1_2_and_1_3_are_both_served() {
     let server = Server::start(Start::default());
     for version in [&rustls::version::TLS12, &rustls::version::TLS13] {
         let mut roots = rustls::RootCertStore::empty();
-        for cert in rustls::pki_types::CertificateDer::pem_slice_iter(server.ca.pem.as_bytes()) {
+        for cert in rustls::pki_types::CertificateDer::pem_slice_iter(server.ca().pem.as_bytes()) {
             roots.add(cert.expect("pem")).expect("root");
         }
         let provider = std::sync::Arc::new(rustls::crypto::ring::default_provider());
@@ -463,7 +467,7 @@ async fn every_review_is_counted_and_logged() {
         assert!(text.lines().any(|l| l == series), "{series} in /metrics:\n{text}");
     }
     let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).expect("clock").as_secs() as f64;
-    assert!(server.metric("lifeguard_webhook_certificate_expiry_timestamp_seconds") > now);
+    assert!(server.metric("lifeguard_webhook_certificate_expiry_timestamp_seconds", &[]) > now);
     let line = server.wait_log(|l| l["message"] == "review" && l["uid"] == "log-1", std::time::Duration::from_secs(2));
     assert_eq!(line["object"], "Deployment/shop/orders");
     assert_eq!(line["operation"], "CREATE");

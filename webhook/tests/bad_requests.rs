@@ -9,7 +9,7 @@ use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::time::{Duration, Instant};
 
-use common::{Server, Start, deployment, post, review, shared_endpoint_container};
+use common::{Clients, Server, Start, deployment, post, review, shared_endpoint_container};
 use serde_json::{Value, json};
 
 async fn raw_post(server: &Server, path: &str, body: &[u8]) -> (u16, String) {
@@ -49,7 +49,8 @@ async fn bodies_that_are_no_v1_review_get_400_with_the_reason() {
             assert!(text.contains(reason), "{path}: {text:?} should say {reason:?}");
         }
     }
-    let refused = server.metric(r#"lifeguard_webhook_requests_total{endpoint="validate",mode="none",verdict="400"}"#);
+    let refused = server
+        .metric("lifeguard_webhook_requests_total", &[r#"endpoint="validate""#, r#"mode="none""#, r#"verdict="400""#]);
     assert_eq!(refused, cases.len() as f64);
 }
 

@@ -47,7 +47,7 @@ impl Write for Conn {
 
 /// A TLS connection to the admission port with the handshake done, or why not.
 fn connect(server: &Server) -> std::io::Result<Conn> {
-    connect_tls(server.admission, &server.ca.pem).map(|tls| Conn::Tls(Box::new(tls)))
+    connect_tls(server.admission, &server.ca().pem).map(|tls| Conn::Tls(Box::new(tls)))
 }
 
 fn connect_plain(addr: SocketAddr) -> Conn {
@@ -152,11 +152,17 @@ fn slow_request_heads_are_closed_within_the_header_read_timeout_on_both_ports() 
     }
     assert_eq!(get(&mut good).expect("still answered"), 200, "the good connection lives on");
     assert_eq!(
-        server.metric(r#"lifeguard_webhook_connections_closed_total{listener="admission",reason="header_timeout"}"#),
+        server.metric(
+            "lifeguard_webhook_connections_closed_total",
+            &[r#"listener="admission""#, r#"reason="header_timeout""#]
+        ),
         20.0
     );
     assert_eq!(
-        server.metric(r#"lifeguard_webhook_connections_closed_total{listener="health",reason="header_timeout"}"#),
+        server.metric(
+            "lifeguard_webhook_connections_closed_total",
+            &[r#"listener="health""#, r#"reason="header_timeout""#]
+        ),
         1.0
     );
 }
@@ -171,7 +177,10 @@ fn an_idle_connection_outlives_the_api_servers_idle_timeout() {
     std::thread::sleep(Duration::from_secs(95));
     assert_eq!(get(&mut conn).expect("a request after 95 s idle, on the same connection"), 200);
     assert_eq!(
-        server.metric(r#"lifeguard_webhook_connections_closed_total{listener="admission",reason="idle_timeout"}"#),
+        server.metric(
+            "lifeguard_webhook_connections_closed_total",
+            &[r#"listener="admission""#, r#"reason="idle_timeout""#]
+        ),
         0.0
     );
 }
@@ -190,7 +199,10 @@ fn an_idle_connection_is_closed_after_the_idle_timeout_and_a_busy_one_is_not() {
     }
     assert!(closed_by_server(&mut idle), "the idle connection was closed");
     assert_eq!(
-        server.metric(r#"lifeguard_webhook_connections_closed_total{listener="admission",reason="idle_timeout"}"#),
+        server.metric(
+            "lifeguard_webhook_connections_closed_total",
+            &[r#"listener="admission""#, r#"reason="idle_timeout""#]
+        ),
         1.0
     );
     let warned = server.logs().iter().any(|l| {
@@ -206,7 +218,7 @@ fn beyond_the_cap_connections_are_refused_while_held_ones_are_answered() {
     for conn in &mut held {
         assert_eq!(get(conn).expect("answered"), 200);
     }
-    assert_eq!(server.metric(r#"lifeguard_webhook_connections{listener="admission"}"#), 4.0);
+    assert_eq!(server.metric("lifeguard_webhook_connections", &[r#"listener="admission""#]), 4.0);
     for _ in 0..3 {
         let refused = connect(&server).and_then(|mut c| get(&mut c));
         assert!(refused.is_err(), "a fifth connection is refused, got {refused:?}");
@@ -214,7 +226,7 @@ fn beyond_the_cap_connections_are_refused_while_held_ones_are_answered() {
     for conn in &mut held {
         assert_eq!(get(conn).expect("held connections are still answered at the cap"), 200);
     }
-    assert_eq!(server.metric(r#"lifeguard_webhook_connections_refused_total{listener="admission"}"#), 3.0);
+    assert_eq!(server.metric("lifeguard_webhook_connections_refused_total", &[r#"listener="admission""#]), 3.0);
     let logged: Vec<_> = server
         .logs()
         .into_iter()

@@ -8,7 +8,7 @@ mod common;
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
-use common::{Burst, Server, Start, client_tls, deployment, post, review, shared_endpoint_container};
+use common::{Burst, Clients, Server, Start, client_tls, deployment, post, review, shared_endpoint_container};
 use serde_json::json;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
@@ -82,7 +82,7 @@ async fn sigterm_during_a_burst_fails_no_request_and_exits_zero() {
 
 /// A raw TLS connection on which a request can be sent in parts.
 async fn tls_stream(server: &Server) -> tokio_rustls::client::TlsStream<tokio::net::TcpStream> {
-    let connector = tokio_rustls::TlsConnector::from(Arc::new(client_tls(&server.ca.pem, false, None)));
+    let connector = tokio_rustls::TlsConnector::from(Arc::new(client_tls(&server.ca().pem, false, None)));
     let tcp = tokio::net::TcpStream::connect(server.admission).await.expect("connect");
     let name = rustls::pki_types::ServerName::try_from("localhost").expect("name");
     connector.connect(name, tcp).await.expect("handshake")

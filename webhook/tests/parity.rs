@@ -24,7 +24,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
-use common::{Server, Start, patch_of, post, review};
+use common::{Clients, Server, Start, patch_of, post, review};
 use lifeguard::fix::{Output, fix_paths, write};
 use lifeguard::input::Limits;
 use lifeguard::lint::{Located, lint_paths};

@@ -10,13 +10,13 @@ use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
 use common::{
-    Burst, Server, Start, client_tls, deployment, post, review, shared_endpoint_container, write_secret_volume,
+    Burst, Clients, Server, Start, client_tls, deployment, post, review, shared_endpoint_container, write_secret_volume,
 };
 use serde_json::json;
 
 /// The subject CN a new TLS connection is served.
 async fn served_cn(server: &Server) -> String {
-    let connector = tokio_rustls::TlsConnector::from(Arc::new(client_tls(&server.ca.pem, true, None)));
+    let connector = tokio_rustls::TlsConnector::from(Arc::new(client_tls(&server.ca().pem, true, None)));
     let tcp = tokio::net::TcpStream::connect(server.admission).await.expect("connect");
     let name = rustls::pki_types::ServerName::try_from("localhost").expect("name");
     let tls = connector.connect(name, tcp).await.expect("handshake with a certificate the CA signed");
@@ -53,10 +53,10 @@ async fn a_symlink_swap_rotates_the_certificate_during_a_burst_without_a_failed_
     // A third of the clients open a new connection (and handshake) each time.
     let burst = Burst::start(&server, "/validate/warn", &body, 12, Some(3));
     wait_until("the burst answered before the rotation", || burst.ok() > 0).await;
-    let pair = server.ca.serving("lifeguard-webhook generation 2", &[]);
+    let pair = server.ca().serving("lifeguard-webhook generation 2", &[]);
     let (cert, key) = (pair.cert, pair.key);
     let written = SystemTime::now();
-    write_secret_volume(server.dir.path(), 2, &cert, &key);
+    write_secret_volume(&server.tls_dir(), 2, &cert, &key);
     // Picked up within a few reload intervals (0.2 s) on the server's own
     // clock: the log line's timestamp, not how long a loaded machine takes
     // to hand the test a handshake.
@@ -75,12 +75,15 @@ async fn a_symlink_swap_rotates_the_certificate_during_a_burst_without_a_failed_
     wait_until("the burst answered after the rotation", || burst.ok() > after_swap + 12).await;
     let (ok, failed) = burst.stop().await;
     assert_eq!(failed, 0, "no request failed during the rotation ({ok} succeeded)");
-    assert_eq!(server.metric(r#"lifeguard_webhook_reloads_total{what="certificate",result="success"}"#), 2.0);
+    assert_eq!(
+        server.metric("lifeguard_webhook_reloads_total", &[r#"what="certificate""#, r#"result="success""#]),
+        2.0
+    );
 
     // A key that does not belong to the certificate is refused; generation 2 stays.
-    let other_key = server.ca.serving("someone else", &[]).key;
-    let cert3 = server.ca.serving("lifeguard-webhook generation 3", &[]).cert;
-    write_secret_volume(server.dir.path(), 3, &cert3, &other_key);
+    let other_key = server.ca().serving("someone else", &[]).key;
+    let cert3 = server.ca().serving("lifeguard-webhook generation 3", &[]).cert;
+    write_secret_volume(&server.tls_dir(), 3, &cert3, &other_key);
     server.wait_log(
         |l| l["message"] == "new serving certificate refused; keeping the current pair",
         Duration::from_secs(3),
@@ -88,17 +91,18 @@ async fn a_symlink_swap_rotates_the_certificate_during_a_burst_without_a_failed_
     assert_eq!(served_cn(&server).await, "lifeguard-webhook generation 2");
     // Garbage is refused too, and counted once, not on every check: the
     // count reaches 2, then stays there over several more checks.
-    write_secret_volume(server.dir.path(), 4, "not a certificate", "not a key");
-    let failures = r#"lifeguard_webhook_reloads_total{what="certificate",result="failure"}"#;
-    wait_until("the garbage refused", || server.metric(failures) >= 2.0).await;
+    write_secret_volume(&server.tls_dir(), 4, "not a certificate", "not a key");
+    let failures =
+        || server.metric("lifeguard_webhook_reloads_total", &[r#"what="certificate""#, r#"result="failure""#]);
+    wait_until("the garbage refused", || failures() >= 2.0).await;
     tokio::time::sleep(Duration::from_millis(1000)).await;
     assert_eq!(served_cn(&server).await, "lifeguard-webhook generation 2");
-    assert_eq!(server.metric(failures), 2.0);
+    assert_eq!(failures(), 2.0);
     assert_eq!(server.health_get("/readyz").0, 200, "a refused rotation does not make the replica unready");
     // And a good pair after the bad ones is taken.
-    let pair = server.ca.serving("lifeguard-webhook generation 5", &[]);
+    let pair = server.ca().serving("lifeguard-webhook generation 5", &[]);
     let (cert5, key5) = (pair.cert, pair.key);
-    write_secret_volume(server.dir.path(), 5, &cert5, &key5);
+    write_secret_volume(&server.tls_dir(), 5, &cert5, &key5);
     wait_cn(&server, "lifeguard-webhook generation 5").await;
 }
 
@@ -116,8 +120,8 @@ async fn a_policy_edit_is_picked_up_and_a_bad_one_refused() {
     assert_eq!(allowed(&out), Some(false));
 
     // ConfigMap style: the file is replaced through a symlink swap.
-    let path = server.dir.path().join("policy.yaml");
-    let staged = server.dir.path().join("policy.v2.yaml");
+    let path = server.policy_path();
+    let staged = server.policy_path().with_file_name("policy.v2.yaml");
     std::fs::write(&staged, RELAXED).expect("write");
     std::fs::rename(&staged, &path).expect("swap");
     server.wait_log(|l| l["message"] == "policy reloaded", Duration::from_secs(3));
@@ -131,8 +135,8 @@ async fn a_policy_edit_is_picked_up_and_a_bad_one_refused() {
     assert!(refused["error"].as_str().unwrap_or_default().contains("gpuBootSeconds"), "names the key: {refused}");
     let (_, out) = post(&client, &server.url("/validate/enforce"), &body).await;
     assert_eq!(allowed(&out), Some(true), "the relaxed policy is still in force");
-    assert_eq!(server.metric(r#"lifeguard_webhook_reloads_total{what="policy",result="failure"}"#), 1.0);
-    assert_eq!(server.metric(r#"lifeguard_webhook_reloads_total{what="policy",result="success"}"#), 2.0);
+    assert_eq!(server.metric("lifeguard_webhook_reloads_total", &[r#"what="policy""#, r#"result="failure""#]), 1.0);
+    assert_eq!(server.metric("lifeguard_webhook_reloads_total", &[r#"what="policy""#, r#"result="success""#]), 2.0);
     assert_eq!(server.health_get("/readyz").0, 200);
 }
 
@@ -162,10 +166,10 @@ async fn not_ready_with_the_reason_until_certificate_and_policy_load() {
     let (status, reason) = server.health_get("/readyz");
     assert_eq!(status, 503);
     assert!(reason.contains("serving certificate") && reason.contains("tls.crt"), "{reason}");
-    let pair = server.ca.serving("lifeguard-webhook generation 1", &[]);
+    let pair = server.ca().serving("lifeguard-webhook generation 1", &[]);
     let (cert, key) = (pair.cert, pair.key);
-    std::fs::write(server.dir.path().join("tls.key"), key).expect("write");
-    std::fs::write(server.dir.path().join("tls.crt"), cert).expect("write");
+    std::fs::write(server.tls_dir().join("tls.key"), key).expect("write");
+    std::fs::write(server.tls_dir().join("tls.crt"), cert).expect("write");
     server.wait_ready(Duration::from_secs(3));
     assert_eq!(served_cn(&server).await, "lifeguard-webhook generation 1");
 }

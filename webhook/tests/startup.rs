@@ -84,12 +84,12 @@ fn a_certificate_missing_at_start_is_not_called_a_current_pair_kept() {
     server.wait_log(|l| l["message"] == missing, Duration::from_secs(5));
     assert!(!messages(&server).iter().any(|m| m.contains("keeping the current pair")), "{:?}", messages(&server));
 
-    let pair = server.ca.serving("lifeguard-webhook generation 1", &[]);
-    std::fs::write(server.dir.path().join("tls.key"), pair.key).expect("write");
-    std::fs::write(server.dir.path().join("tls.crt"), pair.cert).expect("write");
+    let pair = server.ca().serving("lifeguard-webhook generation 1", &[]);
+    std::fs::write(server.tls_dir().join("tls.key"), pair.key).expect("write");
+    std::fs::write(server.tls_dir().join("tls.crt"), pair.cert).expect("write");
     server.wait_ready(Duration::from_secs(5));
     // Now there is a pair to keep.
-    std::fs::remove_file(server.dir.path().join("tls.crt")).expect("remove");
+    std::fs::remove_file(server.tls_dir().join("tls.crt")).expect("remove");
     let kept = "certificate files cannot be read; keeping the current pair";
     server.wait_log(|l| l["message"] == kept, Duration::from_secs(5));
 }
@@ -101,12 +101,12 @@ fn the_certificate_expiry_is_logged_as_a_date() {
     params.not_after = rcgen::date_time_ymd(2031, 5, 17);
     let key = rcgen::KeyPair::generate().expect("key");
     let cert = params.self_signed(&key).expect("certificate");
-    std::fs::write(server.dir.path().join("tls.key"), key.serialize_pem()).expect("write");
-    std::fs::write(server.dir.path().join("tls.crt"), cert.pem()).expect("write");
+    std::fs::write(server.tls_dir().join("tls.key"), key.serialize_pem()).expect("write");
+    std::fs::write(server.tls_dir().join("tls.crt"), cert.pem()).expect("write");
     let loaded = server.wait_log(|l| l["message"] == "serving certificate loaded", Duration::from_secs(5));
     assert_eq!(loaded["not_after"], "2031-05-17T00:00:00Z", "{loaded}");
     // The metric keeps the Unix time: alerts compare it with time().
-    let expiry = server.metric("lifeguard_webhook_certificate_expiry_timestamp_seconds");
+    let expiry = server.metric("lifeguard_webhook_certificate_expiry_timestamp_seconds", &[]);
     assert_eq!(expiry, 1_936_742_400.0);
 }
 

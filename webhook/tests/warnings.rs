@@ -9,8 +9,8 @@ mod common;
 use common::review;
 use kube_core::admission::AdmissionResponse;
 use lifeguard::input::Limits;
-use lifeguard_e2e::cluster::objects::naive_gpu_deployment;
 use lifeguard_e2e::repo_root;
+use lifeguard_e2e::support::deployment::naive_gpu;
 use policies::policy::AdmissionMode;
 use policies::yaml::parse_stream;
 use policies::{Batch, Policy, lint_object, objects_in, plan_fixes};
@@ -68,7 +68,7 @@ fn examples() -> Vec<(String, Value)> {
 
 #[test]
 fn warn_mode_prints_each_finding_whole() {
-    let mut objects = vec![("the naive GPU server".to_owned(), naive_gpu_deployment("llm"))];
+    let mut objects = vec![("the naive GPU server".to_owned(), naive_gpu("llm"))];
     objects.extend(examples());
     let mut warned = 0;
     for (origin, object) in &objects {
@@ -85,7 +85,7 @@ fn warn_mode_prints_each_finding_whole() {
 
 #[test]
 fn the_naive_gpu_server_warns_in_few_words() {
-    let lines = warnings(WARN, &review("w", "CREATE", Some(&naive_gpu_deployment("llm")), None));
+    let lines = warnings(WARN, &review("w", "CREATE", Some(&naive_gpu("llm")), None));
     assert_eq!(
         lines,
         [
@@ -97,7 +97,7 @@ fn the_naive_gpu_server_warns_in_few_words() {
 
 #[test]
 fn ratcheted_findings_keep_their_tag_and_their_words() {
-    let object = naive_gpu_deployment("llm");
+    let object = naive_gpu("llm");
     let mut relabelled = object.clone();
     relabelled["metadata"]["labels"]["team"] = json!("ml");
     let body = review("r", "UPDATE", Some(&relabelled), Some(&object));
@@ -125,7 +125,7 @@ fn a_long_container_name_is_cut_after_a_whole_word() {
     // The longest name Kubernetes accepts (a DNS label).
     let name = format!("inference-server-{}", "x".repeat(46));
     assert_eq!(name.len(), 63);
-    let mut object = naive_gpu_deployment("llm");
+    let mut object = naive_gpu("llm");
     object["spec"]["template"]["spec"]["containers"][0]["name"] = json!(name);
     let lines = warnings(WARN, &review("w", "CREATE", Some(&object), None));
     let full = short_lines(&object);
@@ -141,7 +141,7 @@ fn a_long_container_name_is_cut_after_a_whole_word() {
 
 #[test]
 fn fix_warnings_are_cut_after_a_whole_word() {
-    let object = naive_gpu_deployment("llm");
+    let object = naive_gpu("llm");
     let lines = warnings(Endpoint::Mutate, &review("m", "CREATE", Some(&object), None));
     let plan = plan_fixes(&object, &Batch::default(), &Policy::default(), None).expect("plans").expect("a pod spec");
     let full: Vec<String> =

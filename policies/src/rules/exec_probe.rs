@@ -1,5 +1,8 @@
 //! `exec-probe`: a probe forks a command; a wrapped `grpc_health_probe`
 //! should be a native `grpc` probe.
+//!
+//! Tests: `lint/tests/fixtures/rules/exec-probe/`,
+//! `lint/tests/snapshots/rule_fixtures__exec-probe.snap`.
 
 use crate::finding::{Finding, Severity};
 use crate::model::command::{SimpleCommand, simple_commands};

@@ -1,5 +1,11 @@
 //! `grace-period-too-short`: the grace period is shorter than the preStop
 //! sleep plus the drain and shutdown budgets the pod declares.
+//!
+//! Tests: `lint/tests/fixtures/rules/grace-period-too-short/`,
+//! `lint/tests/snapshots/rule_fixtures__grace-period-too-short.snap`,
+//! `lint/tests/fix_fixtures/grace-period-too-short.yaml`,
+//! `lint/tests/snapshots/fix_cli__grace-period-too-short.snap`; in CEL:
+//! `policies/src/vap/grace_period_too_short.rs`.
 
 use serde_json::Value;
 

@@ -1,5 +1,8 @@
 //! `ignore-annotation-invalid`: a `lifeguard.dev/ignore` annotation that
 //! gives no reason or names rules that do not exist.
+//!
+//! Tests: `lint/tests/fixtures/rules/ignore-annotation-invalid/`,
+//! `lint/tests/snapshots/rule_fixtures__ignore-annotation-invalid.snap`.
 
 use crate::finding::{Finding, Severity};
 use crate::model::Workload;

@@ -1,4 +1,7 @@
 //! `liveness-checks-dependency`: the liveness probe reaches beyond the process.
+//!
+//! Tests: `lint/tests/fixtures/rules/liveness-checks-dependency/`,
+//! `lint/tests/snapshots/rule_fixtures__liveness-checks-dependency.snap`.
 
 use k8s_openapi::api::core::v1::Container;
 

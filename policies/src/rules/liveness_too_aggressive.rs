@@ -1,4 +1,10 @@
 //! `liveness-too-aggressive`: one slow check restarts the container.
+//!
+//! Tests: `lint/tests/fixtures/rules/liveness-too-aggressive/`,
+//! `lint/tests/snapshots/rule_fixtures__liveness-too-aggressive.snap`,
+//! `lint/tests/fix_fixtures/liveness-too-aggressive.yaml`,
+//! `lint/tests/snapshots/fix_cli__liveness-too-aggressive.snap`; in CEL:
+//! `policies/src/vap/liveness_too_aggressive.rs`.
 
 use crate::finding::{Finding, Fix, Severity, add_op};
 use crate::model::{ContainerView, ProbeKind, ProbeTiming, Workload};

@@ -1,5 +1,11 @@
 //! `prestop-bridge-missing`: a container a Service sends traffic to has no
 //! preStop hook, so SIGTERM races endpoint removal (opt-in).
+//!
+//! Tests: `lint/tests/fixtures/rules/prestop-bridge-missing/`,
+//! `lint/tests/snapshots/rule_fixtures__prestop-bridge-missing.snap`,
+//! `lint/tests/fix_fixtures/prestop-bridge-missing.yaml`,
+//! `lint/tests/fix_fixtures/prestop-bridge-missing.policy.yaml`,
+//! `lint/tests/snapshots/fix_cli__prestop-bridge-missing.snap`.
 
 use serde_json::{Value, json};
 

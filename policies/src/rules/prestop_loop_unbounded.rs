@@ -1,4 +1,7 @@
 //! `prestop-loop-unbounded`: the preStop hook runs a loop that nothing ends.
+//!
+//! Tests: `lint/tests/fixtures/rules/prestop-loop-unbounded/`,
+//! `lint/tests/snapshots/rule_fixtures__prestop-loop-unbounded.snap`.
 
 use crate::finding::{Finding, Severity};
 use crate::model::shell_flow::{endless_loop, shell_script};

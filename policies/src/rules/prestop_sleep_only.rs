@@ -1,4 +1,10 @@
 //! `prestop-sleep-only`: the preStop hook only sleeps.
+//!
+//! Tests: `lint/tests/fixtures/rules/prestop-sleep-only/`,
+//! `lint/tests/snapshots/rule_fixtures__prestop-sleep-only.snap`,
+//! `lint/tests/fix_fixtures/prestop-sleep-only.yaml`,
+//! `lint/tests/snapshots/fix_cli__prestop-sleep-only.snap`; in CEL:
+//! `policies/src/vap/prestop_sleep_only.rs`.
 
 use serde_json::{Value, json};
 

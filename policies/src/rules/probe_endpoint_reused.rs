@@ -1,4 +1,8 @@
 //! `probe-endpoint-reused`: liveness and readiness check the same handler.
+//!
+//! Tests: `lint/tests/fixtures/rules/probe-endpoint-reused/`,
+//! `lint/tests/snapshots/rule_fixtures__probe-endpoint-reused.snap`; in CEL:
+//! `policies/src/vap/probe_endpoint_reused.rs`.
 
 use k8s_openapi::api::core::v1::Container;
 

@@ -1,4 +1,10 @@
 //! `probe-invalid`: probe values the API server rejects or that never work.
+//!
+//! Tests: `lint/tests/fixtures/rules/probe-invalid/`,
+//! `lint/tests/snapshots/rule_fixtures__probe-invalid.snap`,
+//! `lint/tests/fix_fixtures/probe-invalid.yaml`,
+//! `lint/tests/snapshots/fix_cli__probe-invalid.snap`; in CEL:
+//! `policies/src/vap/probe_invalid.rs`.
 
 use k8s_openapi::api::core::v1::Probe;
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;

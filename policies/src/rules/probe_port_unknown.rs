@@ -1,5 +1,9 @@
 //! `probe-port-unknown`: a probe or lifecycle hook names a port the container
 //! does not declare.
+//!
+//! Tests: `lint/tests/fixtures/rules/probe-port-unknown/`,
+//! `lint/tests/snapshots/rule_fixtures__probe-port-unknown.snap`; in CEL:
+//! `policies/src/vap/probe_port_unknown.rs`.
 
 use k8s_openapi::api::core::v1::{HTTPGetAction, TCPSocketAction};
 

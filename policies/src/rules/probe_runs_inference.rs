@@ -1,5 +1,8 @@
 //! `probe-runs-inference`: a readiness or liveness probe asks the model for a
 //! real inference on every period.
+//!
+//! Tests: `lint/tests/fixtures/rules/probe-runs-inference/`,
+//! `lint/tests/snapshots/rule_fixtures__probe-runs-inference.snap`.
 
 use std::sync::LazyLock;
 

@@ -1,4 +1,10 @@
 //! `probe-window-too-long`: readiness or liveness thresholds stretched into a boot budget.
+//!
+//! Tests: `lint/tests/fixtures/rules/probe-window-too-long/`,
+//! `lint/tests/snapshots/rule_fixtures__probe-window-too-long.snap`,
+//! `lint/tests/fix_fixtures/probe-window-too-long.yaml`,
+//! `lint/tests/snapshots/fix_cli__probe-window-too-long.snap`; in CEL:
+//! `policies/src/vap/probe_window_too_long.rs`.
 
 use crate::finding::{Finding, Fix, Severity, add_op};
 use crate::model::{ContainerView, ProbeKind, ProbeTiming, Workload};

@@ -1,4 +1,8 @@
 //! `readiness-port-only`: readiness only checks that a port accepts connections.
+//!
+//! Tests: `lint/tests/fixtures/rules/readiness-port-only/`,
+//! `lint/tests/snapshots/rule_fixtures__readiness-port-only.snap`; in CEL:
+//! `policies/src/vap/readiness_port_only.rs`.
 
 use crate::finding::{Finding, Severity};
 use crate::model::{ProbeKind, Workload, handler_count, handler_of};

@@ -1,5 +1,8 @@
 //! `readiness-probe-missing`: traffic can reach a container that has no
 //! readiness probe.
+//!
+//! Tests: `lint/tests/fixtures/rules/readiness-probe-missing/`,
+//! `lint/tests/snapshots/rule_fixtures__readiness-probe-missing.snap`.
 
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 

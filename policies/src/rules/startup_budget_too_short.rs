@@ -1,4 +1,10 @@
 //! `startup-budget-too-short`: the startup probe gives up before a declared cold start ends.
+//!
+//! Tests: `lint/tests/fixtures/rules/startup-budget-too-short/`,
+//! `lint/tests/snapshots/rule_fixtures__startup-budget-too-short.snap`,
+//! `lint/tests/fix_fixtures/startup-budget-too-short.yaml`,
+//! `lint/tests/snapshots/fix_cli__startup-budget-too-short.snap`; in CEL:
+//! `policies/src/vap/startup_budget_too_short.rs`.
 
 use crate::finding::{Finding, Fix, Severity, add_op};
 use crate::model::{ANNOTATION_COLD_START, ContainerView, ProbeKind, ProbeTiming, Workload};

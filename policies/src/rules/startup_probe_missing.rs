@@ -1,4 +1,10 @@
 //! `startup-probe-missing`: a slow boot guarded only by liveness.
+//!
+//! Tests: `lint/tests/fixtures/rules/startup-probe-missing/`,
+//! `lint/tests/snapshots/rule_fixtures__startup-probe-missing.snap`,
+//! `lint/tests/fix_fixtures/startup-probe-missing.yaml`,
+//! `lint/tests/snapshots/fix_cli__startup-probe-missing.snap`; in CEL:
+//! `policies/src/vap/startup_probe_missing.rs`.
 
 use k8s_openapi::api::core::v1::Probe;
 use serde_json::{Map, Value};

@@ -21,7 +21,6 @@ pub mod injector;
 pub mod kubectl;
 pub mod network;
 pub mod node;
-pub mod objects;
 pub mod pki;
 pub mod pods;
 pub mod process;
@@ -37,8 +36,9 @@ use serde_json::Value;
 
 pub use control_plane::ControlPlane;
 pub use kubectl::{Client, Run};
-pub use webhook::Webhook;
 
+use crate::support::deployment;
+use crate::support::webhook::Server;
 use chart::{Rendered, changes, pointed_at};
 use pki::Pair;
 
@@ -46,7 +46,7 @@ use pki::Pair;
 /// chart's configurations pointing at it.
 pub struct Installation {
     /// The webhook the configurations call.
-    pub webhook: Webhook,
+    pub webhook: Server,
     /// What the chart rendered.
     pub rendered: Rendered,
     /// The configurations as registered (pointed at the webhook).
@@ -67,9 +67,9 @@ impl Installation {
         let binary = webhook::binary()?;
         let helm = plane.helm()?;
         let rendered = Rendered::render(&helm, &plane.kubectl, set);
-        let webhook = Webhook::start(&binary, &rendered, pair, &[]);
+        let webhook = webhook::start(&binary, &rendered, pair);
         let registered: Vec<Value> =
-            rendered.webhook_configurations().iter().map(|c| pointed_at(c, &webhook.base_url(), bundle)).collect();
+            rendered.webhook_configurations().iter().map(|c| pointed_at(c, &webhook.url(""), bundle)).collect();
         let installation = Installation { webhook, rendered, registered };
         installation.register(plane);
         Some(installation)
@@ -86,7 +86,7 @@ impl Installation {
         if plane.kubectl.get("", "namespace", probe).is_none() {
             plane.kubectl.namespace(probe, &["lifeguard.dev/mode=audit"]);
         }
-        let object = objects::naive_gpu_deployment("probe").to_string();
+        let object = deployment::naive_gpu("probe").to_string();
         process::wait_for("the API server calling the webhook", Duration::from_secs(30), || {
             let run = plane
                 .kubectl

@@ -63,21 +63,6 @@ pub fn service(name: &str, port: u16) -> Value {
     })
 }
 
-/// A one-replica Deployment of `spec`, labelled `app: NAME`, with
-/// `annotations` on its pod template.
-pub fn deployment(name: &str, annotations: Value, spec: Value) -> Value {
-    json!({
-        "apiVersion": "apps/v1",
-        "kind": "Deployment",
-        "metadata": {"name": name, "labels": {"app": name}},
-        "spec": {
-            "replicas": 1,
-            "selector": {"matchLabels": {"app": name}},
-            "template": {"metadata": {"labels": {"app": name}, "annotations": annotations}, "spec": spec},
-        },
-    })
-}
-
 /// What the kubelet reported of one container at one moment.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Seen {

@@ -22,6 +22,7 @@ use serde_json::json;
 
 use super::kubectl::Client;
 use super::pods::now_ms;
+use crate::support::deployment::Deployment;
 
 /// The most writes one loop makes, whatever its duration.
 const MAX_WRITES: usize = 20_000;
@@ -144,19 +145,11 @@ pub fn counts(writes: &[Write]) -> Counts {
 /// A Deployment with no readiness probe (`readiness-probe-missing`, a
 /// warning in a `warn` namespace).
 fn object(name: &str) -> serde_json::Value {
-    json!({
-        "apiVersion": "apps/v1",
-        "kind": "Deployment",
-        "metadata": {"name": name, "labels": {"app": "writes"}},
-        "spec": {
-            "replicas": 0,
-            "selector": {"matchLabels": {"app": name}},
-            "template": {
-                "metadata": {"labels": {"app": name}},
-                "spec": {"containers": [{"name": "web", "image": "example.test/web:1", "ports": [{"containerPort": 8080}]}]},
-            },
-        },
-    })
+    Deployment::new(name)
+        .labels(json!({"app": "writes"}))
+        .replicas(0)
+        .containers(json!([{"name": "web", "image": "example.test/web:1", "ports": [{"containerPort": 8080}]}]))
+        .build()
 }
 
 fn write(kubectl: &Client, namespace: &str, name: &str) -> Outcome {

@@ -10,8 +10,9 @@ use std::time::Duration;
 
 use lifeguard_e2e::cluster::chart::CHART;
 use lifeguard_e2e::cluster::process::wait_for;
-use lifeguard_e2e::cluster::{Client, ControlPlane, Run, objects};
+use lifeguard_e2e::cluster::{Client, ControlPlane, Run};
 use lifeguard_e2e::repo_root;
+use lifeguard_e2e::support::deployment;
 use serde_json::Value;
 
 /// `kind/name` of every object in a namespace, of the kinds the chart makes.
@@ -134,7 +135,7 @@ pub fn create(plane: &ControlPlane, namespace: &str, object: &Value, extra: &[&s
 /// nothing is stored.
 pub fn enforce_refuses_the_naive_gpu_server(plane: &ControlPlane, namespace: &str) {
     plane.kubectl.namespace(namespace, &["lifeguard.dev/mode=enforce"]);
-    let run = create(plane, namespace, &objects::naive_gpu_deployment("llm"), &[]);
+    let run = create(plane, namespace, &deployment::naive_gpu("llm"), &[]);
     assert_eq!(run.code, 1, "{run:#?}");
     assert_eq!(run.stdout, "");
     let first = run.stderr.lines().next().unwrap_or_default();
@@ -158,7 +159,7 @@ pub fn enforce_refuses_the_naive_gpu_server(plane: &ControlPlane, namespace: &st
 /// per finding, each within 120 characters, and it is stored.
 pub fn warn_admits_with_one_warning_per_finding(plane: &ControlPlane, namespace: &str) {
     plane.kubectl.namespace(namespace, &["lifeguard.dev/mode=warn"]);
-    let run = create(plane, namespace, &objects::naive_gpu_deployment("llm"), &[]);
+    let run = create(plane, namespace, &deployment::naive_gpu("llm"), &[]);
     assert_eq!(run.code, 0, "{run:#?}");
     assert_eq!(run.stdout, "deployment.apps/llm created\n");
     let warnings = run.warnings();

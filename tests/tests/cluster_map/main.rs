@@ -32,8 +32,9 @@ mod updates;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Mutex;
 
-use lifeguard_e2e::cluster::{ControlPlane, objects as seed};
+use lifeguard_e2e::cluster::ControlPlane;
 use lifeguard_e2e::corpus_dir;
+use lifeguard_e2e::support::deployment as seed;
 use policies::Policy;
 use serde_json::Value;
 
@@ -202,7 +203,7 @@ fn the_seeds_gpu_model_server_is_stored_with_a_startup_window_of_48_checks() {
     let ns = "map-seed";
     namespace(plane, ns);
     install_map(plane, "default", ns);
-    let deployment = seed::naive_gpu_deployment("llm");
+    let deployment = seed::naive_gpu("llm");
     plane.kubectl.run_with_input(&["create", "-n", ns, "-f", "-"], Some(&deployment.to_string())).ok();
     let stored = plane.kubectl.get(ns, "deployment", "llm").expect("stored");
     let container = &stored["spec"]["template"]["spec"]["containers"][0];

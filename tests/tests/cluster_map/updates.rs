@@ -5,6 +5,7 @@
 //! `lifeguard.dev/ignore` with a reason is not fixed.
 
 use lifeguard_e2e::cluster::ControlPlane;
+use lifeguard_e2e::support::deployment::Deployment;
 use serde_json::{Value, json};
 
 use crate::TURN;
@@ -15,15 +16,13 @@ use crate::support::{self, namespace};
 /// A Deployment whose liveness fails at once: liveness-too-aggressive
 /// raises failureThreshold 1 to 3 and timeoutSeconds 1 to 5.
 fn deployment(name: &str, annotations: Value) -> Value {
-    json!({
-        "apiVersion": "apps/v1", "kind": "Deployment",
-        "metadata": {"name": name, "annotations": annotations},
-        "spec": {"replicas": 1, "selector": {"matchLabels": {"app": name}}, "template": {
-            "metadata": {"labels": {"app": name}},
-            "spec": {"containers": [{"name": "app", "image": "example/app:1",
-                "livenessProbe": {"httpGet": {"path": "/livez", "port": 8080}, "failureThreshold": 1},
-                "readinessProbe": {"httpGet": {"path": "/ready", "port": 8080}, "failureThreshold": 100}}]}}}
-    })
+    Deployment::new(name)
+        .annotations(annotations)
+        .replicas(1)
+        .containers(json!([{"name": "app", "image": "example/app:1",
+            "livenessProbe": {"httpGet": {"path": "/livez", "port": 8080}, "failureThreshold": 1},
+            "readinessProbe": {"httpGet": {"path": "/ready", "port": 8080}, "failureThreshold": 100}}]))
+        .build()
 }
 
 /// (failureThreshold, timeoutSeconds) of liveness, and readiness's failureThreshold.

@@ -16,10 +16,9 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use lifeguard_e2e::cluster::node::Node;
-use lifeguard_e2e::cluster::pods::{
-    self, deployment, now_ms, service, with_own_address, workload_container, workload_pod_spec,
-};
+use lifeguard_e2e::cluster::pods::{self, now_ms, service, with_own_address, workload_container, workload_pod_spec};
 use lifeguard_e2e::cluster::traffic::{Request, Traffic};
+use lifeguard_e2e::support::deployment::Deployment;
 use serde_json::{Value, json};
 
 use crate::lifeguard_on;
@@ -56,9 +55,7 @@ fn server(name: &str, grace: u64) -> Value {
     container["resources"] = json!({"requests": {"cpu": "10m", "memory": "16Mi"}, "limits": {"memory": "64Mi"}});
     let mut spec = with_own_address(workload_pod_spec(container));
     spec["terminationGracePeriodSeconds"] = json!(grace);
-    let mut object = deployment(name, json!({}), spec);
-    object["spec"]["replicas"] = json!(2);
-    object
+    Deployment::new(name).labelled().replicas(2).template_annotations(json!({})).pod_spec(spec).build()
 }
 
 /// `lifeguard lint` on `object`: its exit code and the rules it reported.

@@ -4,8 +4,9 @@ use std::time::Duration;
 
 use lifeguard_e2e::cluster::Installation;
 use lifeguard_e2e::cluster::node::Node;
-use lifeguard_e2e::cluster::pods::{PodWatch, Seen, deployment, now_ms, workload_container, workload_pod_spec};
+use lifeguard_e2e::cluster::pods::{PodWatch, Seen, now_ms, workload_container, workload_pod_spec};
 use lifeguard_e2e::cluster::process::free_port;
+use lifeguard_e2e::support::deployment::Deployment;
 use serde_json::{Value, json};
 
 use crate::{lifeguard_on, pod_of};
@@ -23,11 +24,12 @@ fn naive(name: &str, port: u16) -> Value {
     let probe = json!({"httpGet": {"path": "/healthz", "port": "http"}, "periodSeconds": 10});
     container["livenessProbe"] = probe.clone();
     container["readinessProbe"] = probe;
-    deployment(
-        name,
-        json!({"lifeguard.dev/cold-start-seconds": BOOT_SECONDS.to_string()}),
-        workload_pod_spec(container),
-    )
+    Deployment::new(name)
+        .labelled()
+        .replicas(1)
+        .template_annotations(json!({"lifeguard.dev/cold-start-seconds": BOOT_SECONDS.to_string()}))
+        .pod_spec(workload_pod_spec(container))
+        .build()
 }
 
 /// `lifeguard simulate --format json --scenario boot` on `object` (the

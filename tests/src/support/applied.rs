@@ -1,7 +1,10 @@
-//! The typical Deployment AdmissionReview both benches send: what
+//! The typical Deployment AdmissionReview the webhook's benches send: what
 //! `kubectl apply` of a Helm chart's Deployment puts on the wire.
 
+use k8s_openapi::api::authentication::v1::UserInfo;
 use serde_json::{Value, json};
+
+use super::review::Review;
 
 /// The Deployment a typical review carries: what `kubectl apply` of a Helm
 /// chart's Deployment sends (labels, annotations including the
@@ -127,25 +130,21 @@ pub fn deployment() -> Value {
     })
 }
 
-/// A CREATE AdmissionReview for [`deployment`], as the API server sends it.
-pub fn review_body() -> Value {
-    let object = deployment();
-    let kind = json!({"group": "apps", "version": "v1", "kind": "Deployment"});
-    let resource = json!({"group": "apps", "version": "v1", "resource": "deployments"});
-    json!({
-        "apiVersion": "admission.k8s.io/v1",
-        "kind": "AdmissionReview",
-        "request": {
-            "uid": "0f3e5c1a-9b2d-4e61-8a77-52c0d4b1e9f3",
-            "kind": kind, "resource": resource, "requestKind": kind, "requestResource": resource,
-            "name": "orders", "namespace": "shop", "operation": "CREATE",
-            "userInfo": {"username": "system:serviceaccount:argocd:argocd-application-controller",
-                         "uid": "2b9d1c4e-5f6a-4b7c-8d9e-0a1b2c3d4e5f",
-                         "groups": ["system:serviceaccounts", "system:serviceaccounts:argocd", "system:authenticated"]},
-            "object": object,
-            "oldObject": null,
-            "dryRun": false,
-            "options": {"apiVersion": "meta.k8s.io/v1", "kind": "CreateOptions", "fieldManager": "argocd-controller"}
-        }
-    })
+/// A CREATE AdmissionReview for [`deployment`], as the API server sends
+/// it for Argo CD's application controller.
+pub fn review() -> Value {
+    let user = UserInfo {
+        username: Some("system:serviceaccount:argocd:argocd-application-controller".to_owned()),
+        uid: Some("2b9d1c4e-5f6a-4b7c-8d9e-0a1b2c3d4e5f".to_owned()),
+        groups: Some(
+            ["system:serviceaccounts", "system:serviceaccounts:argocd", "system:authenticated"]
+                .map(str::to_owned)
+                .to_vec(),
+        ),
+        ..UserInfo::default()
+    };
+    Review::new("0f3e5c1a-9b2d-4e61-8a77-52c0d4b1e9f3", "CREATE", Some(&deployment()), None)
+        .user(user)
+        .field_manager("argocd-controller")
+        .body()
 }

@@ -1,7 +1,11 @@
 //! What a rule reports: a finding, its severity and its optional fix.
 
+use std::borrow::Cow;
+
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+
+use crate::rules::FixAvailability;
 
 /// How serious a finding is. Ordered: `Info < Warning < Error`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema)]
@@ -42,6 +46,18 @@ impl std::fmt::Display for Severity {
     }
 }
 
+/// Whether a fix is applied or only shown.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Applicability {
+    /// Applied by `lifeguard fix`, the webhook's `/mutate` and the editor's
+    /// quick fix.
+    #[default]
+    Automatic,
+    /// The fix of an info-tier finding that the policy leaves out
+    /// (`fixInfoFindings: false`, the default): shown, never applied.
+    OptIn,
+}
+
 /// A fix: RFC 6902 operations against the object the finding came from,
 /// with a short description a person can review.
 #[derive(Debug, Clone, PartialEq)]
@@ -50,6 +66,17 @@ pub struct Fix {
     pub description: String,
     /// Operations on the object; pointers are relative to the object root.
     pub operations: Vec<json_patch::PatchOperation>,
+    /// Whether the policy applies it: every rule writes an automatic fix,
+    /// and the engine makes an info finding's opt-in
+    /// ([`crate::fix`]), so every front end reads the one answer here.
+    pub applicability: Applicability,
+}
+
+impl Fix {
+    /// An automatic fix.
+    pub fn new(description: String, operations: Vec<json_patch::PatchOperation>) -> Fix {
+        Fix { description, operations, applicability: Applicability::Automatic }
+    }
 }
 
 /// An RFC 6902 `add` of `value` at `path` (an `add` also replaces an
@@ -107,15 +134,50 @@ pub struct Finding {
     pub pointer: String,
     /// Container the finding is about, if any.
     pub container: Option<String>,
-    /// The automatic fix, where one is safe.
+    /// The fix, where one is safe; its [`Fix::applicability`] says whether
+    /// the policy applies it.
     pub fix: Option<Fix>,
-    /// The fix of an info-tier finding that the policy leaves out
-    /// (`fixInfoFindings: false`, the default): shown, never applied. The
-    /// finding's `fix` is then `None`, so every front end agrees.
-    pub opt_in_fix: Option<Fix>,
 }
 
 impl Finding {
+    /// The fix the policy applies: what `lifeguard fix`, `/mutate`, the
+    /// editor's quick fix and the reports' fix fields name. An opt-in fix is
+    /// only shown ([`Finding::fix_note`]).
+    pub fn automatic_fix(&self) -> Option<&Fix> {
+        self.fix.as_ref().filter(|f| f.applicability == Applicability::Automatic)
+    }
+
+    /// What `lifeguard fix` would do with the finding: `Ok(description)` of
+    /// its fix (an opt-in fix saying so), or `Err(reason)` there is none.
+    /// The one wording of it: the text and HTML reports, the reports in the
+    /// cluster, the editor's hover and the webhook's deny message all say
+    /// this, each with its own label.
+    pub fn fix_note(&self) -> Result<Cow<'_, str>, Cow<'_, str>> {
+        match &self.fix {
+            Some(fix) if fix.applicability == Applicability::Automatic => Ok(Cow::Borrowed(&fix.description)),
+            Some(fix) => Ok(Cow::Owned(format!(
+                "{} (opt-in: info findings are fixed only when the policy sets `fixInfoFindings: true`)",
+                fix.description
+            ))),
+            None => Err(match crate::rules::find(&self.rule).map(|r| r.fix) {
+                Some(FixAvailability::NoFix(why)) => Cow::Borrowed(why),
+                Some(FixAvailability::Fix(_)) => {
+                    Cow::Owned(format!("not for this case (`lifeguard explain {}` says when there is one)", self.rule))
+                }
+                None => Cow::Borrowed("a custom rule has none"),
+            }),
+        }
+    }
+
+    /// [`Finding::fix_note`] with the label the text report prints before
+    /// it: `("fix:", description)` or `("no automatic fix:", why)`.
+    pub fn fix_labelled(&self) -> (&'static str, Cow<'_, str>) {
+        match self.fix_note() {
+            Ok(description) => ("fix:", description),
+            Err(why) => ("no automatic fix:", why),
+        }
+    }
+
     /// `text` (the message or the short form) without the `container "x": `
     /// it starts with: for a report whose result names the container in a
     /// field of its own.
@@ -155,7 +217,6 @@ mod tests {
             pointer: String::new(),
             container: container.map(str::to_owned),
             fix: None,
-            opt_in_fix: None,
         };
         let api = finding(Some("api"));
         assert_eq!(api.without_container("container \"api\": liveness fails"), "liveness fails");

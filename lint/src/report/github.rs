@@ -35,7 +35,7 @@ pub fn finding(l: &Located) -> String {
     if !f.help.is_empty() {
         message.push_str(&format!("\nhelp: {}", f.help));
     }
-    if let Some(fix) = &f.fix {
+    if let Some(fix) = f.automatic_fix() {
         message.push_str(&format!("\nfix (`lifeguard fix`): {}", fix.description));
     }
     if let Some((label, note)) = crate::report::text::helm_note(l) {

@@ -77,8 +77,8 @@ impl<'a> JsonFinding<'a> {
             message: &f.message,
             help: &f.help,
             path: &f.pointer,
-            fixable: f.fix.is_some(),
-            fix: f.fix.as_ref().map(|x| x.description.as_str()),
+            fixable: f.automatic_fix().is_some(),
+            fix: f.automatic_fix().map(|x| x.description.as_str()),
             template: l.template.as_ref().map(|t| JsonTemplate {
                 path: &t.path,
                 line: t.line(l.line),

@@ -142,7 +142,7 @@ fn plain(l: &Located) -> String {
     if !f.help.is_empty() {
         s.push_str(&format!("  help: {}\n", f.help));
     }
-    if let Some(fix) = &f.fix {
+    if let Some(fix) = f.automatic_fix() {
         s.push_str(&format!("  fix (`lifeguard fix`): {}\n", fix.description));
     }
     if let Some((label, note)) = crate::report::text::helm_note(l) {

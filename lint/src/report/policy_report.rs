@@ -19,7 +19,6 @@ use serde_json::{Map, Value, json};
 
 use crate::outcome::{Located, Outcome, Rendered};
 use crate::report::rules::docs_url;
-use policies::rules::fix_labelled;
 
 /// What the reports say they come from (`source`), and the field manager
 /// that writes them.
@@ -191,7 +190,7 @@ impl Reports {
                     properties.insert("container".into(), json!(container));
                 }
                 properties.insert("pointer".into(), json!(l.pointer));
-                let (label, note) = fix_labelled(f);
+                let (label, note) = f.fix_labelled();
                 properties.insert("fix".into(), json!(format!("{label} {note}")));
                 if policies::rules::find(&f.rule).is_some() {
                     properties.insert("docs".into(), json!(docs_url(&f.rule)));

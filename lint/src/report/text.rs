@@ -5,7 +5,6 @@ use std::fmt::Write as _;
 
 use anstyle::{AnsiColor, Style};
 use policies::Severity;
-use policies::rules::fix_labelled;
 
 use crate::outcome::{InputError, Located, Origin, Outcome};
 use crate::report::summary;
@@ -66,7 +65,7 @@ pub(crate) fn write_finding(s: &mut String, l: &Located, color: bool) {
         styled(s, dim, "help:");
         push_line(s, " ", &f.help);
     }
-    let (label, note) = fix_labelled(f);
+    let (label, note) = f.fix_labelled();
     s.push_str("  ");
     styled(s, dim, label);
     push_line(s, " ", &note);

@@ -152,7 +152,6 @@ impl CompiledCustom {
             pointer: pointer.to_owned(),
             container: container.map(str::to_owned),
             fix: None,
-            opt_in_fix: None,
         }
     }
 }

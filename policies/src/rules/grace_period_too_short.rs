@@ -140,18 +140,16 @@ fn check(w: &Workload, ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
                     ),
                 },
             );
-            let fix = add_op(&field, Value::from(required)).map(|op| Fix {
-                description: if worst.drain.as_ref().is_some_and(|t| t.assumed) {
-                    format!(
-                        "set terminationGracePeriodSeconds to {required} (preStop sleep + the policy's assumed drain + shutdown budget of container {name:?})"
-                    )
-                } else {
-                    format!(
-                        "set terminationGracePeriodSeconds to {required} (preStop sleep + drain + shutdown budget of container {name:?})"
-                    )
-                },
-                operations: vec![op],
-            });
+            let description = if worst.drain.as_ref().is_some_and(|t| t.assumed) {
+                format!(
+                    "set terminationGracePeriodSeconds to {required} (preStop sleep + the policy's assumed drain + shutdown budget of container {name:?})"
+                )
+            } else {
+                format!(
+                    "set terminationGracePeriodSeconds to {required} (preStop sleep + drain + shutdown budget of container {name:?})"
+                )
+            };
+            let fix = add_op(&field, Value::from(required)).map(|op| Fix::new(description, vec![op]));
             out.push(with_fix(finding, fix));
         }
         SleepSeconds::Finite(_) => {}

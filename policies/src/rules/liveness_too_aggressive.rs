@@ -151,7 +151,7 @@ fn fix(c: ContainerView<'_>, t: &ProbeTiming, slow_answer: bool, s: &Settings) -
     if operations.is_empty() {
         return None;
     }
-    Some(Fix { description: format!("liveness of container {:?}: {}", c.name(), changes.join(", ")), operations })
+    Some(Fix::new(format!("liveness of container {:?}: {}", c.name(), changes.join(", ")), operations))
 }
 
 /// `ceil(n / d)` for `d >= 1`; 0 for `n <= 0`.

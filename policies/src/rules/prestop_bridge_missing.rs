@@ -184,7 +184,7 @@ fn bridge_fix(r: &Receiver<'_>, bridge: i64, raise: Option<&(i64, String)>, grac
         description.push_str("; ");
         description.push_str(why);
     }
-    Some(Fix { description, operations })
+    Some(Fix::new(description, operations))
 }
 
 #[cfg(test)]
@@ -337,7 +337,11 @@ mod tests {
         for i in 0..2 {
             assert_eq!(spec["containers"][i]["lifecycle"]["preStop"], json!({"sleep": {"seconds": 5}}));
         }
-        assert!(plan.remaining.iter().all(|f| f.severity == Severity::Info && f.fix.is_none()), "{:?}", plan.remaining);
+        assert!(
+            plan.remaining.iter().all(|f| f.severity == Severity::Info && f.automatic_fix().is_none()),
+            "{:?}",
+            plan.remaining
+        );
         let again = crate::fix::plan_fixes(&fixed, &batch, &policy, None).expect("lints").expect("a workload");
         assert!(again.operations.is_empty(), "{:?}", again.operations);
     }

@@ -166,10 +166,7 @@ fn check(w: &Workload, ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
                         "; rewrite container {name:?}'s exec sleep into the native sleep action"
                     ));
                 }
-                Some(Fix {
-                    description,
-                    operations,
-                })
+                Some(Fix::new(description, operations))
             });
             out.push(with_fix(finding, fix));
         } else {
@@ -201,11 +198,13 @@ fn check(w: &Workload, ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
                 )
             };
             let finding = RULE.finding(Severity::Info, pointer, Some(name), message, short, help);
-            let fix = rewrite.map(|op| Fix {
-                description: format!(
-                    "rewrite container {name:?}'s preStop `exec: sleep {s}` into the native `sleep: {{seconds: {s}}}` action (same wait, no sleep binary needed, e.g. distroless)"
-                ),
-                operations: vec![op],
+            let fix = rewrite.map(|op| {
+                Fix::new(
+                    format!(
+                        "rewrite container {name:?}'s preStop `exec: sleep {s}` into the native `sleep: {{seconds: {s}}}` action (same wait, no sleep binary needed, e.g. distroless)"
+                    ),
+                    vec![op],
+                )
             });
             out.push(with_fix(finding, fix));
         }
@@ -288,7 +287,11 @@ mod tests {
         // b needs 25 + 20 + 3 = 48; c needs 29 + max(3, 5) = 34.
         assert_eq!(spec["terminationGracePeriodSeconds"], 48);
         assert_eq!(spec["containers"][0]["lifecycle"]["preStop"], json!({"sleep": {"seconds": 28}}));
-        assert!(plan.remaining.iter().all(|f| f.severity == Severity::Info && f.fix.is_none()), "{:?}", plan.remaining);
+        assert!(
+            plan.remaining.iter().all(|f| f.severity == Severity::Info && f.automatic_fix().is_none()),
+            "{:?}",
+            plan.remaining
+        );
     }
 
     #[test]

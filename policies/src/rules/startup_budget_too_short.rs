@@ -129,15 +129,15 @@ fn check(w: &Workload, ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
         let threshold = covering_failure_threshold(required, t.initial_delay, t.period);
         let fix = threshold.and_then(|n| {
             let op = add_op(&c.at(&[ProbeKind::Startup.field(), "failureThreshold"]), n.into())?;
-            Some(Fix {
-                description: format!(
+            Some(Fix::new(
+                format!(
                     "set startup failureThreshold of container {:?} to {n} ({}s with periodSeconds {})",
                     c.name(),
                     t.initial_delay.saturating_add(n.saturating_mul(t.period)),
                     t.period
                 ),
-                operations: vec![op],
-            })
+                vec![op],
+            ))
         });
         let finding = RULE.finding(
             Severity::Error,

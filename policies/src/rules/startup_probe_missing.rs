@@ -283,7 +283,7 @@ fn fix(c: ContainerView<'_>, live: &Probe, target: i64, period: i64, lowered: Op
         operations.push(add_op(&c.at(&[ProbeKind::Liveness.field(), "failureThreshold"]), n.into())?);
         description.push_str(&format!(" and liveness failureThreshold {} -> {n}", t.failure));
     }
-    Some(Fix { description, operations })
+    Some(Fix::new(description, operations))
 }
 
 /// The liveness handler as written (field name and value), when it has exactly one.

@@ -88,7 +88,7 @@ pub fn deny_message(object: &str, policy: &str, findings: &[&Finding]) -> String
     for f in findings.iter().take(MAX_LISTED) {
         let container = f.container.as_deref().map(|c| format!(" container {c:?}")).unwrap_or_default();
         // The fix `lint` names; an info finding's opt-in fix is named as such.
-        let fix = match (&f.fix, policies::rules::fix_note(f)) {
+        let fix = match (f.automatic_fix(), f.fix_note()) {
             (Some(fix), _) => format!("lifeguard fix (or /mutate) would apply: {}", fix.description),
             (None, Ok(opt_in)) => format!("fix: {opt_in}"),
             (None, Err(_)) => "no automatic fix".to_owned(),
@@ -166,8 +166,10 @@ mod tests {
 
     #[test]
     fn the_deny_message_names_the_fix_lint_names() {
-        let fix = |d: &str| Some(policies::Fix { description: d.to_owned(), operations: Vec::new() });
-        let finding = |rule: &str, fix: Option<policies::Fix>, opt_in_fix: Option<policies::Fix>| Finding {
+        let fix = |d: &str, applicability| {
+            Some(policies::Fix { description: d.to_owned(), operations: Vec::new(), applicability })
+        };
+        let finding = |rule: &str, fix: Option<policies::Fix>| Finding {
             rule: rule.to_owned(),
             severity: policies::Severity::Info,
             message: "m".to_owned(),
@@ -176,15 +178,14 @@ mod tests {
             pointer: "/spec".to_owned(),
             container: None,
             fix,
-            opt_in_fix,
         };
-        let applied = finding("prestop-sleep-only", fix("native sleep"), None);
-        let opt_in = finding("prestop-sleep-only", None, fix("native sleep"));
-        let none = finding("probe-endpoint-reused", None, None);
+        let applied = finding("prestop-sleep-only", fix("native sleep", policies::Applicability::Automatic));
+        let opt_in = finding("prestop-sleep-only", fix("native sleep", policies::Applicability::OptIn));
+        let none = finding("probe-endpoint-reused", None);
         let message = deny_message("Deployment/web", "policy default", &[&applied, &opt_in, &none]);
         let lines: Vec<&str> = message.lines().skip(1).collect();
         assert!(lines[0].ends_with("; lifeguard fix (or /mutate) would apply: native sleep"), "{message}");
-        let Ok(note) = policies::rules::fix_note(&opt_in) else { panic!("an opt-in note") };
+        let Ok(note) = opt_in.fix_note() else { panic!("an opt-in note") };
         assert!(lines[1].ends_with(&format!("; fix: {note}")) && note.contains("fixInfoFindings: true"), "{message}");
         assert!(lines[2].ends_with("; no automatic fix"), "{message}");
     }

@@ -74,7 +74,7 @@ pub(crate) fn write_finding(s: &mut String, l: &Located) {
     if !f.help.is_empty() {
         labelled(s, "help", "help:", &f.help);
     }
-    let (label, note) = policies::rules::fix_labelled(f);
+    let (label, note) = f.fix_labelled();
     labelled(s, "fix", label, &note);
     if let Some((label, note)) = text::helm_note(l) {
         labelled(s, "helm", &format!("{label}:"), &note);

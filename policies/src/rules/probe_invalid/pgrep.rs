@@ -62,15 +62,15 @@ fn add_full(o: &Out<'_, '_>, argv: &[String], dead: &NameTooLong) -> Option<Fix>
     let mut fixed: Vec<Value> = vec![Value::from(program.as_str()), Value::from("-f")];
     fixed.extend(args.iter().map(|a| Value::from(a.as_str())));
     let pointer = o.c.at(&[o.kind.field(), "exec", "command"]);
-    Some(Fix {
-        description: format!(
+    Some(Fix::new(
+        format!(
             "add -f to the {} probe of container {:?}: `pgrep -f {}` matches the whole command line",
             o.kind.word(),
             o.c.name(),
             dead.pattern
         ),
-        operations: vec![add_op(&pointer, Value::Array(fixed))?],
-    })
+        vec![add_op(&pointer, Value::Array(fixed))?],
+    ))
 }
 
 /// `kube-proxy` -> `[k]ube-proxy`: the same match, but not of a command

@@ -95,7 +95,7 @@ pub fn file_block_mapped(
                 l.finding.severity,
                 l.finding.rule,
                 l.object(),
-                l.finding.message
+                l.finding.located_message()
             );
         }
     }

@@ -35,7 +35,7 @@ pub fn hover(open: &Open, at: Position) -> Option<Hover> {
         "**{}** ({}): {summary}\n\n{}\n\n**Help**: {}{fix}\n\n`lifeguard explain {}` says why, with examples.",
         f.rule,
         f.severity.as_str(),
-        f.message,
+        f.located_message(),
         f.help,
         f.rule
     );

@@ -27,7 +27,7 @@ pub fn finding(l: &Located) -> String {
         Severity::Warning => "warning",
         Severity::Info => "notice",
     };
-    let mut message = format!("{}: {}", l.object(), f.message);
+    let mut message = format!("{}: {}", l.object(), f.located_message());
     if l.origin == Origin::Cluster {
         // No file to attach to: the annotation is the run's, and names the object and field.
         message.push_str(&format!("\nat: {}", l.pointer));

@@ -199,7 +199,8 @@ impl Reports {
                 for (scenario, verdict) in scenarios.get(&key).into_iter().flatten() {
                     properties.insert(format!("simulate.{scenario}"), json!(verdict));
                 }
-                let message = f.without_container(&f.short).to_owned();
+                // The result names the container in a field of its own.
+                let message = f.short.clone();
                 let severity = Some(severity(f.severity));
                 results.push(self.result(&f.rule, outcome, severity, message, resource.clone(), properties));
             }

@@ -165,7 +165,7 @@ fn result(l: &Located, rule_ids: &[String]) -> SarifResult {
     let f = &l.finding;
     let (file, at) = l.primary();
     let object = l.object();
-    let mut message = format!("{object}: {}", f.message);
+    let mut message = format!("{object}: {}", f.located_message());
     if !f.help.is_empty() {
         message.push_str(&format!("\nhelp: {}", f.help));
     }

@@ -59,7 +59,7 @@ pub(crate) fn write_finding(s: &mut String, l: &Located, color: bool) {
         styled(s, bold, &f.rule);
         let _ = writeln!(s, "] {}", l.label());
     }
-    push_line(s, "  ", &f.message);
+    push_line(s, "  ", &f.located_message());
     if !f.help.is_empty() {
         s.push_str("  ");
         styled(s, dim, "help:");

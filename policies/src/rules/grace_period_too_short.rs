@@ -110,7 +110,7 @@ fn check(w: &Workload, ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
             pointer,
             Some(name),
             format!(
-                "container {name:?}: preStop sleeps forever (infinity, or a day or more), so terminationGracePeriodSeconds {grace} always ends in SIGKILL"
+                "preStop sleeps forever (infinity, or a day or more), so terminationGracePeriodSeconds {grace} always ends in SIGKILL"
             ),
             "preStop sleeps forever, always SIGKILLed; bound the sleep".to_owned(),
             "bound the preStop sleep to the endpoint propagation delay and let the application drain on SIGTERM",
@@ -121,7 +121,7 @@ fn check(w: &Workload, ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
                 pointer,
                 Some(name),
                 format!(
-                    "container {name:?}: terminationGracePeriodSeconds {grace} < {} = {required}s",
+                    "terminationGracePeriodSeconds {grace} < {} = {required}s",
                     terms(worst)
                 ),
                 if worst.drain.as_ref().is_some_and(|t| t.assumed) {
@@ -193,7 +193,7 @@ mod tests {
         assert_eq!(f[0].pointer, "/spec/template/spec");
         assert_eq!(
             f[0].message,
-            "container \"app\": terminationGracePeriodSeconds 30 < preStop sleep 20s + drain 15s (env AISUITE_DRAIN_SECONDS) + shutdown budget 10s (annotation lifeguard.dev/shutdown-budget-seconds) = 45s"
+            "terminationGracePeriodSeconds 30 < preStop sleep 20s + drain 15s (env AISUITE_DRAIN_SECONDS) + shutdown budget 10s (annotation lifeguard.dev/shutdown-budget-seconds) = 45s"
         );
         let fixed = apply_fix(&obj, &f[0]);
         assert_eq!(fixed["spec"]["template"]["spec"]["terminationGracePeriodSeconds"], 45);
@@ -275,7 +275,7 @@ mod tests {
         assert_eq!(f.len(), 1);
         assert_eq!(
             f[0].message,
-            "container \"app\": terminationGracePeriodSeconds 30 < assumed drain 120s (the policy's modelServerDrainSeconds for a model server that declares no drain) = 120s"
+            "terminationGracePeriodSeconds 30 < assumed drain 120s (the policy's modelServerDrainSeconds for a model server that declares no drain) = 120s"
         );
         assert!(f[0].help.contains("the 120s drain is the policy's assumption, not this manifest's"), "{}", f[0].help);
         // A drain the manifest declares replaces the assumption, and is named as declared.

@@ -97,8 +97,7 @@ fn check(w: &Workload, ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
             problems.push(format!("an answer slower than {}s counts as a failure", t.timeout));
         }
         let message = format!(
-            "container {:?}: liveness failureThreshold {} x periodSeconds {} with timeoutSeconds {}: {}",
-            c.name(),
+            "liveness failureThreshold {} x periodSeconds {} with timeoutSeconds {}: {}",
             t.failure,
             t.period,
             t.timeout,

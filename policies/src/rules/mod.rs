@@ -2,7 +2,7 @@
 //! tests, and [`RULES`], the one table that registers them all.
 
 use crate::engine::Batch;
-use crate::finding::{Finding, Fix, Severity};
+use crate::finding::{Finding, Fix, Naming, Severity};
 use std::cell::OnceCell;
 
 use crate::model::{ShutdownNeed, Workload, shutdown_needs};
@@ -79,10 +79,11 @@ pub struct Rule {
 }
 
 impl Rule {
-    /// Builds a finding of this rule (no fix). `short` is the fact and the
-    /// fix in a few words, after the container it names (`Finding::short`
-    /// starts with `container "x": `): with a container name of 20
-    /// characters, `rule: short` must fit in [`crate::finding::SHORT_LINE_CHARS`], which
+    /// Builds a finding of this rule (no fix). `message` and `short` do not
+    /// name the container: front ends put `container "x": ` before them
+    /// ([`Finding::located_message`]). `short` is the fact and the fix in a
+    /// few words: with a container name of 20 characters, `rule: container
+    /// "x": short` must fit in [`crate::finding::SHORT_LINE_CHARS`], which
     /// leaves `84 - rule.len()` characters, values included.
     pub fn finding(
         &self,
@@ -93,10 +94,6 @@ impl Rule {
         short: String,
         help: impl Into<String>,
     ) -> Finding {
-        let short = match container {
-            Some(name) => format!("container {name:?}: {short}"),
-            None => short,
-        };
         Finding {
             rule: self.name.to_owned(),
             severity,
@@ -105,6 +102,7 @@ impl Rule {
             help: help.into(),
             pointer,
             container: container.map(str::to_owned),
+            naming: Naming::Prefix,
             fix: None,
         }
     }

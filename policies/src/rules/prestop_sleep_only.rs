@@ -116,7 +116,7 @@ fn check(w: &Workload, ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
                     pointer,
                     Some(name),
                     format!(
-                        "container {name:?}: preStop only sleeps, forever (infinity, or a day or more): SIGTERM comes when terminationGracePeriodSeconds {grace} runs out, SIGKILL 2s later"
+                        "preStop only sleeps, forever (infinity, or a day or more): SIGTERM comes when terminationGracePeriodSeconds {grace} runs out, SIGKILL 2s later"
                     ),
                     format!("preStop only sleeps, forever: SIGKILL after {grace}s; bound it"),
                     "sleep only as long as endpoint removal takes (a few seconds) and drain on SIGTERM",
@@ -146,7 +146,7 @@ fn check(w: &Workload, ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
                 pointer,
                 Some(name),
                 format!(
-                    "container {name:?}: preStop only sleeps {s}s, leaving {}s of terminationGracePeriodSeconds {grace} to shut down, less than {need}s ({why})",
+                    "preStop only sleeps {s}s, leaving {}s of terminationGracePeriodSeconds {grace} to shut down, less than {need}s ({why})",
                     remaining.max(0)
                 ),
                 format!("preStop sleeps {s}s of {grace}s grace: {}s left, {need}s needed; shorten it", remaining.max(0)),
@@ -178,7 +178,7 @@ fn check(w: &Workload, ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
                 };
                 (
                     format!(
-                        "container {name:?}: preStop sleeps {s}s with an exec before {whose} {}s drain; the native sleep action does the same without a sleep binary",
+                        "preStop sleeps {s}s with an exec before {whose} {}s drain; the native sleep action does the same without a sleep binary",
                         n.drain_seconds()
                     ),
                     format!("preStop execs sleep {s}s; use the native sleep action"),
@@ -189,7 +189,7 @@ fn check(w: &Workload, ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
                 // app uses the time it leaves, so say how much that is.
                 (
                     format!(
-                        "container {name:?}: preStop only sleeps {s}s, a bridge for endpoint removal; SIGTERM then leaves the application {remaining}s of terminationGracePeriodSeconds {grace} to finish in-flight work"
+                        "preStop only sleeps {s}s, a bridge for endpoint removal; SIGTERM then leaves the application {remaining}s of terminationGracePeriodSeconds {grace} to finish in-flight work"
                     ),
                     format!("preStop only sleeps {s}s, leaving the app {remaining}s; declare its drain"),
                     format!(
@@ -318,7 +318,7 @@ mod tests {
         assert_eq!(f[0].severity, Severity::Info);
         assert_eq!(
             f[0].message,
-            "container \"app\": preStop only sleeps 10s, a bridge for endpoint removal; SIGTERM then leaves the application 35s of terminationGracePeriodSeconds 45 to finish in-flight work"
+            "preStop only sleeps 10s, a bridge for endpoint removal; SIGTERM then leaves the application 35s of terminationGracePeriodSeconds 45 to finish in-flight work"
         );
         assert!(f[0].help.contains("within 35s of SIGTERM"), "{}", f[0].help);
         assert!(!f[0].message.contains("nothing drains"), "{}", f[0].message);

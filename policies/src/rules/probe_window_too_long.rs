@@ -140,8 +140,7 @@ fn finding(c: ContainerView<'_>, kind: ProbeKind, s: &Settings) -> Option<Findin
         ),
     };
     let message = format!(
-        "container {:?}: {} failureThreshold {} x periodSeconds {} {what} for up to {}s (limit {limit}s, {key})",
-        c.name(),
+        "{} failureThreshold {} x periodSeconds {} {what} for up to {}s (limit {limit}s, {key})",
         kind.word(),
         t.failure,
         t.period,

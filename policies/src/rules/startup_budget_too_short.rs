@@ -119,8 +119,7 @@ fn check(w: &Workload, ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
             c.at(&[ProbeKind::Startup.field()])
         };
         let message = format!(
-            "container {:?}: startup probe allows {}s (initialDelaySeconds {} + failureThreshold {} x periodSeconds {}) but the declared cold start {cold}s + {margin}% needs {required}s",
-            c.name(),
+            "startup probe allows {}s (initialDelaySeconds {} + failureThreshold {} x periodSeconds {}) but the declared cold start {cold}s + {margin}% needs {required}s",
             t.boot_budget(),
             t.initial_delay,
             t.failure,
@@ -173,8 +172,7 @@ fn undeclared_model_server(c: ContainerView<'_>, ctx: &Ctx<'_>) -> Option<Findin
         pointer,
         Some(c.name()),
         format!(
-            "container {:?}: model server's startup probe allows {}s (initialDelaySeconds {} + failureThreshold {} x periodSeconds {}), less than the {gpu_boot}s the policy assumes for a model server's boot (gpuBootSeconds), and no measured cold start is declared",
-            c.name(),
+            "model server's startup probe allows {}s (initialDelaySeconds {} + failureThreshold {} x periodSeconds {}), less than the {gpu_boot}s the policy assumes for a model server's boot (gpuBootSeconds), and no measured cold start is declared",
             t.boot_budget(),
             t.initial_delay,
             t.failure,

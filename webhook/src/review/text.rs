@@ -3,6 +3,8 @@
 //! annotations (keys the API server accepts once it prefixes the webhook's
 //! name).
 
+use std::borrow::Cow;
+
 use policies::Finding;
 use policies::finding::cut_at_word;
 use serde::Serialize;
@@ -75,7 +77,7 @@ pub fn warning_line(text: &str) -> String {
 /// can still make it longer, and then it is cut after a whole word.
 pub fn finding_warning(finding: &Finding, preexisting: bool) -> String {
     let tag = if preexisting { " (already there before this update)" } else { "" };
-    warning_line(&format!("{}{tag}: {}", finding.rule, finding.short))
+    warning_line(&format!("{}{tag}: {}", finding.rule, finding.located_short()))
 }
 
 /// The deny message: who is denied, then one line per finding.
@@ -93,13 +95,7 @@ pub fn deny_message(object: &str, policy: &str, findings: &[&Finding]) -> String
             (None, Ok(opt_in)) => format!("fix: {opt_in}"),
             (None, Err(_)) => "no automatic fix".to_owned(),
         };
-        text.push_str(&format!(
-            "\n- {}{container} at {}: {}; help: {}; {fix}",
-            f.rule,
-            f.pointer,
-            f.without_container(&f.message),
-            f.help
-        ));
+        text.push_str(&format!("\n- {}{container} at {}: {}; help: {}; {fix}", f.rule, f.pointer, f.message, f.help));
     }
     if n > MAX_LISTED {
         text.push_str(&format!("\n- ... and {} more (`lifeguard lint` lists them all)", n - MAX_LISTED));
@@ -117,7 +113,7 @@ pub fn findings_annotation(findings: &[(&Finding, bool)]) -> String {
             severity: f.severity.as_str(),
             container: f.container.as_deref(),
             pointer: &f.pointer,
-            message: &f.message,
+            message: f.located_message(),
             preexisting: *pre,
         })
         .collect();
@@ -133,7 +129,7 @@ struct Audited<'a> {
     severity: &'a str,
     container: Option<&'a str>,
     pointer: &'a str,
-    message: &'a str,
+    message: Cow<'a, str>,
     preexisting: bool,
 }
 
@@ -177,6 +173,7 @@ mod tests {
             help: "h".to_owned(),
             pointer: "/spec".to_owned(),
             container: None,
+            naming: policies::Naming::Prefix,
             fix,
         };
         let applied = finding("prestop-sleep-only", fix("native sleep", policies::Applicability::Automatic));

@@ -69,7 +69,7 @@ pub(crate) fn write_finding(s: &mut String, l: &Located) {
     s.push_str("at <code>");
     push_escaped(s, &l.pointer);
     s.push_str("</code></p>\n<p class=\"message\">");
-    push_escaped(s, &f.message);
+    push_escaped(s, &f.located_message());
     s.push_str("</p>\n");
     if !f.help.is_empty() {
         labelled(s, "help", "help:", &f.help);

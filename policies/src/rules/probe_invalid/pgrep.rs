@@ -126,7 +126,7 @@ mod tests {
         assert_eq!(f.pointer, format!("{C}/livenessProbe/exec/command"));
         assert_eq!(
             f.message,
-            "container \"app\": liveness probe runs `pgrep kube-controller-manager` without -f: every match is at least 23 characters, but pgrep (procps-ng: Debian, Ubuntu, RHEL, UBI images) matches the process name, which the kernel cuts to 15: there it never matches, so the probe always fails; pgrep (busybox: alpine images) also matches the command's first word, so there it can match"
+            "liveness probe runs `pgrep kube-controller-manager` without -f: every match is at least 23 characters, but pgrep (procps-ng: Debian, Ubuntu, RHEL, UBI images) matches the process name, which the kernel cuts to 15: there it never matches, so the probe always fails; pgrep (busybox: alpine images) also matches the command's first word, so there it can match"
         );
         assert!(f.help.starts_with("add -f to match the whole command line (`pgrep -f kube-controller-manager`)"));
         // Elsewhere in a script than its result, the check is dead.

@@ -114,7 +114,7 @@ pub(crate) fn lint_one(
                 // A report names a fix by its description; the patch is
                 // `lifeguard fix`'s, which plans its own. Kept, the
                 // operations' JSON values were a third of a finding's memory.
-                for fix in finding.fix.iter_mut().chain(finding.opt_in_fix.iter_mut()) {
+                for fix in finding.fix.iter_mut() {
                     fix.operations = Vec::new();
                 }
                 let pointer = format!("{prefix}{}", finding.pointer);

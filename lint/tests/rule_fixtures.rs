@@ -102,9 +102,9 @@ fn render(located: &[Located]) -> String {
             f.severity,
             f.rule,
             f.container.as_deref().unwrap_or("-"),
-            f.message
+            f.located_message()
         );
-        let _ = writeln!(s, "    {}: {}", f.rule, f.short);
+        let _ = writeln!(s, "    {}: {}", f.rule, f.located_short());
     }
     s
 }
@@ -118,11 +118,19 @@ const NAME_CHARS: usize = 20;
 fn check_short(path: &Path, located: &[Located]) {
     for l in located {
         let f = &l.finding;
-        let line = format!("{}: {}", f.rule, f.short);
+        let line = format!("{}: {}", f.rule, f.located_short());
         let mut chars = line.chars().count();
         if let Some(name) = f.container.as_deref() {
             let prefix = format!("container {name:?}: ");
-            assert!(f.short.starts_with(&prefix), "{}: {line:?} does not start with {prefix:?}", path.display());
+            assert!(
+                f.located_short().starts_with(&prefix),
+                "{}: {line:?} does not start with {prefix:?}",
+                path.display()
+            );
+            // The container is named once, by the finding, not by its texts.
+            for text in [&f.message, &f.short] {
+                assert!(!text.starts_with("container \""), "{}: {text:?} names the container", path.display());
+            }
             chars += NAME_CHARS.saturating_sub(name.chars().count());
         }
         assert!(

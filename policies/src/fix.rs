@@ -17,7 +17,7 @@ use serde_json::Value;
 
 use crate::engine::{Batch, lint_object};
 use crate::error::ModelError;
-use crate::finding::{Finding, Severity};
+use crate::finding::{Applicability, Finding, Severity};
 use crate::policy::Policy;
 
 /// At most this many lint-and-fix rounds per object; each round fixes at
@@ -50,8 +50,8 @@ pub struct FixPlan {
     pub fixed: Option<Value>,
 }
 
-/// Moves the fix of every info-tier finding (after the policy's severity
-/// overrides) to [`Finding::opt_in_fix`] unless the policy sets
+/// Makes the fix of every info-tier finding (after the policy's severity
+/// overrides) [`Applicability::OptIn`] unless the policy sets
 /// `fixInfoFindings`: an info finding describes a spec that works, and a
 /// fix should not rewrite what works (`sh -c "sleep 10"` into the native
 /// sleep) unless asked to. Run by [`lint_object`], so `lifeguard lint`,
@@ -61,10 +61,8 @@ pub(crate) fn hold_back_info_fixes(findings: &mut [Finding], policy: &Policy) {
     if policy.settings.fix_info_findings {
         return;
     }
-    for f in findings.iter_mut().filter(|f| f.severity == Severity::Info) {
-        if let Some(fix) = f.fix.take() {
-            f.opt_in_fix = Some(fix);
-        }
+    for fix in findings.iter_mut().filter(|f| f.severity == Severity::Info).filter_map(|f| f.fix.as_mut()) {
+        fix.applicability = Applicability::OptIn;
     }
 }
 
@@ -88,7 +86,7 @@ pub fn plan_fixes(
     // even when another rule's fix has made it info by then: the tier is the
     // user's spec's, not an artefact of the order fixes merge in.
     let fixable_first: HashSet<(&str, Option<&str>, &str)> =
-        first.findings.iter().filter(|f| f.fix.is_some()).map(finding_key).collect();
+        first.findings.iter().filter(|f| f.automatic_fix().is_some()).map(finding_key).collect();
     let mut findings = first.findings.clone();
     for _ in 0..MAX_ROUNDS {
         let mut touched = Touched::default();
@@ -97,14 +95,16 @@ pub fn plan_fixes(
             .iter()
             .cloned()
             .map(|mut f| {
-                if f.fix.is_none() && fixable_first.contains(&finding_key(&f)) {
-                    f.fix = f.opt_in_fix.take();
+                if fixable_first.contains(&finding_key(&f)) {
+                    if let Some(fix) = &mut f.fix {
+                        fix.applicability = Applicability::Automatic;
+                    }
                 }
                 f
             })
             .collect();
         for finding in round.iter().filter(|f| allowed(f)) {
-            let Some(fix) = &finding.fix else { continue };
+            let Some(fix) = finding.automatic_fix() else { continue };
             let overlaps = fix.operations.iter().any(|op| touched.overlaps(op.path().as_str()));
             if overlaps || fix.operations.is_empty() {
                 continue;
@@ -282,7 +282,7 @@ mod tests {
 
     use super::{Outcome, Touched, apply, apply_on_copy, is_prefix, plan_fixes};
     use crate::engine::{Batch, lint_object};
-    use crate::finding::Severity;
+    use crate::finding::{Applicability, Severity};
     use crate::policy::Policy;
     use crate::settings::Settings;
 
@@ -302,8 +302,9 @@ mod tests {
         let found = lint_object(&obj, &Batch::default(), &policy).expect("reads").expect("a pod").findings;
         let sleep = found.iter().find(|f| f.rule == "prestop-sleep-only").expect("a sleep finding");
         assert_eq!(sleep.severity, Severity::Info);
-        assert!(sleep.fix.is_none());
-        let held = sleep.opt_in_fix.as_ref().expect("an opt-in fix");
+        assert!(sleep.automatic_fix().is_none());
+        let held = sleep.fix.as_ref().expect("an opt-in fix");
+        assert_eq!(held.applicability, Applicability::OptIn);
         assert!(held.description.contains("native `sleep: {seconds: 10}`"), "{}", held.description);
         let plan = plan_fixes(&obj, &Batch::default(), &policy, None).expect("reads").expect("a pod");
         assert!(plan.operations.is_empty() && plan.fixed.is_none(), "{:?}", plan.operations);

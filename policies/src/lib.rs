@@ -30,7 +30,7 @@ pub mod yaml;
 
 pub use engine::{Batch, BatchMark, ObjectReport, lint_batch, lint_object, objects_in};
 pub use error::ModelError;
-pub use finding::{Finding, Fix, Severity};
+pub use finding::{Applicability, Finding, Fix, Naming, Severity};
 pub use fix::{AppliedFix, FixPlan, plan_fixes};
 pub use policy::{Policy, PolicyError, Suppressed, SuppressedBy};
 pub use scope::{OutOfScope, Scope};

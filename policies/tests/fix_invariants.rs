@@ -24,7 +24,7 @@ fn fixable(object: &Value, batch: &Batch, policy: &Policy) -> Vec<String> {
         .map(|r| r.findings)
         .unwrap_or_default()
         .into_iter()
-        .filter(|f| f.fix.is_some())
+        .filter(|f| f.automatic_fix().is_some())
         .map(|f| format!("{} at {}", f.rule, f.pointer))
         .collect()
 }
@@ -140,7 +140,7 @@ fn check_invariants(object: &Value, batch: &Batch, policy: &Policy) -> Result<()
         return Err(format!("no fixable finding, yet operations: {:?}", p.operations));
     }
     let Some(fixed) = &p.fixed else {
-        if p.operations.is_empty() && p.remaining.iter().all(|f| f.fix.is_none()) {
+        if p.operations.is_empty() && p.remaining.iter().all(|f| f.automatic_fix().is_none()) {
             return Ok(());
         }
         return Err(format!("fixable findings but no fix applied: {before:?}"));

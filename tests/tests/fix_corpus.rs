@@ -198,7 +198,7 @@ fn fixing_the_corpus_touches_only_fixed_objects_and_converges() {
     let fixable: Vec<String> = linted
         .findings
         .iter()
-        .filter(|l| l.finding.fix.is_some())
+        .filter(|l| l.finding.automatic_fix().is_some())
         .map(|l| format!("{}:{} {}", l.file, l.line, l.finding.rule))
         .collect();
     assert!(fixable.is_empty(), "{}", fixable.join("\n"));

@@ -35,7 +35,7 @@ const ENFORCE: Endpoint = Endpoint::Validate(Some(AdmissionMode::Enforce));
 /// `rule: short` of each finding the engine reports on `object`.
 fn short_lines(object: &Value) -> Vec<String> {
     let report = lint_object(object, &Batch::default(), &Policy::default()).expect("lints").expect("a pod spec");
-    report.findings.iter().map(|f| format!("{}: {}", f.rule, f.short)).collect()
+    report.findings.iter().map(|f| format!("{}: {}", f.rule, f.located_short())).collect()
 }
 
 /// A line that ends as written: no `...`, a word, a number or a closing mark last.

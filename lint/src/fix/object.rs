@@ -125,7 +125,8 @@ pub(super) fn fix_object(ctx: &Ctx<'_>, place: &Place<'_>, doc_text: &str, expec
                 let relative = pointer.strip_prefix(&place.prefix).unwrap_or(&pointer);
                 let owner = first.iter().find(|f| {
                     allowed.contains(&f.rule)
-                        && f.fix.as_ref().is_some_and(|x| x.operations.iter().any(|op| op.path().as_str() == relative))
+                        && f.automatic_fix()
+                            .is_some_and(|x| x.operations.iter().any(|op| op.path().as_str() == relative))
                 });
                 let rules: Vec<String> = match owner {
                     Some(f) => vec![f.rule.clone()],

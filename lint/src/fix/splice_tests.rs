@@ -198,15 +198,15 @@ fn a_path_an_earlier_operation_created_is_found_in_the_next_parse() {
 
 #[test]
 fn errors_are_those_of_one_by_one() {
-    let text = "base: &probe\n  port: 80\nlive: *probe\nother:\n  s: |\n    text\n  n: 1\n";
-    let (out, _) = in_runs(text, &[("/other/n", json!(2)), ("/other/m", json!(3)), ("/live/x", json!(1))]);
+    let text = "base: &probe\n  port: 80\nlive: *probe\nother:\n  s: |\n    text\n  k: 1\n";
+    let (out, _) = in_runs(text, &[("/other/k", json!(2)), ("/other/m", json!(3)), ("/live/x", json!(1))]);
     assert_eq!(out, Err((2, EditError::Aliased("/live".into()))));
-    let (out, _) = in_runs(text, &[("/other/n", json!(2)), ("/other/s", json!("x"))]);
+    let (out, _) = in_runs(text, &[("/other/k", json!(2)), ("/other/s", json!("x"))]);
     assert_eq!(out, Err((1, EditError::BlockScalar("/other/s".into()))));
-    let (out, _) = in_runs(text, &[("/other/n", json!(2)), ("/base/port", json!(81))]);
+    let (out, _) = in_runs(text, &[("/other/k", json!(2)), ("/base/port", json!(81))]);
     assert!(matches!(out, Err((1, EditError::Anchored { .. }))));
     // A value that now ends a line with `|`: the line after it reads as its content.
-    let (out, _) = in_runs("n: 1\nk: 2\n", &[("/n", json!("a |")), ("/k", json!(3))]);
+    let (out, _) = in_runs("m: 1\nk: 2\n", &[("/m", json!("a |")), ("/k", json!(3))]);
     assert_eq!(out, Err((1, EditError::BlockScalar("/k".into()))));
 }
 

@@ -4,7 +4,7 @@
 
 use std::fmt::Write as _;
 
-use policies::Severity;
+use policies::{Applicability, Severity};
 
 use super::diff::LineMap;
 use super::file::FileFix;
@@ -74,15 +74,17 @@ pub fn file_block_mapped(
             let skipped = fix.skipped.iter().find(|k| {
                 read_line(k.line) == fixed_line(l.line) && l.finding.rule == k.rule && l.object() == k.object
             });
+            // The fix's applicability, as the fix note reads it
+            // (`Finding::fix_note`), in the few words of a status.
             let left_out;
-            let what = match (&l.finding.fix, &l.finding.opt_in_fix, skipped) {
-                (Some(_), _, Some(k)) => {
+            let what = match (l.finding.fix.as_ref().map(|x| x.applicability), skipped) {
+                (Some(Applicability::Automatic), Some(k)) => {
                     left_out = format!("not fixed ({})", k.reason);
                     left_out.as_str()
                 }
-                (Some(_), _, None) => "not fixed",
-                (None, Some(_), _) => "opt-in fix (fixInfoFindings: true)",
-                (None, None, _) => "no automatic fix",
+                (Some(Applicability::Automatic), None) => "not fixed",
+                (Some(Applicability::OptIn), _) => "opt-in fix (fixInfoFindings: true)",
+                (None, _) => "no automatic fix",
             };
             let _ = writeln!(
                 s,
@@ -93,7 +95,7 @@ pub fn file_block_mapped(
                 l.finding.severity,
                 l.finding.rule,
                 l.object(),
-                l.finding.message
+                l.finding.located_message()
             );
         }
     }
@@ -144,14 +146,15 @@ impl Tally {
     pub fn of(fix: &FileFix, fail_on: &impl Fn(&str) -> Option<Severity>) -> Tally {
         let remaining = || fix.remaining.iter();
         let listed = |l: &&crate::outcome::Located| fail_on(&l.file).is_some_and(|min| l.finding.severity >= min);
+        let applies = |l: &crate::outcome::Located| l.finding.fix.as_ref().map(|x| x.applicability);
         Tally {
             inputs: 1,
             fixes: fix.fix_count(),
             objects: fix.objects.len(),
             files: usize::from(fix.changed()),
-            without: remaining().filter(|l| l.finding.fix.is_none() && l.finding.opt_in_fix.is_none()).count(),
-            opt_in: remaining().filter(|l| l.finding.fix.is_none() && l.finding.opt_in_fix.is_some()).count(),
-            unfixed: remaining().filter(|l| l.finding.fix.is_some()).count(),
+            without: remaining().filter(|l| l.finding.fix.is_none()).count(),
+            opt_in: remaining().filter(|l| applies(l) == Some(Applicability::OptIn)).count(),
+            unfixed: remaining().filter(|l| applies(l) == Some(Applicability::Automatic)).count(),
             stale: fix.stale_comments.len(),
             unlisted: remaining().filter(|l| !listed(l)).count(),
         }

@@ -80,7 +80,7 @@ pub fn actions(
     if wants(&CodeActionKind::QUICKFIX) {
         for placed in &here {
             let f = &placed.located.finding;
-            if let Some(fix) = &f.fix {
+            if let Some(fix) = f.automatic_fix() {
                 let changes = fixed_edits(&name, &open.text, open, policy, Some(&f.rule), Some(placed), limits);
                 if !changes.is_empty() {
                     out.push(action(
@@ -110,7 +110,7 @@ pub fn actions(
             }
         }
     }
-    let fixable = open.analysis.findings.iter().filter(|p| p.located.finding.fix.is_some()).count();
+    let fixable = open.analysis.findings.iter().filter(|p| p.located.finding.automatic_fix().is_some()).count();
     if fixable > 0 && (wants(&fix_all_kind()) || (wants(&CodeActionKind::QUICKFIX) && !here.is_empty())) {
         let changes = fixed_edits(&name, &open.text, open, policy, None, None, limits);
         if !changes.is_empty() {

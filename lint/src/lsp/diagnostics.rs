@@ -55,7 +55,7 @@ pub fn diagnostics(uri: &Uri, analysis: &Analysis) -> Vec<Diagnostic> {
                 .ok()
                 .map(|href| CodeDescription { href }),
             source: Some(SOURCE.to_owned()),
-            message: f.message.clone(),
+            message: f.located_message().into_owned(),
             related_information: related,
             ..Diagnostic::default()
         });

@@ -26,8 +26,8 @@ pub fn hover(open: &Open, at: Position) -> Option<Hover> {
     let f = &placed.located.finding;
     let summary = policies::rules::find(&f.rule).map(|r| r.summary).unwrap_or_default();
     // The words `lint` prints; only a fix the policy applies is a quick fix.
-    let fix = match policies::rules::fix_note(f) {
-        Ok(note) if f.fix.is_some() => format!("\n\n**Fix** (quick fix, or `lifeguard fix`): {note}"),
+    let fix = match f.fix_note() {
+        Ok(note) if f.automatic_fix().is_some() => format!("\n\n**Fix** (quick fix, or `lifeguard fix`): {note}"),
         Ok(note) => format!("\n\n**Fix**: {note}"),
         Err(why) => format!("\n\n**No automatic fix**: {why}"),
     };
@@ -35,7 +35,7 @@ pub fn hover(open: &Open, at: Position) -> Option<Hover> {
         "**{}** ({}): {summary}\n\n{}\n\n**Help**: {}{fix}\n\n`lifeguard explain {}` says why, with examples.",
         f.rule,
         f.severity.as_str(),
-        f.message,
+        f.located_message(),
         f.help,
         f.rule
     );

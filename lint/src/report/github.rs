@@ -27,7 +27,7 @@ pub fn finding(l: &Located) -> String {
         Severity::Warning => "warning",
         Severity::Info => "notice",
     };
-    let mut message = format!("{}: {}", l.object(), f.message);
+    let mut message = format!("{}: {}", l.object(), f.located_message());
     if l.origin == Origin::Cluster {
         // No file to attach to: the annotation is the run's, and names the object and field.
         message.push_str(&format!("\nat: {}", l.pointer));
@@ -35,7 +35,7 @@ pub fn finding(l: &Located) -> String {
     if !f.help.is_empty() {
         message.push_str(&format!("\nhelp: {}", f.help));
     }
-    if let Some(fix) = &f.fix {
+    if let Some(fix) = f.automatic_fix() {
         message.push_str(&format!("\nfix (`lifeguard fix`): {}", fix.description));
     }
     if let Some((label, note)) = crate::report::text::helm_note(l) {

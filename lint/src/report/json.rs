@@ -7,6 +7,8 @@
 //! and a run without input errors prints exactly what it printed before.
 //! An input error is the entry whose `rule` is `null`.
 
+use std::borrow::Cow;
+
 use serde::Serialize;
 
 use crate::outcome::{InputError, Located, Origin, Outcome};
@@ -33,8 +35,8 @@ pub struct JsonFinding<'a> {
     pub name: Option<&'a str>,
     /// Container name, or null for pod-level findings.
     pub container: Option<&'a str>,
-    /// One-line message.
-    pub message: &'a str,
+    /// One-line message, the container first.
+    pub message: Cow<'a, str>,
     /// Short hint.
     pub help: &'a str,
     /// JSON pointer of the offending field within the object.
@@ -74,11 +76,11 @@ impl<'a> JsonFinding<'a> {
             namespace: l.namespace.as_deref(),
             name: l.name.as_deref(),
             container: f.container.as_deref(),
-            message: &f.message,
+            message: f.located_message(),
             help: &f.help,
             path: &f.pointer,
-            fixable: f.fix.is_some(),
-            fix: f.fix.as_ref().map(|x| x.description.as_str()),
+            fixable: f.automatic_fix().is_some(),
+            fix: f.automatic_fix().map(|x| x.description.as_str()),
             template: l.template.as_ref().map(|t| JsonTemplate {
                 path: &t.path,
                 line: t.line(l.line),

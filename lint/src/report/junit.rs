@@ -112,9 +112,9 @@ fn cases(
                 Some(first) => {
                     let mut status = TestCaseStatus::non_success(NonSuccessKind::Failure);
                     let message = if failing.len() == 1 {
-                        first.finding.message.clone()
+                        first.finding.located_message().into_owned()
                     } else {
-                        format!("{} findings; first: {}", failing.len(), first.finding.message)
+                        format!("{} findings; first: {}", failing.len(), first.finding.located_message())
                     };
                     status
                         .set_message(message)
@@ -138,11 +138,12 @@ fn cases(
 fn plain(l: &Located) -> String {
     let f = &l.finding;
     let (file, line) = l.shown_at();
-    let mut s = format!("{file}:{line}:{} {}[{}] {}\n  {}\n", l.column, f.severity, f.rule, l.object(), f.message);
+    let mut s =
+        format!("{file}:{line}:{} {}[{}] {}\n  {}\n", l.column, f.severity, f.rule, l.object(), f.located_message());
     if !f.help.is_empty() {
         s.push_str(&format!("  help: {}\n", f.help));
     }
-    if let Some(fix) = &f.fix {
+    if let Some(fix) = f.automatic_fix() {
         s.push_str(&format!("  fix (`lifeguard fix`): {}\n", fix.description));
     }
     if let Some((label, note)) = crate::report::text::helm_note(l) {

@@ -19,7 +19,6 @@ use serde_json::{Map, Value, json};
 
 use crate::outcome::{Located, Outcome, Rendered};
 use crate::report::rules::docs_url;
-use policies::rules::fix_labelled;
 
 /// What the reports say they come from (`source`), and the field manager
 /// that writes them.
@@ -191,7 +190,7 @@ impl Reports {
                     properties.insert("container".into(), json!(container));
                 }
                 properties.insert("pointer".into(), json!(l.pointer));
-                let (label, note) = fix_labelled(f);
+                let (label, note) = f.fix_labelled();
                 properties.insert("fix".into(), json!(format!("{label} {note}")));
                 if policies::rules::find(&f.rule).is_some() {
                     properties.insert("docs".into(), json!(docs_url(&f.rule)));
@@ -200,7 +199,8 @@ impl Reports {
                 for (scenario, verdict) in scenarios.get(&key).into_iter().flatten() {
                     properties.insert(format!("simulate.{scenario}"), json!(verdict));
                 }
-                let message = f.without_container(&f.short).to_owned();
+                // The result names the container in a field of its own.
+                let message = f.short.clone();
                 let severity = Some(severity(f.severity));
                 results.push(self.result(&f.rule, outcome, severity, message, resource.clone(), properties));
             }

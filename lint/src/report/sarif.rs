@@ -156,7 +156,7 @@ fn custom_descriptor(l: &Located) -> ReportingDescriptor {
         .default_configuration(ReportingConfiguration::builder().level(json!(level_of(f.severity))).build())
         .properties(properties(
             Some(vec!["kubernetes".to_owned(), "custom".to_owned()]),
-            [("fixable", json!(f.fix.is_some()))],
+            [("fixable", json!(f.automatic_fix().is_some()))],
         ))
         .build()
 }
@@ -165,16 +165,16 @@ fn result(l: &Located, rule_ids: &[String]) -> SarifResult {
     let f = &l.finding;
     let (file, at) = l.primary();
     let object = l.object();
-    let mut message = format!("{object}: {}", f.message);
+    let mut message = format!("{object}: {}", f.located_message());
     if !f.help.is_empty() {
         message.push_str(&format!("\nhelp: {}", f.help));
     }
-    if let Some(fix) = &f.fix {
+    if let Some(fix) = f.automatic_fix() {
         message.push_str(&format!("\nfix (`lifeguard fix`): {}", fix.description));
     }
     let mut extra: Vec<(&str, Value)> =
         vec![("object", json!(object)), ("container", json!(f.container)), ("jsonPointer", json!(l.pointer))];
-    if let Some(fix) = &f.fix {
+    if let Some(fix) = f.automatic_fix() {
         extra.push(("fix", json!(fix.description)));
     }
     if l.template.is_some() {

@@ -5,7 +5,6 @@ use std::fmt::Write as _;
 
 use anstyle::{AnsiColor, Style};
 use policies::Severity;
-use policies::rules::fix_labelled;
 
 use crate::outcome::{InputError, Located, Origin, Outcome};
 use crate::report::summary;
@@ -60,13 +59,13 @@ pub(crate) fn write_finding(s: &mut String, l: &Located, color: bool) {
         styled(s, bold, &f.rule);
         let _ = writeln!(s, "] {}", l.label());
     }
-    push_line(s, "  ", &f.message);
+    push_line(s, "  ", &f.located_message());
     if !f.help.is_empty() {
         s.push_str("  ");
         styled(s, dim, "help:");
         push_line(s, " ", &f.help);
     }
-    let (label, note) = fix_labelled(f);
+    let (label, note) = f.fix_labelled();
     s.push_str("  ");
     styled(s, dim, label);
     push_line(s, " ", &note);

@@ -11,7 +11,7 @@ use serde_json::Value;
 use super::compiled::regex_reason;
 use super::error::Invalid;
 use super::file::{CustomRule, Predicate, Scope};
-use crate::finding::{Finding, SHORT_LINE_CHARS, cut_at_word};
+use crate::finding::{Finding, Naming, SHORT_LINE_CHARS, cut_at_word};
 use crate::model::{Workload, escape_token};
 
 /// A custom rule with its path and regex compiled.
@@ -151,8 +151,9 @@ impl CompiledCustom {
             help: self.spec.help.clone(),
             pointer: pointer.to_owned(),
             container: container.map(str::to_owned),
+            // The author's template names the container where it says so.
+            naming: Naming::InText,
             fix: None,
-            opt_in_fix: None,
         }
     }
 }

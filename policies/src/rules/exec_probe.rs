@@ -146,8 +146,7 @@ fn check(w: &Workload, ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
                         c.at(&[kind.field(), "exec", "command"]),
                         Some(c.name()),
                         format!(
-                            "container {:?}: {} probe wraps grpc_health_probe in an exec, forking a process every {period}s where a native grpc probe would do",
-                            c.name(),
+                            "{} probe wraps grpc_health_probe in an exec, forking a process every {period}s where a native grpc probe would do",
                             kind.word()
                         ),
                         format!("{} execs grpc_health_probe every {period}s; use a native grpc probe", kind.word()),
@@ -181,8 +180,7 @@ fn check(w: &Workload, ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
                         c.at(&[kind.field(), "exec"]),
                         Some(c.name()),
                         format!(
-                            "container {:?}: {} probe runs a command ({:?}), forking a process every {period}s {when}",
-                            c.name(),
+                            "{} probe runs a command ({:?}), forking a process every {period}s {when}",
                             kind.word(),
                             short(command)
                         ),

@@ -116,7 +116,7 @@ fn check(w: &Workload, ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
             pointer,
             Some(name),
             format!(
-                "container {name:?}: preStop sleeps forever (infinity, or a day or more), so terminationGracePeriodSeconds {grace} always ends in SIGKILL"
+                "preStop sleeps forever (infinity, or a day or more), so terminationGracePeriodSeconds {grace} always ends in SIGKILL"
             ),
             "preStop sleeps forever, always SIGKILLed; bound the sleep".to_owned(),
             "bound the preStop sleep to the endpoint propagation delay and let the application drain on SIGTERM",
@@ -127,7 +127,7 @@ fn check(w: &Workload, ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
                 pointer,
                 Some(name),
                 format!(
-                    "container {name:?}: terminationGracePeriodSeconds {grace} < {} = {required}s",
+                    "terminationGracePeriodSeconds {grace} < {} = {required}s",
                     terms(worst)
                 ),
                 if worst.drain.as_ref().is_some_and(|t| t.assumed) {
@@ -146,18 +146,16 @@ fn check(w: &Workload, ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
                     ),
                 },
             );
-            let fix = add_op(&field, Value::from(required)).map(|op| Fix {
-                description: if worst.drain.as_ref().is_some_and(|t| t.assumed) {
-                    format!(
-                        "set terminationGracePeriodSeconds to {required} (preStop sleep + the policy's assumed drain + shutdown budget of container {name:?})"
-                    )
-                } else {
-                    format!(
-                        "set terminationGracePeriodSeconds to {required} (preStop sleep + drain + shutdown budget of container {name:?})"
-                    )
-                },
-                operations: vec![op],
-            });
+            let description = if worst.drain.as_ref().is_some_and(|t| t.assumed) {
+                format!(
+                    "set terminationGracePeriodSeconds to {required} (preStop sleep + the policy's assumed drain + shutdown budget of container {name:?})"
+                )
+            } else {
+                format!(
+                    "set terminationGracePeriodSeconds to {required} (preStop sleep + drain + shutdown budget of container {name:?})"
+                )
+            };
+            let fix = add_op(&field, Value::from(required)).map(|op| Fix::new(description, vec![op]));
             out.push(with_fix(finding, fix));
         }
         SleepSeconds::Finite(_) => {}
@@ -201,7 +199,7 @@ mod tests {
         assert_eq!(f[0].pointer, "/spec/template/spec");
         assert_eq!(
             f[0].message,
-            "container \"app\": terminationGracePeriodSeconds 30 < preStop sleep 20s + drain 15s (env AISUITE_DRAIN_SECONDS) + shutdown budget 10s (annotation lifeguard.dev/shutdown-budget-seconds) = 45s"
+            "terminationGracePeriodSeconds 30 < preStop sleep 20s + drain 15s (env AISUITE_DRAIN_SECONDS) + shutdown budget 10s (annotation lifeguard.dev/shutdown-budget-seconds) = 45s"
         );
         let fixed = apply_fix(&obj, &f[0]);
         assert_eq!(fixed["spec"]["template"]["spec"]["terminationGracePeriodSeconds"], 45);
@@ -283,7 +281,7 @@ mod tests {
         assert_eq!(f.len(), 1);
         assert_eq!(
             f[0].message,
-            "container \"app\": terminationGracePeriodSeconds 30 < assumed drain 120s (the policy's modelServerDrainSeconds for a model server that declares no drain) = 120s"
+            "terminationGracePeriodSeconds 30 < assumed drain 120s (the policy's modelServerDrainSeconds for a model server that declares no drain) = 120s"
         );
         assert!(f[0].help.contains("the 120s drain is the policy's assumption, not this manifest's"), "{}", f[0].help);
         // A drain the manifest declares replaces the assumption, and is named as declared.

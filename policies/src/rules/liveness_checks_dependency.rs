@@ -174,9 +174,7 @@ pub(crate) fn dependencies(c: ContainerView<'_>, policy: &Policy) -> Vec<Depende
                     pointer,
                     Some(c.name()),
                     format!(
-                        "container {:?}: liveness httpGet path {path:?} aggregates dependencies, so their failures restart the container",
-                        c.name()
-                    ),
+                        "liveness httpGet path {path:?} aggregates dependencies, so their failures restart the container"),
                     "liveness path checks dependencies; use a liveness-only one".to_owned(),
                     "point liveness at a liveness-only endpoint (e.g. /actuator/health/liveness, /q/health/live, /v2/health/live, /livez) and keep this path for readiness",
                 ),
@@ -188,9 +186,7 @@ pub(crate) fn dependencies(c: ContainerView<'_>, policy: &Policy) -> Vec<Depende
                     pointer,
                     Some(c.name()),
                     format!(
-                        "container {:?}: liveness uses a readiness path ({path:?}); if it fails on drain or on a slow dependency, as readiness may, the container restarts",
-                        c.name()
-                    ),
+                        "liveness uses a readiness path ({path:?}); if it fails on drain or on a slow dependency, as readiness may, the container restarts"),
                     format!("liveness uses readiness path {path:?}; give it its own"),
                     "point liveness at a liveness endpoint (e.g. /livez, /healthz) that fails only when the process is wedged, and keep this path for readiness",
                 ),
@@ -231,7 +227,7 @@ pub(crate) fn dependencies(c: ContainerView<'_>, policy: &Policy) -> Vec<Depende
             severity,
             c.at(&[live, "exec", "command"]),
             Some(c.name()),
-            format!("container {:?}: liveness runs {reached}, {consequence}", c.name()),
+            format!("liveness runs {reached}, {consequence}"),
             in_short.to_owned(),
             help,
         ),
@@ -247,9 +243,7 @@ fn host_dependency(c: ContainerView<'_>, handler: &str, host: &str) -> Dependenc
             c.at(&[ProbeKind::Liveness.field(), handler, "host"]),
             Some(c.name()),
             format!(
-                "container {:?}: liveness {handler} goes to host {host:?} instead of this pod, so that host's failures restart the container",
-                c.name()
-            ),
+                "liveness {handler} goes to host {host:?} instead of this pod, so that host's failures restart the container"),
             format!("liveness {handler} probes another host; remove `host`"),
             "remove `host` so the kubelet probes the pod itself; check other services from readiness if at all",
         ),

@@ -103,8 +103,7 @@ fn check(w: &Workload, ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
             problems.push(format!("an answer slower than {}s counts as a failure", t.timeout));
         }
         let message = format!(
-            "container {:?}: liveness failureThreshold {} x periodSeconds {} with timeoutSeconds {}: {}",
-            c.name(),
+            "liveness failureThreshold {} x periodSeconds {} with timeoutSeconds {}: {}",
             t.failure,
             t.period,
             t.timeout,
@@ -157,7 +156,7 @@ fn fix(c: ContainerView<'_>, t: &ProbeTiming, slow_answer: bool, s: &Settings) -
     if operations.is_empty() {
         return None;
     }
-    Some(Fix { description: format!("liveness of container {:?}: {}", c.name(), changes.join(", ")), operations })
+    Some(Fix::new(format!("liveness of container {:?}: {}", c.name(), changes.join(", ")), operations))
 }
 
 /// `ceil(n / d)` for `d >= 1`; 0 for `n <= 0`.

@@ -2,8 +2,7 @@
 //! tests, and [`RULES`], the one table that registers them all.
 
 use crate::engine::Batch;
-use crate::finding::{Finding, Fix, Severity};
-use std::borrow::Cow;
+use crate::finding::{Finding, Fix, Naming, Severity};
 use std::cell::OnceCell;
 
 use crate::model::{ShutdownNeed, Workload, shutdown_needs};
@@ -80,10 +79,11 @@ pub struct Rule {
 }
 
 impl Rule {
-    /// Builds a finding of this rule (no fix). `short` is the fact and the
-    /// fix in a few words, after the container it names (`Finding::short`
-    /// starts with `container "x": `): with a container name of 20
-    /// characters, `rule: short` must fit in [`crate::finding::SHORT_LINE_CHARS`], which
+    /// Builds a finding of this rule (no fix). `message` and `short` do not
+    /// name the container: front ends put `container "x": ` before them
+    /// ([`Finding::located_message`]). `short` is the fact and the fix in a
+    /// few words: with a container name of 20 characters, `rule: container
+    /// "x": short` must fit in [`crate::finding::SHORT_LINE_CHARS`], which
     /// leaves `84 - rule.len()` characters, values included.
     pub fn finding(
         &self,
@@ -94,10 +94,6 @@ impl Rule {
         short: String,
         help: impl Into<String>,
     ) -> Finding {
-        let short = match container {
-            Some(name) => format!("container {name:?}: {short}"),
-            None => short,
-        };
         Finding {
             rule: self.name.to_owned(),
             severity,
@@ -106,8 +102,8 @@ impl Rule {
             help: help.into(),
             pointer,
             container: container.map(str::to_owned),
+            naming: Naming::Prefix,
             fix: None,
-            opt_in_fix: None,
         }
     }
 }
@@ -142,37 +138,4 @@ pub static RULES: &[&Rule] = &[
 /// Looks a rule up by name.
 pub fn find(name: &str) -> Option<&'static Rule> {
     RULES.iter().copied().find(|r| r.name == name)
-}
-
-/// What `lifeguard fix` would do with a finding: `Ok(description)` of its
-/// fix (an info finding's opt-in fix saying so), or `Err(reason)` there is
-/// none. The one wording of it: the text and HTML reports, the reports in
-/// the cluster, the fix summary, the editor's hover and the webhook's deny
-/// message all say this, each with its own label.
-pub fn fix_note(f: &Finding) -> Result<Cow<'_, str>, Cow<'_, str>> {
-    if let Some(fix) = &f.fix {
-        return Ok(Cow::Borrowed(&fix.description));
-    }
-    if let Some(fix) = &f.opt_in_fix {
-        return Ok(Cow::Owned(format!(
-            "{} (opt-in: info findings are fixed only when the policy sets `fixInfoFindings: true`)",
-            fix.description
-        )));
-    }
-    Err(match find(&f.rule).map(|r| r.fix) {
-        Some(FixAvailability::NoFix(why)) => Cow::Borrowed(why),
-        Some(FixAvailability::Fix(_)) => {
-            Cow::Owned(format!("not for this case (`lifeguard explain {}` says when there is one)", f.rule))
-        }
-        None => Cow::Borrowed("a custom rule has none"),
-    })
-}
-
-/// [`fix_note`] with the label the text report prints before it:
-/// `("fix:", description)` or `("no automatic fix:", why)`.
-pub fn fix_labelled(f: &Finding) -> (&'static str, Cow<'_, str>) {
-    match fix_note(f) {
-        Ok(description) => ("fix:", description),
-        Err(why) => ("no automatic fix:", why),
-    }
 }

@@ -152,7 +152,7 @@ fn check(w: &Workload, ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
         let pointer = if lifecycle { r.view.at(&["lifecycle"]) } else { r.view.pointer.to_owned() };
         let noun = if r.ports.len() == 1 { "port" } else { "ports" };
         let message = format!(
-            "container {name:?}: {} traffic to {noun} {}, but the container has no preStop hook, so SIGTERM can come before endpoint removal stops new connections",
+            "{} traffic to {noun} {}, but the container has no preStop hook, so SIGTERM can come before endpoint removal stops new connections",
             services_send(&r.services),
             r.ports.join(", ")
         );
@@ -190,7 +190,7 @@ fn bridge_fix(r: &Receiver<'_>, bridge: i64, raise: Option<&(i64, String)>, grac
         description.push_str("; ");
         description.push_str(why);
     }
-    Some(Fix { description, operations })
+    Some(Fix::new(description, operations))
 }
 
 #[cfg(test)]
@@ -262,7 +262,7 @@ mod tests {
         assert_eq!(f[0].pointer, "/spec/template/spec/containers/0");
         assert_eq!(
             f[0].message,
-            "container \"app\": Service/web sends traffic to port 8080/http, but the container has no preStop hook, so SIGTERM can come before endpoint removal stops new connections"
+            "Service/web sends traffic to port 8080/http, but the container has no preStop hook, so SIGTERM can come before endpoint removal stops new connections"
         );
         assert_eq!(
             ops(&f[0]),
@@ -343,7 +343,11 @@ mod tests {
         for i in 0..2 {
             assert_eq!(spec["containers"][i]["lifecycle"]["preStop"], json!({"sleep": {"seconds": 5}}));
         }
-        assert!(plan.remaining.iter().all(|f| f.severity == Severity::Info && f.fix.is_none()), "{:?}", plan.remaining);
+        assert!(
+            plan.remaining.iter().all(|f| f.severity == Severity::Info && f.automatic_fix().is_none()),
+            "{:?}",
+            plan.remaining
+        );
         let again = crate::fix::plan_fixes(&fixed, &batch, &policy, None).expect("lints").expect("a workload");
         assert!(again.operations.is_empty(), "{:?}", again.operations);
     }
@@ -361,11 +365,7 @@ mod tests {
         let f = run_with(&obj, std::slice::from_ref(&svc), Settings::default());
         assert_eq!(f.len(), 1, "{f:?}");
         assert_eq!(f[0].container.as_deref(), Some("video"));
-        assert!(
-            f[0].message.starts_with("container \"video\": Service/web sends traffic to port 8000, but"),
-            "{}",
-            f[0].message
-        );
+        assert!(f[0].message.starts_with("Service/web sends traffic to port 8000, but"), "{}", f[0].message);
         let readiness = crate::rules::find("readiness-probe-missing").expect("registered");
         let r = check_with(readiness, &obj, &Policy::default(), &batch);
         assert_eq!(r.iter().map(|f| f.container.as_deref()).collect::<Vec<_>>(), [Some("video")]);

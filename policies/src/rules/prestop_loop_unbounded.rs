@@ -97,7 +97,7 @@ fn check(w: &Workload, _ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
             join(c.pointer, &["lifecycle", "preStop", "exec", "command"]),
             Some(name),
             format!(
-                "container {name:?}: preStop loops forever (`{}` with no break, exit or timeout), so SIGTERM comes only when terminationGracePeriodSeconds {grace} runs out, SIGKILL 2s later",
+                "preStop loops forever (`{}` with no break, exit or timeout), so SIGTERM comes only when terminationGracePeriodSeconds {grace} runs out, SIGKILL 2s later",
                 endless.head
             ),
             format!("preStop loops forever, SIGKILL after {grace}s; bound the loop"),
@@ -128,7 +128,7 @@ mod tests {
         assert_eq!(f[0].pointer, "/spec/template/spec/containers/0/lifecycle/preStop/exec/command");
         assert_eq!(
             f[0].message,
-            "container \"app\": preStop loops forever (`while true` with no break, exit or timeout), so SIGTERM comes only when terminationGracePeriodSeconds 60 runs out, SIGKILL 2s later"
+            "preStop loops forever (`while true` with no break, exit or timeout), so SIGTERM comes only when terminationGracePeriodSeconds 60 runs out, SIGKILL 2s later"
         );
         assert!(f[0].fix.is_none());
     }

@@ -122,7 +122,7 @@ fn check(w: &Workload, ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
                     pointer,
                     Some(name),
                     format!(
-                        "container {name:?}: preStop only sleeps, forever (infinity, or a day or more): SIGTERM comes when terminationGracePeriodSeconds {grace} runs out, SIGKILL 2s later"
+                        "preStop only sleeps, forever (infinity, or a day or more): SIGTERM comes when terminationGracePeriodSeconds {grace} runs out, SIGKILL 2s later"
                     ),
                     format!("preStop only sleeps, forever: SIGKILL after {grace}s; bound it"),
                     "sleep only as long as endpoint removal takes (a few seconds) and drain on SIGTERM",
@@ -152,7 +152,7 @@ fn check(w: &Workload, ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
                 pointer,
                 Some(name),
                 format!(
-                    "container {name:?}: preStop only sleeps {s}s, leaving {}s of terminationGracePeriodSeconds {grace} to shut down, less than {need}s ({why})",
+                    "preStop only sleeps {s}s, leaving {}s of terminationGracePeriodSeconds {grace} to shut down, less than {need}s ({why})",
                     remaining.max(0)
                 ),
                 format!("preStop sleeps {s}s of {grace}s grace: {}s left, {need}s needed; shorten it", remaining.max(0)),
@@ -172,10 +172,7 @@ fn check(w: &Workload, ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
                         "; rewrite container {name:?}'s exec sleep into the native sleep action"
                     ));
                 }
-                Some(Fix {
-                    description,
-                    operations,
-                })
+                Some(Fix::new(description, operations))
             });
             out.push(with_fix(finding, fix));
         } else {
@@ -187,7 +184,7 @@ fn check(w: &Workload, ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
                 };
                 (
                     format!(
-                        "container {name:?}: preStop sleeps {s}s with an exec before {whose} {}s drain; the native sleep action does the same without a sleep binary",
+                        "preStop sleeps {s}s with an exec before {whose} {}s drain; the native sleep action does the same without a sleep binary",
                         n.drain_seconds()
                     ),
                     format!("preStop execs sleep {s}s; use the native sleep action"),
@@ -198,7 +195,7 @@ fn check(w: &Workload, ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
                 // app uses the time it leaves, so say how much that is.
                 (
                     format!(
-                        "container {name:?}: preStop only sleeps {s}s, a bridge for endpoint removal; SIGTERM then leaves the application {remaining}s of terminationGracePeriodSeconds {grace} to finish in-flight work"
+                        "preStop only sleeps {s}s, a bridge for endpoint removal; SIGTERM then leaves the application {remaining}s of terminationGracePeriodSeconds {grace} to finish in-flight work"
                     ),
                     format!("preStop only sleeps {s}s, leaving the app {remaining}s; declare its drain"),
                     format!(
@@ -207,11 +204,13 @@ fn check(w: &Workload, ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
                 )
             };
             let finding = RULE.finding(Severity::Info, pointer, Some(name), message, short, help);
-            let fix = rewrite.map(|op| Fix {
-                description: format!(
-                    "rewrite container {name:?}'s preStop `exec: sleep {s}` into the native `sleep: {{seconds: {s}}}` action (same wait, no sleep binary needed, e.g. distroless)"
-                ),
-                operations: vec![op],
+            let fix = rewrite.map(|op| {
+                Fix::new(
+                    format!(
+                        "rewrite container {name:?}'s preStop `exec: sleep {s}` into the native `sleep: {{seconds: {s}}}` action (same wait, no sleep binary needed, e.g. distroless)"
+                    ),
+                    vec![op],
+                )
             });
             out.push(with_fix(finding, fix));
         }
@@ -294,7 +293,11 @@ mod tests {
         // b needs 25 + 20 + 3 = 48; c needs 29 + max(3, 5) = 34.
         assert_eq!(spec["terminationGracePeriodSeconds"], 48);
         assert_eq!(spec["containers"][0]["lifecycle"]["preStop"], json!({"sleep": {"seconds": 28}}));
-        assert!(plan.remaining.iter().all(|f| f.severity == Severity::Info && f.fix.is_none()), "{:?}", plan.remaining);
+        assert!(
+            plan.remaining.iter().all(|f| f.severity == Severity::Info && f.automatic_fix().is_none()),
+            "{:?}",
+            plan.remaining
+        );
     }
 
     #[test]
@@ -321,7 +324,7 @@ mod tests {
         assert_eq!(f[0].severity, Severity::Info);
         assert_eq!(
             f[0].message,
-            "container \"app\": preStop only sleeps 10s, a bridge for endpoint removal; SIGTERM then leaves the application 35s of terminationGracePeriodSeconds 45 to finish in-flight work"
+            "preStop only sleeps 10s, a bridge for endpoint removal; SIGTERM then leaves the application 35s of terminationGracePeriodSeconds 45 to finish in-flight work"
         );
         assert!(f[0].help.contains("within 35s of SIGTERM"), "{}", f[0].help);
         assert!(!f[0].message.contains("nothing drains"), "{}", f[0].message);

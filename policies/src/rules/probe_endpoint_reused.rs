@@ -144,8 +144,7 @@ fn check(w: &Workload, ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
                     pointer,
                     Some(c.name()),
                     format!(
-                        "container {:?}: liveness and readiness share {}; the kernel accepts the connection, so neither can fail on a dependency or on drain",
-                        c.name(),
+                        "liveness and readiness share {}; the kernel accepts the connection, so neither can fail on a dependency or on drain",
                         h.describe()
                     ),
                     "liveness and readiness share a port check; neither can fail".to_owned(),
@@ -166,8 +165,7 @@ fn check(w: &Workload, ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
                 pointer,
                 Some(c.name()),
                 format!(
-                    "container {:?}: liveness and readiness both run {}, which {what}: readiness stays true while the app boots or drains, and liveness never sees it wedged",
-                    c.name(),
+                    "liveness and readiness both run {}, which {what}: readiness stays true while the app boots or drains, and liveness never sees it wedged",
                     h.describe()
                 ),
                 "both probes only check that a process exists; probe the app".to_owned(),
@@ -199,7 +197,7 @@ fn check(w: &Workload, ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
         let (tier, message, short, help) = if all_copies {
             (
                 Severity::Warning,
-                format!("container {:?}: startup, liveness and readiness probes are copies of one another ({described})", c.name()),
+                format!("startup, liveness and readiness probes are copies of one another ({described})"),
                 "startup, liveness and readiness are copies; give each its job".to_owned(),
                 "give each probe its job: startup with a boot budget, liveness a cheap local check, readiness the serving state"
                     .to_owned(),
@@ -213,8 +211,7 @@ fn check(w: &Workload, ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
             (
                 Severity::Warning,
                 format!(
-                    "container {:?}: liveness and readiness use the same handler ({described}); liveness tolerates {}s of failures vs readiness {}s{outage}",
-                    c.name(),
+                    "liveness and readiness use the same handler ({described}); liveness tolerates {}s of failures vs readiness {}s{outage}",
                     lt.failure_window(),
                     rt.failure_window()
                 ),
@@ -235,9 +232,7 @@ fn check(w: &Workload, ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
             (
                 Severity::Error,
                 format!(
-                    "container {:?}: liveness and readiness use the same handler ({described}), so a readiness failure also restarts the container",
-                    c.name()
-                ),
+                    "liveness and readiness use the same handler ({described}), so a readiness failure also restarts the container"),
                 "a readiness failure restarts it; split them".to_owned(),
                 dep_help.clone().or(grpc_help.clone()).unwrap_or_else(|| {
                     separate_or_tolerate_help(lt, rt, ctx.policy.settings.max_liveness_window_seconds)

@@ -126,7 +126,7 @@ impl Out<'_, '_> {
         fix: Option<Fix>,
     ) {
         let pointer = self.c.at(&[&[self.kind.field()], at].concat());
-        let message = format!("container {:?}: {} probe {problem}", self.c.name(), self.kind.word());
+        let message = format!("{} probe {problem}", self.kind.word());
         let short = format!("{} probe {short}", self.kind.word());
         self.out.push(with_fix(RULE.finding(severity, pointer, Some(self.c.name()), message, short, help), fix));
     }

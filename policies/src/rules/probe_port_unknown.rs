@@ -108,8 +108,7 @@ fn ports(
             pointer,
             Some(c.name()),
             format!(
-                "container {:?}: {what} {handler} port {name:?} is not declared ({}), so the kubelet cannot resolve it",
-                c.name(),
+                "{what} {handler} port {name:?} is not declared ({}), so the kubelet cannot resolve it",
                 declared(c)
             ),
             format!("{what} {handler} port {name:?} is not in ports"),

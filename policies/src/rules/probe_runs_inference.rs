@@ -139,7 +139,7 @@ fn check(w: &Workload, _ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
                 at,
                 Some(name),
                 format!(
-                    "container {name:?}: {} probe runs an inference ({path}) every {period}s, taking GPU time from traffic; {what}",
+                    "{} probe runs an inference ({path}) every {period}s, taking GPU time from traffic; {what}",
                     kind.word()
                 ),
                 format!("{} probe runs an inference every {period}s; use a health path", kind.word()),
@@ -195,7 +195,7 @@ mod tests {
         assert_eq!(f[0].pointer, "/spec/template/spec/containers/0/readinessProbe/httpGet/path");
         assert_eq!(
             f[0].message,
-            "container \"app\": readiness probe runs an inference (/health_generate) every 5s, taking GPU time from traffic; a busy replica whose probe inference misses its timeout leaves the Service"
+            "readiness probe runs an inference (/health_generate) every 5s, taking GPU time from traffic; a busy replica whose probe inference misses its timeout leaves the Service"
         );
         assert_eq!(f[1].pointer, "/spec/template/spec/containers/0/livenessProbe/exec/command");
         assert!(f[1].message.contains("(/v1/completions) every 10s"), "{}", f[1].message);

@@ -146,8 +146,7 @@ fn finding(c: ContainerView<'_>, kind: ProbeKind, s: &Settings) -> Option<Findin
         ),
     };
     let message = format!(
-        "container {:?}: {} failureThreshold {} x periodSeconds {} {what} for up to {}s (limit {limit}s, {key})",
-        c.name(),
+        "{} failureThreshold {} x periodSeconds {} {what} for up to {}s (limit {limit}s, {key})",
         kind.word(),
         t.failure,
         t.period,
@@ -166,16 +165,16 @@ fn finding(c: ContainerView<'_>, kind: ProbeKind, s: &Settings) -> Option<Findin
 fn fix(c: ContainerView<'_>, kind: ProbeKind, t: &ProbeTiming, s: &Settings) -> Option<Fix> {
     let n = window_threshold(kind, t, s)?;
     let op = add_op(&c.at(&[kind.field(), "failureThreshold"]), n.into())?;
-    Some(Fix {
-        description: format!(
+    Some(Fix::new(
+        format!(
             "{} of container {:?}: failureThreshold {} -> {n} ({}s of failures)",
             kind.word(),
             c.name(),
             t.failure,
             n.saturating_mul(t.period)
         ),
-        operations: vec![op],
-    })
+        vec![op],
+    ))
 }
 
 /// The `failureThreshold` a too-long window is brought back to: 3 (the

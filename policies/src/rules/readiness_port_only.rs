@@ -4,7 +4,7 @@
 //! `lint/tests/snapshots/rule_fixtures__readiness-port-only.snap`; in CEL:
 //! `policies/src/vap/readiness_port_only.rs`.
 
-use crate::finding::{Finding, Severity};
+use crate::finding::{Finding, Naming, Severity};
 use crate::model::{ProbeKind, Workload, handler_count, handler_of};
 use crate::rules::{Ctx, FixAvailability, Rule};
 
@@ -78,19 +78,19 @@ fn check(w: &Workload, _ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
             Some(_) => (Severity::Error, "a loaded model", "model"),
             None => (Severity::Warning, "a usable app", "app"),
         };
-        let gpu_note = gpu.map(|g| format!(" (requests {g})")).unwrap_or_default();
-        out.push(RULE.finding(
-            severity,
-            c.at(&[ProbeKind::Readiness.field(), "tcpSocket"]),
-            Some(c.name()),
-            format!(
-                "container {:?}{gpu_note}: readiness is only {}; an open port is not {what}",
-                c.name(),
-                handler.describe()
-            ),
-            format!("readiness is only {}; check the {thing} with httpGet", handler.describe()),
-            "use an httpGet or grpc readiness check that passes only once the app can serve",
-        ));
+        // The GPU request, which makes it an error, is named with the container.
+        let naming = gpu.map_or(Naming::Prefix, |g| Naming::Noted(format!("requests {g}")));
+        out.push(
+            RULE.finding(
+                severity,
+                c.at(&[ProbeKind::Readiness.field(), "tcpSocket"]),
+                Some(c.name()),
+                format!("readiness is only {}; an open port is not {what}", handler.describe()),
+                format!("readiness is only {}; check the {thing} with httpGet", handler.describe()),
+                "use an httpGet or grpc readiness check that passes only once the app can serve",
+            )
+            .named(naming),
+        );
     });
 }
 
@@ -126,7 +126,7 @@ mod tests {
         let f = check(&RULE, &obj);
         assert_eq!(f.len(), 1);
         assert_eq!(f[0].severity, Severity::Error);
-        assert!(f[0].message.contains("nvidia.com/gpu"), "{}", f[0].message);
+        assert_eq!(f[0].naming, crate::finding::Naming::Noted("requests nvidia.com/gpu".into()));
         assert!(f[0].message.contains("loaded model"), "{}", f[0].message);
     }
 

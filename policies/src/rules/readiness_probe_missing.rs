@@ -6,7 +6,7 @@
 
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 
-use crate::finding::{Finding, Severity};
+use crate::finding::{Finding, Naming, Severity};
 use crate::model::{ContainerView, ServiceView, Workload, port_label, services_send, undeclared_port_listeners};
 use crate::rules::{Ctx, FixAvailability, Rule};
 
@@ -134,17 +134,20 @@ fn check(w: &Workload, ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
     if !ctx.batch.has_services {
         for c in containers.iter().filter(|c| c.declares_ports()) {
             let (name, ports) = (c.name(), ports(c));
-            let (severity, gpu) = severity(c);
-            out.push(RULE.finding(
-                severity,
-                c.pointer.to_owned(),
-                Some(name),
-                format!(
-                    "container {name:?}{gpu}: declares ports {ports} but no container of the pod has a readiness probe, so it takes traffic as soon as it starts"
-                ),
-                short(&gpu, "no readiness probe, so it takes traffic at once; add one"),
-                HELP,
-            ));
+            let (severity, naming) = severity(c);
+            out.push(
+                RULE.finding(
+                    severity,
+                    c.pointer.to_owned(),
+                    Some(name),
+                    format!(
+                        "declares ports {ports} but no container of the pod has a readiness probe, so it takes traffic as soon as it starts"
+                    ),
+                    short(&naming, "no readiness probe, so it takes traffic at once; add one"),
+                    HELP,
+                )
+                .named(naming),
+            );
         }
         return;
     }
@@ -188,7 +191,7 @@ fn check(w: &Workload, ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
             continue;
         }
         let name = c.name();
-        let (severity, gpu) = severity(c);
+        let (severity, naming) = severity(c);
         let mut services = r.services;
         services.sort();
         let services = services_send(&services);
@@ -200,30 +203,32 @@ fn check(w: &Workload, ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
             }
             (true, true) => "the pod".to_owned(),
         };
-        out.push(RULE.finding(
-            severity,
-            c.pointer.to_owned(),
-            Some(name),
-            format!(
-                "container {name:?}{gpu}: {services} traffic to {to}, but no container of the pod has a readiness probe"
-            ),
-            short(&gpu, "takes Service traffic with no readiness probe; add one"),
-            HELP,
-        ));
+        out.push(
+            RULE.finding(
+                severity,
+                c.pointer.to_owned(),
+                Some(name),
+                format!("{services} traffic to {to}, but no container of the pod has a readiness probe"),
+                short(&naming, "takes Service traffic with no readiness probe; add one"),
+                HELP,
+            )
+            .named(naming),
+        );
     }
 }
 
-/// The short form: for a GPU container (`gpu` not empty), what it costs.
-fn short(gpu: &str, otherwise: &str) -> String {
-    if gpu.is_empty() { otherwise } else { "traffic before the model loads: add a readiness probe" }.to_owned()
+/// The short form: for a GPU container (its request noted), what it costs.
+fn short(naming: &Naming, otherwise: &str) -> String {
+    if matches!(naming, Naming::Noted(_)) { "traffic before the model loads: add a readiness probe" } else { otherwise }
+        .to_owned()
 }
 
 /// Error for a GPU container (its port opens long before the model is
-/// loaded), with the resource for the message; warning otherwise.
-fn severity(c: &ContainerView<'_>) -> (Severity, String) {
+/// loaded), its request named with the container; warning otherwise.
+fn severity(c: &ContainerView<'_>) -> (Severity, Naming) {
     match c.gpu_resource() {
-        Some(gpu) => (Severity::Error, format!(" (requests {gpu})")),
-        None => (Severity::Warning, String::new()),
+        Some(gpu) => (Severity::Error, Naming::Noted(format!("requests {gpu}"))),
+        None => (Severity::Warning, Naming::Prefix),
     }
 }
 
@@ -310,7 +315,7 @@ mod tests {
         assert_eq!(f[0].pointer, "/spec/template/spec/containers/0");
         assert_eq!(
             f[0].message,
-            "container \"app\": Service/x sends traffic to port 8080/http, but no container of the pod has a readiness probe"
+            "Service/x sends traffic to port 8080/http, but no container of the pod has a readiness probe"
         );
         assert!(f[0].fix.is_none());
     }
@@ -366,7 +371,7 @@ mod tests {
         assert_eq!(who(&f), ["vllm"]);
         assert_eq!(f[0].severity, Severity::Error);
         assert_eq!(
-            f[0].message,
+            f[0].located_message(),
             "container \"vllm\" (requests nvidia.com/gpu): Service/x sends traffic to ports 8000, 8001, which no container declares, but no container of the pod has a readiness probe"
         );
     }

@@ -125,8 +125,7 @@ fn check(w: &Workload, ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
             c.at(&[ProbeKind::Startup.field()])
         };
         let message = format!(
-            "container {:?}: startup probe allows {}s (initialDelaySeconds {} + failureThreshold {} x periodSeconds {}) but the declared cold start {cold}s + {margin}% needs {required}s",
-            c.name(),
+            "startup probe allows {}s (initialDelaySeconds {} + failureThreshold {} x periodSeconds {}) but the declared cold start {cold}s + {margin}% needs {required}s",
             t.boot_budget(),
             t.initial_delay,
             t.failure,
@@ -135,15 +134,15 @@ fn check(w: &Workload, ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
         let threshold = covering_failure_threshold(required, t.initial_delay, t.period);
         let fix = threshold.and_then(|n| {
             let op = add_op(&c.at(&[ProbeKind::Startup.field(), "failureThreshold"]), n.into())?;
-            Some(Fix {
-                description: format!(
+            Some(Fix::new(
+                format!(
                     "set startup failureThreshold of container {:?} to {n} ({}s with periodSeconds {})",
                     c.name(),
                     t.initial_delay.saturating_add(n.saturating_mul(t.period)),
                     t.period
                 ),
-                operations: vec![op],
-            })
+                vec![op],
+            ))
         });
         let finding = RULE.finding(
             Severity::Error,
@@ -179,8 +178,7 @@ fn undeclared_model_server(c: ContainerView<'_>, ctx: &Ctx<'_>) -> Option<Findin
         pointer,
         Some(c.name()),
         format!(
-            "container {:?}: model server's startup probe allows {}s (initialDelaySeconds {} + failureThreshold {} x periodSeconds {}), less than the {gpu_boot}s the policy assumes for a model server's boot (gpuBootSeconds), and no measured cold start is declared",
-            c.name(),
+            "model server's startup probe allows {}s (initialDelaySeconds {} + failureThreshold {} x periodSeconds {}), less than the {gpu_boot}s the policy assumes for a model server's boot (gpuBootSeconds), and no measured cold start is declared",
             t.boot_budget(),
             t.initial_delay,
             t.failure,

@@ -11,7 +11,7 @@ use serde_json::{Map, Value};
 
 use super::probe_window_too_long::{too_long, window_threshold};
 use super::startup_budget_too_short::{ceil_div, cold_start_required};
-use crate::finding::{Finding, Fix, Severity, add_op};
+use crate::finding::{Finding, Fix, Naming, Severity, add_op};
 use crate::model::{ANNOTATION_COLD_START, ContainerView, ProbeKind, ProbeTiming, Workload, handler_count, handler_of};
 use crate::rules::{Ctx, FixAvailability, Rule, with_fix};
 
@@ -207,8 +207,7 @@ fn check(w: &Workload, ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
         };
         let message = if slow.is_empty() {
             format!(
-                "container {:?}: liveness {} stands in for a startup probe: a boot still running at {}s is restarted, and {}",
-                c.name(),
+                "liveness {} stands in for a startup probe: a boot still running at {}s is restarted, and {}",
                 stretched.join(" and "),
                 t.earliest_restart(),
                 costs.join(", and ")
@@ -216,8 +215,7 @@ fn check(w: &Workload, ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
         } else {
             slow.extend(stretched.into_iter().map(|s| format!("liveness {s}")));
             format!(
-                "container {:?}: no startup probe although the boot is slow ({}); liveness alone must either wait out the boot or restart it",
-                c.name(),
+                "no startup probe although the boot is slow ({}); liveness alone must either wait out the boot or restart it",
                 slow.join(", ")
             )
         };
@@ -238,17 +236,20 @@ fn check(w: &Workload, ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
 /// without any startup probe, even without liveness.
 fn gpu_without_startup(c: ContainerView<'_>) -> Option<Finding> {
     let gpu = c.gpu_resource()?;
-    Some(RULE.finding(
-        Severity::Error,
-        c.pointer.to_owned(),
-        Some(c.name()),
-        format!(
-            "container {:?} requests {gpu} but has no startup probe; the policy requires one for GPU containers (requireStartupProbeForGpu)",
-            c.name()
-        ),
-        "GPU but no startup probe, which the policy requires; add one".to_owned(),
-        "add a startupProbe on a model-aware endpoint whose failureThreshold x periodSeconds covers the boot",
-    ))
+    Some(
+        RULE.finding(
+            Severity::Error,
+            c.pointer.to_owned(),
+            Some(c.name()),
+            format!(
+                "requests {gpu} but has no startup probe; the policy requires one for GPU containers (requireStartupProbeForGpu)"
+            ),
+            "GPU but no startup probe, which the policy requires; add one".to_owned(),
+            "add a startupProbe on a model-aware endpoint whose failureThreshold x periodSeconds covers the boot",
+        )
+        // The GPU request is the sentence's own fact: the container is its subject.
+        .named(Naming::Subject),
+    )
 }
 
 /// The smallest startup `failureThreshold` whose nominal budget covers
@@ -289,7 +290,7 @@ fn fix(c: ContainerView<'_>, live: &Probe, target: i64, period: i64, lowered: Op
         operations.push(add_op(&c.at(&[ProbeKind::Liveness.field(), "failureThreshold"]), n.into())?);
         description.push_str(&format!(" and liveness failureThreshold {} -> {n}", t.failure));
     }
-    Some(Fix { description, operations })
+    Some(Fix::new(description, operations))
 }
 
 /// The liveness handler as written (field name and value), when it has exactly one.
@@ -391,6 +392,25 @@ mod tests {
         assert_eq!(c["startupProbe"]["failureThreshold"], json!(60));
         assert!(c["startupProbe"].get("timeoutSeconds").is_none());
         assert!(c["livenessProbe"].get("initialDelaySeconds").is_none());
+    }
+
+    /// The policy's GPU requirement is a sentence whose subject is the
+    /// container; the short form names it as every other does.
+    #[test]
+    fn a_required_gpu_startup_probe_names_the_container_as_its_subject() {
+        let obj = one_container(json!({"resources": {"limits": {"nvidia.com/gpu": "1"}}}));
+        let settings = crate::settings::Settings { require_startup_probe_for_gpu: true, ..Default::default() };
+        let policy = crate::policy::Policy::new(settings).expect("valid");
+        let f = crate::rules::testing::check_with(&RULE, &obj, &policy, &crate::engine::Batch::default());
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert_eq!(
+            f[0].located_message(),
+            "container \"app\" requests nvidia.com/gpu but has no startup probe; the policy requires one for GPU containers (requireStartupProbeForGpu)"
+        );
+        assert_eq!(
+            f[0].located_short(),
+            "container \"app\": GPU but no startup probe, which the policy requires; add one"
+        );
     }
 
     #[test]

@@ -1,5 +1,6 @@
 //! Writing JSON values as block-style YAML that this loader (and any YAML
-//! 1.2 reader) reads back to the same values: `lifeguard policy show`.
+//! 1.2 reader, and go-yaml v2 with its YAML 1.1 booleans) reads back to the
+//! same values: `lifeguard policy show`.
 
 use serde_json::Value;
 

@@ -36,11 +36,11 @@ fn locate_points_at_keys_and_items() {
 
 #[test]
 fn anchors_and_merge_keys() {
-    let text = "base: &b {x: 1, y: 2}\nuse:\n  <<: *b\n  y: 3\nlist: [*b]\n";
+    let text = "base: &b {x: 1, z: 2}\nuse:\n  <<: *b\n  z: 3\nlist: [*b]\n";
     let (docs, err) = parse(text);
     assert_eq!(err, None);
-    assert_eq!(docs[0].value["use"], json!({"y": 3, "x": 1}));
-    assert_eq!(docs[0].value["list"], json!([{"x": 1, "y": 2}]));
+    assert_eq!(docs[0].value["use"], json!({"z": 3, "x": 1}));
+    assert_eq!(docs[0].value["list"], json!([{"x": 1, "z": 2}]));
     assert_eq!(docs[0].locate("/use/x").line, 1);
 }
 
@@ -168,4 +168,36 @@ fn a_read_for_services_builds_only_services_and_finds_every_error() {
         assert_eq!(full_err.is_some(), err.is_some(), "{broken}");
         assert!(err.is_some(), "{broken}");
     }
+}
+
+/// A YAML 1.1 boolean where a string belongs: `kubectl` sends `true`, and
+/// the API server refuses the object; lifeguard says so at the field
+/// rather than lint a probe on a port named "on". Quoted, the same words
+/// are the strings the author meant.
+#[test]
+fn an_unquoted_yes_or_on_is_the_boolean_kubectl_sends() {
+    let deployment = |port: &str, value: &str| {
+        format!(
+            "apiVersion: apps/v1\nkind: Deployment\nmetadata: {{name: web}}\nspec:\n  template:\n    spec:\n      \
+             containers:\n      - name: web\n        image: example/web:1\n        \
+             env: [{{name: VERBOSE, value: {value}}}]\n        \
+             readinessProbe:\n          httpGet: {{path: /ready, port: {port}}}\n"
+        )
+    };
+    let lint = |text: &str| {
+        let (docs, err) = parse(text);
+        assert_eq!(err, None);
+        crate::lint_object(&docs[0].value, &crate::Batch::default(), &crate::Policy::default())
+    };
+    let refused = |text: &str| lint(text).err().map(|e| e.pointer);
+    let containers = "/spec/template/spec/containers/0";
+    assert_eq!(refused(&deployment("on", "\"yes\"")), Some(format!("{containers}/readinessProbe/httpGet/port")));
+    assert_eq!(refused(&deployment("\"on\"", "yes")), Some(format!("{containers}/env/0/value")));
+    let quoted = lint(&deployment("\"on\"", "\"yes\"")).expect("reads").expect("a pod spec");
+    let rules: Vec<&str> = quoted.findings.iter().map(|f| f.rule.as_str()).collect();
+    assert!(rules.contains(&"probe-port-unknown"), "{rules:?}");
+    // A key reads the same way, and its boolean is written as text, as
+    // sigs.k8s.io/yaml writes it: the label `on` is the label "true".
+    let (docs, _) = parse("labels: {on: a, \"off\": b}\n");
+    assert_eq!(docs[0].value, json!({"labels": {"true": "a", "off": "b"}}));
 }

@@ -1,5 +1,22 @@
-//! Resolving plain YAML scalars to JSON values (YAML 1.2 core schema, as
-//! Kubernetes reads manifests), and honouring explicit `!!` tags.
+//! Resolving plain YAML scalars to JSON values as Kubernetes tooling sends
+//! them, and honouring explicit `!!` tags.
+//!
+//! `kubectl` and Helm turn YAML into JSON with sigs.k8s.io/yaml, which reads
+//! through go-yaml v2: YAML 1.2's core schema, plus YAML 1.1's booleans
+//! (`y`, `yes`, `on` and `n`, `no`, `off`, each also capitalised and in
+//! capitals). So a plain `yes` reaches the API server as `true`, and where a
+//! string belongs (an env value, a probe's `port` or `path`, a command
+//! argument) the API server refuses the object: lifeguard reads the boolean
+//! too, and says at that field that the object does not read as its kind,
+//! rather than lint an object that can never be created (`port: on` read
+//! as the port name "on" would report an undeclared port). A quoted `"yes"`
+//! stays a string, as it does for the API server. A plain key reads the
+//! same way, and the loader writes a boolean key as `true` or `false`, as
+//! sigs.k8s.io/yaml does (`on: x` is the key "true").
+//!
+//! Not followed: go-yaml v2's other YAML 1.1 readings (`0777` as octal,
+//! `1_000`, `0b101`), which no field lifeguard reads is written with in
+//! practice; they stay YAML 1.2's (a decimal `777`, strings).
 
 use saphyr_parser::{ScalarStyle, Tag};
 use serde_json::{Number, Value};
@@ -41,10 +58,11 @@ fn resolve_plain(text: &str) -> Value {
     Value::String(text.to_owned())
 }
 
+/// go-yaml v2's booleans (its resolve table): YAML 1.2's and YAML 1.1's.
 fn parse_bool(text: &str) -> Option<bool> {
     match text {
-        "true" | "True" | "TRUE" => Some(true),
-        "false" | "False" | "FALSE" => Some(false),
+        "true" | "True" | "TRUE" | "y" | "Y" | "yes" | "Yes" | "YES" | "on" | "On" | "ON" => Some(true),
+        "false" | "False" | "FALSE" | "n" | "N" | "no" | "No" | "NO" | "off" | "Off" | "OFF" => Some(false),
         _ => None,
     }
 }
@@ -106,11 +124,29 @@ mod tests {
         assert_eq!(plain("1.5"), json!(1.5));
         assert_eq!(plain("true"), json!(true));
         assert_eq!(plain("~"), Value::Null);
-        assert_eq!(plain("yes"), json!("yes"));
         assert_eq!(plain("1Gi"), json!("1Gi"));
         assert_eq!(plain("-"), json!("-"));
         assert_eq!(plain("1.2.3"), json!("1.2.3"));
         assert_eq!(plain("99999999999999999999"), json!(1e20));
+    }
+
+    /// What go-yaml v2 (and so `kubectl`) reads as a boolean, and what it
+    /// does not: only these spellings, and never a quoted one.
+    #[test]
+    fn yaml_1_1_booleans_as_kubectl_sends_them() {
+        for word in ["y", "Y", "yes", "Yes", "YES", "on", "On", "ON", "true", "True", "TRUE"] {
+            assert_eq!(plain(word), json!(true), "{word}");
+        }
+        for word in ["n", "N", "no", "No", "NO", "off", "Off", "OFF", "false", "False", "FALSE"] {
+            assert_eq!(plain(word), json!(false), "{word}");
+        }
+        for word in ["yEs", "oN", "nO", "oFF", "yes please", "only", "offset"] {
+            assert_eq!(plain(word), json!(word), "{word}");
+        }
+        assert_eq!(resolve("yes", ScalarStyle::SingleQuoted, None), Ok(json!("yes")));
+        assert_eq!(resolve("on", ScalarStyle::DoubleQuoted, None), Ok(json!("on")));
+        let tag = Tag { handle: "tag:yaml.org,2002:".into(), suffix: "bool".into() };
+        assert_eq!(resolve("off", ScalarStyle::Plain, Some(&tag)), Ok(json!(false)));
     }
 
     #[test]

@@ -3,6 +3,8 @@
 //! annotations (keys the API server accepts once it prefixes the webhook's
 //! name).
 
+use std::borrow::Cow;
+
 use policies::Finding;
 use policies::finding::cut_at_word;
 use serde::Serialize;
@@ -75,7 +77,7 @@ pub fn warning_line(text: &str) -> String {
 /// can still make it longer, and then it is cut after a whole word.
 pub fn finding_warning(finding: &Finding, preexisting: bool) -> String {
     let tag = if preexisting { " (already there before this update)" } else { "" };
-    warning_line(&format!("{}{tag}: {}", finding.rule, finding.short))
+    warning_line(&format!("{}{tag}: {}", finding.rule, finding.located_short()))
 }
 
 /// The deny message: who is denied, then one line per finding.
@@ -88,18 +90,12 @@ pub fn deny_message(object: &str, policy: &str, findings: &[&Finding]) -> String
     for f in findings.iter().take(MAX_LISTED) {
         let container = f.container.as_deref().map(|c| format!(" container {c:?}")).unwrap_or_default();
         // The fix `lint` names; an info finding's opt-in fix is named as such.
-        let fix = match (&f.fix, policies::rules::fix_note(f)) {
+        let fix = match (f.automatic_fix(), f.fix_note()) {
             (Some(fix), _) => format!("lifeguard fix (or /mutate) would apply: {}", fix.description),
             (None, Ok(opt_in)) => format!("fix: {opt_in}"),
             (None, Err(_)) => "no automatic fix".to_owned(),
         };
-        text.push_str(&format!(
-            "\n- {}{container} at {}: {}; help: {}; {fix}",
-            f.rule,
-            f.pointer,
-            f.without_container(&f.message),
-            f.help
-        ));
+        text.push_str(&format!("\n- {}{container} at {}: {}; help: {}; {fix}", f.rule, f.pointer, f.message, f.help));
     }
     if n > MAX_LISTED {
         text.push_str(&format!("\n- ... and {} more (`lifeguard lint` lists them all)", n - MAX_LISTED));
@@ -117,7 +113,7 @@ pub fn findings_annotation(findings: &[(&Finding, bool)]) -> String {
             severity: f.severity.as_str(),
             container: f.container.as_deref(),
             pointer: &f.pointer,
-            message: &f.message,
+            message: f.located_message(),
             preexisting: *pre,
         })
         .collect();
@@ -133,7 +129,7 @@ struct Audited<'a> {
     severity: &'a str,
     container: Option<&'a str>,
     pointer: &'a str,
-    message: &'a str,
+    message: Cow<'a, str>,
     preexisting: bool,
 }
 
@@ -166,8 +162,10 @@ mod tests {
 
     #[test]
     fn the_deny_message_names_the_fix_lint_names() {
-        let fix = |d: &str| Some(policies::Fix { description: d.to_owned(), operations: Vec::new() });
-        let finding = |rule: &str, fix: Option<policies::Fix>, opt_in_fix: Option<policies::Fix>| Finding {
+        let fix = |d: &str, applicability| {
+            Some(policies::Fix { description: d.to_owned(), operations: Vec::new(), applicability })
+        };
+        let finding = |rule: &str, fix: Option<policies::Fix>| Finding {
             rule: rule.to_owned(),
             severity: policies::Severity::Info,
             message: "m".to_owned(),
@@ -175,16 +173,16 @@ mod tests {
             help: "h".to_owned(),
             pointer: "/spec".to_owned(),
             container: None,
+            naming: policies::Naming::Prefix,
             fix,
-            opt_in_fix,
         };
-        let applied = finding("prestop-sleep-only", fix("native sleep"), None);
-        let opt_in = finding("prestop-sleep-only", None, fix("native sleep"));
-        let none = finding("probe-endpoint-reused", None, None);
+        let applied = finding("prestop-sleep-only", fix("native sleep", policies::Applicability::Automatic));
+        let opt_in = finding("prestop-sleep-only", fix("native sleep", policies::Applicability::OptIn));
+        let none = finding("probe-endpoint-reused", None);
         let message = deny_message("Deployment/web", "policy default", &[&applied, &opt_in, &none]);
         let lines: Vec<&str> = message.lines().skip(1).collect();
         assert!(lines[0].ends_with("; lifeguard fix (or /mutate) would apply: native sleep"), "{message}");
-        let Ok(note) = policies::rules::fix_note(&opt_in) else { panic!("an opt-in note") };
+        let Ok(note) = opt_in.fix_note() else { panic!("an opt-in note") };
         assert!(lines[1].ends_with(&format!("; fix: {note}")) && note.contains("fixInfoFindings: true"), "{message}");
         assert!(lines[2].ends_with("; no automatic fix"), "{message}");
     }

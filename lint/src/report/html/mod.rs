@@ -69,12 +69,12 @@ pub(crate) fn write_finding(s: &mut String, l: &Located) {
     s.push_str("at <code>");
     push_escaped(s, &l.pointer);
     s.push_str("</code></p>\n<p class=\"message\">");
-    push_escaped(s, &f.message);
+    push_escaped(s, &f.located_message());
     s.push_str("</p>\n");
     if !f.help.is_empty() {
         labelled(s, "help", "help:", &f.help);
     }
-    let (label, note) = policies::rules::fix_labelled(f);
+    let (label, note) = f.fix_labelled();
     labelled(s, "fix", label, &note);
     if let Some((label, note)) = text::helm_note(l) {
         labelled(s, "helm", &format!("{label}:"), &note);

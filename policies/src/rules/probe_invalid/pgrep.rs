@@ -62,15 +62,15 @@ fn add_full(o: &Out<'_, '_>, argv: &[String], dead: &NameTooLong) -> Option<Fix>
     let mut fixed: Vec<Value> = vec![Value::from(program.as_str()), Value::from("-f")];
     fixed.extend(args.iter().map(|a| Value::from(a.as_str())));
     let pointer = o.c.at(&[o.kind.field(), "exec", "command"]);
-    Some(Fix {
-        description: format!(
+    Some(Fix::new(
+        format!(
             "add -f to the {} probe of container {:?}: `pgrep -f {}` matches the whole command line",
             o.kind.word(),
             o.c.name(),
             dead.pattern
         ),
-        operations: vec![add_op(&pointer, Value::Array(fixed))?],
-    })
+        vec![add_op(&pointer, Value::Array(fixed))?],
+    ))
 }
 
 /// `kube-proxy` -> `[k]ube-proxy`: the same match, but not of a command
@@ -126,7 +126,7 @@ mod tests {
         assert_eq!(f.pointer, format!("{C}/livenessProbe/exec/command"));
         assert_eq!(
             f.message,
-            "container \"app\": liveness probe runs `pgrep kube-controller-manager` without -f: every match is at least 23 characters, but pgrep (procps-ng: Debian, Ubuntu, RHEL, UBI images) matches the process name, which the kernel cuts to 15: there it never matches, so the probe always fails; pgrep (busybox: alpine images) also matches the command's first word, so there it can match"
+            "liveness probe runs `pgrep kube-controller-manager` without -f: every match is at least 23 characters, but pgrep (procps-ng: Debian, Ubuntu, RHEL, UBI images) matches the process name, which the kernel cuts to 15: there it never matches, so the probe always fails; pgrep (busybox: alpine images) also matches the command's first word, so there it can match"
         );
         assert!(f.help.starts_with("add -f to match the whole command line (`pgrep -f kube-controller-manager`)"));
         // Elsewhere in a script than its result, the check is dead.

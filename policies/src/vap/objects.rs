@@ -7,7 +7,8 @@
 
 use serde_json::{Value, json};
 
-use super::{Validation, cel};
+use super::cel;
+use super::check::Validation;
 use crate::policy::{AdmissionMode, Policy};
 
 /// Which of the two policies: the rules `enforce` denies (at or above

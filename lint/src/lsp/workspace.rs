@@ -12,23 +12,13 @@ use policies::{Batch, Policy, objects_in};
 use serde_json::Value;
 
 use super::analysis::{Analysis, analyze, span};
+use super::elsewhere::Elsewhere;
 use super::text::Lines;
 use super::uri::{from_path, to_path};
 use crate::input::context::{shared_dir, siblings};
 use crate::input::{Limits, may_hold_a_service, parse_stream_each};
 use crate::policy_discovery::source_for;
 use crate::policy_source::PolicySource;
-
-/// A Service of another file, and where it is.
-#[derive(Debug, Clone)]
-pub struct Elsewhere {
-    /// Its file.
-    pub uri: Uri,
-    /// The object.
-    pub object: Value,
-    /// Where it starts.
-    pub range: Range,
-}
 
 /// A file open in the editor.
 #[derive(Debug, Clone)]

@@ -35,6 +35,9 @@
 //! non-zero on transport errors or non-2xx answers; a missed target is
 //! reported, not an error.
 
+// A benchmark's edge: what it measured is its report on the terminal.
+#![allow(clippy::print_stderr, clippy::print_stdout)]
+
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::path::{Path, PathBuf};

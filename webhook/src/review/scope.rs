@@ -10,7 +10,7 @@ use policies::ModelError;
 use policies::model::{Workload, controller_of};
 use serde_json::Value;
 
-use super::Options;
+use super::options::Options;
 use super::request::Parsed;
 
 /// Why a request is not judged.

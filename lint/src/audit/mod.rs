@@ -9,6 +9,7 @@
 
 pub mod args;
 pub mod connect;
+pub mod connect_error;
 pub mod fetch;
 pub mod identity;
 pub mod judge;

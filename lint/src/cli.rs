@@ -1,6 +1,9 @@
 //! Command-line interface: flags parsed once into plain values, then the
 //! subcommands. Exit codes: 0 clean, 1 findings, 2 usage or input errors.
 
+// The commands' edge: usage errors go to the user on stderr.
+#![allow(clippy::print_stderr)]
+
 use std::io::Write;
 use std::path::PathBuf;
 

@@ -4,6 +4,9 @@
 //! fixes as a MutatingAdmissionPolicy it applies itself (the objects are
 //! built by `policies::vap`; this prints them).
 
+// A command's edge: usage and policy errors go to the user on stderr.
+#![allow(clippy::print_stderr)]
+
 use anyhow::Result;
 use clap::{Subcommand, ValueEnum};
 use policies::Policy;

@@ -29,7 +29,7 @@ pub struct Parsed {
 /// parsing instead (see `pipeline`); this is the engine's cost alone.
 pub fn lint_parsed(parsed: &[Parsed], policy: &Policy) -> Outcome {
     let mut batch = Batch::default();
-    batch.add_documents(parsed.iter().flat_map(|p| &p.documents));
+    batch.add_documents(parsed.iter().flat_map(|p| &p.documents).map(|d| &d.value));
     let mut out = Outcome { files: parsed.len(), ..Outcome::default() };
     for p in parsed {
         for (i, doc) in p.documents.iter().enumerate() {

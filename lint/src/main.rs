@@ -11,6 +11,8 @@ use clap::Parser;
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
+// The binary's edge: an error that ends the run is told on stderr.
+#[allow(clippy::print_stderr)]
 fn main() -> ExitCode {
     let cli = lifeguard::cli::Cli::parse();
     match lifeguard::cli::run(cli) {

@@ -1,5 +1,8 @@
 //! `lifeguard policy check|show|schema`.
 
+// A command's edge: a policy that does not load is told to the user on stderr.
+#![allow(clippy::print_stderr)]
+
 use std::path::Path;
 
 use anyhow::{Context, Result};

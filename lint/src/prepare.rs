@@ -2,6 +2,9 @@
 //! each one's policy chosen (with `--select` and `--ignore` applied), and
 //! the notes a person needs when that finds nothing to read.
 
+// The commands' edge: what cannot be read or chosen is told to the user on stderr.
+#![allow(clippy::print_stderr)]
+
 use crate::input::{Walk, discover_with};
 use crate::options::{RunArgs, select_rules, unknown_selected};
 use crate::policy_discovery::{Resolved, resolve};

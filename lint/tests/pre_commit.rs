@@ -8,6 +8,9 @@
 //! whose binary of that name is built from the same `main.rs` as `lifeguard`,
 //! and then runs this build of `lifeguard` in its place.
 
+// A test's edge: it tells on the terminal what it measured, skipped or saw fail.
+#![allow(clippy::print_stderr)]
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 

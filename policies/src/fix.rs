@@ -15,9 +15,10 @@ use json_patch::PatchOperation;
 use json_patch::jsonptr::Pointer;
 use serde_json::Value;
 
-use crate::engine::{Batch, lint_object};
+use crate::engine::lint_object;
 use crate::error::ModelError;
 use crate::finding::{Applicability, Finding, Severity};
+use crate::model::Batch;
 use crate::policy::Policy;
 
 /// At most this many lint-and-fix rounds per object; each round fixes at
@@ -281,8 +282,9 @@ mod tests {
     use serde_json::json;
 
     use super::{Outcome, Touched, apply, apply_on_copy, is_prefix, plan_fixes};
-    use crate::engine::{Batch, lint_object};
+    use crate::engine::lint_object;
     use crate::finding::{Applicability, Severity};
+    use crate::model::Batch;
     use crate::policy::Policy;
     use crate::settings::Settings;
 

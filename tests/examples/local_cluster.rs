@@ -7,6 +7,9 @@
 //! ValidatingAdmissionPolicy example of docs/vap.md). Prints the `kubectl`
 //! line to use and waits; Ctrl-C (or end of input) stops everything.
 
+// An example's edge: it shows on the terminal what it did.
+#![allow(clippy::print_stderr, clippy::print_stdout)]
+
 use std::io::Read as _;
 
 use lifeguard_e2e::cluster::chart::RELEASE;

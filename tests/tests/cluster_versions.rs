@@ -11,6 +11,9 @@
 //! Each test starts a control plane of its own, which stops when it ends;
 //! they take turns, as each alone keeps the two cores of CI busy.
 
+// A test's edge: it tells on the terminal what it measured, skipped or saw fail.
+#![allow(clippy::print_stderr)]
+
 #[allow(dead_code)]
 #[path = "cluster_vap/checks.rs"]
 mod checks;

@@ -12,6 +12,9 @@
 //! The lifecycle's cases (postStart, readiness gates, the stop signal) and
 //! what they read beyond the others are in `node_simulate/lifecycle.rs`.
 
+// A test's edge: it tells on the terminal what it measured, skipped or saw fail.
+#![allow(clippy::print_stderr)]
+
 // A crate root's modules sit beside it; this one is kept under the test's name.
 #[path = "node_simulate/lifecycle.rs"]
 mod lifecycle;

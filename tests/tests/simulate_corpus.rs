@@ -6,6 +6,9 @@
 //! model server whose shared handler reports its own engine), and no other
 //! container restarts in it.
 
+// A test's edge: it tells on the terminal what it measured, skipped or saw fail.
+#![allow(clippy::print_stderr)]
+
 use std::collections::BTreeSet;
 
 use lifeguard::input::{Limits, discover};
@@ -13,7 +16,7 @@ use lifeguard::lint::lint_paths;
 use lifeguard::simulate::read::{Options, simulate_found};
 use lifeguard_e2e::corpus_dir;
 use policies::Policy;
-use policies::model::{ProbeKind, Workload, object_label, shared_liveness_readiness};
+use policies::model::{ProbeKind, Workload, is_model_server, object_label, shared_liveness_readiness};
 use policies::simulate::{Assumptions, Check, STANDARD, Scenario, containers, run_scenario};
 
 /// The standard set's stall.
@@ -51,7 +54,7 @@ fn why_it_tolerates_the_stall(file: &str, name: &str, container: &str) -> Option
             let live = model.probe(ProbeKind::Liveness)?;
             let view = w.containers().find(|c| c.name() == container)?;
             if live.check == Check::Local
-                && view.is_model_server(&policy)
+                && is_model_server(&view, &policy)
                 && shared_liveness_readiness(view.container).is_some()
             {
                 return Some(Tolerates::ModelServerHealth);

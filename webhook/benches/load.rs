@@ -36,6 +36,9 @@
 //! non-zero on transport errors or non-2xx answers; a missed target is
 //! reported, not an error.
 
+// A benchmark's edge: what it measured is its report on the terminal.
+#![allow(clippy::print_stderr, clippy::print_stdout)]
+
 use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};

@@ -13,6 +13,9 @@
 //! body. Left out: the decision, the request deadline, the body limit's
 //! checks, the log line, the metrics and the drain middleware.
 
+// An example's edge: it shows on the terminal what it did.
+#![allow(clippy::print_stderr, clippy::print_stdout)]
+
 use std::process::ExitCode;
 use std::sync::Arc;
 

@@ -9,12 +9,6 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use axum::extract::State as AxumState;
-use axum::http::{StatusCode, header};
-use axum::response::{IntoResponse, Response};
-
-use crate::state::Shared;
-
 /// Probe state, updated by the loaders, the self-test and the drain.
 pub struct Health {
     cert: Mutex<Result<(), String>>,
@@ -110,34 +104,6 @@ fn set(slot: &Mutex<Result<(), String>>, value: Result<(), String>) {
 
 fn get(slot: &Mutex<Result<(), String>>) -> Result<(), String> {
     slot.lock().map_or_else(|_| Err("health state poisoned".to_owned()), |s| s.clone())
-}
-
-fn probe(result: Result<(), String>) -> Response {
-    match result {
-        Ok(()) => (StatusCode::OK, "ok\n").into_response(),
-        Err(why) => (StatusCode::SERVICE_UNAVAILABLE, format!("{why}\n")).into_response(),
-    }
-}
-
-/// `GET /livez`: the process answers. Touches nothing else on purpose.
-pub async fn livez() -> Response {
-    (StatusCode::OK, "ok\n").into_response()
-}
-
-/// `GET /readyz`.
-pub async fn readyz(AxumState(state): AxumState<Shared>) -> Response {
-    probe(state.health.readiness())
-}
-
-/// `GET /startupz`.
-pub async fn startupz(AxumState(state): AxumState<Shared>) -> Response {
-    probe(state.health.startup())
-}
-
-/// `GET /metrics`: OpenMetrics text.
-pub async fn metrics(AxumState(state): AxumState<Shared>) -> Response {
-    let content_type = "application/openmetrics-text; version=1.0.0; charset=utf-8";
-    ([(header::CONTENT_TYPE, content_type)], state.metrics.encode()).into_response()
 }
 
 #[cfg(test)]

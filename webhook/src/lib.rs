@@ -3,16 +3,18 @@
 //!
 //! The decision is [`review`] (pure: an AdmissionReview body in, an answer
 //! out). Around it: [`handlers`] (limits, time, metrics, logs), [`health`]
-//! (probes) and [`self_test`], [`tls`] and [`reload`] (certificates and
-//! policy kept fresh from files), [`server`] (connections and drain) and
-//! [`metrics`]. [`run`] wires them together; [`router`] builds the admission
-//! app so tests can drive it in process.
+//! (probe state; [`health_app`] its endpoints) and [`self_test`], [`tls`]
+//! and [`reload`] (certificates and policy kept fresh from files),
+//! [`server`] (connections and drain) and [`metrics`]. [`run`] wires them
+//! together; [`router`] builds the admission app so tests can drive it in
+//! process.
 
 pub mod activity;
 pub mod config;
 pub mod connections;
 pub mod handlers;
 pub mod health;
+pub mod health_app;
 pub mod logging;
 pub mod metrics;
 pub mod reload;
@@ -77,7 +79,7 @@ pub fn router(state: Shared) -> Router {
         .route("/validate", post(handlers::validate))
         .route("/validate/{mode}", post(handlers::validate_mode))
         .route("/mutate", post(handlers::mutate))
-        .route("/livez", get(health::livez))
+        .route("/livez", get(health_app::livez))
         .layer(middleware::from_fn_with_state(state.clone(), close_when_draining))
         .layer(CatchPanicLayer::custom(panic_response))
         .with_state(state)
@@ -86,10 +88,10 @@ pub fn router(state: Shared) -> Router {
 /// The health app (plain HTTP): `/livez`, `/readyz`, `/startupz`, `/metrics`.
 pub fn health_router(state: Shared) -> Router {
     Router::new()
-        .route("/livez", get(health::livez))
-        .route("/readyz", get(health::readyz))
-        .route("/startupz", get(health::startupz))
-        .route("/metrics", get(health::metrics))
+        .route("/livez", get(health_app::livez))
+        .route("/readyz", get(health_app::readyz))
+        .route("/startupz", get(health_app::startupz))
+        .route("/metrics", get(health_app::metrics))
         .with_state(state)
 }
 

@@ -9,6 +9,8 @@ use clap::Parser;
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
+// The binary's edge: what stops the server from starting is told on stderr.
+#[allow(clippy::print_stderr)]
 fn main() -> ExitCode {
     let cli = webhook::Cli::parse();
     let config = match cli.into_config() {

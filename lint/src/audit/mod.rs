@@ -4,8 +4,12 @@
 //! page by page), judged, rendered and dropped: memory holds one
 //! namespace, not the cluster.
 
+// A command's edge: it tells the user on stderr what it reads and what failed.
+#![allow(clippy::print_stderr)]
+
 pub mod args;
 pub mod connect;
+pub mod connect_error;
 pub mod fetch;
 pub mod identity;
 pub mod judge;

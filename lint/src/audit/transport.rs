@@ -18,7 +18,7 @@ use rustls::sign::SingleCertAndKey;
 use thiserror::Error;
 use tower::{BoxError, ServiceBuilder, ServiceExt as _};
 
-use super::connect::ConnectError;
+use super::connect_error::ConnectError;
 use super::identity;
 
 /// The API server's certificate was refused during the handshake: retrying

@@ -3,12 +3,12 @@
 //! what diagnostics, quick fixes and hovers are made of.
 
 use lsp_types::{DiagnosticSeverity, Range, Uri};
-use policies::model::{ServiceView, Workload};
+use policies::related::places;
 use policies::{Batch, Policy};
 use serde_json::Value;
 
+use super::elsewhere::Elsewhere;
 use super::text::Lines;
-use super::workspace::Elsewhere;
 use crate::engine::lint_document;
 use crate::input::services::services_with;
 use crate::input::{Document, Limits, Template, TemplateFinder};
@@ -180,9 +180,9 @@ pub fn span(doc: &Document, pointer: &str, lines: &Lines<'_>) -> Range {
     Range { start, end: if end < start { start } else { end } }
 }
 
-/// The other places a finding involves: the readiness probe a liveness
-/// probe shares its handler with; the Services that send traffic to a pod
-/// (this file's or its directory's).
+/// The other places a finding involves, as its rule declares them
+/// ([`policies::related::places`]): fields of its object, and the Services
+/// that send the pod traffic (this file's or its directory's).
 fn related(
     doc: &Document,
     located: &Located,
@@ -190,40 +190,29 @@ fn related(
     elsewhere: &[Elsewhere],
     lines: &Lines<'_>,
 ) -> Vec<(Option<Uri>, Range, String)> {
-    match located.finding.rule.as_str() {
-        "probe-endpoint-reused" => {
-            let Some(container) = located.pointer.strip_suffix("/livenessProbe") else { return Vec::new() };
-            let readiness = format!("{container}/readinessProbe");
-            if doc.value.pointer(&readiness).is_none() {
-                return Vec::new();
+    let Some(prefix) = located.pointer.strip_suffix(located.finding.pointer.as_str()) else {
+        return Vec::new();
+    };
+    let Some(object) = doc.value.pointer(prefix) else { return Vec::new() };
+    let places = places(&located.finding, object);
+    let mut out: Vec<(Option<Uri>, Range, String)> = places
+        .fields
+        .into_iter()
+        .map(|(pointer, what)| (None, span(doc, &format!("{prefix}{pointer}"), lines), what.to_owned()))
+        .collect();
+    if let Some(senders) = places.senders {
+        for (service, range) in own {
+            if let Some(label) = senders.label(service) {
+                out.push((None, *range, label));
             }
-            vec![(None, span(doc, &readiness, lines), "the readiness probe with the same handler".to_owned())]
         }
-        "readiness-probe-missing" | "prestop-bridge-missing" => {
-            let Some(prefix) = located.pointer.strip_suffix(located.finding.pointer.as_str()) else {
-                return Vec::new();
-            };
-            let Some(object) = doc.value.pointer(prefix) else { return Vec::new() };
-            let Ok(Some(workload)) = Workload::from_object(object) else { return Vec::new() };
-            let sends = |service: &Value| {
-                ServiceView::from_object(service)
-                    .is_some_and(|s| !s.headless && s.selects(workload.namespace.as_deref(), &workload.labels))
-            };
-            let label = |service: &Value| {
-                let text = |k: &str| service["metadata"][k].as_str().unwrap_or("?").to_owned();
-                format!("Service {}/{} sends this pod traffic", text("namespace"), text("name"))
-            };
-            let mut out: Vec<(Option<Uri>, Range, String)> = Vec::new();
-            for (service, range) in own.iter().filter(|(service, _)| sends(service)) {
-                out.push((None, *range, label(service)));
+        for e in elsewhere {
+            if let Some(label) = senders.label(&e.object) {
+                out.push((Some(e.uri.clone()), e.range, label));
             }
-            for e in elsewhere.iter().filter(|e| sends(&e.object)) {
-                out.push((Some(e.uri.clone()), e.range, label(&e.object)));
-            }
-            out
         }
-        _ => Vec::new(),
     }
+    out
 }
 
 #[cfg(test)]

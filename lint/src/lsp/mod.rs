@@ -14,6 +14,7 @@
 pub mod actions;
 pub mod analysis;
 pub mod diagnostics;
+pub mod elsewhere;
 pub mod hover;
 pub mod text;
 pub mod uri;

@@ -12,6 +12,7 @@ use policies::{Batch, Policy};
 use serde_json::Value;
 
 use super::analysis::{Analysis, analyze, span};
+use super::elsewhere::Elsewhere;
 use super::text::Lines;
 use super::uri::{from_path, to_path};
 use crate::input::context::{shared_dir, siblings};
@@ -19,17 +20,6 @@ use crate::input::services::services_with;
 use crate::input::{Limits, may_hold_a_service};
 use crate::policy_discovery::source_for;
 use crate::policy_source::PolicySource;
-
-/// A Service of another file, and where it is.
-#[derive(Debug, Clone)]
-pub struct Elsewhere {
-    /// Its file.
-    pub uri: Uri,
-    /// The object.
-    pub object: Value,
-    /// Where it starts.
-    pub range: Range,
-}
 
 /// A file open in the editor.
 #[derive(Debug, Clone)]
@@ -56,7 +46,7 @@ impl Open {
     pub fn batch_with_own(&self, limits: &Limits) -> Batch {
         let mut batch = self.context.clone();
         let (docs, _) = crate::engine::parse_text("", &self.text, limits);
-        batch.add_documents(&docs);
+        batch.add_documents(docs.iter().map(|d| &d.value));
         batch
     }
 }

@@ -42,7 +42,7 @@ pub(super) fn run<S: Step, K: Keeper<S::Out>>(
                 let template =
                     scanner.next(&document).map(|(t, span)| keep.templates().find(t, || scanner.rendered(span)));
                 let Some(batch) = batches.get_mut(source.context) else { return };
-                batch.add_documents(std::slice::from_ref(&document));
+                batch.add_documents([&document.value]);
                 let mark = batch.mark();
                 let out = step.document(source, &document, batch);
                 done.push(Done { source: i, document, template, mark, out });

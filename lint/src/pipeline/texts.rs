@@ -103,7 +103,7 @@ pub fn each_text<T: Send>(
                     // Its context is this file and the Services of files not
                     // named: the Services it holds are known now.
                     let mut own = batch.clone();
-                    own.add_documents(&parse.0);
+                    own.add_documents(parse.0.iter().map(|d| &d.value));
                     step(Text { input: r.input, name, text: &text, parse, batch: &own, error: None })
                 } else {
                     let error = InputError {

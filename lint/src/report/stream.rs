@@ -17,7 +17,8 @@ use std::io::Write;
 use crate::outcome::tally::Tally;
 use crate::outcome::{Outcome, Rendered};
 use crate::report::entries::{json_entry, write_entries};
-use crate::report::{Format, github, html, json, sarif, summary, text};
+use crate::report::format::Format;
+use crate::report::{github, html, json, sarif, summary, text};
 
 /// The formats printed finding by finding.
 #[derive(Debug)]

@@ -1,5 +1,8 @@
 //! `lifeguard simulate` flags and the command itself.
 
+// A command's edge: usage errors go to the user on stderr.
+#![allow(clippy::print_stderr)]
+
 use std::io::Write;
 
 use anyhow::{Context, Result};

@@ -3,6 +3,7 @@
 //! (`readiness-probe-missing`, `prestop-bridge-missing`), so they never
 //! attribute the same port to different containers.
 
+use super::model_server::is_model_server;
 use super::workload::ContainerView;
 use crate::policy::Policy;
 
@@ -53,7 +54,7 @@ pub fn undeclared_port_listeners(containers: &[ContainerView<'_>], port: i32, po
     if !named.is_empty() {
         return named;
     }
-    let models = indices(containers, |c| !c.sidecar && c.is_model_server(policy));
+    let models = indices(containers, |c| !c.sidecar && is_model_server(c, policy));
     if !models.is_empty() {
         return models;
     }

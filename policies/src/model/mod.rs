@@ -2,10 +2,15 @@
 //! containers the kubelet probes and helpers to compare probe handlers.
 
 mod annotations;
+mod batch;
+mod budget;
 pub mod command;
+mod dependency;
 mod duration;
 pub mod host;
+mod image;
 mod listener;
+mod model_server;
 mod owner;
 mod pgrep;
 mod pod_kinds;
@@ -18,6 +23,7 @@ pub mod reach;
 mod service;
 pub mod shell_flow;
 mod typed;
+mod window;
 mod workload;
 
 pub use pod_kinds::{POD_KINDS, PodKind, names_pod_kind, pod_kind, resources_by_group};
@@ -27,8 +33,13 @@ pub use annotations::{
     ANNOTATION_POSTSTART, ANNOTATION_PRESTOP, ANNOTATION_PROBE_CHECKS, ANNOTATION_READINESS_GATES, ANNOTATION_SHUTDOWN,
     ANNOTATIONS, annotation_doc,
 };
+pub use batch::{Batch, BatchMark, objects_in};
+pub use budget::{ceil_div, cold_start_required};
+pub use dependency::{Dependency, dependencies};
 pub use duration::parse_seconds;
+pub use image::image_repository;
 pub use listener::undeclared_port_listeners;
+pub use model_server::{is_model_server, serves_model_image};
 pub use owner::controller_of;
 pub use pgrep::{COMM_MAX, NameTooLong, pgrep_name_too_long};
 pub use pointer::{escape_token, join};
@@ -43,4 +54,5 @@ pub use probe::{
     resolve_port, shared_liveness_readiness, unresolved_ports,
 };
 pub use service::{Receiver, ServiceView, port_label, receivers, services_send, services_verb};
-pub use workload::{ContainerView, ObjectLabel, Workload, image_repository, object_label, object_label_of};
+pub use window::{too_long, window_limit, window_threshold};
+pub use workload::{ContainerView, ObjectLabel, Workload, object_label, object_label_of};

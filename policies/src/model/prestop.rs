@@ -4,6 +4,7 @@
 use k8s_openapi::api::core::v1::{Container, LifecycleHandler};
 
 use super::annotations::{ANNOTATION_DRAIN, ANNOTATION_SHUTDOWN};
+use super::model_server::is_model_server;
 use super::workload::{ContainerView, Workload};
 use crate::policy::Policy;
 
@@ -284,7 +285,7 @@ pub fn shutdown_needs(w: &Workload, policy: &Policy) -> Vec<ShutdownNeed> {
 /// its longest admitted request (`modelServerDrainSeconds`; 0 assumes nothing).
 fn model_server_drain(w: &Workload, c: &ContainerView<'_>, policy: &Policy) -> Option<Term> {
     let seconds = policy.settings.model_server_drain_seconds;
-    let model_server = c.is_model_server(policy);
+    let model_server = is_model_server(c, policy);
     (seconds > 0 && w.long_running && !c.sidecar && model_server).then(|| Term {
         seconds,
         source: "the policy's modelServerDrainSeconds for a model server that declares no drain".to_owned(),

@@ -11,7 +11,6 @@ use super::duration::parse_seconds;
 use super::pointer::join;
 use super::typed::PodSpecFields;
 use crate::error::ModelError;
-use crate::policy::Policy;
 
 /// A pod spec and where it sits in its object.
 #[derive(Debug, Clone)]
@@ -128,20 +127,6 @@ impl ContainerView<'_> {
         !programs.is_empty() && programs.iter().all(|p| p.program == "sleep")
     }
 
-    /// Whether the image is a known model server (`slowBootImages`) that
-    /// actually serves here: an image whose command is a bare `sleep`, with
-    /// no GPU and no port, is a toolbox started from it.
-    pub fn serves_model_image(&self, policy: &Policy) -> bool {
-        policy.is_slow_boot_image(self.image())
-            && !(self.only_sleeps() && self.gpu_resource().is_none() && !self.declares_ports())
-    }
-
-    /// Whether the container is a model server: it requests a GPU or runs a
-    /// known model-server image ([`ContainerView::serves_model_image`]).
-    pub fn is_model_server(&self, policy: &Policy) -> bool {
-        self.gpu_resource().is_some() || self.serves_model_image(policy)
-    }
-
     /// Plain `value` of the first env var whose name matches, with its name.
     pub fn env_seconds(&self, matches: impl Fn(&str) -> bool) -> Option<(String, i64)> {
         self.container
@@ -151,25 +136,6 @@ impl ContainerView<'_> {
             .filter(|e| matches(&e.name))
             .find_map(|e| e.value.as_deref().and_then(parse_seconds).map(|s| (e.name.clone(), s)))
     }
-}
-
-/// An image reference's repository path without registry host, tag or
-/// digest, and its last component, the repository name:
-/// `ghcr.io/vllm-project/semantic-router/extproc:v1` gives
-/// `("vllm-project/semantic-router/extproc", "extproc")`.
-pub fn image_repository(image: &str) -> (&str, &str) {
-    let image = image.split('@').next().unwrap_or(image);
-    let image = match image.rfind(':') {
-        Some(i) if !image[i..].contains('/') => &image[..i],
-        _ => image,
-    };
-    // Docker's rule: a first component with a dot or a port, or
-    // `localhost`, is a registry host, not an organisation.
-    let path = match image.split_once('/') {
-        Some((host, rest)) if host.contains('.') || host.contains(':') || host == "localhost" => rest,
-        _ => image,
-    };
-    (path, path.rsplit('/').next().unwrap_or(path))
 }
 
 /// Where the pod template and its spec live in an object, if it carries one.
@@ -391,45 +357,5 @@ mod tests {
         assert!(matches!(super::Workload::from_object(&misplaced), Ok(None)));
         let config = serde_json::json!({"kind": "ConfigMap", "data": {"spec": "x"}});
         assert!(matches!(super::Workload::from_object(&config), Ok(None)));
-    }
-
-    use serde_json::json;
-
-    use super::{Workload, image_repository};
-    use crate::policy::Policy;
-
-    #[test]
-    fn image_repository_drops_registry_tag_and_digest() {
-        assert_eq!(image_repository("vllm/vllm-openai:v0.6.3"), ("vllm/vllm-openai", "vllm-openai"));
-        assert_eq!(
-            image_repository("ghcr.io/vllm-project/semantic-router/extproc:v1"),
-            ("vllm-project/semantic-router/extproc", "extproc")
-        );
-        assert_eq!(image_repository("registry:5000/triton"), ("triton", "triton"));
-        assert_eq!(image_repository("localhost/a/b@sha256:abc"), ("a/b", "b"));
-        assert_eq!(image_repository("nginx"), ("nginx", "nginx"));
-    }
-
-    fn model_server(container: serde_json::Value) -> bool {
-        let obj = json!({"kind": "Pod", "spec": {"containers": [container]}});
-        let w = Workload::from_object(&obj).expect("reads").expect("a pod");
-        let policy = Policy::default();
-        w.containers().next().is_some_and(|c| c.is_model_server(&policy))
-    }
-
-    #[test]
-    fn a_sleeping_toolbox_from_a_serving_image_is_not_a_model_server() {
-        let image = "vllm/vllm-openai:v0.6.3";
-        assert!(model_server(json!({"name": "s", "image": image})));
-        assert!(!model_server(json!({"name": "s", "image": image, "command": ["sleep", "infinity"]})));
-        assert!(!model_server(json!({"name": "s", "image": image, "command": ["sh", "-c", "sleep 3600"]})));
-        // A port, a GPU or a real command keep it a server.
-        let ports = json!([{"containerPort": 8000}]);
-        assert!(model_server(json!({"name": "s", "image": image, "command": ["sleep", "1d"], "ports": ports})));
-        let gpu = json!({"limits": {"nvidia.com/gpu": 1}});
-        assert!(model_server(json!({"name": "s", "image": "busybox", "command": ["sleep", "1d"], "resources": gpu})));
-        assert!(model_server(json!({"name": "s", "image": image, "command": ["sh", "-c", "sleep 5 && vllm serve"]})));
-        // Arguments without a command go to the image's entrypoint.
-        assert!(model_server(json!({"name": "s", "image": image, "args": ["sleep", "1d"]})));
     }
 }

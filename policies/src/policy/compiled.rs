@@ -6,13 +6,14 @@
 
 use std::collections::BTreeMap;
 
-use globset::{Glob, GlobSet, GlobSetBuilder};
+use globset::GlobSet;
 use regex::RegexSet;
 
 use super::custom::CompiledCustom;
 use super::error::{Invalid, PolicyError};
 use super::exempt::CompiledExemption;
 use super::file::{API_VERSION, AdmissionMode, KIND, Metadata, PolicyFile, RuleConfig};
+use super::validate::{glob_set, regex_reason, unknown_rule};
 use crate::finding::Severity;
 use crate::settings::Settings;
 
@@ -263,17 +264,6 @@ pub(crate) fn compile(file: PolicyFile, more_rules: &[String], origin: &str) -> 
     })
 }
 
-/// "unknown rule ..." with a hint.
-pub(crate) fn unknown_rule(name: &str) -> String {
-    let names = crate::rules::RULES.iter().map(|r| r.name);
-    match super::load::closest(name, names) {
-        Some(best) => format!("unknown rule {name:?}; did you mean {best:?}?"),
-        None => format!(
-            "unknown rule {name:?}; `lifeguard rules` lists the built-in rules, and custom rules must be defined under customRules"
-        ),
-    }
-}
-
 fn positive(key: &'static str, value: i64, zero_ok: bool) -> Result<(), Invalid> {
     if value < 0 || (!zero_ok && value == 0) {
         let want = if zero_ok { "zero or more" } else { "at least 1" };
@@ -297,28 +287,6 @@ fn regex_set(key: &'static str, patterns: &[String]) -> Result<RegexSet, Invalid
         })?;
     }
     RegexSet::new(patterns).map_err(|e| Invalid::at(format!("/parameters/{key}"), regex_reason(&e)))
-}
-
-/// Compiles globs; errors point at the offending item of the list at `pointer`.
-pub(crate) fn glob_set(pointer: &str, patterns: &[String]) -> Result<GlobSet, Invalid> {
-    let mut builder = GlobSetBuilder::new();
-    for (i, p) in patterns.iter().enumerate() {
-        let glob = Glob::new(p)
-            .map_err(|e| Invalid::at(format!("{pointer}/{i}"), format!("invalid glob {p:?}: {}", e.kind())))?;
-        builder.add(glob);
-    }
-    builder.build().map_err(|e| Invalid::at(pointer, format!("invalid globs: {e}")))
-}
-
-/// A regex error in one line: the regex crate's message spans several (the
-/// pattern with a caret), which reads badly after `file:line:col:`.
-pub(crate) fn regex_reason(e: &regex::Error) -> String {
-    let text = e.to_string();
-    text.lines().rev().find_map(|l| l.trim().strip_prefix("error: ")).map_or_else(|| one_line(&text), str::to_owned)
-}
-
-fn one_line(s: &str) -> String {
-    s.lines().map(str::trim).filter(|l| !l.is_empty()).collect::<Vec<_>>().join(" ")
 }
 
 #[cfg(test)]

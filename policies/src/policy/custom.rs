@@ -8,9 +8,9 @@ use jsonpath_rust::query::js_path_process;
 use regex::Regex;
 use serde_json::Value;
 
-use super::compiled::regex_reason;
 use super::error::Invalid;
 use super::file::{CustomRule, Predicate, Scope};
+use super::validate::regex_reason;
 use crate::finding::{Finding, Naming, SHORT_LINE_CHARS, cut_at_word};
 use crate::model::{Workload, escape_token};
 

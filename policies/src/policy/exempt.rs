@@ -2,9 +2,9 @@
 
 use globset::GlobSet;
 
-use super::compiled::{glob_set, unknown_rule};
 use super::error::Invalid;
 use super::file::{Exemption, LabelOperator, LabelSelector};
+use super::validate::{glob_set, unknown_rule};
 use crate::finding::Finding;
 use crate::model::Workload;
 

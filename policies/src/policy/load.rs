@@ -11,6 +11,7 @@ use super::error::{Invalid, PolicyError, key_of};
 use super::file::PolicyFile;
 use super::merge::merge_policy;
 use super::packs::{BASE_PACK, find_pack, pack_names};
+use super::validate::closest;
 use crate::model::escape_token;
 use crate::yaml::{Document, Limits, parse_stream};
 
@@ -111,31 +112,6 @@ fn friendlier(message: &str) -> String {
         Some(best) => format!("unknown key `{field}`; did you mean `{best}`?"),
         None => format!("unknown key `{field}`; expected {expected}"),
     }
-}
-
-/// The candidate within a small edit distance of `word`, if any.
-pub(crate) fn closest<'a>(word: &str, candidates: impl Iterator<Item = &'a str>) -> Option<&'a str> {
-    candidates
-        .map(|c| (edit_distance(word, c), c))
-        .filter(|(d, c)| *d <= 3.min(c.len() / 3 + 1))
-        .min_by_key(|(d, _)| *d)
-        .map(|(_, c)| c)
-}
-
-fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut prev = row[0];
-        row[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let cost = usize::from(ca != *cb);
-            let next = (row[j + 1] + 1).min(row[j] + 1).min(prev + cost);
-            prev = row[j + 1];
-            row[j + 1] = next;
-        }
-    }
-    row[b.len()]
 }
 
 /// Turns a serde path into a JSON pointer.

@@ -13,6 +13,7 @@ mod merge;
 pub mod packs;
 mod schema;
 mod suppress;
+mod validate;
 
 pub use compiled::Policy;
 pub use error::PolicyError;

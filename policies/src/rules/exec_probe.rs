@@ -8,7 +8,7 @@ use crate::finding::{Finding, Severity};
 use crate::model::command::{SimpleCommand, simple_commands};
 use crate::model::host::{Locality, host_locality};
 use crate::model::{ContainerView, ProbeKind, ProbeTiming, Workload};
-use crate::rules::{Ctx, FixAvailability, Rule};
+use crate::rules::{Ctx, FixAvailability, MapExport, Related, Rule, VapExport};
 
 pub(crate) static RULE: Rule = Rule {
     name: "exec-probe",
@@ -19,6 +19,9 @@ pub(crate) static RULE: Rule = Rule {
         "lifeguard cannot see which in-process endpoint could replace a command, nor whether a wrapped grpc_health_probe relies on what the native probe lacks",
     ),
     check,
+    vap: VapExport::READS_SCRIPTS,
+    map: MapExport::NoFix,
+    related: Related::Nothing,
 };
 
 const DOC: &str = r#"## What it does

@@ -11,7 +11,7 @@ use serde_json::Value;
 
 use crate::finding::{Finding, Fix, Severity, add_op};
 use crate::model::{ANNOTATION_DRAIN, ANNOTATION_SHUTDOWN, ShutdownNeed, SleepSeconds, Workload, join};
-use crate::rules::{Ctx, FixAvailability, Rule, with_fix};
+use crate::rules::{Checks, Ctx, FixAvailability, Fixes, MapExport, Related, Rule, VapExport, with_fix};
 
 pub(crate) static RULE: Rule = Rule {
     name: "grace-period-too-short",
@@ -22,6 +22,20 @@ pub(crate) static RULE: Rule = Rule {
         "sets terminationGracePeriodSeconds to preStop sleep + drain + shutdown budget (the largest over containers)",
     ),
     check,
+    vap: VapExport::Partly(
+        "every finding on a pod whose containers' preStop sleeps, drains and shutdown budgets CEL reads \
+         as the linter does (see prestop-sleep-only); where one of them only the linter can read, the \
+         grace period is left to it (which container needs the most depends on all of them); the \
+         annotations that are no number of seconds are always found",
+        Checks(crate::vap::grace_period_too_short::checks),
+    ),
+    map: MapExport::Partly(
+        "terminationGracePeriodSeconds raised to the neediest container's preStop sleep + drain + shutdown budget, by an \
+         ApplyConfiguration, on a pod whose every container's preStop, drain and budget CEL reads as the linter does \
+         (see prestop-sleep-only in export vap --explain); other pods are left as they came",
+        Fixes(crate::vap::grace_period_too_short::fixes),
+    ),
+    related: Related::Nothing,
 };
 
 const DOC: &str = r#"## What it does
@@ -277,7 +291,7 @@ mod tests {
         .expect("valid");
         let obj =
             one_container(json!({"image": "example/vllm-openai:0.6", "resources": {"limits": {"nvidia.com/gpu": 1}}}));
-        let f = crate::rules::testing::check_with(&RULE, &obj, &policy, &crate::engine::Batch::default());
+        let f = crate::rules::testing::check_with(&RULE, &obj, &policy, &crate::model::Batch::default());
         assert_eq!(f.len(), 1);
         assert_eq!(
             f[0].message,
@@ -287,7 +301,7 @@ mod tests {
         // A drain the manifest declares replaces the assumption, and is named as declared.
         let mut own = obj.clone();
         own["spec"]["template"]["metadata"]["annotations"] = json!({"lifeguard.dev/drain-seconds": "45"});
-        let f = crate::rules::testing::check_with(&RULE, &own, &policy, &crate::engine::Batch::default());
+        let f = crate::rules::testing::check_with(&RULE, &own, &policy, &crate::model::Batch::default());
         assert_eq!(f.len(), 1);
         assert!(
             f[0].message.contains("< drain 45s (annotation lifeguard.dev/drain-seconds) = 45s"),

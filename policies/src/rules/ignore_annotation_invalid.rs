@@ -8,7 +8,7 @@ use crate::finding::{Finding, Severity};
 use crate::model::Workload;
 use crate::model::{ANNOTATION_IGNORE, ANNOTATION_IGNORE_REASON};
 use crate::policy::ignore_list;
-use crate::rules::{Ctx, FixAvailability, Rule};
+use crate::rules::{Ctx, FixAvailability, MapExport, Related, Rule, VapExport};
 
 pub(crate) static RULE: Rule = Rule {
     name: "ignore-annotation-invalid",
@@ -17,6 +17,9 @@ pub(crate) static RULE: Rule = Rule {
     doc: DOC,
     fix: FixAvailability::NoFix("only a person can say why a rule does not apply"),
     check,
+    vap: VapExport::No("about lifeguard's own annotations: the export honours them, reporting them is the linter's"),
+    map: MapExport::NoFix,
+    related: Related::Nothing,
 };
 
 const DOC: &str = r#"## What it does

@@ -3,15 +3,10 @@
 //! Tests: `lint/tests/fixtures/rules/liveness-checks-dependency/`,
 //! `lint/tests/snapshots/rule_fixtures__liveness-checks-dependency.snap`.
 
-use k8s_openapi::api::core::v1::Container;
-
 use crate::finding::{Finding, Severity};
-use crate::model::command::{SimpleCommand, simple_commands};
-use crate::model::host::{Locality, describe_host, host_locality};
-use crate::model::reach::targets;
-use crate::model::{ContainerView, ProbeKind, Workload, request_path};
-use crate::policy::Policy;
-use crate::rules::{Ctx, FixAvailability, Rule, probe_endpoint_reused};
+use crate::model::{Handler, Workload, dependencies, shared_liveness_readiness};
+use crate::rules::probe_endpoint_reused::RULE as REUSED;
+use crate::rules::{Ctx, FixAvailability, MapExport, Related, Rule, VapExport};
 
 pub(crate) static RULE: Rule = Rule {
     name: "liveness-checks-dependency",
@@ -20,6 +15,9 @@ pub(crate) static RULE: Rule = Rule {
     doc: DOC,
     fix: FixAvailability::NoFix("a local liveness check must exist in the application; lifeguard cannot invent one"),
     check,
+    vap: VapExport::READS_SCRIPTS,
+    map: MapExport::NoFix,
+    related: Related::Nothing,
 };
 
 const DOC: &str = r#"## What it does
@@ -85,170 +83,23 @@ No automatic fix: a local liveness check must exist in the application, and
 lifeguard cannot invent one.
 "#;
 
-/// What a liveness probe reaches beyond its own process, as this rule reports
-/// it; `probe-endpoint-reused` also reads it when it reports the probe instead.
-pub(crate) struct Dependency {
-    /// The finding this rule makes.
-    pub(crate) finding: Finding,
-    /// A phrase for another rule's message (`a readiness path`).
-    pub(crate) note: String,
-}
-
-/// How a path a liveness probe requests is known to behave.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum PathClass {
-    /// It aggregates dependency checks or names a dependency (`dependencyPaths`).
-    Aggregate,
-    /// It is a readiness endpoint by its name only (`readinessPaths`).
-    Readiness,
-}
-
-impl PathClass {
-    fn of(path: &str, policy: &Policy) -> Option<PathClass> {
-        if policy.is_dependency_path(path) {
-            Some(PathClass::Aggregate)
-        } else if policy.is_readiness_path(path) {
-            Some(PathClass::Readiness)
-        } else {
-            None
-        }
-    }
-}
-
-/// What one command of a liveness exec reaches beyond the container.
-fn command_targets(cmd: &SimpleCommand, c: &Container, policy: &Policy) -> Vec<(Severity, String)> {
-    let s = &policy.settings;
-    let tool = if cmd.program.is_empty() { "a /dev/tcp connection" } else { cmd.program.as_str() };
-    let mut out = Vec::new();
-    for t in targets(cmd, &s.dependency_clients, &s.network_tools) {
-        match host_locality(&t.host, c, &cmd.assignments) {
-            Locality::Remote => {
-                out.push((Severity::Error, format!("{tool} against {:?}", describe_host(&t.host, c, &cmd.assignments))))
-            }
-            Locality::Local => match t.path.as_deref().map(|p| (p, PathClass::of(p, policy))) {
-                Some((path, Some(PathClass::Aggregate))) => {
-                    out.push((Severity::Error, format!("{tool} on {path:?}, which aggregates dependencies")));
-                }
-                Some((path, Some(PathClass::Readiness))) => {
-                    out.push((Severity::Warning, format!("{tool} on readiness path {path:?}")));
-                }
-                _ => {}
-            },
-            Locality::Unknown => {}
-        }
-    }
-    out
-}
-
 fn check(w: &Workload, ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
     w.for_each_container(|c| {
-        // One finding per probe: the reuse finding carries this rule's
-        // severity and names what the shared handler reaches.
-        if probe_endpoint_reused::reports_liveness(c.container, ctx.policy) {
+        // One finding per probe: a liveness probe whose handler readiness
+        // shares (a tcpSocket aside) is `probe-endpoint-reused`'s, which names
+        // what the handler reaches at this rule's severity or above, when
+        // that rule runs. Reading its switch is what the webhook's reload
+        // test shows today, so it stays until that output may change.
+        let shared = shared_liveness_readiness(c.container).is_some_and(|h| !matches!(h, Handler::Tcp { .. }));
+        if shared && ctx.policy.is_enabled(REUSED.name) {
             return;
         }
-        out.extend(dependencies(c, ctx.policy).into_iter().map(|d| d.finding));
+        out.extend(
+            dependencies(c, ctx.policy)
+                .into_iter()
+                .map(|d| RULE.finding(d.severity, d.pointer, Some(c.name()), d.message, d.short, d.help)),
+        );
     });
-}
-
-/// Everything this rule finds in a container's liveness probe.
-pub(crate) fn dependencies(c: ContainerView<'_>, policy: &Policy) -> Vec<Dependency> {
-    let mut out = Vec::new();
-    let Some(probe) = ProbeKind::Liveness.of(c.container) else {
-        return out;
-    };
-    let live = ProbeKind::Liveness.field();
-    let remote_host = |h: &Option<String>| {
-        h.as_deref().filter(|h| host_locality(h, c.container, &[]) == Locality::Remote).map(str::to_owned)
-    };
-    if let Some(h) = &probe.http_get {
-        if let Some(host) = remote_host(&h.host) {
-            out.push(host_dependency(c, "httpGet", &host));
-        }
-        let path = request_path(h.path.as_deref());
-        let pointer = c.at(&[live, "httpGet", "path"]);
-        match PathClass::of(&path, policy) {
-            Some(PathClass::Aggregate) => out.push(Dependency {
-                finding: RULE.finding(
-                    Severity::Error,
-                    pointer,
-                    Some(c.name()),
-                    format!(
-                        "liveness httpGet path {path:?} aggregates dependencies, so their failures restart the container"),
-                    "liveness path checks dependencies; use a liveness-only one".to_owned(),
-                    "point liveness at a liveness-only endpoint (e.g. /actuator/health/liveness, /q/health/live, /v2/health/live, /livez) and keep this path for readiness",
-                ),
-                note: "which aggregates dependencies".to_owned(),
-            }),
-            Some(PathClass::Readiness) => out.push(Dependency {
-                finding: RULE.finding(
-                    Severity::Warning,
-                    pointer,
-                    Some(c.name()),
-                    format!(
-                        "liveness uses a readiness path ({path:?}); if it fails on drain or on a slow dependency, as readiness may, the container restarts"),
-                    format!("liveness uses readiness path {path:?}; give it its own"),
-                    "point liveness at a liveness endpoint (e.g. /livez, /healthz) that fails only when the process is wedged, and keep this path for readiness",
-                ),
-                note: "a readiness path".to_owned(),
-            }),
-            None => {}
-        }
-    }
-    if let Some(host) = probe.tcp_socket.as_ref().and_then(|t| remote_host(&t.host)) {
-        out.push(host_dependency(c, "tcpSocket", &host));
-    }
-    let Some(command) = probe.exec.as_ref().and_then(|e| e.command.as_ref()) else {
-        return out;
-    };
-    let targets: Vec<(Severity, String)> =
-        simple_commands(command).iter().flat_map(|cmd| command_targets(cmd, c.container, policy)).collect();
-    let Some(severity) = targets.iter().map(|(s, _)| *s).max() else {
-        return out;
-    };
-    let reached = targets.into_iter().map(|(_, t)| t).collect::<Vec<_>>().join(" and ");
-    let help = if policy.is_database_image(c.image()) {
-        "a database's liveness should check only its own server; leave peers and primaries to readiness"
-    } else {
-        "check only this process in liveness (a local endpoint or command); move dependency checks to readiness"
-    };
-    let (consequence, in_short) = match severity {
-        Severity::Error => (
-            "so a slow or failing dependency restarts the container",
-            "liveness checks a dependency; move that to readiness",
-        ),
-        _ => (
-            "so whatever fails readiness (drain, a slow dependency) also restarts the container",
-            "liveness checks readiness; check only the process",
-        ),
-    };
-    out.push(Dependency {
-        finding: RULE.finding(
-            severity,
-            c.at(&[live, "exec", "command"]),
-            Some(c.name()),
-            format!("liveness runs {reached}, {consequence}"),
-            in_short.to_owned(),
-            help,
-        ),
-        note: format!("which runs {reached}"),
-    });
-    out
-}
-
-fn host_dependency(c: ContainerView<'_>, handler: &str, host: &str) -> Dependency {
-    Dependency {
-        finding: RULE.finding(
-            Severity::Error,
-            c.at(&[ProbeKind::Liveness.field(), handler, "host"]),
-            Some(c.name()),
-            format!(
-                "liveness {handler} goes to host {host:?} instead of this pod, so that host's failures restart the container"),
-            format!("liveness {handler} probes another host; remove `host`"),
-            "remove `host` so the kubelet probes the pod itself; check other services from readiness if at all",
-        ),
-        note: format!("which goes to host {host:?}"),
-    }
 }
 
 #[cfg(test)]
@@ -256,8 +107,8 @@ mod tests {
     use serde_json::{Value, json};
 
     use super::RULE;
-    use crate::engine::Batch;
     use crate::finding::Severity;
+    use crate::model::Batch;
     use crate::policy::Policy;
     use crate::rules::testing::{check, check_with, one_container};
 

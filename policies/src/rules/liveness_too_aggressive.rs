@@ -7,8 +7,8 @@
 //! `policies/src/vap/liveness_too_aggressive.rs`.
 
 use crate::finding::{Finding, Fix, Severity, add_op};
-use crate::model::{ContainerView, ProbeKind, ProbeTiming, Workload};
-use crate::rules::{Ctx, FixAvailability, Rule, with_fix};
+use crate::model::{ContainerView, ProbeKind, ProbeTiming, Workload, ceil_div};
+use crate::rules::{Checks, Ctx, FixAvailability, Fixes, MapExport, Related, Rule, VapExport, with_fix};
 use crate::settings::Settings;
 
 pub(crate) static RULE: Rule = Rule {
@@ -20,6 +20,13 @@ pub(crate) static RULE: Rule = Rule {
         "raises liveness failureThreshold (and a 1 s timeoutSeconds paired with failureThreshold 1)",
     ),
     check,
+    vap: VapExport::Yes(Checks(crate::vap::liveness_too_aggressive::checks)),
+    map: MapExport::Yes(
+        "liveness failureThreshold raised to the policy's minimum (and a 1 s timeoutSeconds paired with failureThreshold 1 \
+         raised), by an ApplyConfiguration of the containers it finds",
+        Fixes(crate::vap::liveness_too_aggressive::fixes),
+    ),
+    related: Related::Nothing,
 };
 
 const DOC: &str = r#"## What it does
@@ -157,14 +164,6 @@ fn fix(c: ContainerView<'_>, t: &ProbeTiming, slow_answer: bool, s: &Settings) -
         return None;
     }
     Some(Fix::new(format!("liveness of container {:?}: {}", c.name(), changes.join(", ")), operations))
-}
-
-/// `ceil(n / d)` for `d >= 1`; 0 for `n <= 0`.
-fn ceil_div(n: i64, d: i64) -> i64 {
-    if n <= 0 || d < 1 {
-        return 0;
-    }
-    n / d + i64::from(n % d != 0)
 }
 
 #[cfg(test)]

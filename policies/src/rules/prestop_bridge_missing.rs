@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 
 use crate::finding::{Finding, Fix, Severity, add_op};
 use crate::model::{PreStopSleep, Receiver, SleepSeconds, Workload, join, receivers, required_grace, services_send};
-use crate::rules::{Ctx, FixAvailability, Rule, with_fix};
+use crate::rules::{Ctx, FixAvailability, MapExport, Related, Rule, VapExport, with_fix};
 
 pub(crate) static RULE: Rule = Rule {
     name: "prestop-bridge-missing",
@@ -22,6 +22,9 @@ pub(crate) static RULE: Rule = Rule {
         "adds a native preStop sleep of prestopBridgeSeconds (5 s) and raises terminationGracePeriodSeconds when bridge + drain + shutdown budget needs it; no fix when kubernetesVersion is below 1.30, where only an exec sleep exists and it needs a sleep binary in the image",
     ),
     check,
+    vap: VapExport::NEEDS_SERVICES,
+    map: MapExport::No("its fix depends on the Services that select the pod, which an admission policy cannot see"),
+    related: Related::SendingServices,
 };
 
 const DOC: &str = r#"## What it does
@@ -198,8 +201,8 @@ mod tests {
     use serde_json::{Value, json};
 
     use super::RULE;
-    use crate::engine::Batch;
     use crate::finding::{Finding, Severity};
+    use crate::model::Batch;
     use crate::policy::Policy;
     use crate::rules::testing::{apply_fix, check_with, deployment, one_container};
     use crate::settings::Settings;

@@ -6,7 +6,7 @@
 use crate::finding::{Finding, Severity};
 use crate::model::shell_flow::{endless_loop, shell_script};
 use crate::model::{Workload, join};
-use crate::rules::{Ctx, FixAvailability, Rule};
+use crate::rules::{Ctx, FixAvailability, MapExport, Related, Rule, VapExport};
 
 pub(crate) static RULE: Rule = Rule {
     name: "prestop-loop-unbounded",
@@ -17,6 +17,9 @@ pub(crate) static RULE: Rule = Rule {
         "the deadline the loop should have (and what it waits for) is the author's; the help says how to bound it",
     ),
     check,
+    vap: VapExport::READS_SCRIPTS,
+    map: MapExport::NoFix,
+    related: Related::Nothing,
 };
 
 const DOC: &str = r#"## What it does

@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 
 use crate::finding::{Finding, Fix, Severity, add_op};
 use crate::model::{ShutdownNeed, SleepSeconds, Workload, join, required_grace};
-use crate::rules::{Ctx, FixAvailability, Rule, with_fix};
+use crate::rules::{Checks, Ctx, FixAvailability, Fixes, MapExport, Related, Rule, VapExport, with_fix};
 
 pub(crate) static RULE: Rule = Rule {
     name: "prestop-sleep-only",
@@ -21,6 +21,24 @@ pub(crate) static RULE: Rule = Rule {
         "raises terminationGracePeriodSeconds so the app keeps its shutdown budget, and on Kubernetes 1.30+ rewrites `exec: sleep N` into the native sleep action",
     ),
     check,
+    vap: VapExport::Partly(
+        "every finding on a container whose preStop, drain and shutdown budget CEL reads as the linter \
+         does: the native sleep, `[busybox] sleep N` and a shell's `-c` script in printable ASCII are read \
+         alike; a script with other characters, sleep arguments whose order decides (an `infinity` and \
+         an unreadable one), a drain or budget value of 19 digits or more, or a slow-boot image with a \
+         command of its own and no port (the policy may assume a model server's drain) leave the container \
+         to the linter",
+        Checks(crate::vap::prestop_sleep_only::checks),
+    ),
+    map: MapExport::Partly(
+        "both parts, on a pod whose every container's preStop, drain and budget CEL reads as the linter does: the exec \
+         sleep rewritten into the native sleep action where the policy's kubernetesVersion allows it, by a JSON Patch \
+         (exec must go, which an ApplyConfiguration's merge cannot do, and its command list is atomic), run first, as \
+         whether a container gets it is decided on the object as submitted; terminationGracePeriodSeconds raised so \
+         each such container keeps its shutdown budget, by an ApplyConfiguration after grace-period-too-short's",
+        Fixes(crate::vap::prestop_sleep_only::fixes),
+    ),
+    related: Related::Nothing,
 };
 
 const DOC: &str = r#"## What it does
@@ -222,8 +240,8 @@ mod tests {
     use serde_json::{Value, json};
 
     use super::RULE;
-    use crate::engine::Batch;
     use crate::finding::Severity;
+    use crate::model::Batch;
     use crate::policy::Policy;
     use crate::rules::testing::{apply_fix, check, check_with, one_container};
     use crate::settings::Settings;

@@ -4,16 +4,14 @@
 //! `lint/tests/snapshots/rule_fixtures__probe-endpoint-reused.snap`; in CEL:
 //! `policies/src/vap/probe_endpoint_reused.rs`.
 
-use k8s_openapi::api::core::v1::Container;
-
 use crate::finding::{Finding, Severity};
 use crate::model::command::simple_commands;
 use crate::model::{
-    Handler, ProbeKind, ProbeTiming, ProcessCheck, Workload, process_existence, shared_liveness_readiness,
+    Dependency, Handler, ProbeKind, ProbeTiming, ProcessCheck, Workload, dependencies, process_existence,
+    shared_liveness_readiness,
 };
-use crate::policy::Policy;
-use crate::rules::liveness_checks_dependency as dependency;
-use crate::rules::{Ctx, FixAvailability, Rule};
+use crate::rules::liveness_checks_dependency::RULE as DEPENDENCY;
+use crate::rules::{Checks, Ctx, FixAvailability, MapExport, Related, Rule, VapExport};
 
 pub(crate) static RULE: Rule = Rule {
     name: "probe-endpoint-reused",
@@ -24,6 +22,15 @@ pub(crate) static RULE: Rule = Rule {
         "a separate liveness endpoint must exist in the application; lifeguard cannot invent one",
     ),
     check,
+    vap: VapExport::Partly(
+        "every finding, at the severity the object alone settles: whether a shared exec command only \
+         checks that a process exists (a warning) and what it or an httpGet `host` reaches (which can make \
+         it an error) need the command line and the env read, so such a finding is reported as a warning, \
+         never above the linter's severity, and in enforce mode may be warned where the linter denies",
+        Checks(crate::vap::probe_endpoint_reused::checks),
+    ),
+    map: MapExport::NoFix,
+    related: Related::SharedReadiness,
 };
 
 const DOC: &str = r#"## What it does
@@ -44,8 +51,9 @@ The severity follows the harm:
   exists (`cat /proc/1/status`, `pgrep nginx`): it cannot fail while the
   process lives, so readiness never takes the pod out of the Service (not
   while it boots, not while it drains) and liveness never sees it wedged;
-- info: a shared `tcpSocket` on a serving workload with
-  `readiness-port-only` off, or on a workload that runs to completion.
+- info: a shared `tcpSocket` on a workload that runs to completion (a
+  long-running workload's is `readiness-port-only`'s finding alone, whether
+  or not that rule is on).
 
 When liveness-checks-dependency would also report the shared liveness probe
 (a path that aggregates dependencies, a readiness path, a database client
@@ -113,17 +121,11 @@ No automatic fix: a separate liveness endpoint must exist in the application,
 and lifeguard cannot invent one (a made-up endpoint would restart-loop the pod).
 "#;
 
-/// Whether this rule reports a container's liveness probe as shared with
-/// readiness, so `liveness-checks-dependency` leaves that probe to it.
-/// A shared `tcpSocket` is not: that finding (if any) is about readiness.
-pub(crate) fn reports_liveness(c: &Container, policy: &Policy) -> bool {
-    policy.is_enabled(RULE.name) && shared_liveness_readiness(c).is_some_and(|h| !matches!(h, Handler::Tcp { .. }))
-}
-
 /// `readiness-port-only` reports every bare `tcpSocket` readiness probe of a
-/// long-running workload; the reuse adds nothing to that finding.
-fn port_only_reports(w: &Workload, policy: &Policy) -> bool {
-    w.long_running && policy.is_enabled("readiness-port-only")
+/// long-running workload; the reuse adds nothing to that finding. Left to
+/// it whether or not it runs, so no rule's findings depend on another.
+fn port_only_reports(w: &Workload) -> bool {
+    w.long_running
 }
 
 fn check(w: &Workload, ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
@@ -138,7 +140,7 @@ fn check(w: &Workload, ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
         };
         let pointer = c.at(&[ProbeKind::Liveness.field()]);
         if let Handler::Tcp { .. } = h {
-            if !port_only_reports(w, ctx.policy) {
+            if !port_only_reports(w) {
                 out.push(RULE.finding(
                     Severity::Info,
                     pointer,
@@ -173,18 +175,17 @@ fn check(w: &Workload, ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
             ));
             return;
         }
-        let deps = if ctx.policy.is_enabled(dependency::RULE.name) {
-            dependency::dependencies(c, ctx.policy)
-        } else {
-            Vec::new()
-        };
-        let dep_severity = |d: &dependency::Dependency| {
-            ctx.policy.severity_override(dependency::RULE.name).unwrap_or(d.finding.severity)
-        };
+        // What the handler reaches, as `liveness-checks-dependency` (which
+        // leaves this probe to this rule) would report it: only when it runs,
+        // at its severity under the policy. Reading another rule's switch is
+        // what `--select probe-endpoint-reused` shows today (the snapshot of
+        // cli_flags' `select`), so it stays until that output may change.
+        let deps = if ctx.policy.is_enabled(DEPENDENCY.name) { dependencies(c, ctx.policy) } else { Vec::new() };
+        let dep_severity = |d: &Dependency| ctx.policy.severity_override(DEPENDENCY.name).unwrap_or(d.severity);
         let worst = deps.iter().max_by_key(|d| dep_severity(d));
         let worst_severity = worst.map_or(Severity::Info, dep_severity);
         // An error-level dependency check is not cured by tolerance; its own help says what is.
-        let dep_help = worst.filter(|_| worst_severity == Severity::Error).map(|d| d.finding.help.clone());
+        let dep_help = worst.filter(|_| worst_severity == Severity::Error).map(|d| d.help.to_owned());
         let mut described = h.describe();
         for d in &deps {
             described.push_str(", ");
@@ -293,8 +294,8 @@ mod tests {
     use serde_json::json;
 
     use super::RULE;
-    use crate::engine::Batch;
     use crate::finding::Severity;
+    use crate::model::Batch;
     use crate::policy::Policy;
     use crate::rules::testing::{check, check_with, one_container};
 
@@ -353,12 +354,9 @@ mod tests {
         let tcp = json!({"tcpSocket": {"port": 6379}});
         let obj = one_container(json!({"livenessProbe": tcp, "readinessProbe": tcp}));
         assert!(check(&RULE, &obj).is_empty());
-        // With readiness-port-only off, the reuse is worth knowing, no more.
+        // Whether or not readiness-port-only runs: no rule's findings depend on another.
         let off = policy("rules:\n  readiness-port-only: {enabled: false}\n");
-        let f = check_with(&RULE, &obj, &off, &Batch::default());
-        assert_eq!(f.len(), 1);
-        assert_eq!(f[0].severity, Severity::Info);
-        assert!(f[0].message.contains("share tcpSocket :6379; the kernel accepts"), "{}", f[0].message);
+        assert!(check_with(&RULE, &obj, &off, &Batch::default()).is_empty());
         // Three tcpSocket copies are the same case.
         let obj = one_container(json!({"startupProbe": tcp, "livenessProbe": tcp, "readinessProbe": tcp}));
         assert!(check(&RULE, &obj).is_empty());

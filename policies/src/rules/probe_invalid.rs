@@ -11,7 +11,7 @@ use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 
 use crate::finding::{Finding, Fix, Severity};
 use crate::model::{ContainerView, ProbeKind, Workload, handler_count, is_valid_port_name};
-use crate::rules::{Ctx, FixAvailability, Rule, with_fix};
+use crate::rules::{Checks, Ctx, FixAvailability, MapExport, Related, Rule, VapExport, with_fix};
 
 mod pgrep;
 
@@ -24,6 +24,16 @@ pub(crate) static RULE: Rule = Rule {
         "adds -f to an exec probe whose command is `pgrep PATTERN` that cannot match a process name (not with -x, an anchored PATTERN or pgrep inside a script); the other findings have no fix: the intended value is unknown",
     ),
     check,
+    vap: VapExport::Partly(
+        "only an exec command whose program is empty: what else it checks the API server rejects before \
+         any admission policy runs (negative values, no or several handlers, ports out of range) or has \
+         already defaulted (a 0 it replaces), and `pgrep` patterns need the command line read",
+        Checks(crate::vap::probe_invalid::checks),
+    ),
+    map: MapExport::No(
+        "its one fix (adding -f to a pgrep exec probe) needs the command line read, which CEL does not do exactly",
+    ),
+    related: Related::Nothing,
 };
 
 const DOC: &str = r#"## What it does

@@ -9,7 +9,7 @@ use k8s_openapi::api::core::v1::{HTTPGetAction, TCPSocketAction};
 
 use crate::finding::{Finding, Severity};
 use crate::model::{ContainerView, ProbeKind, Workload, is_valid_port_name, unresolved_ports};
-use crate::rules::{Ctx, FixAvailability, Rule};
+use crate::rules::{Checks, Ctx, FixAvailability, MapExport, Related, Rule, VapExport};
 
 pub(crate) static RULE: Rule = Rule {
     name: "probe-port-unknown",
@@ -20,6 +20,9 @@ pub(crate) static RULE: Rule = Rule {
         "lifeguard cannot tell which port was meant; declare the name under `ports` or use the number",
     ),
     check,
+    vap: VapExport::Yes(Checks(crate::vap::probe_port_unknown::checks)),
+    map: MapExport::NoFix,
+    related: Related::Nothing,
 };
 
 const DOC: &str = r#"## What it does

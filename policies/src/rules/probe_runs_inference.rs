@@ -11,7 +11,7 @@ use regex::Regex;
 use crate::finding::{Finding, Severity};
 use crate::model::command::simple_commands;
 use crate::model::{ProbeKind, Workload};
-use crate::rules::{Ctx, FixAvailability, Rule};
+use crate::rules::{Ctx, FixAvailability, MapExport, Related, Rule, VapExport};
 
 pub(crate) static RULE: Rule = Rule {
     name: "probe-runs-inference",
@@ -20,6 +20,9 @@ pub(crate) static RULE: Rule = Rule {
     doc: DOC,
     fix: FixAvailability::NoFix("the cheap health endpoint depends on the server; the help names where to look"),
     check,
+    vap: VapExport::READS_SCRIPTS,
+    map: MapExport::NoFix,
+    related: Related::Nothing,
 };
 
 const DOC: &str = r#"## What it does

@@ -7,9 +7,8 @@
 //! `policies/src/vap/probe_window_too_long.rs`.
 
 use crate::finding::{Finding, Fix, Severity, add_op};
-use crate::model::{ContainerView, ProbeKind, ProbeTiming, Workload};
-use crate::rules::startup_budget_too_short::ceil_div;
-use crate::rules::{Ctx, FixAvailability, Rule, with_fix};
+use crate::model::{ContainerView, ProbeKind, ProbeTiming, Workload, too_long, window_limit, window_threshold};
+use crate::rules::{Checks, Ctx, FixAvailability, Fixes, MapExport, Related, Rule, VapExport, with_fix};
 use crate::settings::Settings;
 
 pub(crate) static RULE: Rule = Rule {
@@ -21,6 +20,13 @@ pub(crate) static RULE: Rule = Rule {
         "lowers failureThreshold so failureThreshold x periodSeconds fits the policy's limit (liveness only where a startup probe guards the boot)",
     ),
     check,
+    vap: VapExport::Yes(Checks(crate::vap::probe_window_too_long::checks)),
+    map: MapExport::Yes(
+        "readiness failureThreshold, and liveness failureThreshold beside a startup probe, lowered to fit the limit \
+         (3, or what liveness-too-aggressive requires), each by an ApplyConfiguration of the containers it finds",
+        Fixes(crate::vap::probe_window_too_long::fixes),
+    ),
+    related: Related::Nothing,
 };
 
 const DOC: &str = r#"## What it does
@@ -106,22 +112,6 @@ fn check(w: &Workload, ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
     });
 }
 
-/// The policy's limit on a probe kind's failure window; 0 is off.
-pub(super) fn window_limit(kind: ProbeKind, s: &Settings) -> i64 {
-    match kind {
-        ProbeKind::Readiness => s.max_readiness_window_seconds,
-        ProbeKind::Liveness => s.max_liveness_window_seconds,
-        ProbeKind::Startup => 0,
-    }
-}
-
-/// Whether a probe's failure window exceeds the policy's limit.
-pub(super) fn too_long(kind: ProbeKind, t: &ProbeTiming, s: &Settings) -> bool {
-    let limit = window_limit(kind, s);
-    // Non-positive values are probe-invalid's business.
-    limit > 0 && t.period >= 1 && t.failure >= 1 && t.failure_window() > limit
-}
-
 fn finding(c: ContainerView<'_>, kind: ProbeKind, s: &Settings) -> Option<Finding> {
     let probe = kind.of(c.container)?;
     let t = ProbeTiming::of(probe);
@@ -175,28 +165,6 @@ fn fix(c: ContainerView<'_>, kind: ProbeKind, t: &ProbeTiming, s: &Settings) -> 
         ),
         vec![op],
     ))
-}
-
-/// The `failureThreshold` a too-long window is brought back to: 3 (the
-/// Kubernetes default) within the limit, and for liveness no lower than
-/// `liveness-too-aggressive` accepts. `None` when no threshold fits (one
-/// period already exceeds the limit, or the policy's minimum does).
-pub(super) fn window_threshold(kind: ProbeKind, t: &ProbeTiming, s: &Settings) -> Option<i64> {
-    if !too_long(kind, t, s) {
-        return None;
-    }
-    let cap = window_limit(kind, s) / t.period;
-    let floor = match kind {
-        ProbeKind::Liveness => {
-            s.min_liveness_failure_threshold.max(ceil_div(s.min_liveness_budget_seconds, t.period)).max(1)
-        }
-        _ => 1,
-    };
-    if cap < floor {
-        return None;
-    }
-    let n = floor.max(3).min(cap);
-    i32::try_from(n).ok().map(i64::from)
 }
 
 #[cfg(test)]

@@ -6,7 +6,7 @@
 
 use crate::finding::{Finding, Naming, Severity};
 use crate::model::{ProbeKind, Workload, handler_count, handler_of};
-use crate::rules::{Ctx, FixAvailability, Rule};
+use crate::rules::{Checks, Ctx, FixAvailability, MapExport, Related, Rule, VapExport};
 
 pub(crate) static RULE: Rule = Rule {
     name: "readiness-port-only",
@@ -17,6 +17,9 @@ pub(crate) static RULE: Rule = Rule {
         "the application must expose an endpoint that reports whether it can serve; lifeguard cannot invent one",
     ),
     check,
+    vap: VapExport::Yes(Checks(crate::vap::readiness_port_only::checks)),
+    map: MapExport::NoFix,
+    related: Related::Nothing,
 };
 
 const DOC: &str = r#"## What it does

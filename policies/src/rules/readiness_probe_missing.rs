@@ -7,8 +7,10 @@
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 
 use crate::finding::{Finding, Naming, Severity};
-use crate::model::{ContainerView, ServiceView, Workload, port_label, services_send, undeclared_port_listeners};
-use crate::rules::{Ctx, FixAvailability, Rule};
+use crate::model::{
+    ContainerView, ServiceView, Workload, is_model_server, port_label, services_send, undeclared_port_listeners,
+};
+use crate::rules::{Ctx, FixAvailability, MapExport, Related, Rule, VapExport};
 
 pub(crate) static RULE: Rule = Rule {
     name: "readiness-probe-missing",
@@ -17,6 +19,9 @@ pub(crate) static RULE: Rule = Rule {
     doc: DOC,
     fix: FixAvailability::NoFix("the readiness endpoint must exist in the application; lifeguard cannot invent one"),
     check,
+    vap: VapExport::NEEDS_SERVICES,
+    map: MapExport::NoFix,
+    related: Related::SendingServices,
 };
 
 const DOC: &str = r#"## What it does
@@ -234,7 +239,7 @@ fn severity(c: &ContainerView<'_>) -> (Severity, Naming) {
 
 /// Regular containers that serve a model: a GPU or a slow-boot image.
 fn model_servers(containers: &[ContainerView<'_>], ctx: &Ctx<'_>) -> Vec<usize> {
-    regular(containers).filter(|(_, c)| c.is_model_server(ctx.policy)).map(|(i, _)| i).collect()
+    regular(containers).filter(|(_, c)| is_model_server(c, ctx.policy)).map(|(i, _)| i).collect()
 }
 
 fn regular<'a, 'w>(containers: &'a [ContainerView<'w>]) -> impl Iterator<Item = (usize, &'a ContainerView<'w>)> {
@@ -274,8 +279,8 @@ mod tests {
     use serde_json::{Value, json};
 
     use super::RULE;
-    use crate::engine::Batch;
     use crate::finding::{Finding, Severity};
+    use crate::model::Batch;
     use crate::policy::Policy;
     use crate::rules::testing::{check, check_with, deployment, one_container};
 

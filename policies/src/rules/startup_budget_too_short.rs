@@ -7,8 +7,11 @@
 //! `policies/src/vap/startup_budget_too_short.rs`.
 
 use crate::finding::{Finding, Fix, Severity, add_op};
-use crate::model::{ANNOTATION_COLD_START, ContainerView, ProbeKind, ProbeTiming, Workload};
-use crate::rules::{Ctx, FixAvailability, Rule, with_fix};
+use crate::model::{
+    ANNOTATION_COLD_START, ContainerView, ProbeKind, ProbeTiming, Workload, ceil_div, cold_start_required,
+    is_model_server,
+};
+use crate::rules::{Checks, Ctx, FixAvailability, Fixes, MapExport, Related, Rule, VapExport, with_fix};
 
 pub(crate) static RULE: Rule = Rule {
     name: "startup-budget-too-short",
@@ -19,6 +22,21 @@ pub(crate) static RULE: Rule = Rule {
         "raises the startup probe's failureThreshold to cover the declared cold start plus margin",
     ),
     check,
+    vap: VapExport::Partly(
+        "all of it with a declared cold start (annotation lifeguard.dev/cold-start-seconds, read as the linter \
+         reads it; one of 19 digits or more is left to the linter); without one, a model server's window below gpuBootSeconds is found on containers with \
+         a GPU or a slow-boot image run by its own entrypoint or declaring a port, not on a slow-boot image \
+         with a command of its own and no port (telling a toolbox's sleep from a server needs the command \
+         line read)",
+        Checks(crate::vap::startup_budget_too_short::checks),
+    ),
+    map: MapExport::Partly(
+        "startup failureThreshold raised to cover the declared cold start plus margin, by an ApplyConfiguration of the \
+         containers it finds; not with a cold-start annotation of 19 digits or more (left as it came); the model-server \
+         warning without a declared cold start has no fix",
+        Fixes(crate::vap::startup_budget_too_short::fixes),
+    ),
+    related: Related::Nothing,
 };
 
 const DOC: &str = r#"## What it does
@@ -162,7 +180,7 @@ fn undeclared_model_server(c: ContainerView<'_>, ctx: &Ctx<'_>) -> Option<Findin
     let gpu_boot = ctx.policy.settings.gpu_boot_seconds;
     let startup = ProbeKind::Startup.of(c.container)?;
     let t = ProbeTiming::of(startup);
-    if c.sidecar || !c.is_model_server(ctx.policy) || t.period < 1 || t.failure < 1 || t.initial_delay < 0 {
+    if c.sidecar || !is_model_server(&c, ctx.policy) || t.period < 1 || t.failure < 1 || t.initial_delay < 0 {
         return None;
     }
     if t.boot_budget() >= gpu_boot {
@@ -191,20 +209,6 @@ fn undeclared_model_server(c: ContainerView<'_>, ctx: &Ctx<'_>) -> Option<Findin
     ))
 }
 
-/// Seconds a startup probe must allow for a cold start: `cold x (100 + margin) / 100`,
-/// rounded up, in integers so 430 s at 10% is exactly 473 s.
-pub(super) fn cold_start_required(cold: i64, margin_percent: i64) -> i64 {
-    ceil_div(cold.saturating_mul(margin_percent.saturating_add(100)), 100)
-}
-
-/// `ceil(n / d)` for `d >= 1`; 0 for `n <= 0`.
-pub(super) fn ceil_div(n: i64, d: i64) -> i64 {
-    if n <= 0 || d < 1 {
-        return 0;
-    }
-    n / d + i64::from(n % d != 0)
-}
-
 /// The smallest `failureThreshold` (at least 1) for which
 /// `initial_delay + failureThreshold x period >= required`; `None` when it
 /// does not fit the API's int32.
@@ -217,8 +221,9 @@ fn covering_failure_threshold(required: i64, initial_delay: i64, period: i64) ->
 mod tests {
     use serde_json::{Value, json};
 
-    use super::{RULE, ceil_div, cold_start_required};
+    use super::RULE;
     use crate::finding::Severity;
+    use crate::model::{ceil_div, cold_start_required};
     use crate::rules::testing::{check, one_container};
 
     fn annotated(cold: &str, container: Value) -> Value {
@@ -288,7 +293,7 @@ mod tests {
 
     #[test]
     fn margin_comes_from_the_policy() {
-        use crate::engine::Batch;
+        use crate::model::Batch;
         use crate::policy::Policy;
         use crate::rules::testing::check_with;
         use crate::settings::Settings;

@@ -9,11 +9,12 @@
 use k8s_openapi::api::core::v1::Probe;
 use serde_json::{Map, Value};
 
-use super::probe_window_too_long::{too_long, window_threshold};
-use super::startup_budget_too_short::{ceil_div, cold_start_required};
 use crate::finding::{Finding, Fix, Naming, Severity, add_op};
-use crate::model::{ANNOTATION_COLD_START, ContainerView, ProbeKind, ProbeTiming, Workload, handler_count, handler_of};
-use crate::rules::{Ctx, FixAvailability, Rule, with_fix};
+use crate::model::{
+    ANNOTATION_COLD_START, ContainerView, ProbeKind, ProbeTiming, Workload, ceil_div, cold_start_required,
+    handler_count, handler_of, serves_model_image, too_long, window_threshold,
+};
+use crate::rules::{Checks, Ctx, FixAvailability, Fixes, MapExport, Related, Rule, VapExport, with_fix};
 
 pub(crate) static RULE: Rule = Rule {
     name: "startup-probe-missing",
@@ -24,6 +25,22 @@ pub(crate) static RULE: Rule = Rule {
         "adds a startupProbe with the liveness handler and a budget covering the boot, and sets liveness initialDelaySeconds to 0",
     ),
     check,
+    vap: VapExport::Partly(
+        "all of it but two signs of a slow boot that only the linter reads: a slow-boot image with a \
+         command of its own and no port or GPU (a toolbox's sleep or a server: the command line would need \
+         reading) and a cold-start annotation of 19 digits or more; with slowBootImages patterns that RE2 \
+         reads differently, no image counts. Such a container is reported for its other signs only",
+        Checks(crate::vap::startup_probe_missing::checks),
+    ),
+    map: MapExport::Partly(
+        "the startup probe with the liveness handler copied and a budget covering the boot, liveness \
+         initialDelaySeconds set to 0 and a long liveness window lowered, by one JSON Patch per object (the handler may \
+         hold an exec command or HTTP headers, lists that ApplyConfiguration may not write, as they are atomic); not on \
+         an object with a slow-boot image run by a command of its own and no port or GPU (whether it is a model server \
+         sets the budget, and telling needs the command line read) or with a cold-start annotation of 19 digits or more",
+        Fixes(crate::vap::startup_probe_missing::fixes),
+    ),
+    related: Related::Nothing,
 };
 
 const DOC: &str = r#"## What it does
@@ -134,7 +151,7 @@ fn check(w: &Workload, ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
         };
         let t = ProbeTiming::of(live);
         let gpu = c.gpu_resource();
-        let model_image = c.serves_model_image(ctx.policy);
+        let model_image = serves_model_image(&c, ctx.policy);
         let cold = cold
             .filter(|_| !c.sidecar)
             .map(|s| (s, cold_start_required(s, settings.cold_start_margin_percent)));
@@ -401,7 +418,7 @@ mod tests {
         let obj = one_container(json!({"resources": {"limits": {"nvidia.com/gpu": "1"}}}));
         let settings = crate::settings::Settings { require_startup_probe_for_gpu: true, ..Default::default() };
         let policy = crate::policy::Policy::new(settings).expect("valid");
-        let f = crate::rules::testing::check_with(&RULE, &obj, &policy, &crate::engine::Batch::default());
+        let f = crate::rules::testing::check_with(&RULE, &obj, &policy, &crate::model::Batch::default());
         assert_eq!(f.len(), 1, "{f:?}");
         assert_eq!(
             f[0].located_message(),

@@ -2,8 +2,8 @@
 
 use serde_json::{Value, json};
 
-use crate::engine::Batch;
 use crate::finding::Finding;
+use crate::model::Batch;
 use crate::model::Workload;
 use crate::policy::Policy;
 use crate::rules::{Ctx, Rule};

@@ -4,10 +4,10 @@
 use k8s_openapi::api::core::v1::Container;
 
 use crate::model::{
-    ContainerView, Handler, ProbeKind, handler_of, process_existence, shared_liveness_readiness, unresolved_ports,
+    ContainerView, Handler, ProbeKind, dependencies, handler_of, is_model_server, process_existence,
+    shared_liveness_readiness, unresolved_ports,
 };
 use crate::policy::Policy;
-use crate::rules::liveness_checks_dependency::dependencies;
 
 /// What a probe's answer depends on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -145,7 +145,7 @@ pub fn infer(c: ContainerView<'_>, kind: ProbeKind, policy: &Policy) -> Option<C
         return Some(Check::Dependency);
     }
     let shared = shared_liveness_readiness(c.container);
-    if kind != ProbeKind::Startup && shared.is_some() && shared == handler && !c.is_model_server(policy) {
+    if kind != ProbeKind::Startup && shared.is_some() && shared == handler && !is_model_server(&c, policy) {
         return Some(Check::Dependency);
     }
     Some(Check::Local)

@@ -42,8 +42,8 @@ pub use verdict::{Figures, VERDICTS, Verdict, plural, seconds};
 
 use serde_json::Value;
 
-use crate::engine::Batch;
 use crate::error::ModelError;
+use crate::model::Batch;
 use crate::model::Workload;
 use crate::policy::Policy;
 

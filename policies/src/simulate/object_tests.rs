@@ -5,7 +5,7 @@
 
 use serde_json::{Value, json};
 
-use crate::engine::Batch;
+use crate::model::Batch;
 use crate::policy::Policy;
 
 use super::{Assumptions, ContainerOutcome, ProbeChecks, Scenario, Verdict, seconds, simulate_object};

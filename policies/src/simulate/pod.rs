@@ -3,7 +3,8 @@
 //! what it needs between SIGTERM and exit.
 
 use crate::model::{
-    ANNOTATION_COLD_START, ContainerView, ProbeKind, ProbeTiming, SleepSeconds, Workload, shutdown_needs,
+    ANNOTATION_COLD_START, ContainerView, ProbeKind, ProbeTiming, SleepSeconds, Workload, is_model_server,
+    shutdown_needs,
 };
 use crate::policy::Policy;
 
@@ -188,7 +189,7 @@ pub fn containers(
         // A sidecar's cold start is not the application's.
         let cold_start = match cold_annotation {
             Some(s) if !c.sidecar => s,
-            _ if !c.sidecar && c.is_model_server(policy) => policy.settings.gpu_boot_seconds,
+            _ if !c.sidecar && is_model_server(&c, policy) => policy.settings.gpu_boot_seconds,
             _ => 0,
         };
         let (prestop, prestop_length) = prestop_of(c.container, need.and_then(|n| n.prestop), stated_prestop);

@@ -6,21 +6,14 @@
 //! container's hook, drain or budget only the linter can read (see
 //! [`super::shutdown`]) is left to it.
 
-use super::Check;
 use super::cel::annotation;
-use super::mutation::{Carried, Change, Fix, fixes_at};
+use super::check::Check;
+use super::mutation::fix::{Change, Fix, fixes_at};
 use super::shutdown::{FOREVER, GRACE, READABLE, total};
 use crate::finding::Severity;
 use crate::model::{ANNOTATION_DRAIN, ANNOTATION_SHUTDOWN};
 use crate::policy::Policy;
-use crate::rules::grace_period_too_short::RULE;
-
-/// What `export map` carries of the fix.
-pub(super) const CARRIED: Carried = Carried::Partly(
-    "terminationGracePeriodSeconds raised to the neediest container's preStop sleep + drain + shutdown budget, by an \
-     ApplyConfiguration, on a pod whose every container's preStop, drain and budget CEL reads as the linter does \
-     (see prestop-sleep-only in export vap --explain); other pods are left as they came",
-);
+use crate::rules::Rule;
 
 /// The first container with the largest total, over `t`, the list of
 /// totals: the container the finding names.
@@ -28,12 +21,12 @@ fn worst() -> String {
     format!("variables.needs.filter(n, {} == t.max())[0][0]", total())
 }
 
-pub(super) fn checks(policy: &Policy) -> Vec<Check> {
-    let severity = policy.severity_override(RULE.name).unwrap_or(RULE.severity);
+pub(crate) fn checks(rule: &Rule, policy: &Policy) -> Vec<Check> {
+    let severity = policy.severity_override(rule.name).unwrap_or(rule.severity);
     let mut checks: Vec<Check> = [("drainAnnotation", ANNOTATION_DRAIN), ("shutdownAnnotation", ANNOTATION_SHUTDOWN)]
         .into_iter()
         .map(|(variable, key)| Check {
-            rule: RULE.name,
+            rule: rule.name,
             severity,
             per_container: false,
             bad: format!("variables.{variable} == -1"),
@@ -50,7 +43,7 @@ pub(super) fn checks(policy: &Policy) -> Vec<Check> {
     let worst =
         format!("({READABLE} && [{totals}].exists(t, t.max() >= 0 && t.max() > {GRACE} && c.name == {}))", worst());
     checks.push(Check {
-        rule: RULE.name,
+        rule: rule.name,
         severity,
         per_container: true,
         bad: worst,
@@ -66,8 +59,8 @@ pub(super) fn checks(policy: &Policy) -> Vec<Check> {
 /// The fix: the grace period to the largest total, when that passes it,
 /// ends (a sleep that never ends has no fix), and its container is not
 /// exempt (`exempt`, over `c`); only on a pod CEL reads whole.
-pub(super) fn fixes(policy: &Policy, exempt: &str) -> Vec<Fix> {
-    if !fixes_at(policy, RULE.name, Severity::Error) {
+pub(crate) fn fixes(rule: &Rule, policy: &Policy, exempt: &str) -> Vec<Fix> {
+    if !fixes_at(policy, rule.name, Severity::Error) {
         return Vec::new();
     }
     let totals = format!("variables.needs.map(n, {})", total());
@@ -77,7 +70,7 @@ pub(super) fn fixes(policy: &Policy, exempt: &str) -> Vec<Fix> {
         worst()
     );
     vec![Fix {
-        rule: RULE.name,
+        rule: rule.name,
         variable: "fixGracePeriod",
         as_submitted: false,
         change: Change::PodSpec { when, field: "terminationGracePeriodSeconds", value: format!("{totals}.max()") },

@@ -4,17 +4,12 @@
 //! Its fix, for `export map`, raises the failure threshold (and a 1 s
 //! timeout paired with a single failure) as `lifeguard fix` does.
 
-use super::Check;
-use super::mutation::{Carried, Change, Fix, I32_MAX, Set, ceil_div_of, fixes_at, max};
+use super::check::Check;
+use super::mutation::fix::{Change, Fix, Set, fixes_at};
+use super::mutation::int::{I32_MAX, ceil_div_of, max};
 use crate::finding::Severity;
 use crate::policy::Policy;
-use crate::rules::liveness_too_aggressive::RULE;
-
-/// What `export map` carries of the fix.
-pub(super) const CARRIED: Carried = Carried::Yes(
-    "liveness failureThreshold raised to the policy's minimum (and a 1 s timeoutSeconds paired with failureThreshold 1 \
-     raised), by an ApplyConfiguration of the containers it finds",
-);
+use crate::rules::Rule;
 
 /// A liveness field of container `c`, or its default.
 fn field(name: &str, default: i64) -> String {
@@ -46,12 +41,12 @@ fn bad(policy: &Policy) -> String {
     )
 }
 
-pub(super) fn check(policy: &Policy) -> Check {
+pub(crate) fn checks(rule: &Rule, policy: &Policy) -> Vec<Check> {
     let s = &policy.settings;
     let (period, failure, timeout) = timing();
-    Check {
-        rule: RULE.name,
-        severity: policy.severity_override(RULE.name).unwrap_or(RULE.severity),
+    vec![Check {
+        rule: rule.name,
+        severity: policy.severity_override(rule.name).unwrap_or(rule.severity),
         per_container: true,
         bad: bad(policy),
         describe: format!(
@@ -62,14 +57,14 @@ pub(super) fn check(policy: &Policy) -> Check {
             ": tolerate a GC pause: failureThreshold of at least {} and a window of {} s or more",
             s.min_liveness_failure_threshold, s.min_liveness_budget_seconds
         ),
-    }
+    }]
 }
 
 /// The fix: failureThreshold to at least the minimum and enough periods for
 /// the minimum window; a 1 s timeout beside a single failure to the
 /// policy's timeout. No fix where a value would not fit the API's int32.
-pub(super) fn fixes(policy: &Policy) -> Vec<Fix> {
-    if !fixes_at(policy, RULE.name, Severity::Warning) {
+pub(crate) fn fixes(rule: &Rule, policy: &Policy, _exempt: &str) -> Vec<Fix> {
+    if !fixes_at(policy, rule.name, Severity::Warning) {
         return Vec::new();
     }
     let s = &policy.settings;
@@ -87,7 +82,7 @@ pub(super) fn fixes(policy: &Policy) -> Vec<Fix> {
     }
     let set = |field, value| Set { part: "livenessProbe", field, value };
     vec![Fix {
-        rule: RULE.name,
+        rule: rule.name,
         variable: "fixLivenessTooAggressive",
         as_submitted: false,
         change: Change::Containers {

@@ -17,93 +17,37 @@
 
 mod cel;
 pub mod cel_library;
+pub(crate) mod check;
 pub mod coverage;
 mod exemptions;
-mod grace_period_too_short;
+pub(crate) mod grace_period_too_short;
 pub mod kube_version;
-mod liveness_too_aggressive;
+pub(crate) mod liveness_too_aggressive;
 mod model;
 pub mod mutation;
 mod objects;
-mod prestop_sleep_only;
-mod probe_endpoint_reused;
-mod probe_invalid;
-mod probe_port_unknown;
-mod probe_window_too_long;
-mod readiness_port_only;
+pub(crate) mod prestop_sleep_only;
+pub(crate) mod probe_endpoint_reused;
+pub(crate) mod probe_invalid;
+pub(crate) mod probe_port_unknown;
+pub(crate) mod probe_window_too_long;
+pub(crate) mod readiness_port_only;
 mod regex;
 mod shutdown;
-mod startup_budget_too_short;
-mod startup_probe_missing;
+pub(crate) mod startup_budget_too_short;
+pub(crate) mod startup_probe_missing;
 
 use serde_json::Value;
 
-use crate::finding::Severity;
 use crate::policy::{AdmissionMode, Policy};
+use crate::rules::{RULES, VapExport};
 
 pub use cel_library::CelError;
+pub use check::Validation;
 pub use coverage::{Covered, coverage};
 pub use kube_version::{KubeVersion, MapApi};
 pub use objects::EXPORT_LABEL;
 use objects::Group;
-
-/// One rule's CEL check.
-#[derive(Debug, Clone)]
-pub struct Validation {
-    /// The rule.
-    pub rule: &'static str,
-    /// Its severity under the policy.
-    pub severity: Severity,
-    /// True when the object passes.
-    pub expression: String,
-    /// The message when it does not: names the rule, the containers and the values.
-    pub message: String,
-}
-
-/// A covered rule's check, per container `c` of `variables.containers`,
-/// or of the object as a whole. A rule whose findings come at several
-/// severities has one check per severity, so each lands with its action.
-#[derive(Debug, Clone)]
-pub(crate) struct Check {
-    rule: &'static str,
-    severity: Severity,
-    /// Whether the finding is a container's (`bad` over `c`) or the object's.
-    per_container: bool,
-    /// True when container `c` (or the object) has the finding.
-    bad: String,
-    /// A CEL string naming `c` and the values.
-    describe: String,
-    /// What the message ends with (the help, in a few words).
-    tail: String,
-}
-
-impl Check {
-    /// The validation, with the policy's exemptions of the rule (`exempt`,
-    /// over `c`; for an object's finding, `exempt_object`).
-    fn validation(self, exempt: &str, exempt_object: &str) -> Validation {
-        let rule = cel::quoted(self.rule);
-        if !self.per_container {
-            let bad = format!("({}) && !({exempt_object})", self.bad);
-            return Validation {
-                rule: self.rule,
-                severity: self.severity,
-                expression: format!("{rule} in variables.ignored || !({bad})"),
-                message: format!("{rule} + ': ' + {} + {}", self.describe, cel::quoted(&self.tail)),
-            };
-        }
-        let bad = format!("({}) && !({exempt})", self.bad);
-        Validation {
-            rule: self.rule,
-            severity: self.severity,
-            expression: format!("{rule} in variables.ignored || !variables.containers.exists(c, {bad})"),
-            message: format!(
-                "{rule} + ': ' + variables.containers.filter(c, {bad}).map(c, {}).join('; ') + {}",
-                self.describe,
-                cel::quoted(&self.tail)
-            ),
-        }
-    }
-}
 
 /// What to export.
 #[derive(Debug, Clone)]
@@ -138,39 +82,27 @@ pub struct Export {
 pub fn export(policy: &Policy, options: &Options) -> Result<Export, CelError> {
     let mut out = Export::default();
     let mut validations = Vec::new();
-    for (rule, covered) in coverage() {
-        if let Covered::No(_) = covered {
-            continue;
-        }
-        if !policy.is_enabled(rule) {
-            out.left_out.push((rule, "disabled by the policy".to_owned()));
+    for &rule in RULES {
+        let checks = match rule.vap {
+            VapExport::Yes(checks) | VapExport::Partly(_, checks) => checks,
+            VapExport::No(_) => continue,
+        };
+        if !policy.is_enabled(rule.name) {
+            out.left_out.push((rule.name, "disabled by the policy".to_owned()));
             continue;
         }
         // A check that ignored an exemption would report what the linter suppresses.
-        let exempt = exemptions::exempt(policy, rule, Some("c.name"))
-            .and_then(|c| Ok((c, exemptions::exempt(policy, rule, None)?)));
+        let exempt = exemptions::exempt(policy, rule.name, Some("c.name"))
+            .and_then(|c| Ok((c, exemptions::exempt(policy, rule.name, None)?)));
         let (exempt, exempt_object) = match exempt {
             Ok(exempt) => exempt,
             Err(why) => {
-                out.left_out.push((rule, format!("{why} cannot be expressed in CEL exactly")));
+                out.left_out.push((rule.name, format!("{why} cannot be expressed in CEL exactly")));
                 continue;
             }
         };
-        let checks = match rule {
-            "probe-port-unknown" => vec![probe_port_unknown::check(policy)],
-            "liveness-too-aggressive" => vec![liveness_too_aggressive::check(policy)],
-            "probe-window-too-long" => vec![probe_window_too_long::check(policy)],
-            "probe-invalid" => vec![probe_invalid::check(policy)],
-            "probe-endpoint-reused" => probe_endpoint_reused::checks(policy),
-            "startup-budget-too-short" => startup_budget_too_short::checks(policy),
-            "startup-probe-missing" => startup_probe_missing::checks(policy),
-            "prestop-sleep-only" => prestop_sleep_only::checks(policy),
-            "grace-period-too-short" => grace_period_too_short::checks(policy),
-            "readiness-port-only" => readiness_port_only::checks(policy),
-            _ => continue,
-        };
-        out.rules.push(rule);
-        validations.extend(checks.into_iter().map(|check| check.validation(&exempt, &exempt_object)));
+        out.rules.push(rule.name);
+        validations.extend((checks.0)(rule, policy).into_iter().map(|check| check.validation(&exempt, &exempt_object)));
     }
     // The same objects in every mode (see `objects`): the policies split by
     // severity, the mode in the bindings' actions.
@@ -188,6 +120,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+    use crate::finding::Severity;
 
     fn options(mode: AdmissionMode) -> Options {
         Options { mode, name: "lifeguard".to_owned(), kube_version: kube_version::OLDEST }
@@ -278,9 +211,20 @@ mod tests {
     }
 
     #[test]
-    fn every_rule_has_a_coverage_and_the_covered_ones_export() {
-        assert_eq!(coverage().len(), crate::rules::RULES.len());
-        let covered = coverage().iter().filter(|(_, c)| !matches!(c, Covered::No(_))).count();
-        assert_eq!(export(&Policy::default(), &options(AdmissionMode::Warn)).rules.len(), covered);
+    fn every_rule_the_registry_declares_covered_exports_its_checks_and_no_other_does() {
+        let out = export(&Policy::default(), &options(AdmissionMode::Warn));
+        let declared: Vec<&str> = RULES.iter().filter(|r| !matches!(r.vap, VapExport::No(_))).map(|r| r.name).collect();
+        assert_eq!(out.rules, declared);
+        let listed: Vec<String> = out
+            .objects
+            .iter()
+            .filter_map(|o| o["metadata"]["annotations"]["lifeguard.dev/rules"].as_str())
+            .flat_map(|list| list.split(',').map(str::to_owned))
+            .filter(|r| !r.is_empty())
+            .collect();
+        for rule in RULES {
+            let in_objects = listed.iter().any(|r| r == rule.name);
+            assert_eq!(in_objects, declared.contains(&rule.name), "{}: its checks in the objects", rule.name);
+        }
     }
 }

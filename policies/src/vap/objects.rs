@@ -7,7 +7,8 @@
 
 use serde_json::{Value, json};
 
-use super::{Validation, cel};
+use super::cel;
+use super::check::Validation;
 use crate::policy::{AdmissionMode, Policy};
 use crate::scope::OutOfScope;
 

@@ -7,21 +7,13 @@
 //! rewritten into the native action. A container whose hook, drain or
 //! budget only the linter can read (see [`super::shutdown`]) is left to it.
 
-use super::Check;
-use super::mutation::{Carried, Change, ContainerOp, Fix, Write, fixes_at, max};
+use super::check::Check;
+use super::mutation::fix::{Change, ContainerOp, Fix, Write, fixes_at};
+use super::mutation::int::max;
 use super::shutdown::{FOREVER, GRACE, NEED, READABLE, total};
 use crate::finding::Severity;
 use crate::policy::Policy;
-use crate::rules::prestop_sleep_only::RULE;
-
-/// What `export map` carries of the fix.
-pub(super) const CARRIED: Carried = Carried::Partly(
-    "both parts, on a pod whose every container's preStop, drain and budget CEL reads as the linter does: the exec \
-     sleep rewritten into the native sleep action where the policy's kubernetesVersion allows it, by a JSON Patch \
-     (exec must go, which an ApplyConfiguration's merge cannot do, and its command list is atomic), run first, as \
-     whether a container gets it is decided on the object as submitted; terminationGracePeriodSeconds raised so \
-     each such container keeps its shutdown budget, by an ApplyConfiguration after grace-period-too-short's",
-);
+use crate::rules::Rule;
 
 /// `n` of `variables.needs` (`[name, sleep, sleep only, native, drain,
 /// shutdown]`): what the container needs after its sleep, its shutdown
@@ -38,7 +30,7 @@ fn short_changed(policy: &Policy) -> String {
     format!("({SLEEPS} && n[1] != {FOREVER} && {GRACE} - n[1] < {})", need(policy))
 }
 
-pub(super) fn checks(policy: &Policy) -> Vec<Check> {
+pub(crate) fn checks(rule: &Rule, policy: &Policy) -> Vec<Check> {
     let s = &policy.settings;
     let native_ok = s.kubernetes_minor() >= (1, 30);
     let need = need(policy);
@@ -56,14 +48,14 @@ pub(super) fn checks(policy: &Policy) -> Vec<Check> {
     );
     let tail = ": sleep only as long as endpoint removal takes and drain in the app on SIGTERM".to_owned();
     let check = |severity: Severity, bad: String| Check {
-        rule: RULE.name,
+        rule: rule.name,
         severity,
         per_container: true,
         bad,
         describe: describe.clone(),
         tail: tail.clone(),
     };
-    let over = policy.severity_override(RULE.name);
+    let over = policy.severity_override(rule.name);
     vec![
         check(over.unwrap_or(Severity::Error), bound(&error)),
         check(over.unwrap_or(Severity::Info), bound(&format!("!{error} && {info}"))),
@@ -78,10 +70,10 @@ pub(super) fn checks(policy: &Policy) -> Vec<Check> {
 /// made it info. Then, after grace-period-too-short's, the grace period
 /// every short-changed container needs (its sleep, drain and budget), at
 /// least what grace-period-too-short asks, when one of them is not exempt.
-pub(super) fn fixes(policy: &Policy, exempt: &str) -> Vec<Fix> {
+pub(crate) fn fixes(rule: &Rule, policy: &Policy, exempt: &str) -> Vec<Fix> {
     let s = &policy.settings;
     let (on_error, on_info) =
-        (fixes_at(policy, RULE.name, Severity::Error), fixes_at(policy, RULE.name, Severity::Info));
+        (fixes_at(policy, rule.name, Severity::Error), fixes_at(policy, rule.name, Severity::Info));
     let short = short_changed(policy);
     let mut out = Vec::new();
     if s.kubernetes_minor() >= (1, 30) && (on_error || on_info) {
@@ -89,7 +81,7 @@ pub(super) fn fixes(policy: &Policy, exempt: &str) -> Vec<Fix> {
             "{READABLE} && [{NEED}].exists(n, {SLEEPS} && n[3] == 0 && n[1] >= 1 && n[1] != {FOREVER} && ({short} ? {on_error} : {on_info}))"
         );
         out.push(Fix {
-            rule: RULE.name,
+            rule: rule.name,
             variable: "fixPrestopSleepNative",
             as_submitted: true,
             change: Change::ContainerPatch {
@@ -111,7 +103,7 @@ pub(super) fn fixes(policy: &Policy, exempt: &str) -> Vec<Fix> {
             "{READABLE} && variables.needs.exists(n, {short} && variables.containers.exists(c, c.name == n[0] && !({exempt})))"
         );
         out.push(Fix {
-            rule: RULE.name,
+            rule: rule.name,
             variable: "fixPrestopSleepGrace",
             as_submitted: false,
             change: Change::PodSpec { when, field: "terminationGracePeriodSeconds", value: max(&[&own, &required]) },

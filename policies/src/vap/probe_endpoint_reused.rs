@@ -6,21 +6,21 @@
 //! same `tcpSocket` (host, port), the same `exec` command or the same
 //! `grpc` port and service; the API server has already given each probe
 //! exactly one handler and filled in the defaults. A shared `tcpSocket` is
-//! an info finding unless `readiness-port-only` speaks for a long-running
-//! workload. The others are errors, or warnings where liveness is three
-//! times as tolerant or all three probes are copies, raised by what
-//! `liveness-checks-dependency` finds on the path. Two things only the
+//! an info finding unless the workload is long-running (then
+//! `readiness-port-only`'s). The others are errors, or warnings where
+//! liveness is three times as tolerant or all three probes are copies,
+//! raised by what `liveness-checks-dependency` finds on the path. Two things only the
 //! linter reads: whether a shared exec command only checks that a process
 //! exists (a warning) or reaches a dependency, and where an `httpGet`
 //! `host` resolves; such a finding is reported at the lowest severity it
 //! can have, a warning, so in enforce mode it is warned rather than denied.
 
-use super::Check;
 use super::cel::present;
+use super::check::Check;
 use crate::finding::Severity;
 use crate::policy::Policy;
-use crate::rules::liveness_checks_dependency as dependency;
-use crate::rules::probe_endpoint_reused::RULE;
+use crate::rules::Rule;
+use crate::rules::liveness_checks_dependency::RULE as DEPENDENCY;
 
 const LIVE: &str = "c.livenessProbe";
 const READY: &str = "c.readinessProbe";
@@ -108,27 +108,28 @@ fn request_path() -> String {
 }
 
 /// Whether `liveness-checks-dependency` makes a shared `httpGet` on this
-/// path an error; `None` when the policy's path patterns are not portable.
+/// path an error (as the linter's rule reads that rule's switch and
+/// severity); `None` when the policy's path patterns are not portable.
 fn path_is_error(policy: &Policy) -> Option<String> {
-    if !policy.is_enabled(dependency::RULE.name) {
+    if !policy.is_enabled(DEPENDENCY.name) {
         return Some("false".to_owned());
     }
     let s = &policy.settings;
     let path = request_path();
     let aggregate = super::regex::any_match(&path, &s.dependency_paths)?;
-    Some(match policy.severity_override(dependency::RULE.name) {
+    Some(match policy.severity_override(DEPENDENCY.name) {
         None => aggregate,
         Some(Severity::Error) => format!("({aggregate} || {})", super::regex::any_match(&path, &s.readiness_paths)?),
         Some(_) => "false".to_owned(),
     })
 }
 
-pub(super) fn checks(policy: &Policy) -> Vec<Check> {
+pub(crate) fn checks(rule: &Rule, policy: &Policy) -> Vec<Check> {
     let (http, tcp, exec, grpc) = (same_http(), same_tcp(), same_exec(), same_grpc());
     let long_running = "(object.kind != 'Job' && object.kind != 'CronJob' && (!has(variables.podSpec.restartPolicy) || \
                         variables.podSpec.restartPolicy == 'Always'))";
-    let port_only = policy.is_enabled("readiness-port-only");
-    let tcp_finding = if port_only { format!("({tcp} && !{long_running})") } else { tcp.clone() };
+    // A long-running workload's shared tcpSocket is `readiness-port-only`'s.
+    let tcp_finding = format!("({tcp} && !{long_running})");
     let handler = format!("({http} || {exec} || {grpc})");
     let copies = format!("(has(c.startupProbe) && c.startupProbe == {LIVE} && {LIVE} == {READY})");
     let tolerant = format!("({} >= {} * 3)", window(LIVE), window(READY));
@@ -146,7 +147,7 @@ pub(super) fn checks(policy: &Policy) -> Vec<Check> {
     let tail = ": point liveness at a cheap local endpoint, keep dependency checks and drain in readiness".to_owned();
     let tcp_tail = ": nothing to separate; for a readiness that tracks serving, use httpGet, grpc or exec".to_owned();
     let shared = |bad: String, severity: Severity| Check {
-        rule: RULE.name,
+        rule: rule.name,
         severity,
         per_container: true,
         bad: format!("has({LIVE}) && has({READY}) && {bad}"),
@@ -154,14 +155,14 @@ pub(super) fn checks(policy: &Policy) -> Vec<Check> {
         tail: tail.clone(),
     };
     let tcp_check = |severity: Severity| Check {
-        rule: RULE.name,
+        rule: rule.name,
         severity,
         per_container: true,
         bad: format!("has({LIVE}) && has({READY}) && {tcp_finding}"),
         describe: describe_tcp.clone(),
         tail: tcp_tail.clone(),
     };
-    match policy.severity_override(RULE.name) {
+    match policy.severity_override(rule.name) {
         Some(severity) => vec![shared(handler.clone(), severity), tcp_check(severity)],
         None => vec![
             shared(format!("{handler} && {error}"), Severity::Error),

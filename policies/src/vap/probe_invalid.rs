@@ -5,9 +5,9 @@
 //! a `pgrep` pattern longer than a process name needs the command line
 //! read. What is left, exactly: an exec command whose program is empty.
 
-use super::Check;
+use super::check::Check;
 use crate::policy::Policy;
-use crate::rules::probe_invalid::RULE;
+use crate::rules::Rule;
 
 /// The probes, as CEL paths from a container `c`, and their words.
 const PROBES: [(&str, &str); 3] =
@@ -21,11 +21,11 @@ fn empty_program(probe: &str) -> String {
     )
 }
 
-pub(super) fn check(policy: &Policy) -> Check {
+pub(crate) fn checks(rule: &Rule, policy: &Policy) -> Vec<Check> {
     let empty: Vec<(String, &str)> = PROBES.iter().map(|(p, word)| (empty_program(p), *word)).collect();
-    Check {
-        rule: RULE.name,
-        severity: policy.severity_override(RULE.name).unwrap_or(RULE.severity),
+    vec![Check {
+        rule: rule.name,
+        severity: policy.severity_override(rule.name).unwrap_or(rule.severity),
         per_container: true,
         bad: empty.iter().map(|(e, _)| e.as_str()).collect::<Vec<_>>().join(" || "),
         describe: format!(
@@ -33,5 +33,5 @@ pub(super) fn check(policy: &Policy) -> Check {
             empty.iter().map(|(e, word)| format!("{e} ? '{word}' : ''")).collect::<Vec<_>>().join(", ")
         ),
         tail: ", so every attempt fails: put the program to run first".to_owned(),
-    }
+    }]
 }

@@ -2,9 +2,9 @@
 //! given by a valid port name, in a startup, liveness or readiness probe or
 //! a `postStart`/`preStop` hook, that the container's `ports` do not name.
 
-use super::Check;
+use super::check::Check;
 use crate::policy::Policy;
-use crate::rules::probe_port_unknown::RULE;
+use crate::rules::Rule;
 
 /// The probes and hooks whose ports the kubelet resolves, as CEL paths from a container `c`.
 const HANDLERS: [&str; 5] =
@@ -33,11 +33,11 @@ fn unknown_names() -> String {
     format!("[{}].filter(n, n != '')", items.join(", "))
 }
 
-pub(super) fn check(policy: &Policy) -> Check {
+pub(crate) fn checks(rule: &Rule, policy: &Policy) -> Vec<Check> {
     let names = unknown_names();
-    Check {
-        rule: RULE.name,
-        severity: policy.severity_override(RULE.name).unwrap_or(RULE.severity),
+    vec![Check {
+        rule: rule.name,
+        severity: policy.severity_override(rule.name).unwrap_or(rule.severity),
         per_container: true,
         bad: format!("size({names}) > 0"),
         describe: format!(
@@ -47,5 +47,5 @@ pub(super) fn check(policy: &Policy) -> Check {
              : 'the container declares no named ports') + ')'"
         ),
         tail: ", so the kubelet cannot resolve it".to_owned(),
-    }
+    }]
 }

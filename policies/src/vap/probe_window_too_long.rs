@@ -5,17 +5,12 @@
 //! Its fix, for `export map`, lowers the failure threshold as `lifeguard
 //! fix` does.
 
-use super::Check;
-use super::mutation::{Carried, Change, Fix, I32_MAX, Set, ceil_div_of, fixes_at, max};
+use super::check::Check;
+use super::mutation::fix::{Change, Fix, Set, fixes_at};
+use super::mutation::int::{I32_MAX, ceil_div_of, max};
 use crate::finding::Severity;
 use crate::policy::Policy;
-use crate::rules::probe_window_too_long::RULE;
-
-/// What `export map` carries of the fix.
-pub(super) const CARRIED: Carried = Carried::Yes(
-    "readiness failureThreshold, and liveness failureThreshold beside a startup probe, lowered to fit the limit \
-     (3, or what liveness-too-aggressive requires), each by an ApplyConfiguration of the containers it finds",
-);
+use crate::rules::Rule;
 
 /// A field of probe `probe` of container `c`, or its default.
 fn field(probe: &str, name: &str, default: i64) -> String {
@@ -38,13 +33,13 @@ fn window(probe: &str) -> String {
     format!("string({} * {})", field(probe, "failureThreshold", 3), field(probe, "periodSeconds", 10))
 }
 
-pub(super) fn check(policy: &Policy) -> Check {
+pub(crate) fn checks(rule: &Rule, policy: &Policy) -> Vec<Check> {
     let s = &policy.settings;
     let readiness = too_long("readinessProbe", s.max_readiness_window_seconds);
     let liveness = format!("(has(c.startupProbe) && {})", too_long("livenessProbe", s.max_liveness_window_seconds));
-    Check {
-        rule: RULE.name,
-        severity: policy.severity_override(RULE.name).unwrap_or(RULE.severity),
+    vec![Check {
+        rule: rule.name,
+        severity: policy.severity_override(rule.name).unwrap_or(rule.severity),
         per_container: true,
         bad: format!("{readiness} || {liveness}"),
         describe: format!(
@@ -57,7 +52,7 @@ pub(super) fn check(policy: &Policy) -> Check {
             s.max_liveness_window_seconds,
         ),
         tail: ": lower failureThreshold".to_owned(),
-    }
+    }]
 }
 
 /// `window_threshold` of probe `probe` of container `c`: `(fits, n)`, CEL
@@ -84,15 +79,15 @@ pub(super) fn lowered(probe: &str, policy: &Policy) -> (String, String) {
 }
 
 /// The fixes: readiness's threshold, then liveness's beside a startup probe.
-pub(super) fn fixes(policy: &Policy) -> Vec<Fix> {
-    if !fixes_at(policy, RULE.name, Severity::Warning) {
+pub(crate) fn fixes(rule: &Rule, policy: &Policy, _exempt: &str) -> Vec<Fix> {
+    if !fixes_at(policy, rule.name, Severity::Warning) {
         return Vec::new();
     }
     let s = &policy.settings;
     let fix = |variable, probe: &'static str, finding: String| {
         let (fits, n) = lowered(probe, policy);
         Fix {
-            rule: RULE.name,
+            rule: rule.name,
             variable,
             as_submitted: false,
             change: Change::Containers {

@@ -2,18 +2,18 @@
 //! whose readiness probe is a `tcpSocket`; an error on a container that
 //! requests a GPU, a warning otherwise.
 
-use super::Check;
+use super::check::Check;
 use super::model::GPU;
 use super::shutdown::LONG_RUNNING;
 use crate::finding::Severity;
 use crate::policy::Policy;
-use crate::rules::readiness_port_only::RULE;
+use crate::rules::Rule;
 
-pub(super) fn checks(policy: &Policy) -> Vec<Check> {
+pub(crate) fn checks(rule: &Rule, policy: &Policy) -> Vec<Check> {
     // The API server has given the probe exactly one handler.
     let port_only = format!("{LONG_RUNNING} && has(c.readinessProbe) && has(c.readinessProbe.tcpSocket)");
     let check = |severity: Severity, bad: String| Check {
-        rule: RULE.name,
+        rule: rule.name,
         severity,
         per_container: true,
         bad,
@@ -23,7 +23,7 @@ pub(super) fn checks(policy: &Policy) -> Vec<Check> {
         ),
         tail: ": use an httpGet or grpc readiness check that passes only once the app can serve".to_owned(),
     };
-    match policy.severity_override(RULE.name) {
+    match policy.severity_override(rule.name) {
         Some(severity) => vec![check(severity, port_only)],
         None => vec![
             check(Severity::Error, format!("{port_only} && {GPU}")),

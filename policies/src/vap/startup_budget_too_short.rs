@@ -6,20 +6,14 @@
 //! window shorter than `gpuBootSeconds`, for the containers that are
 //! certainly model servers (see [`super::model::model_server`]).
 
-use super::Check;
 use super::cel::{annotation, present};
-use super::mutation::{Carried, Change, Fix, I32_MAX, Set, fixes_at};
+use super::check::Check;
+use super::mutation::fix::{Change, Fix, Set, fixes_at};
+use super::mutation::int::I32_MAX;
 use crate::finding::Severity;
 use crate::model::ANNOTATION_COLD_START;
 use crate::policy::Policy;
-use crate::rules::startup_budget_too_short::RULE;
-
-/// What `export map` carries of the fix.
-pub(super) const CARRIED: Carried = Carried::Partly(
-    "startup failureThreshold raised to cover the declared cold start plus margin, by an ApplyConfiguration of the \
-     containers it finds; not with a cold-start annotation of 19 digits or more (left as it came); the model-server \
-     warning without a declared cold start has no fix",
-);
+use crate::rules::Rule;
 
 /// A startup field of container `c`, or its default.
 fn field(name: &str, default: i64) -> String {
@@ -70,16 +64,16 @@ fn short_of_cold_start(policy: &Policy) -> String {
     )
 }
 
-pub(super) fn checks(policy: &Policy) -> Vec<Check> {
+pub(crate) fn checks(rule: &Rule, policy: &Policy) -> Vec<Check> {
     let s = &policy.settings;
-    let over = policy.severity_override(RULE.name);
+    let over = policy.severity_override(rule.name);
     let cold = "variables.coldStart";
     let declared = "variables.coldStart != -3";
     let margin = s.cold_start_margin_percent;
     let required = required(policy);
     let mut checks = vec![
         Check {
-            rule: RULE.name,
+            rule: rule.name,
             severity: over.unwrap_or(Severity::Error),
             per_container: false,
             bad: format!("{declared} && {cold} == -1"),
@@ -90,7 +84,7 @@ pub(super) fn checks(policy: &Policy) -> Vec<Check> {
             tail: ": write the measured slowest valid start as seconds (\"430\") or a duration (\"7m10s\")".to_owned(),
         },
         Check {
-            rule: RULE.name,
+            rule: rule.name,
             severity: over.unwrap_or(Severity::Error),
             per_container: true,
             bad: short_of_cold_start(policy),
@@ -103,7 +97,7 @@ pub(super) fn checks(policy: &Policy) -> Vec<Check> {
     {
         let model_server = super::model::MODEL_SERVER;
         checks.push(Check {
-            rule: RULE.name,
+            rule: rule.name,
             severity: over.unwrap_or(Severity::Warning),
             per_container: true,
             bad: format!("!({declared}) && {} && {model_server} && {} < {}", judged(), budget(), s.gpu_boot_seconds),
@@ -121,14 +115,14 @@ pub(super) fn checks(policy: &Policy) -> Vec<Check> {
 /// failureThreshold for which `initialDelaySeconds + failureThreshold x
 /// periodSeconds` covers it (the finding makes that more than the
 /// probe's); nothing else changes.
-pub(super) fn fixes(policy: &Policy) -> Vec<Fix> {
-    if !fixes_at(policy, RULE.name, Severity::Error) {
+pub(crate) fn fixes(rule: &Rule, policy: &Policy, _exempt: &str) -> Vec<Fix> {
+    if !fixes_at(policy, rule.name, Severity::Error) {
         return Vec::new();
     }
     let period = field("periodSeconds", 10);
     let threshold = format!("(({} - {} + {period} - 1) / {period})", required(policy), field("initialDelaySeconds", 0));
     vec![Fix {
-        rule: RULE.name,
+        rule: rule.name,
         variable: "fixStartupBudget",
         as_submitted: false,
         change: Change::Containers {

@@ -7,21 +7,13 @@
 //! startup probe at all. A model-server image counts as the linter counts
 //! it where the object alone says so (see [`super::model::model_server`]).
 
-use super::Check;
 use super::cel::present;
-use super::mutation::{Carried, Change, ContainerOp, Fix, I32_MAX, Write, ceil_div_by, fixes_at, max};
+use super::check::Check;
+use super::mutation::fix::{Change, ContainerOp, Fix, Write, fixes_at};
+use super::mutation::int::{I32_MAX, ceil_div_by, max};
 use crate::finding::Severity;
 use crate::policy::Policy;
-use crate::rules::startup_probe_missing::RULE;
-
-/// What `export map` carries of the fix.
-pub(super) const CARRIED: Carried = Carried::Partly(
-    "the startup probe with the liveness handler copied and a budget covering the boot, liveness \
-     initialDelaySeconds set to 0 and a long liveness window lowered, by one JSON Patch per object (the handler may \
-     hold an exec command or HTTP headers, lists that ApplyConfiguration may not write, as they are atomic); not on \
-     an object with a slow-boot image run by a command of its own and no port or GPU (whether it is a model server \
-     sets the budget, and telling needs the command line read) or with a cold-start annotation of 19 digits or more",
-);
+use crate::rules::Rule;
 
 /// A liveness field of container `c`, or its default.
 fn field(name: &str, default: i64) -> String {
@@ -59,9 +51,9 @@ fn liveness_finding(policy: &Policy) -> String {
     format!("!has(c.startupProbe) && has(c.livenessProbe) && ({})", reasons.join(" || "))
 }
 
-pub(super) fn checks(policy: &Policy) -> Vec<Check> {
+pub(crate) fn checks(rule: &Rule, policy: &Policy) -> Vec<Check> {
     let s = &policy.settings;
-    let over = policy.severity_override(RULE.name);
+    let over = policy.severity_override(rule.name);
     let gpu = super::model::GPU;
     let (delay, period, failure) = timing();
     let liveness = liveness_finding(policy);
@@ -72,7 +64,7 @@ pub(super) fn checks(policy: &Policy) -> Vec<Check> {
     );
     let tail = ": add a startupProbe with the liveness handler whose failureThreshold x periodSeconds covers the boot";
     let check = |severity: Severity, bad: String| Check {
-        rule: RULE.name,
+        rule: rule.name,
         severity,
         per_container: true,
         bad,
@@ -90,7 +82,7 @@ pub(super) fn checks(policy: &Policy) -> Vec<Check> {
         let long_running = "object.kind != 'Job' && object.kind != 'CronJob' && \
                             (!has(variables.podSpec.restartPolicy) || variables.podSpec.restartPolicy == 'Always')";
         checks.push(Check {
-            rule: RULE.name,
+            rule: rule.name,
             severity: over.unwrap_or(Severity::Error),
             per_container: true,
             bad: format!("!has(c.startupProbe) && !has(c.livenessProbe) && {long_running} && {gpu}"),
@@ -109,11 +101,11 @@ pub(super) fn checks(policy: &Policy) -> Vec<Check> {
 /// window lowered as `probe-window-too-long` lowers it. Only where every
 /// container is read as the linter reads it (no unsure model server, a
 /// cold start of 18 digits at most), as the target depends on it.
-pub(super) fn fixes(policy: &Policy) -> Vec<Fix> {
+pub(crate) fn fixes(rule: &Rule, policy: &Policy, _exempt: &str) -> Vec<Fix> {
     let s = &policy.settings;
     let gpu = super::model::GPU;
     let severities =
-        match (fixes_at(policy, RULE.name, Severity::Error), fixes_at(policy, RULE.name, Severity::Warning)) {
+        match (fixes_at(policy, rule.name, Severity::Error), fixes_at(policy, rule.name, Severity::Warning)) {
             (false, false) => return Vec::new(),
             (true, true) => "true".to_owned(),
             (true, false) => gpu.to_owned(),
@@ -149,7 +141,7 @@ pub(super) fn fixes(policy: &Policy) -> Vec<Fix> {
     let (fits, lowered) = super::probe_window_too_long::lowered("livenessProbe", policy);
     let op = |path: &str, write, when: &str| ContainerOp { path: path.to_owned(), write, when: when.to_owned() };
     vec![Fix {
-        rule: RULE.name,
+        rule: rule.name,
         variable: "fixStartupProbeMissing",
         as_submitted: false,
         change: Change::ContainerPatch {

@@ -1,5 +1,8 @@
 //! The bench's two tables: cost per tool against lifeguard, and coverage.
 
+// A benchmark's edge: what it measured is its report on the terminal.
+#![allow(clippy::print_stdout)]
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 

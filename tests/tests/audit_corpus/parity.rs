@@ -4,6 +4,9 @@
 //! knowledge of the namespace explain, and the same verdicts. Shared by
 //! `cluster_audit.rs` and the version matrix (`cluster_versions.rs`).
 
+// A test's edge: it tells on the terminal what it measured, skipped or saw fail.
+#![allow(clippy::print_stderr)]
+
 use std::collections::{BTreeMap, BTreeSet};
 
 use lifeguard_e2e::cluster::{ControlPlane, Run};

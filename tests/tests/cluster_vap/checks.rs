@@ -3,6 +3,9 @@
 //! packs' exports with `lifeguard lint` on the fixtures and the corpus.
 //! `extra` are arguments added to every `lifeguard export vap`.
 
+// A test's edge: it tells on the terminal what it measured, skipped or saw fail.
+#![allow(clippy::print_stderr)]
+
 use std::collections::BTreeMap;
 
 use lifeguard_e2e::cluster::ControlPlane;

@@ -12,6 +12,9 @@
 //!   period of 4 s) is SIGKILLed 2 s after SIGTERM with requests in flight,
 //!   and they fail — at the times `lifeguard simulate` gave.
 
+// A test's edge: it tells on the terminal what it measured, skipped or saw fail.
+#![allow(clippy::print_stderr)]
+
 use std::collections::BTreeMap;
 use std::time::Duration;
 

@@ -39,6 +39,9 @@
 //! exec preStop hook), `poststart SECONDS [EXIT_CODE]` (an exec postStart
 //! hook that exits with EXIT_CODE, 0 unless given), `--version`.
 
+// A binary's edge: its log and its version are what it prints on stdout.
+#![allow(clippy::print_stdout)]
+
 mod config;
 mod dependency;
 mod grpc;

@@ -3,8 +3,10 @@
 //! the self-test call it directly; the handlers only add limits, time and
 //! metrics around it.
 
+mod endpoint;
 mod object;
 mod on_update;
+mod options;
 mod outcome;
 mod request;
 mod scope;
@@ -14,49 +16,12 @@ mod validate;
 mod mutate;
 
 use policies::Policy;
-use policies::policy::AdmissionMode;
 
+pub use endpoint::Endpoint;
+pub use options::Options;
 pub use outcome::{Reply, Summary, Verdict, error_reply, wire_json};
 pub use request::{Invalid, Parsed, RequestHead, parse, parse_with};
 pub use text::{API_SERVER_WARNING_CHARS, MAX_WARNING_CHARS, WARNING_BUDGET_CHARS, warning_line};
-
-use crate::config::OnError;
-
-/// Which admission path was called.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Endpoint {
-    /// `/validate` (`None`: the policy's mode) or `/validate/MODE`.
-    Validate(Option<AdmissionMode>),
-    /// `/mutate`.
-    Mutate,
-}
-
-impl Endpoint {
-    /// `validate` or `mutate`, for metrics and logs.
-    pub fn name(self) -> &'static str {
-        match self {
-            Endpoint::Validate(_) => "validate",
-            Endpoint::Mutate => "mutate",
-        }
-    }
-}
-
-/// How requests are judged beyond the policy.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Options {
-    /// Ratcheting on UPDATE.
-    pub ratchet: bool,
-    /// Judge controller-owned objects too.
-    pub include_controlled: bool,
-    /// The answer when a request cannot be judged.
-    pub on_error: OnError,
-}
-
-impl Default for Options {
-    fn default() -> Self {
-        Options { ratchet: true, include_controlled: false, on_error: OnError::Allow }
-    }
-}
 
 /// Judges one AdmissionReview body.
 pub fn review(body: &[u8], endpoint: Endpoint, policy: &Policy, options: &Options) -> Reply {

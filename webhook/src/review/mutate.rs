@@ -11,11 +11,12 @@ use policies::model::{Workload, join};
 use policies::{Batch, Policy, plan_fixes};
 use serde_json::{Value, json};
 
+use super::endpoint::Endpoint;
+use super::on_update;
 use super::outcome::{Reply, Summary, Verdict, error_reply, reply, skipped};
 use super::request::Parsed;
 use super::scope::unparsable;
 use super::text::{fitted, warning_line};
-use super::{Endpoint, on_update};
 use crate::config::OnError;
 
 /// The annotation listing the rules whose fixes lifeguard applied.

@@ -5,7 +5,7 @@ use kube_core::admission::{AdmissionResponse, AdmissionReview};
 use kube_core::{DynamicObject, Status};
 use policies::policy::AdmissionMode;
 
-use super::Endpoint;
+use super::endpoint::Endpoint;
 use super::request::{Invalid, RequestHead};
 use super::text::warning_line;
 use crate::config::OnError;

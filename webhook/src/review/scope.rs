@@ -9,7 +9,7 @@ use kube_core::admission::{AdmissionRequest, Operation};
 use policies::{ModelError, Scope};
 use serde_json::Value;
 
-use super::Options;
+use super::options::Options;
 use super::request::Parsed;
 
 /// Why a request is not judged: out of scope, allowed untouched.

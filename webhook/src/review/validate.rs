@@ -9,11 +9,12 @@ use policies::policy::AdmissionMode;
 use policies::{Batch, Finding, Policy, lint_object};
 use serde_json::Value;
 
+use super::endpoint::Endpoint;
+use super::options::Options;
 use super::outcome::{Reply, Summary, Verdict, error_reply, reply, skipped};
 use super::request::Parsed;
 use super::scope::unparsable;
 use super::text::{deny_message, finding_warning, findings_annotation, fitted};
-use super::{Endpoint, Options};
 
 /// Judges `object` (the request's own JSON) in `mode`.
 pub fn validate(

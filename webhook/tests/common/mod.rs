@@ -4,6 +4,8 @@
 //! test CA, the POST of a review, its patch, and bursts of clients.
 // Each test binary compiles this module and uses a different part of it.
 #![allow(dead_code, unused_imports)]
+// A test's edge: it tells on the terminal what it saw fail.
+#![allow(clippy::print_stderr)]
 
 use std::sync::Arc;
 use std::time::Duration;

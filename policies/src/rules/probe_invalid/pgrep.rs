@@ -101,8 +101,8 @@ fn decides_result(argv: &[String]) -> bool {
 mod tests {
     use serde_json::{Value, json};
 
-    use crate::engine::Batch;
     use crate::finding::{Finding, Severity};
+    use crate::model::Batch;
     use crate::policy::Policy;
     use crate::rules::probe_invalid::RULE;
     use crate::rules::testing::{apply_fix, check, one_container};

@@ -5,7 +5,7 @@
 
 use serde_json::{Value, json};
 
-use super::{Change, ContainerOp, Fix, Set, Write};
+use super::fix::{Change, ContainerOp, Fix, Set, Write};
 use crate::model::ANNOTATION_MUTATED;
 use crate::vap::cel::{by_pod_spec_path, quoted};
 

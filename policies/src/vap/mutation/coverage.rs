@@ -1,14 +1,9 @@
 //! Which rules' fixes `export map` carries, and why the others are left to
-//! `lifeguard fix` and the webhook. One entry per rule of the registry, no
-//! default: a new rule must say what its fix does here (the tests fail
-//! until it does). The carried rules' entries live with their CEL, in the
-//! rule's file of `export vap`.
+//! `lifeguard fix` and the webhook, as each rule declares it in the
+//! registry ([`crate::rules::Rule::map`]: no default, so a new rule says
+//! what its fix does or does not compile).
 
-use crate::rules::{FixAvailability, RULES};
-use crate::vap::{
-    grace_period_too_short, liveness_too_aggressive, prestop_sleep_only, probe_window_too_long,
-    startup_budget_too_short, startup_probe_missing,
-};
+use crate::rules::{FixAvailability, MapExport, RULES, Rule, find};
 
 /// How far a rule's fix is carried.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -24,49 +19,31 @@ pub enum Carried {
     No(&'static str),
 }
 
-/// Every rule's entry, in the registry's order.
-const ENTRIES: &[(&str, Carried)] = &[
-    (
-        "probe-invalid",
-        Carried::No(
-            "its one fix (adding -f to a pgrep exec probe) needs the command line read, which CEL does not do exactly",
-        ),
-    ),
-    ("probe-port-unknown", Carried::NoFix),
-    ("probe-endpoint-reused", Carried::NoFix),
-    ("liveness-checks-dependency", Carried::NoFix),
-    ("startup-probe-missing", startup_probe_missing::CARRIED),
-    ("startup-budget-too-short", startup_budget_too_short::CARRIED),
-    ("liveness-too-aggressive", liveness_too_aggressive::CARRIED),
-    ("probe-window-too-long", probe_window_too_long::CARRIED),
-    ("readiness-port-only", Carried::NoFix),
-    ("readiness-probe-missing", Carried::NoFix),
-    ("exec-probe", Carried::NoFix),
-    ("probe-runs-inference", Carried::NoFix),
-    ("grace-period-too-short", grace_period_too_short::CARRIED),
-    ("prestop-sleep-only", prestop_sleep_only::CARRIED),
-    ("prestop-loop-unbounded", Carried::NoFix),
-    (
-        "prestop-bridge-missing",
-        Carried::No("its fix depends on the Services that select the pod, which an admission policy cannot see"),
-    ),
-    ("ignore-annotation-invalid", Carried::NoFix),
-];
-
-/// One rule's entry; `None` for a rule without one (a test fails then).
-pub fn of(rule: &str) -> Option<Carried> {
-    ENTRIES.iter().find(|(name, _)| *name == rule).map(|(_, carried)| *carried)
+impl Carried {
+    /// What `rule` declares.
+    fn declared(rule: &Rule) -> Carried {
+        match rule.map {
+            MapExport::Yes(how, _) => Carried::Yes(how),
+            MapExport::Partly(what, _) => Carried::Partly(what),
+            MapExport::NoFix => Carried::NoFix,
+            MapExport::No(why) => Carried::No(why),
+        }
+    }
 }
 
-/// Every registered rule with its entry, in the registry's order (a rule
-/// without an entry counts as not carried).
+/// One rule's entry; `None` for a name that is no built-in rule.
+pub fn of(rule: &str) -> Option<Carried> {
+    find(rule).map(Carried::declared)
+}
+
+/// Every registered rule with its entry, in the registry's order.
 pub fn coverage() -> Vec<(&'static str, Carried)> {
-    RULES.iter().map(|r| (r.name, of(r.name).unwrap_or(Carried::No("no entry in the export's coverage")))).collect()
+    RULES.iter().map(|r| (r.name, Carried::declared(r))).collect()
 }
 
 /// Why a rule with [`Carried::NoFix`] has none: its own words.
 pub fn no_fix_reason(rule: &str) -> Option<&'static str> {
-    match crate::rules::find(rule)?.fix {
+    match find(rule)?.fix {
         FixAvailability::NoFix(why) => Some(why),
         FixAvailability::Fix(_) => None,
     }
@@ -78,20 +55,9 @@ mod tests {
     use crate::vap::coverage::{self as vap_coverage, Covered};
 
     #[test]
-    fn every_rule_of_the_registry_has_an_entry_and_no_other() {
-        for rule in RULES {
-            assert!(of(rule.name).is_some(), "{}: no entry in export map's coverage", rule.name);
-        }
-        for (name, _) in ENTRIES {
-            assert!(crate::rules::find(name).is_some(), "{name}: not a rule");
-        }
-        assert_eq!(ENTRIES.len(), RULES.len());
-    }
-
-    #[test]
     fn only_rules_with_a_fix_that_the_vap_covers_are_carried() {
         for rule in RULES {
-            let carried = of(rule.name).expect("an entry");
+            let carried = Carried::declared(rule);
             let has_fix = matches!(rule.fix, FixAvailability::Fix(_));
             match carried {
                 Carried::NoFix => assert!(!has_fix, "{}: has a fix, say whether it is carried", rule.name),

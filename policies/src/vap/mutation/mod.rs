@@ -25,18 +25,17 @@
 
 mod build;
 pub mod coverage;
+pub(crate) mod fix;
+pub(crate) mod int;
 mod objects;
 
 use serde_json::Value;
 
 use super::cel_library::{self, CelError};
+use super::exemptions;
 use super::kube_version::{KubeVersion, MapApi};
-use super::{
-    exemptions, grace_period_too_short, liveness_too_aggressive, prestop_sleep_only, probe_window_too_long,
-    startup_budget_too_short, startup_probe_missing,
-};
-use crate::finding::Severity;
 use crate::policy::Policy;
+use crate::rules::{MapExport, RULES};
 pub use coverage::Carried;
 
 /// What to export.
@@ -62,167 +61,43 @@ pub struct Export {
     pub rules: Vec<&'static str>,
 }
 
-/// One fix of a rule, as one mutation.
-#[derive(Debug, Clone)]
-pub(crate) struct Fix {
-    /// The rule.
-    pub(crate) rule: &'static str,
-    /// The variable that lists what it changes, named after the fix.
-    pub(crate) variable: &'static str,
-    /// Whether it must read the object as submitted, before the other fixes
-    /// change it: it runs first.
-    pub(crate) as_submitted: bool,
-    /// What it changes.
-    pub(crate) change: Change,
-}
-
-/// What a fix changes, and where.
-#[derive(Debug, Clone)]
-pub(crate) enum Change {
-    /// ApplyConfiguration: fields of each container `c` of
-    /// `variables.containers` for which `which` (CEL over `c`) holds; the
-    /// policy's exemptions of the rule are added to `which`.
-    Containers {
-        /// The containers fixed.
-        which: String,
-        /// The fields set, each on a part of the container (a probe).
-        set: Vec<Set>,
-    },
-    /// JSON Patch: `add` operations below each container `c` for which
-    /// `which` holds (exemptions added as for [`Change::Containers`]), where
-    /// ApplyConfiguration cannot (an atomic list inside what is written, a
-    /// member to remove).
-    ContainerPatch {
-        /// The containers fixed.
-        which: String,
-        /// The operations, each on the containers where its own condition holds too.
-        ops: Vec<ContainerOp>,
-    },
-    /// ApplyConfiguration: a field of the pod spec, set to `value` when
-    /// `when` holds (CEL over the object, exemptions included by the rule:
-    /// which container's finding carries the fix is the rule's to say).
-    PodSpec {
-        /// When the pod is fixed.
-        when: String,
-        /// The field.
-        field: &'static str,
-        /// Its new value (an int).
-        value: String,
-    },
-}
-
-/// A field set by an ApplyConfiguration on a container's `part`.
-#[derive(Debug, Clone)]
-pub(crate) struct Set {
-    /// `livenessProbe`, ...
-    pub(crate) part: &'static str,
-    /// `failureThreshold`, ...
-    pub(crate) field: &'static str,
-    /// The value, CEL over `c`.
-    pub(crate) value: String,
-}
-
-/// A JSON Patch operation below a container.
-#[derive(Debug, Clone)]
-pub(crate) struct ContainerOp {
-    /// The path below the container, a CEL string over `c` (`'/startupProbe'`).
-    pub(crate) path: String,
-    /// What the operation writes there.
-    pub(crate) write: Write,
-    /// When this operation applies, CEL over `c` (`true`: always).
-    pub(crate) when: String,
-}
-
-/// What a [`ContainerOp`] writes.
-#[derive(Debug, Clone)]
-pub(crate) enum Write {
-    /// `add` of a value computed in CEL, over `c`.
-    Add(String),
-    /// `copy` from another path below the container, a CEL string over `c`:
-    /// the object's own values cannot be marshalled into a patch's value
-    /// (the API server holds them typed), but a copy moves them as they are.
-    Copy(String),
-}
-
-/// Whether `lifeguard fix` fixes `rule`'s findings that the rule reports at
-/// `severity`: not when the policy makes them info and `fixInfoFindings`
-/// is off (an info finding's fix is opt-in).
-pub(crate) fn fixes_at(policy: &Policy, rule: &str, severity: Severity) -> bool {
-    policy.settings.fix_info_findings || policy.severity_override(rule).unwrap_or(severity) != Severity::Info
-}
-
-/// The largest value of an API int32 field: a fix that would pass it is
-/// not made.
-pub(crate) const I32_MAX: i64 = i32::MAX as i64;
-
-/// `ceil(n / d)` for a constant `d`, as the rules compute it: 0 for `n <= 0`
-/// or `d < 1`. `[n].map(x, ...)[0]` binds `x` to `n`, which is written once.
-pub(crate) fn ceil_div_by(n: &str, d: i64) -> String {
-    if d < 1 {
-        return "0".to_owned();
-    }
-    format!("[int({n})].map(x, x <= 0 ? 0 : (x + {}) / {d})[0]", d - 1)
-}
-
-/// `ceil(n / d)` of a constant `n` by `d`, a CEL int of 1 or more.
-pub(crate) fn ceil_div_of(n: i64, d: &str) -> String {
-    if n <= 0 {
-        return "0".to_owned();
-    }
-    format!("(({n} + {d} - 1) / {d})")
-}
-
-/// The largest of CEL ints (each written once).
-pub(crate) fn max(values: &[&str]) -> String {
-    let ints: Vec<String> = values.iter().map(|v| format!("int({v})")).collect();
-    format!("[{}].max()", ints.join(", "))
-}
-
 /// The policy's carried rules as a MutatingAdmissionPolicy and its binding.
 /// `Err` when an expression needs a CEL library the target release does
 /// not admit.
 pub fn export(policy: &Policy, options: &Options) -> Result<Export, CelError> {
     let mut out = Export::default();
-    let mut fixes = Vec::new();
-    for (rule, carried) in coverage::coverage() {
-        if !matches!(carried, Carried::Yes(_) | Carried::Partly(_)) {
-            continue;
-        }
-        if !policy.is_enabled(rule) {
-            out.left_out.push((rule, "disabled by the policy".to_owned()));
+    let mut mutations = Vec::new();
+    for &rule in RULES {
+        let fixes = match rule.map {
+            MapExport::Yes(_, fixes) | MapExport::Partly(_, fixes) => fixes,
+            MapExport::NoFix | MapExport::No(_) => continue,
+        };
+        if !policy.is_enabled(rule.name) {
+            out.left_out.push((rule.name, "disabled by the policy".to_owned()));
             continue;
         }
         // A fix the linter's exemption suppresses must not be made.
-        let exempt = match exemptions::exempt(policy, rule, Some("c.name")) {
+        let exempt = match exemptions::exempt(policy, rule.name, Some("c.name")) {
             Ok(exempt) => exempt,
             Err(why) => {
-                out.left_out.push((rule, format!("{why} cannot be expressed in CEL exactly")));
+                out.left_out.push((rule.name, format!("{why} cannot be expressed in CEL exactly")));
                 continue;
             }
         };
-        let of_rule = match rule {
-            "startup-probe-missing" => startup_probe_missing::fixes(policy),
-            "startup-budget-too-short" => startup_budget_too_short::fixes(policy),
-            "liveness-too-aggressive" => liveness_too_aggressive::fixes(policy),
-            "probe-window-too-long" => probe_window_too_long::fixes(policy),
-            "grace-period-too-short" => grace_period_too_short::fixes(policy, &exempt),
-            "prestop-sleep-only" => prestop_sleep_only::fixes(policy, &exempt),
-            // The coverage's tests hold every carried rule to a fix here.
-            _ => Vec::new(),
-        };
+        let of_rule = (fixes.0)(rule, policy, &exempt);
         if of_rule.is_empty() {
             out.left_out.push((
-                rule,
+                rule.name,
                 "its findings are info under the policy, whose fixes are opt-in (fixInfoFindings is off)".to_owned(),
             ));
             continue;
         }
-        out.rules.push(rule);
-        fixes.extend(of_rule.into_iter().map(|fix| build::with_exemptions(fix, &exempt)));
+        out.rules.push(rule.name);
+        mutations.extend(of_rule.into_iter().map(|fix| build::with_exemptions(fix, &exempt)));
     }
     // Stable: the rest keep the registry's order, in which `lifeguard fix` merges them.
-    fixes.sort_by_key(|fix| !fix.as_submitted);
-    out.objects = objects::pair(&options.name, options.api, policy, &fixes).into();
+    mutations.sort_by_key(|fix| !fix.as_submitted);
+    out.objects = objects::pair(&options.name, options.api, policy, &mutations).into();
     cel_library::check(objects::expressions(&out.objects), options.kube_version)?;
     Ok(out)
 }

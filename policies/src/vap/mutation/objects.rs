@@ -3,7 +3,8 @@
 
 use serde_json::{Value, json};
 
-use super::{Fix, build};
+use super::build;
+use super::fix::Fix;
 use crate::policy::Policy;
 use crate::vap::cel;
 use crate::vap::kube_version::MapApi;

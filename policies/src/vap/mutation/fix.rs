@@ -1,0 +1,94 @@
+//! One fix of a rule as one mutation: what every carried rule's `export
+//! map` code makes, and the MutatingAdmissionPolicy is built from.
+
+use crate::finding::Severity;
+use crate::policy::Policy;
+
+/// One fix of a rule, as one mutation.
+#[derive(Debug, Clone)]
+pub(crate) struct Fix {
+    /// The rule.
+    pub(crate) rule: &'static str,
+    /// The variable that lists what it changes, named after the fix.
+    pub(crate) variable: &'static str,
+    /// Whether it must read the object as submitted, before the other fixes
+    /// change it: it runs first.
+    pub(crate) as_submitted: bool,
+    /// What it changes.
+    pub(crate) change: Change,
+}
+
+/// What a fix changes, and where.
+#[derive(Debug, Clone)]
+pub(crate) enum Change {
+    /// ApplyConfiguration: fields of each container `c` of
+    /// `variables.containers` for which `which` (CEL over `c`) holds; the
+    /// policy's exemptions of the rule are added to `which`.
+    Containers {
+        /// The containers fixed.
+        which: String,
+        /// The fields set, each on a part of the container (a probe).
+        set: Vec<Set>,
+    },
+    /// JSON Patch: `add` operations below each container `c` for which
+    /// `which` holds (exemptions added as for [`Change::Containers`]), where
+    /// ApplyConfiguration cannot (an atomic list inside what is written, a
+    /// member to remove).
+    ContainerPatch {
+        /// The containers fixed.
+        which: String,
+        /// The operations, each on the containers where its own condition holds too.
+        ops: Vec<ContainerOp>,
+    },
+    /// ApplyConfiguration: a field of the pod spec, set to `value` when
+    /// `when` holds (CEL over the object, exemptions included by the rule:
+    /// which container's finding carries the fix is the rule's to say).
+    PodSpec {
+        /// When the pod is fixed.
+        when: String,
+        /// The field.
+        field: &'static str,
+        /// Its new value (an int).
+        value: String,
+    },
+}
+
+/// A field set by an ApplyConfiguration on a container's `part`.
+#[derive(Debug, Clone)]
+pub(crate) struct Set {
+    /// `livenessProbe`, ...
+    pub(crate) part: &'static str,
+    /// `failureThreshold`, ...
+    pub(crate) field: &'static str,
+    /// The value, CEL over `c`.
+    pub(crate) value: String,
+}
+
+/// A JSON Patch operation below a container.
+#[derive(Debug, Clone)]
+pub(crate) struct ContainerOp {
+    /// The path below the container, a CEL string over `c` (`'/startupProbe'`).
+    pub(crate) path: String,
+    /// What the operation writes there.
+    pub(crate) write: Write,
+    /// When this operation applies, CEL over `c` (`true`: always).
+    pub(crate) when: String,
+}
+
+/// What a [`ContainerOp`] writes.
+#[derive(Debug, Clone)]
+pub(crate) enum Write {
+    /// `add` of a value computed in CEL, over `c`.
+    Add(String),
+    /// `copy` from another path below the container, a CEL string over `c`:
+    /// the object's own values cannot be marshalled into a patch's value
+    /// (the API server holds them typed), but a copy moves them as they are.
+    Copy(String),
+}
+
+/// Whether `lifeguard fix` fixes `rule`'s findings that the rule reports at
+/// `severity`: not when the policy makes them info and `fixInfoFindings`
+/// is off (an info finding's fix is opt-in).
+pub(crate) fn fixes_at(policy: &Policy, rule: &str, severity: Severity) -> bool {
+    policy.settings.fix_info_findings || policy.severity_override(rule).unwrap_or(severity) != Severity::Info
+}

@@ -5,8 +5,6 @@ use std::borrow::Cow;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::rules::FixAvailability;
-
 /// How serious a finding is. Ordered: `Info < Warning < Error`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
@@ -163,6 +161,18 @@ pub struct Finding {
     /// The fix, where one is safe; its [`Fix::applicability`] says whether
     /// the policy applies it.
     pub fix: Option<Fix>,
+    /// What the finding's rule says of fixes in general (`None` for a
+    /// custom rule): what [`Finding::fix_note`] says when there is no fix.
+    pub availability: Option<FixAvailability>,
+}
+
+/// Whether and how a rule's findings can be fixed automatically.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FixAvailability {
+    /// The rule attaches a fix to (some of) its findings; the text says what it does.
+    Fix(&'static str),
+    /// No safe automatic fix; the text says why.
+    NoFix(&'static str),
 }
 
 impl Finding {
@@ -216,7 +226,7 @@ impl Finding {
                 "{} (opt-in: info findings are fixed only when the policy sets `fixInfoFindings: true`)",
                 fix.description
             ))),
-            None => Err(match crate::rules::find(&self.rule).map(|r| r.fix) {
+            None => Err(match self.availability {
                 Some(FixAvailability::NoFix(why)) => Cow::Borrowed(why),
                 Some(FixAvailability::Fix(_)) => {
                     Cow::Owned(format!("not for this case (`lifeguard explain {}` says when there is one)", self.rule))
@@ -267,6 +277,7 @@ mod tests {
             container: container.map(str::to_owned),
             naming,
             fix: None,
+            availability: None,
         };
         let plain = finding(Some("api"), super::Naming::Prefix);
         assert_eq!(plain.located_message(), "container \"api\": liveness fails");

@@ -13,12 +13,12 @@ pub mod split;
 pub mod strict_json;
 pub mod yaml;
 
-pub use context::{Contexts, contexts, may_hold_a_service};
+pub use context::{Contexts, contexts};
 pub use discover::{
     Discovered, Input, InputName, ReadError, Walk, discover, discover_with, is_manifest, read_input, read_text,
 };
 pub use helm::{OnDisk, Template, TemplateFinder, TemplateScanner};
 pub use limits::Limits;
-pub use services::{services_in, services_of};
+pub use services::{may_hold_a_service, services_in, services_of};
 pub use source::{Document, Location, SourceFile};
 pub use yaml::{ParseError, parse_part_each, parse_part_lean, parse_part_services, parse_stream, parse_stream_each};

@@ -23,7 +23,7 @@ use policies::objects_in;
 use serde_json::Value;
 
 use super::split::{Part, parts};
-use super::{Document, Limits, may_hold_a_service, parse_part_services, parse_stream_each};
+use super::{Document, Limits, parse_part_services, parse_stream_each};
 
 /// The Service objects of `text`, in order, as a whole read of it finds them.
 pub fn services_in(text: &str, limits: &Limits) -> Vec<Value> {
@@ -98,6 +98,41 @@ fn located(document: &Document) -> impl Iterator<Item = (String, &Value)> {
     objects_in(&document.value).into_iter().filter(|(_, o)| ServiceView::from_object(o).is_some())
 }
 
+/// Whether a document's text could hold a Service: the word `Service` (not
+/// the start of a longer word such as `ServiceAccount`) stands as the value
+/// of a `kind` key, or where a YAML form this textual check cannot follow
+/// puts it (an anchor, a tag, a block scalar, a flow collection, a comment),
+/// or a line naming `kind` holds an escape that could spell it. Only a text this rules
+/// out is left unparsed: `Service` in prose (descriptions of CRDs) is not a
+/// reason to parse a large document.
+pub fn may_hold_a_service(text: &str) -> bool {
+    // `kind: "Serv\u0069ce"`: an escape on a line that names `kind`.
+    let escaped = memchr::memchr(b'\\', text.as_bytes()).is_some();
+    if escaped && text.lines().any(|l| l.contains("kind") && l.contains('\\')) {
+        return true;
+    }
+    let word = "Service";
+    memchr::memmem::find_iter(text.as_bytes(), word).any(|at| {
+        let longer =
+            text[at + word.len()..].chars().next().is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '-');
+        if longer {
+            return false;
+        }
+        let before = text[..at].trim_end_matches([' ', '\t', '\n', '\r', '"', '\'']);
+        let last_line = before.rsplit('\n').next().unwrap_or_default();
+        let last_token = last_line.rsplit([' ', '\t']).next().unwrap_or_default();
+        if last_token.starts_with(['&', '!']) || last_line.contains('#') {
+            return true;
+        }
+        if before.ends_with(['|', '>', '-', '+', '[', ',', '{', '?']) || before.is_empty() {
+            return true;
+        }
+        before
+            .strip_suffix(':')
+            .is_some_and(|key| key.trim_end_matches([' ', '\t', '\n', '\r', '"', '\'']).ends_with("kind"))
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -133,5 +168,25 @@ mod tests {
         assert_eq!(services_in(&texts[0], &Limits::default()).len(), 1);
         assert!(services_in(&texts[3], &Limits::default()).is_empty());
         assert_eq!(services_in(&texts[4], &Limits::default()).len(), 1);
+    }
+
+    #[test]
+    fn the_pre_filter_skips_only_texts_that_cannot_hold_a_service() {
+        assert!(may_hold_a_service("kind: Service\n"));
+        assert!(may_hold_a_service("{\"kind\":\"Service\"}"));
+        assert!(may_hold_a_service("kind: v1\nitems:\n- kind: Service"));
+        assert!(may_hold_a_service("kind: \"Serv\\x69ce\"\n"));
+        assert!(!may_hold_a_service("kind: ServiceAccount\n"));
+        assert!(!may_hold_a_service("kind: Deployment\nspec: {template: {spec: {enableServiceLinks: false}}}\n"));
+        assert!(!may_hold_a_service("kind: ServiceMonitor\n"));
+        assert!(!may_hold_a_service("description: the Service that fronts the pods.\n"));
+        assert!(!may_hold_a_service("description: >\n  names a\n  Service to use\n"));
+        assert!(may_hold_a_service("kind:\n  Service\n"));
+        assert!(may_hold_a_service("x: &k Service\nkind: *k\n"));
+        assert!(may_hold_a_service("kind: !!str Service\n"));
+        assert!(may_hold_a_service("kind: # the type\n  Service\n"));
+        assert!(may_hold_a_service("kind: >-\n  Service\n"));
+        assert!(may_hold_a_service("? kind\n: Service\n"));
+        assert!(may_hold_a_service("{\"kind\" : \"Service\"}"));
     }
 }

@@ -154,6 +154,7 @@ impl CompiledCustom {
             // The author's template names the container where it says so.
             naming: Naming::InText,
             fix: None,
+            availability: None,
         }
     }
 }

@@ -9,11 +9,14 @@
 use k8s_openapi::api::core::v1::Probe;
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 
-use crate::finding::{Finding, Fix, Severity};
-use crate::model::{ContainerView, ProbeKind, Workload, handler_count, is_valid_port_name};
-use crate::rules::{Checks, Ctx, FixAvailability, MapExport, Related, Rule, VapExport, with_fix};
+use crate::finding::{Finding, Severity};
+use crate::model::{ProbeKind, Workload, handler_count, is_valid_port_name};
+use crate::rules::{Checks, Ctx, FixAvailability, MapExport, Related, Rule, VapExport};
 
+mod out;
 mod pgrep;
+
+use out::Out;
 
 pub(crate) static RULE: Rule = Rule {
     name: "probe-invalid",
@@ -113,44 +116,11 @@ No automatic fix for the other findings: the intended value is unknown. The
 message names the field and the rule it breaks.
 "#;
 
-struct Out<'a, 'b> {
-    out: &'a mut Vec<Finding>,
-    c: ContainerView<'b>,
-    kind: ProbeKind,
-}
-
-impl Out<'_, '_> {
-    /// `problem` and `short` (the problem in at most 55 characters) follow
-    /// the probe's name.
-    fn push(&mut self, severity: Severity, at: &[&str], problem: String, short: String, help: &str) {
-        self.push_with(severity, at, problem, short, help, None);
-    }
-
-    fn push_with(
-        &mut self,
-        severity: Severity,
-        at: &[&str],
-        problem: String,
-        short: String,
-        help: &str,
-        fix: Option<Fix>,
-    ) {
-        let pointer = self.c.at(&[&[self.kind.field()], at].concat());
-        let message = format!("{} probe {problem}", self.kind.word());
-        let short = format!("{} probe {short}", self.kind.word());
-        self.out.push(with_fix(RULE.finding(severity, pointer, Some(self.c.name()), message, short, help), fix));
-    }
-
-    fn error(&mut self, at: &[&str], problem: String, short: String, help: &str) {
-        self.push(Severity::Error, at, problem, short, help);
-    }
-}
-
 fn check(w: &Workload, _ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
     w.for_each_container(|c| {
         for kind in [ProbeKind::Startup, ProbeKind::Liveness, ProbeKind::Readiness] {
             if let Some(p) = kind.of(c.container) {
-                probe(&mut Out { out, c, kind }, p);
+                probe(&mut Out { rule: &RULE, out, c, kind }, p);
             }
         }
     });

@@ -4,6 +4,7 @@
 
 use std::cell::OnceCell;
 
+pub use crate::finding::FixAvailability;
 use crate::finding::{Finding, Fix, Naming, Severity};
 use crate::model::{Batch, ShutdownNeed, Workload, shutdown_needs};
 use crate::policy::Policy;
@@ -32,15 +33,6 @@ impl<'a> Ctx<'a> {
     pub fn shutdown_needs(&self, w: &Workload) -> &[ShutdownNeed] {
         self.needs.get_or_init(|| shutdown_needs(w, self.policy))
     }
-}
-
-/// Whether and how a rule's findings can be fixed automatically.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum FixAvailability {
-    /// The rule attaches a fix to (some of) its findings; the text says what it does.
-    Fix(&'static str),
-    /// No safe automatic fix; the text says why.
-    NoFix(&'static str),
 }
 
 /// A registered rule.
@@ -91,6 +83,7 @@ impl Rule {
             container: container.map(str::to_owned),
             naming: Naming::Prefix,
             fix: None,
+            availability: Some(self.fix),
         }
     }
 }

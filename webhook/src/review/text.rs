@@ -175,6 +175,7 @@ mod tests {
             container: None,
             naming: policies::Naming::Prefix,
             fix,
+            availability: policies::rules::find(rule).map(|r| r.fix),
         };
         let applied = finding("prestop-sleep-only", fix("native sleep", policies::Applicability::Automatic));
         let opt_in = finding("prestop-sleep-only", fix("native sleep", policies::Applicability::OptIn));

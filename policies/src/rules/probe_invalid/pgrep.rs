@@ -3,7 +3,7 @@
 
 use serde_json::Value;
 
-use super::Out;
+use super::out::Out;
 use crate::finding::{Fix, Severity, add_op};
 use crate::model::command::{basename, simple_commands};
 use crate::model::shell_flow::{Sep, script_commands, shell_script};

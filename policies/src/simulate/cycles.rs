@@ -7,8 +7,8 @@ use std::ops::Range;
 
 use crate::model::ProbeKind;
 
+use super::reading::seconds;
 use super::timeline::{Event, EventKind, Span};
-use super::verdict::seconds;
 
 /// Consecutive cycles that repeat the cycle just before them.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -5,7 +5,7 @@
 
 use crate::model::services_verb;
 
-use super::verdict::{Reading, seconds};
+use super::reading::{Reading, seconds};
 
 /// How long the pod's replicas are all out of endpoints at once, from the
 /// figures the outcome shows: one replica as long as its offset keeps it

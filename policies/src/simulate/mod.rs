@@ -5,6 +5,7 @@
 //! timelines and verdicts ([`simulate_object`]); front ends only read input
 //! and render. The model and every assumption are stated in [`MODEL`].
 
+mod assumptions;
 mod checks;
 mod cycles;
 mod endpoints;
@@ -19,6 +20,7 @@ mod model_doc;
 #[cfg(test)]
 mod object_tests;
 mod pod;
+mod reading;
 mod scenario;
 mod stop_signal;
 mod sweep;
@@ -26,6 +28,7 @@ mod termination;
 mod timeline;
 mod verdict;
 
+pub use assumptions::Assumptions;
 pub use checks::{Check, ProbeChecks, ProbeChecksError, infer};
 pub use cycles::{Repeat, repeats};
 pub use gates::{GateDelay, GateDelayError, ReadinessGates};
@@ -46,52 +49,6 @@ use crate::error::ModelError;
 use crate::model::Batch;
 use crate::model::Workload;
 use crate::policy::Policy;
-
-/// What the simulation assumes beyond the manifest.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Assumptions {
-    /// How long endpoint removal takes to reach every proxy after deletion (default 2).
-    pub endpoint_propagation_seconds: i64,
-    /// The longest request the app admits (default 0).
-    pub request_seconds: i64,
-    /// What probes check, as stated on the command line (wins over the annotation).
-    pub probe_checks: ProbeChecks,
-    /// How long a preStop hook runs whose length the spec does not show (an
-    /// `exec` of a script, an `httpGet`), as stated on the command line
-    /// (wins over the `lifeguard.dev/prestop-seconds` annotation).
-    pub prestop_seconds: Option<i64>,
-    /// How long a postStart hook runs whose length the spec does not show,
-    /// as stated on the command line (wins over the
-    /// `lifeguard.dev/poststart-seconds` annotation).
-    pub poststart_seconds: Option<i64>,
-    /// When the pod's readiness gates become True, as stated on the command
-    /// line (wins over the `lifeguard.dev/readiness-gates-seconds` annotation).
-    pub readiness_gates: Option<GateDelay>,
-    /// The cluster's feature gates the model reads (`ContainerStopSignals`).
-    pub feature_gates: FeatureGates,
-    /// The kubelet's CrashLoopBackOff ceiling
-    /// (`crashLoopBackOff.maxContainerRestartPeriod`; default 300).
-    pub max_backoff_seconds: i64,
-    /// The deletion's own grace period (`kubectl delete --grace-period`),
-    /// which wins over the pod's `terminationGracePeriodSeconds` (`delete`).
-    pub delete_grace_seconds: Option<i64>,
-}
-
-impl Default for Assumptions {
-    fn default() -> Assumptions {
-        Assumptions {
-            endpoint_propagation_seconds: 2,
-            request_seconds: 0,
-            probe_checks: ProbeChecks::default(),
-            prestop_seconds: None,
-            poststart_seconds: None,
-            readiness_gates: None,
-            feature_gates: FeatureGates::default(),
-            max_backoff_seconds: BACKOFF_MAX_MS / 1000,
-            delete_grace_seconds: None,
-        }
-    }
-}
 
 /// The simulation of one pod-bearing object.
 #[derive(Debug, Clone, PartialEq)]

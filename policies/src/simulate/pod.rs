@@ -8,6 +8,7 @@ use crate::model::{
 };
 use crate::policy::Policy;
 
+use super::assumptions::Assumptions;
 use super::checks::{Check, ProbeChecks, infer, unresolved};
 use super::gates::{GateDelay, ReadinessGates};
 use super::hooks::{HookLength, PostStart, poststart_of, prestop_of};
@@ -127,7 +128,7 @@ pub struct AnnotationError {
 pub fn containers(
     w: &Workload,
     policy: &Policy,
-    assumptions: &super::Assumptions,
+    assumptions: &Assumptions,
     replicas: i64,
     services: &[String],
 ) -> Result<Vec<ContainerModel>, AnnotationError> {

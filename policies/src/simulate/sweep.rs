@@ -5,7 +5,7 @@ use std::cmp::Reverse;
 
 use crate::model::ProbeKind;
 
-use super::Assumptions;
+use super::assumptions::Assumptions;
 use super::gates::GateDelay;
 use super::kubelet::{Run, World, simulate, simulate_figures};
 use super::pod::ContainerModel;

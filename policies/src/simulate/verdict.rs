@@ -3,6 +3,8 @@
 use crate::finding::Severity;
 
 use super::endpoints::{NO_SERVICE, for_span, zero_endpoints, zero_span};
+pub(crate) use super::reading::Reading;
+pub use super::reading::{Figures, seconds};
 use super::scenario::ScenarioKind;
 
 /// The consequence of a scenario for a container; the names are stable
@@ -84,62 +86,6 @@ impl Verdict {
     pub fn fails_by_default(self) -> bool {
         self.severity() == Some(Severity::Error)
     }
-}
-
-/// A run's figures.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct Figures {
-    /// Restarts by startup or liveness.
-    pub restarts: u32,
-    /// When the first restart was decided, ms from the scenario's start.
-    pub restart_at_ms: Option<i64>,
-    /// Time out of the Service's endpoints, ms.
-    pub unready_ms: i64,
-    /// Whether a SIGKILL ended a container.
-    pub sigkill: bool,
-}
-
-/// What the verdict reads from a scenario's runs.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub(crate) struct Reading {
-    pub(crate) best: Figures,
-    pub(crate) worst: Figures,
-    /// Time every replica is out of endpoints at once, ms: what decides
-    /// the verdict (one replica: the worst offset's; several, in a stall:
-    /// [`Reading::at_once_ms`]).
-    pub(crate) zero_endpoints_ms: i64,
-    /// How long every phase offset is out of endpoints at once, ms (a stall
-    /// of several replicas): the least time they are all out together.
-    pub(crate) at_once_ms: Option<i64>,
-    /// `Service/name` of the Services of the input that select the pod.
-    pub(crate) services: Vec<String>,
-    /// Why liveness never restarts the container (a port the kubelet
-    /// cannot resolve), when it never does.
-    pub(crate) blind: Option<String>,
-    /// Whether the app finished booting (boot).
-    pub(crate) booted: bool,
-    /// In-flight work SIGKILL cut, ms (delete).
-    pub(crate) cut_ms: Option<i64>,
-    /// The largest CrashLoopBackOff delay seen, ms.
-    pub(crate) backoff_ms: i64,
-    /// The boot the scenario assumed, ms.
-    pub(crate) boot_ms: i64,
-    /// Replicas of the workload.
-    pub(crate) replicas: i64,
-    /// Why the postStart hook failed, when a failure killed a container.
-    pub(crate) hook_failure: Option<&'static str>,
-    /// Whether a container was left stopped (`restartPolicy: Never`).
-    pub(crate) stopped: bool,
-    /// Whether the container has a postStart hook.
-    pub(crate) has_poststart: bool,
-    /// Why the pod never joins the endpoints, when it never does for a
-    /// reason the model knows (gates never True, a hook that never ends).
-    pub(crate) never_serves: Option<String>,
-}
-
-/// Seconds for people: `1`, `1.5`, `300`.
-pub fn seconds(ms: i64) -> String {
-    if ms % 1000 == 0 { format!("{}", ms / 1000) } else { format!("{:.1}", ms as f64 / 1000.0) }
 }
 
 /// `1-2.5` from two times in either order, `1` when they are equal.

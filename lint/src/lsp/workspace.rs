@@ -11,13 +11,12 @@ use lsp_types::{Range, Uri};
 use policies::{Batch, Policy};
 use serde_json::Value;
 
-use super::analysis::{Analysis, analyze, span};
+use super::analysis::{Analysis, analyze, located_services};
 use super::elsewhere::Elsewhere;
 use super::text::Lines;
 use super::uri::{from_path, to_path};
+use crate::input::Limits;
 use crate::input::context::{shared_dir, siblings};
-use crate::input::services::services_with;
-use crate::input::{Limits, may_hold_a_service};
 use crate::policy_discovery::source_for;
 use crate::policy_source::PolicySource;
 
@@ -119,14 +118,14 @@ impl Workspace {
             }
             let Some(uri) = from_path(&sibling) else { continue };
             let services = match open.get(&canonical) {
-                Some(text) => services_in(text, &self.limits),
+                Some(text) => located_services(text, &Lines::new(text), &self.limits),
                 None => {
                     let now = stamp(&sibling);
                     match self.services.get(&sibling).filter(|(seen, _)| *seen == now) {
                         Some((_, cached)) => cached.clone(),
                         None => {
                             let read = std::fs::read_to_string(&sibling)
-                                .map(|text| services_in(&text, &self.limits))
+                                .map(|text| located_services(&text, &Lines::new(&text), &self.limits))
                                 .unwrap_or_default();
                             self.services.insert(sibling.clone(), (now, read.clone()));
                             read
@@ -200,14 +199,4 @@ impl Workspace {
             .map(|(other, _)| other.clone())
             .collect()
     }
-}
-
-/// The Services a text holds, each with where it is, as `lint` reads a
-/// sibling file for them ([`crate::input::services`]).
-fn services_in(text: &str, limits: &Limits) -> Vec<(Value, Range)> {
-    if !may_hold_a_service(text) {
-        return Vec::new();
-    }
-    let lines = Lines::new(text);
-    services_with(text, limits, &|document, pointer, service| (service.clone(), span(document, pointer, &lines)))
 }

@@ -27,11 +27,7 @@ pub struct Read {
 pub fn read(found: &Discovered, limits: &Limits) -> Read {
     let Contexts { of_input, seeds, .. } = contexts(&found.inputs, limits);
     let mut out = Read { seeds, ..Read::default() };
-    out.discovery = found
-        .errors
-        .iter()
-        .map(|(file, e)| InputError { file: file.clone(), line: None, column: None, message: e.to_string() })
-        .collect();
+    out.discovery = discovery_errors(found);
     for (input, context) in found.inputs.iter().zip(of_input) {
         let file = input.display_name();
         match read_input(input, limits, found.allow_empty_stdin) {
@@ -43,6 +39,15 @@ pub fn read(found: &Discovered, limits: &Limits) -> Read {
         }
     }
     out
+}
+
+/// The paths discovery could not read, as input errors.
+pub(super) fn discovery_errors(found: &Discovered) -> Vec<InputError> {
+    found
+        .errors
+        .iter()
+        .map(|(file, e)| InputError { file: file.clone(), line: None, column: None, message: e.to_string() })
+        .collect()
 }
 
 impl Read {

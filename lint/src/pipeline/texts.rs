@@ -10,6 +10,7 @@ use std::borrow::Cow;
 use policies::Batch;
 
 use super::pool;
+use super::read::discovery_errors;
 use crate::engine::parse_text;
 use crate::input::{Contexts, Discovered, Document, Input, InputName, Limits, contexts, read_input, read_text};
 use crate::input::{services_in, services_of};
@@ -54,12 +55,8 @@ pub fn each_text<T: Send>(
     step: impl Fn(Text<'_>) -> T + Sync,
     mut sink: impl FnMut(T),
 ) -> Vec<InputError> {
-    let allow_empty = found.allow_empty_stdin;
-    let (inputs, discover_errors) = (found.inputs, found.errors);
-    let mut errors: Vec<InputError> = discover_errors
-        .into_iter()
-        .map(|(file, e)| InputError { file, line: None, column: None, message: e.to_string() })
-        .collect();
+    let mut errors = discovery_errors(&found);
+    let (inputs, allow_empty) = (found.inputs, found.allow_empty_stdin);
     let Contexts { of_input, mut seeds, .. } = contexts(&inputs, limits);
     // First pass: each file's Services.
     let first = |i: usize| {

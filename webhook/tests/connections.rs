@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 
 use common::{Server, Start};
 use lifeguard_e2e::cluster::pki::connect_tls;
+use serde_json::Value;
 
 type Tls = rustls::StreamOwned<rustls::ClientConnection, TcpStream>;
 
@@ -227,11 +228,11 @@ fn beyond_the_cap_connections_are_refused_while_held_ones_are_answered() {
         assert_eq!(get(conn).expect("held connections are still answered at the cap"), 200);
     }
     assert_eq!(server.metric("lifeguard_webhook_connections_refused_total", &[r#"listener="admission""#]), 3.0);
-    let logged: Vec<_> = server
-        .logs()
-        .into_iter()
-        .filter(|l| l["message"].as_str().is_some_and(|m| m.starts_with("connection cap reached")))
-        .collect();
+    // The metric can be scraped before the log reader has taken the line
+    // from the server's stderr: wait (bounded) for the first one.
+    let cap_line = |l: &Value| l["message"].as_str().is_some_and(|m| m.starts_with("connection cap reached"));
+    server.wait_log(cap_line, Duration::from_secs(10));
+    let logged: Vec<_> = server.logs().into_iter().filter(|l| cap_line(l)).collect();
     assert_eq!(logged.len(), 1, "three refusals within ten seconds are one log line: {logged:?}");
     assert_eq!(logged[0]["max_connections"], 4);
 

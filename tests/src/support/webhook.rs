@@ -11,7 +11,7 @@ use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant, SystemTime};
 
@@ -24,6 +24,8 @@ use crate::cluster::webhook::workspace_binary;
 
 /// How long a server gets to log its addresses, and then to turn ready.
 const START_LIMIT: Duration = Duration::from_secs(20);
+/// How long `wait_exit` waits, after the exit, for the last log lines.
+const EXIT_LOGS_LIMIT: Duration = Duration::from_secs(5);
 
 /// How to start a server. [`Start::default`] is the webhook tests' server:
 /// TLS from a fresh CA in plain files, the default policy, short timings.
@@ -99,6 +101,8 @@ struct Logs {
     lines: Mutex<Vec<Value>>,
     added: Condvar,
     count: AtomicU64,
+    /// The reader reached the end of the process's stdout.
+    ended: AtomicBool,
 }
 
 /// A connection held open to the webhook; closed when dropped.
@@ -207,6 +211,10 @@ impl Server {
                     }
                 }
             }
+            // Under the lock, so a waiter cannot miss the wakeup.
+            let _lines = sink.lines.lock().expect("logs");
+            sink.ended.store(true, Ordering::Release);
+            sink.added.notify_all();
         });
         let unset: SocketAddr = "0.0.0.0:0".parse().map_err(|e| format!("{e}"))?;
         let mut server = Server {
@@ -430,6 +438,15 @@ impl Server {
             Err(e) => Err(e.to_string()),
         });
         self.child = None;
+        // The process has exited but the reader may not have taken its last
+        // lines yet: wait (bounded) for the end of its stdout, so `logs()`
+        // holds every line it wrote.
+        let start = Instant::now();
+        let mut lines = self.logs.lines.lock().expect("logs");
+        while !self.logs.ended.load(Ordering::Acquire) {
+            let Some(left) = EXIT_LOGS_LIMIT.checked_sub(start.elapsed()) else { break };
+            lines = self.logs.added.wait_timeout(lines, left).expect("logs").0;
+        }
         status
     }
 

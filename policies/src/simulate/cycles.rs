@@ -64,7 +64,7 @@ pub fn repeats(events: &[Event]) -> Vec<Repeat> {
             let end = starts.get(j).map_or_else(|| events[range.end - 1].at_ms, |&next| events[next].at_ms);
             let delays: Vec<i64> = events[range.clone()].iter().filter_map(|e| e.delay_ms).collect();
             // A cycle that started at once waited 0 s (the kubelet backs off
-            // only some restarts: see kubelet.rs).
+            // only some restarts: see kubelet/restart.rs).
             let all_waited = delays.len() + 1 >= j - k;
             let backoff_ms = delays
                 .iter()

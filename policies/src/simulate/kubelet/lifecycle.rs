@@ -4,22 +4,10 @@
 
 use crate::model::ProbeKind;
 
-use super::{Machine, NEVER_MS};
+use super::state::{Machine, Timer};
+use super::world::NEVER_MS;
 use crate::simulate::gates::Admission;
 use crate::simulate::timeline::EventKind;
-
-/// What happens at a time of its own, not at a probe's check.
-#[derive(Debug, Clone, Copy)]
-pub(super) enum Timer {
-    /// The app exits by itself.
-    Crash,
-    /// The postStart hook fails, and why.
-    HookFails(&'static str),
-    /// The postStart hook ends: a container without a readiness probe is ready.
-    HookEnds,
-    /// The readiness gates become True.
-    GatesTrue,
-}
 
 impl Machine<'_> {
     /// The next thing that happens at a time of its own rather than at a

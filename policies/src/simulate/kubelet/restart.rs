@@ -4,29 +4,12 @@
 
 use crate::model::ProbeKind;
 
-use super::{BACKOFF_INITIAL_MS, BACKOFF_MAX_MS, MS, Machine, NEVER_MS};
+use super::state::{Backoff, Cause, Machine};
+use super::world::{BACKOFF_INITIAL_MS, BACKOFF_MAX_MS, MS, NEVER_MS};
 use crate::simulate::hooks::seen_after_start;
 use crate::simulate::termination::{hook_ms, stop_times};
 use crate::simulate::timeline::{Event, EventKind};
 use crate::simulate::verdict::plural;
-
-/// The kubelet's back-off entry for the container (client-go's
-/// `flowcontrol.Backoff`): the current delay and when it was last raised.
-#[derive(Debug, Clone, Copy)]
-pub(super) struct Backoff {
-    delay: i64,
-    raised: i64,
-}
-
-/// Why the kubelet kills a container.
-#[derive(Debug, Clone, Copy)]
-pub(super) enum Cause {
-    /// Startup or liveness reached its `failureThreshold`; the probe's own
-    /// `terminationGracePeriodSeconds`, if set.
-    Probe(ProbeKind, Option<i64>),
-    /// The postStart hook failed (`FailedPostStartHook`), and why.
-    PostStart(&'static str),
-}
 
 impl Machine<'_> {
     /// The kubelet kills the container at `at`: the preStop hook, the stop

@@ -1,188 +1,16 @@
-//! The kubelet's probe and restart state machine over one container's
-//! timeline: the probes here, kills, exits, the back-off and restarts in
-//! `kubelet/restart.rs`, the postStart hook and the readiness gates in
-//! `kubelet/lifecycle.rs` (deletion is in `termination.rs`).
-//!
-//! Times are milliseconds. Each probe runs on a grid of its own, one tick
-//! every `periodSeconds`, kept across restarts as the kubelet's probe worker
-//! keeps it: a container is first checked at the first tick once the
-//! kubelet has seen it start ([`STARTED_SEEN_MS`]) and its
-//! `initialDelaySeconds` have passed; liveness and readiness are held until the startup
-//! probe succeeds. A check answered later than `timeoutSeconds` is a
-//! failure. `failureThreshold` consecutive failures of startup or liveness
-//! kill the container; of readiness, take it out of the Service's
-//! endpoints, where `successThreshold` consecutive successes bring it back
-//! (once the pod's readiness gates are True, `gates.rs`). A check whose
-//! port does not resolve errors and counts neither way. A postStart hook
-//! holds the first check until it ends, and a failed one kills the
-//! container (`hooks.rs`).
+//! The machine's loop over one container's timeline and its probes'
+//! checks; kills, exits and restarts are in `restart.rs`, the postStart
+//! hook and the readiness gates in `lifecycle.rs`.
 
 use crate::model::ProbeKind;
+use crate::simulate::checks::Check;
+use crate::simulate::gates::GateClock;
+use crate::simulate::hooks::seen_after_start;
+use crate::simulate::pod::{ContainerModel, ProbeModel};
+use crate::simulate::timeline::{Event, EventKind, Span};
 
-mod lifecycle;
-mod restart;
-
-use super::checks::Check;
-use super::gates::GateClock;
-use super::hooks::seen_after_start;
-use super::pod::{ContainerModel, ProbeModel};
-use super::timeline::{Event, EventKind, Span};
-use lifecycle::Timer;
-use restart::{Backoff, Cause};
-
-/// CrashLoopBackOff's first delay; each delay the kubelet waits doubles the
-/// next, up to the ceiling ([`BACKOFF_MAX_MS`] unless the kubelet's
-/// `crashLoopBackOff.maxContainerRestartPeriod` says otherwise).
-pub const BACKOFF_INITIAL_MS: i64 = 10_000;
-/// The kubelet's default ceiling of the CrashLoopBackOff delay.
-pub const BACKOFF_MAX_MS: i64 = 300_000;
-
-const MS: i64 = 1000;
-
-/// How long after a container starts the kubelet's probe workers first see
-/// it running, and so first probe it: the pod lifecycle event generator
-/// relists containers every second (`genericPlegRelistPeriod`), and a worker
-/// skips its ticks until the pod's status shows the new container
-/// (prober/worker.go, `doProbe`). The model takes the whole second. A
-/// postStart hook holds it longer (`hooks.rs`, `seen_after_start`).
-pub const STARTED_SEEN_MS: i64 = 1000;
-
-/// A time that never comes (a postStart hook that never ends), far enough
-/// from `i64::MAX` that adding periods to it does not overflow.
-const NEVER_MS: i64 = i64::MAX / 4;
-
-/// What the app does during the run, in milliseconds from the run's start.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct World {
-    /// `Some(phase)`: the container has long been running, started and
-    /// ready, and its probes' grids sit `phase` ms before the disruption
-    /// (the run's 0). `None`: the container starts at 0.
-    pub steady_phase: Option<i64>,
-    /// How long the first container takes to boot (from its start).
-    pub boot_ms: i64,
-    /// How long a restarted container takes to boot.
-    pub restart_boot_ms: i64,
-    /// Every dependency check started in this span fails (a stall hits all
-    /// incarnations: the dependency is outside the pod).
-    pub stall: Option<Span>,
-    /// The first container answers nothing in this span (a new process is not paused).
-    pub pause: Option<Span>,
-    /// The first container answers nothing from this time on.
-    pub wedge_from: Option<i64>,
-    /// The run ends here.
-    pub horizon_ms: i64,
-    /// The kubelet's CrashLoopBackOff ceiling; `None`: [`BACKOFF_MAX_MS`].
-    pub max_backoff_ms: Option<i64>,
-    /// Every container exits by itself (code 1) this long after it starts.
-    pub crash_after_ms: Option<i64>,
-    /// Every container's postStart hook fails when it ends.
-    pub poststart_fails: bool,
-}
-
-/// What one run produced.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct Run {
-    /// Events in time order.
-    pub events: Vec<Event>,
-    /// Kills by startup, liveness or a failed postStart hook (and, for a
-    /// crash, exits the kubelet restarts).
-    pub restarts: u32,
-    /// When the first of them was decided.
-    pub first_restart_ms: Option<i64>,
-    /// Spans out of the Service's endpoints, within the run.
-    pub unready: Vec<Span>,
-    /// Whether a SIGKILL ended a container.
-    pub sigkill: bool,
-    /// Whether some container's app finished booting before it was killed.
-    pub booted: bool,
-    /// For a deletion: how long in-flight work still needed when SIGKILL came.
-    pub cut_ms: Option<i64>,
-    /// The longest CrashLoopBackOff delay waited.
-    pub max_backoff_ms: i64,
-    /// Why the postStart hook failed, when a failure killed a container.
-    pub hook_failure: Option<&'static str>,
-    /// Whether a container was left stopped (`restartPolicy: Never`).
-    pub stopped: bool,
-    /// Whether the pod was in the Service's endpoints at some time.
-    pub served: bool,
-}
-
-struct ProbeRun {
-    model: ProbeModel,
-    /// The probe's grid: the kubelet's worker for it ticks at `anchor` plus
-    /// whole periods for as long as the pod lives, across restarts.
-    anchor: i64,
-    next: i64,
-    /// A check off the grid: readiness is run at once when the kubelet
-    /// syncs a started container that is not ready.
-    triggered: Option<i64>,
-    fails: i64,
-    oks: i64,
-    /// How long after a container starts the kubelet first sees it running.
-    seen: i64,
-}
-
-impl ProbeRun {
-    fn period(&self) -> i64 {
-        self.model.timing.period.max(1) * MS
-    }
-
-    /// When its next check runs: the grid's next tick, or a triggered check before it.
-    fn due(&self) -> i64 {
-        self.triggered.map_or(self.next, |t| t.min(self.next))
-    }
-
-    fn delay(&self) -> i64 {
-        self.model.timing.initial_delay.max(0) * MS
-    }
-
-    /// When the first check of a container comes after its start: its
-    /// `initialDelaySeconds`, once the kubelet has seen it running.
-    fn first_after_start(&self) -> i64 {
-        self.delay().max(self.seen)
-    }
-
-    /// The first tick of the grid at or after `at`.
-    fn tick_at_or_after(&self, at: i64) -> i64 {
-        let period = self.period();
-        self.anchor + (at - self.anchor + period - 1).div_euclid(period) * period
-    }
-
-    /// The first check of a container started at `start`, made no sooner
-    /// than `at`: the grid's first tick once the kubelet has seen the
-    /// container and its `initialDelaySeconds` has passed.
-    fn tick_from(&self, start: i64, at: i64) -> i64 {
-        self.tick_at_or_after(at.max(start + self.first_after_start()))
-    }
-}
-
-struct Machine<'a> {
-    model: &'a ContainerModel,
-    record: bool,
-    world: World,
-    run: Run,
-    probes: Vec<ProbeRun>,
-    first: bool,
-    start: i64,
-    healthy_at: i64,
-    running: bool,
-    startup_done: bool,
-    /// The container is ready (its readiness probe passed, or it has none).
-    ready: bool,
-    /// The pod is in the Service's endpoints: the container is ready and
-    /// the readiness gates are True.
-    serving: bool,
-    gates: GateClock,
-    unready_since: Option<i64>,
-    /// When the current container's postStart hook ends, while it runs.
-    hook_ends: Option<i64>,
-    /// When the current container's postStart hook fails, and why.
-    hook_fails: Option<(i64, &'static str)>,
-    backoff: Option<Backoff>,
-    /// When the latest container that exited did.
-    last_exit: Option<i64>,
-    pending_start: Option<i64>,
-}
+use super::state::{Cause, Machine, ProbeRun, Timer};
+use super::world::{MS, NEVER_MS, Run, World};
 
 /// Runs the kubelet over a container in a world, keeping every event.
 pub fn simulate(model: &ContainerModel, world: World) -> Run {
@@ -267,21 +95,27 @@ fn run(model: &ContainerModel, world: World, record: bool) -> Run {
 
 impl Machine<'_> {
     /// Records an event; the detail is only written when events are kept.
-    fn event(&mut self, at: i64, probe: Option<ProbeKind>, kind: EventKind, detail: impl FnOnce() -> String) {
+    pub(super) fn event(
+        &mut self,
+        at: i64,
+        probe: Option<ProbeKind>,
+        kind: EventKind,
+        detail: impl FnOnce() -> String,
+    ) {
         self.push(at, || Event::new(at, probe, kind, detail()));
     }
 
-    fn push(&mut self, at: i64, event: impl FnOnce() -> Event) {
+    pub(super) fn push(&mut self, at: i64, event: impl FnOnce() -> Event) {
         if self.record && at <= self.world.horizon_ms {
             self.run.events.push(event());
         }
     }
 
-    fn active(&self, kind: ProbeKind) -> bool {
+    pub(super) fn active(&self, kind: ProbeKind) -> bool {
         self.running && (kind == ProbeKind::Startup) != self.startup_done
     }
 
-    fn go(&mut self) {
+    pub(super) fn go(&mut self) {
         loop {
             let next_probe = (0..self.probes.len())
                 .filter(|&i| self.active(self.probes[i].model.kind))
@@ -320,7 +154,7 @@ impl Machine<'_> {
 
     /// Whether nothing can happen any more: the disruption is over, the
     /// container runs, started and ready, and no probe has a failure pending.
-    fn settled(&self, at: i64) -> bool {
+    pub(super) fn settled(&self, at: i64) -> bool {
         let over = |span: Option<Span>| span.is_none_or(|(_, to)| at >= to);
         let stuck = self.first && (self.world.wedge_from.is_some() || !over(self.world.pause));
         self.running
@@ -336,7 +170,7 @@ impl Machine<'_> {
     }
 
     /// Until when the current process answers nothing, if it is stuck at `at`.
-    fn stuck_until(&self, at: i64) -> Option<i64> {
+    pub(super) fn stuck_until(&self, at: i64) -> Option<i64> {
         if !self.first {
             return None;
         }
@@ -347,7 +181,7 @@ impl Machine<'_> {
     }
 
     /// A check started at `at`: whether it passed, when its result came, and whether it timed out.
-    fn check(&self, p: &ProbeModel, at: i64) -> (bool, i64, bool) {
+    pub(super) fn check(&self, p: &ProbeModel, at: i64) -> (bool, i64, bool) {
         let timeout = p.timing.timeout.max(1) * MS;
         if matches!(p.check, Check::ProcessOnly) {
             return (true, at, false);
@@ -372,7 +206,7 @@ impl Machine<'_> {
         (true, at, false)
     }
 
-    fn probe(&mut self, i: usize) {
+    pub(super) fn probe(&mut self, i: usize) {
         let model = self.probes[i].model;
         let at = self.probes[i].due();
         // A triggered check leaves the grid where it is.
@@ -446,7 +280,7 @@ impl Machine<'_> {
         }
     }
 
-    fn note_healthy(&mut self, until: i64) {
+    pub(super) fn note_healthy(&mut self, until: i64) {
         if self.healthy_at < until && self.healthy_at > self.start {
             self.event(self.healthy_at, None, EventKind::AppHealthy, String::new);
         }
@@ -458,7 +292,7 @@ impl Machine<'_> {
     /// The kubelet syncs the pod at `at` with the container started and not
     /// ready: it runs readiness at once, off its grid, once its
     /// `initialDelaySeconds` have passed (prober_manager.go, `UpdatePodStatus`).
-    fn trigger_readiness(&mut self, at: i64) {
+    pub(super) fn trigger_readiness(&mut self, at: i64) {
         if self.ready {
             return;
         }
@@ -470,11 +304,11 @@ impl Machine<'_> {
         }
     }
 
-    fn failure_of(&self, kind: ProbeKind) -> i64 {
+    pub(super) fn failure_of(&self, kind: ProbeKind) -> i64 {
         self.model.probe(kind).map_or(0, |p| p.timing.failure)
     }
 
-    fn finish(mut self) -> Run {
+    pub(super) fn finish(mut self) -> Run {
         let horizon = self.world.horizon_ms;
         if self.running {
             self.note_healthy(horizon);

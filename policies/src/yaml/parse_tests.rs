@@ -201,3 +201,26 @@ fn an_unquoted_yes_or_on_is_the_boolean_kubectl_sends() {
     let (docs, _) = parse("labels: {on: a, \"off\": b}\n");
     assert_eq!(docs[0].value, json!({"labels": {"true": "a", "off": "b"}}));
 }
+
+/// Numbers as `kubectl` sends them (go-yaml v2, then Go's JSON): a probe
+/// written `periodSeconds: 010` is checked every 8 s, `failureThreshold:
+/// 1_0` is 10, and `timeoutSeconds: 2.0` is the integer 2 the API server
+/// takes, so lifeguard judges the probe the kubelet runs.
+#[test]
+fn probe_numbers_read_as_kubectl_sends_them() {
+    let text = "apiVersion: v1\nkind: Pod\nmetadata: {name: web}\nspec:\n  containers:\n  - name: web\n    \
+                image: example/web:1\n    livenessProbe:\n      httpGet: {path: /livez, port: 8080}\n      \
+                periodSeconds: 010\n      failureThreshold: 1_0\n      timeoutSeconds: 2.0\n      \
+                initialDelaySeconds: 0x0\n";
+    let (docs, err) = parse(text);
+    assert_eq!(err, None);
+    let probe = &docs[0].value["spec"]["containers"][0]["livenessProbe"];
+    assert_eq!(probe["periodSeconds"], json!(8));
+    assert_eq!(probe["failureThreshold"], json!(10));
+    assert_eq!(probe["timeoutSeconds"], json!(2));
+    assert_eq!(probe["initialDelaySeconds"], json!(0));
+    let report = crate::lint_object(&docs[0].value, &crate::Batch::default(), &crate::Policy::default())
+        .expect("reads as a Pod")
+        .expect("a pod spec");
+    assert!(report.findings.iter().all(|f| f.rule != "probe-invalid"), "{:#?}", report.findings);
+}

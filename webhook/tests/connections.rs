@@ -229,7 +229,7 @@ fn beyond_the_cap_connections_are_refused_while_held_ones_are_answered() {
     }
     assert_eq!(server.metric("lifeguard_webhook_connections_refused_total", &[r#"listener="admission""#]), 3.0);
     // The metric can be scraped before the log reader has taken the line
-    // from the server's stderr: wait (bounded) for the first one.
+    // from the server's output: wait (bounded) for the first one.
     let cap_line = |l: &Value| l["message"].as_str().is_some_and(|m| m.starts_with("connection cap reached"));
     server.wait_log(cap_line, Duration::from_secs(10));
     let logged: Vec<_> = server.logs().into_iter().filter(|l| cap_line(l)).collect();

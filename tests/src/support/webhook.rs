@@ -105,6 +105,22 @@ struct Logs {
     ended: AtomicBool,
 }
 
+impl Logs {
+    /// Waits at most `limit` for `found` to give something, asking it again
+    /// each time the reader adds a line or reaches the end.
+    fn wait<T>(&self, limit: Duration, mut found: impl FnMut(&[Value]) -> Option<T>) -> Option<T> {
+        let start = Instant::now();
+        let mut lines = self.lines.lock().expect("logs");
+        loop {
+            if let Some(it) = found(&lines) {
+                return Some(it);
+            }
+            let left = limit.checked_sub(start.elapsed())?;
+            lines = self.added.wait_timeout(lines, left).expect("logs").0;
+        }
+    }
+}
+
 /// A connection held open to the webhook; closed when dropped.
 pub struct Held {
     _stream: Box<rustls::StreamOwned<rustls::ClientConnection, std::net::TcpStream>>,
@@ -311,15 +327,7 @@ impl Server {
 
     /// The first log line matching `pred`, waiting for it at most `limit`.
     fn find_log(&self, pred: impl Fn(&Value) -> bool, limit: Duration) -> Option<Value> {
-        let start = Instant::now();
-        let mut lines = self.logs.lines.lock().expect("logs");
-        loop {
-            if let Some(line) = lines.iter().find(|l| pred(l)) {
-                return Some(line.clone());
-            }
-            let left = limit.checked_sub(start.elapsed())?;
-            lines = self.logs.added.wait_timeout(lines, left).expect("logs").0;
-        }
+        self.logs.wait(limit, |lines| lines.iter().find(|l| pred(l)).cloned())
     }
 
     /// `GET` on the health port: (status, body), status 0 and why when
@@ -441,12 +449,8 @@ impl Server {
         // The process has exited but the reader may not have taken its last
         // lines yet: wait (bounded) for the end of its stdout, so `logs()`
         // holds every line it wrote.
-        let start = Instant::now();
-        let mut lines = self.logs.lines.lock().expect("logs");
-        while !self.logs.ended.load(Ordering::Acquire) {
-            let Some(left) = EXIT_LOGS_LIMIT.checked_sub(start.elapsed()) else { break };
-            lines = self.logs.added.wait_timeout(lines, left).expect("logs").0;
-        }
+        let ended = &self.logs.ended;
+        self.logs.wait(EXIT_LOGS_LIMIT, |_| ended.load(Ordering::Acquire).then_some(()));
         status
     }
 

@@ -111,11 +111,11 @@ impl Machine<'_> {
         }
     }
 
-    pub(super) fn active(&self, kind: ProbeKind) -> bool {
+    fn active(&self, kind: ProbeKind) -> bool {
         self.running && (kind == ProbeKind::Startup) != self.startup_done
     }
 
-    pub(super) fn go(&mut self) {
+    fn go(&mut self) {
         loop {
             let next_probe = (0..self.probes.len())
                 .filter(|&i| self.active(self.probes[i].model.kind))
@@ -154,7 +154,7 @@ impl Machine<'_> {
 
     /// Whether nothing can happen any more: the disruption is over, the
     /// container runs, started and ready, and no probe has a failure pending.
-    pub(super) fn settled(&self, at: i64) -> bool {
+    fn settled(&self, at: i64) -> bool {
         let over = |span: Option<Span>| span.is_none_or(|(_, to)| at >= to);
         let stuck = self.first && (self.world.wedge_from.is_some() || !over(self.world.pause));
         self.running
@@ -181,7 +181,7 @@ impl Machine<'_> {
     }
 
     /// A check started at `at`: whether it passed, when its result came, and whether it timed out.
-    pub(super) fn check(&self, p: &ProbeModel, at: i64) -> (bool, i64, bool) {
+    fn check(&self, p: &ProbeModel, at: i64) -> (bool, i64, bool) {
         let timeout = p.timing.timeout.max(1) * MS;
         if matches!(p.check, Check::ProcessOnly) {
             return (true, at, false);
@@ -206,7 +206,7 @@ impl Machine<'_> {
         (true, at, false)
     }
 
-    pub(super) fn probe(&mut self, i: usize) {
+    fn probe(&mut self, i: usize) {
         let model = self.probes[i].model;
         let at = self.probes[i].due();
         // A triggered check leaves the grid where it is.
@@ -308,7 +308,7 @@ impl Machine<'_> {
         self.model.probe(kind).map_or(0, |p| p.timing.failure)
     }
 
-    pub(super) fn finish(mut self) -> Run {
+    fn finish(mut self) -> Run {
         let horizon = self.world.horizon_ms;
         if self.running {
             self.note_healthy(horizon);

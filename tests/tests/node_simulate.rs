@@ -25,7 +25,7 @@ use std::time::Duration;
 
 use lifeguard_e2e::cluster::dependency::Dependency;
 use lifeguard_e2e::cluster::node::Node;
-use lifeguard_e2e::cluster::pods::{self, Event, PodWatch, bare_pod, now_ms, workload_container, workload_pod_spec};
+use lifeguard_e2e::cluster::pods::{self, PodWatch, bare_pod, now_ms, workload_container, workload_pod_spec};
 use lifeguard_e2e::cluster::process::free_port;
 use lifeguard_e2e::cluster::webhook::workspace_binary;
 use lifeguard_e2e::repo_root;
@@ -529,28 +529,45 @@ fn pod_for(node: &Node, case: &Case, dependency: &Dependency) -> Value {
     pod
 }
 
+/// When the case's workload first logged `event`, waiting at most `limit`;
+/// otherwise panics naming the case, with the pod's conditions and
+/// containers' states (a pod the scheduler cannot place says why there).
+fn first_logged(node: &Node, ns: &str, case: &Case, event: &str, limit: Duration) -> u64 {
+    let start = std::time::Instant::now();
+    loop {
+        if let Some(e) = pods::kept_log(node, case.name).iter().find(|e| e.event == event) {
+            return e.t_ms;
+        }
+        if start.elapsed() >= limit {
+            let run = node.plane.kubectl.run(&["get", "pod", case.name, "-n", ns, "-o", "json"]);
+            let status = if run.code == 0 {
+                let pod = run.json();
+                json!({"nodeName": pod["spec"]["nodeName"], "status": pod["status"]}).to_string()
+            } else {
+                run.stderr
+            };
+            panic!("case {}: no {event} logged within {limit:?}; the pod: {status}", case.name);
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
 /// Runs `case` on the node and reads what happened.
 fn observe(node: &Node, ns: &str, case: &Case, pod: &Value, watch: &PodWatch, dependency: &Dependency) -> Observed {
     let kubectl = &node.plane.kubectl;
-    kubectl.run_with_input(&["create", "-n", ns, "-f", "-"], Some(&pod.to_string())).ok();
+    let created = kubectl.run_with_input(&["create", "-n", ns, "-f", "-"], Some(&pod.to_string()));
+    assert!(created.code == 0, "case {}: {}: {}", case.name, created.command, created.stderr);
     let log = || pods::kept_log(node, case.name);
-    let first = |events: &[Event], name: &str| events.iter().find(|e| e.event == name).map(|e| e.t_ms);
     let ready_within = Duration::from_secs(60);
     let mut stop_signal_kept = None;
     let t0 = match case.act {
-        Act::Boot => lifeguard_e2e::cluster::process::wait_for("the first start", ready_within, || {
-            first(&log(), "start").ok_or_else(|| "not started".to_owned())
-        }),
+        Act::Boot => first_logged(node, ns, case, "start", ready_within),
         Act::Gate(seconds) => {
-            let t0 = lifeguard_e2e::cluster::process::wait_for("the first start", ready_within, || {
-                first(&log(), "start").ok_or_else(|| "not started".to_owned())
-            });
+            let t0 = first_logged(node, ns, case, "start", ready_within);
             lifecycle::set_gate_after_ready(node, ns, case, seconds, log);
             t0
         }
-        Act::Own(event) => lifeguard_e2e::cluster::process::wait_for(event, ready_within, || {
-            first(&log(), event).ok_or_else(|| format!("no {event} yet"))
-        }),
+        Act::Own(event) => first_logged(node, ns, case, event, ready_within),
         Act::Stall(seconds) => {
             watch.until(case.name, ready_within, |seen| seen.iter().any(|(_, s)| s.ready));
             // Some periods of steady state first, so the probes run on their grid.

@@ -8,11 +8,13 @@
 //! returning, a panic, an abort, SIGKILL — so no etcd or kube-apiserver is
 //! left behind holding ports.
 
+use std::collections::BTreeSet;
 use std::fs::File;
 use std::net::TcpListener;
 use std::os::unix::process::CommandExt as _;
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 /// A running child with its watchdog; killed on drop.
@@ -100,10 +102,32 @@ pub fn tail(path: &Path, lines: usize) -> String {
     all[all.len().saturating_sub(lines)..].join("\n")
 }
 
-/// A loopback port free right now (the child binds it a moment later; a
-/// port taken in between makes the child fail to start, which its log says).
+/// A loopback port free right now, and never given before in this process
+/// (the child binds it a moment later; a port taken in between makes the
+/// child fail to start, which its log says).
+///
+/// The kernel hands a released port out again: of 52 ports taken one after
+/// another (a node matrix's two per case), some two were the same in about
+/// one run in five. Two host-network pods declaring one port cannot both be
+/// scheduled (the port is their hostPort), and two servers on one port
+/// cannot both listen, so each port is given once.
 pub fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).map(|a| a.port()).expect("a free loopback port")
+    static GIVEN: Mutex<BTreeSet<u16>> = Mutex::new(BTreeSet::new());
+    // Held while choosing, so two threads never take the same port; a
+    // panic elsewhere while held leaves the set whole.
+    let mut given = GIVEN.lock().unwrap_or_else(PoisonError::into_inner);
+    // The ephemeral range has thousands of ports; a few hundred tries only
+    // run out if this process has been given nearly all of them.
+    for _ in 0..500 {
+        let port = TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .map(|a| a.port())
+            .expect("a free loopback port");
+        if given.insert(port) {
+            return port;
+        }
+    }
+    panic!("no loopback port this process has not been given before, in 500 tries ({} given)", given.len())
 }
 
 /// Polls `ready` every 100 ms until it returns `Ok`, for at most `limit`;

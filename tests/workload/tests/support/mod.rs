@@ -3,7 +3,7 @@
 //! lines parsed as JSON, and a small HTTP client.
 
 use std::io::{BufRead as _, BufReader, Read as _, Write as _};
-use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::net::{SocketAddr, TcpStream};
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
@@ -133,7 +133,4 @@ pub fn wait_serving(workload: &Workload, limit: Duration) {
     }
 }
 
-/// A loopback port free a moment ago, for a server the test starts.
-pub fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).expect("a free loopback port").port()
-}
+pub use lifeguard_e2e::cluster::process::free_port;

@@ -122,3 +122,52 @@ fn slot(severity: Severity) -> usize {
         Severity::Info => 2,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    /// A Deployment whose liveness probe kills on the first failure.
+    fn deployment(name: &str, metadata: Value) -> Value {
+        let mut object = json!({
+            "apiVersion": "apps/v1",
+            "kind": "Deployment",
+            "metadata": {"name": name, "namespace": "shop", "uid": name},
+            "spec": {"template": {"spec": {"containers": [{
+                "name": "app",
+                "image": "example/app:1",
+                "livenessProbe": {"httpGet": {"path": "/livez", "port": 8080}, "failureThreshold": 1},
+            }]}}},
+        });
+        if let (Some(into), Some(extra)) = (object["metadata"].as_object_mut(), metadata.as_object()) {
+            into.extend(extra.clone());
+        }
+        object
+    }
+
+    /// The engine's scope decides, as at admission: an object being deleted
+    /// is neither judged nor counted as owned; a controlled one is counted
+    /// as owned and left to its controller's template.
+    #[test]
+    fn objects_out_of_the_engines_scope_are_not_judged() {
+        let owner =
+            json!([{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "rs", "uid": "u", "controller": true}]);
+        let namespace = Namespace {
+            name: "shop".into(),
+            objects: vec![
+                deployment("judged", json!({})),
+                deployment("deleting", json!({"deletionTimestamp": "2026-01-01T00:00:00Z"})),
+                deployment("owned", json!({"ownerReferences": owner})),
+            ],
+            services: Some(Vec::new()),
+        };
+        let judged = judge(namespace, &Policy::default(), None);
+        let names: Vec<&str> = judged.workloads.iter().map(|w| w.name.as_str()).collect();
+        assert_eq!(names, ["judged"]);
+        assert_eq!((judged.row.workloads, judged.row.owned), (1, 1));
+        assert!(judged.outcome.findings.iter().all(|f| f.object().contains("judged")), "{:?}", judged.outcome.findings);
+        assert!(!judged.outcome.findings.is_empty());
+    }
+}

@@ -26,7 +26,7 @@ use std::time::Duration;
 use lifeguard_e2e::cluster::dependency::Dependency;
 use lifeguard_e2e::cluster::node::Node;
 use lifeguard_e2e::cluster::pods::{self, PodWatch, bare_pod, now_ms, workload_container, workload_pod_spec};
-use lifeguard_e2e::cluster::process::free_port;
+use lifeguard_e2e::cluster::process::{free_port, poll_for};
 use lifeguard_e2e::cluster::webhook::workspace_binary;
 use lifeguard_e2e::repo_root;
 use serde_json::{Value, json};
@@ -533,23 +533,18 @@ fn pod_for(node: &Node, case: &Case, dependency: &Dependency) -> Value {
 /// otherwise panics naming the case, with the pod's conditions and
 /// containers' states (a pod the scheduler cannot place says why there).
 fn first_logged(node: &Node, ns: &str, case: &Case, event: &str, limit: Duration) -> u64 {
-    let start = std::time::Instant::now();
-    loop {
-        if let Some(e) = pods::kept_log(node, case.name).iter().find(|e| e.event == event) {
-            return e.t_ms;
-        }
-        if start.elapsed() >= limit {
-            let run = node.plane.kubectl.run(&["get", "pod", case.name, "-n", ns, "-o", "json"]);
-            let status = if run.code == 0 {
-                let pod = run.json();
-                json!({"nodeName": pod["spec"]["nodeName"], "status": pod["status"]}).to_string()
-            } else {
-                run.stderr
-            };
-            panic!("case {}: no {event} logged within {limit:?}; the pod: {status}", case.name);
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    let logged =
+        poll_for(limit, || pods::kept_log(node, case.name).iter().find(|e| e.event == event).map(|e| e.t_ms).ok_or(()));
+    logged.unwrap_or_else(|()| {
+        let run = node.plane.kubectl.run(&["get", "pod", case.name, "-n", ns, "-o", "json"]);
+        let status = if run.code == 0 {
+            let pod = run.json();
+            json!({"nodeName": pod["spec"]["nodeName"], "status": pod["status"]}).to_string()
+        } else {
+            run.stderr
+        };
+        panic!("case {}: no {event} logged within {limit:?}; the pod: {status}", case.name)
+    })
 }
 
 /// Runs `case` on the node and reads what happened.

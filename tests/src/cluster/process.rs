@@ -132,12 +132,19 @@ pub fn free_port() -> u16 {
 
 /// Polls `ready` every 100 ms until it returns `Ok`, for at most `limit`;
 /// panics with `what` and the last error otherwise.
-pub fn wait_for<T>(what: &str, limit: Duration, mut ready: impl FnMut() -> Result<T, String>) -> T {
+pub fn wait_for<T>(what: &str, limit: Duration, ready: impl FnMut() -> Result<T, String>) -> T {
+    poll_for(limit, ready).unwrap_or_else(|last| panic!("{what}: not within {limit:?}; last: {last}"))
+}
+
+/// Polls `ready` every 100 ms until it returns `Ok`, for at most `limit`;
+/// the last error otherwise, for a caller that says more about the failure
+/// than [`wait_for`]'s message does.
+pub fn poll_for<T, E>(limit: Duration, mut ready: impl FnMut() -> Result<T, E>) -> Result<T, E> {
     let start = Instant::now();
     loop {
         match ready() {
-            Ok(value) => return value,
-            Err(last) if start.elapsed() >= limit => panic!("{what}: not within {limit:?}; last: {last}"),
+            Ok(value) => return Ok(value),
+            Err(last) if start.elapsed() >= limit => return Err(last),
             Err(_) => std::thread::sleep(Duration::from_millis(100)),
         }
     }

@@ -68,6 +68,24 @@ fn probe(path: &str, period: u64, failures: u64) -> Value {
     json!({"httpGet": {"path": path, "port": "http"}, "periodSeconds": period, "failureThreshold": failures, "timeoutSeconds": 1})
 }
 
+/// `p` (a liveness probe) held back for the first second of each
+/// container, so the kubelet's first check of it comes no earlier than the
+/// model's (1 s: `STARTED_SEEN_MS`).
+///
+/// The kubelet may probe a new container before its process has bound the
+/// port, before it has even reached `main`: the relist reports a container
+/// running once the runtime has started it, and a probe worker whose tick
+/// falls then sends a check that is refused (seen here: readiness refused
+/// 110 ms before the workload logged its start, with 26 pods starting on two
+/// cores). With `failureThreshold: 1` that one refusal kills the container
+/// at its start (what `liveness-too-aggressive` reports), which a scenario
+/// about a stall would take for its own and whose back-off it would carry:
+/// the disagreement CI once saw. docs/simulate.md, Limits.
+fn held_back(mut p: Value) -> Value {
+    p["initialDelaySeconds"] = json!(1);
+    p
+}
+
 fn container(env: &[(&str, String)], probes: &[(&str, Value)]) -> Value {
     let mut c = workload_container("server", 0, env);
     for (kind, p) in probes {
@@ -149,11 +167,11 @@ fn cases() -> Vec<Case> {
         Case {
             annotations: json!({}),
             name: "stall-shared",
-            what: "4 s dependency stall, liveness and readiness on one handler (1 s x 1)",
+            what: "4 s dependency stall, liveness and readiness on one handler (1 s x 1, liveness from 1 s)",
             scenario: "stall:4s",
             container: container(
                 &[dependency()],
-                &[("livenessProbe", probe("/healthz", 1, 1)), ("readinessProbe", probe("/healthz", 1, 1))],
+                &[("livenessProbe", held_back(probe("/healthz", 1, 1))), ("readinessProbe", probe("/healthz", 1, 1))],
             ),
             grace: Some(5),
             act: Act::Stall(4),
@@ -162,11 +180,11 @@ fn cases() -> Vec<Case> {
         Case {
             annotations: json!({}),
             name: "stall-separated",
-            what: "4 s dependency stall, local liveness, readiness on the dependency",
+            what: "4 s dependency stall, local liveness (from 1 s), readiness on the dependency",
             scenario: "stall:4s",
             container: container(
                 &[dependency()],
-                &[("livenessProbe", probe("/livez", 1, 1)), ("readinessProbe", probe("/readyz", 1, 1))],
+                &[("livenessProbe", held_back(probe("/livez", 1, 1))), ("readinessProbe", probe("/readyz", 1, 1))],
             ),
             grace: Some(5),
             act: Act::Stall(4),
@@ -267,13 +285,13 @@ fn cases() -> Vec<Case> {
         Case {
             annotations: json!({}),
             name: "stall-timeout-long",
-            what: "3 s dependency stall, liveness on the dependency with timeoutSeconds 5",
+            what: "3 s dependency stall, liveness on the dependency with timeoutSeconds 5 (from 1 s)",
             scenario: "stall:3s",
             container: container(
                 &[dependency()],
                 &[
                     ("livenessProbe", {
-                        let mut p = probe("/healthz", 2, 1);
+                        let mut p = held_back(probe("/healthz", 2, 1));
                         p["timeoutSeconds"] = json!(5);
                         p
                     }),
@@ -421,6 +439,10 @@ struct Observed {
     killed: Option<f64>,
     /// What the lifecycle's cases read beyond the others.
     lifecycle: lifecycle::Seen,
+    /// Kills and restarts before the scenario's time 0 (a disruption or a
+    /// deletion of a pod that was serving): outside the scenario, so what
+    /// follows is no test of the model.
+    outside: Vec<String>,
 }
 
 /// What `lifeguard simulate` said of the case.
@@ -543,7 +565,13 @@ fn first_logged(node: &Node, ns: &str, case: &Case, event: &str, limit: Duration
         } else {
             run.stderr
         };
-        panic!("case {}: no {event} logged within {limit:?}; the pod: {status}", case.name)
+        let log: Vec<String> = pods::kept_log(node, case.name).iter().map(|e| e.line.to_string()).collect();
+        panic!(
+            "case {}: no {event} logged within {limit:?}; the pod: {status}\nthe workload's log:\n{}\n{}",
+            case.name,
+            log.join("\n"),
+            pods::kubelet_account(node, ns, case.name, 40)
+        )
     })
 }
 
@@ -599,6 +627,19 @@ fn observe(node: &Node, ns: &str, case: &Case, pod: &Value, watch: &PodWatch, de
         .flatten()
         .collect();
     let deletion = matches!(case.act, Act::Delete(_));
+    // A boot's 0 is the first start: nothing comes before it.
+    let outside = match case.act {
+        Act::Boot | Act::Gate(_) => Vec::new(),
+        Act::Own(_) | Act::Stall(_) | Act::Delete(_) => events
+            .iter()
+            .filter(|e| e.t_ms < t0)
+            .filter_map(|e| match e.event.as_str() {
+                "signal" => Some(format!("SIGTERM at {:.3} s", since(t0, e.t_ms))),
+                "start" if e.incarnation > 0 => Some(format!("started again at {:.3} s", since(t0, e.t_ms))),
+                _ => None,
+            })
+            .collect(),
+    };
     let exited = events.iter().find(|e| e.event == "exit" && within(e.t_ms)).map(|e| since(t0, e.t_ms));
     Observed {
         sigterms: events.iter().filter(|e| e.event == "signal" && within(e.t_ms)).map(|e| since(t0, e.t_ms)).collect(),
@@ -613,6 +654,7 @@ fn observe(node: &Node, ns: &str, case: &Case, pod: &Value, watch: &PodWatch, de
         // every 200 ms from SIGTERM on) dates the SIGKILL.
         killed: events.last().map(|e| since(t0, e.t_ms)).filter(|_| deletion && exited.is_none()),
         lifecycle: lifecycle::seen(node, ns, case, &events, (t0, end), stop_signal_kept),
+        outside,
     }
 }
 
@@ -765,7 +807,14 @@ fn simulate_agrees_with_the_kubelet_on_every_case_of_the_matrix() {
     let mut failures = Vec::new();
     for ((case, p), o) in cases.iter().zip(&predicted).zip(&observed) {
         let tolerance = period_of(case) + 2.0;
-        let wrong = disagreements(case, p, o, tolerance);
+        // A pod the kubelet restarted before the scenario began enters it
+        // with a back-off the model does not hold: what follows is no test
+        // of the model, and the failure says so with the kubelet's account.
+        let wrong = if o.outside.is_empty() {
+            disagreements(case, p, o, tolerance)
+        } else {
+            vec![format!("outside the scenario, not compared: before its time 0, {}", o.outside.join(", "))]
+        };
         // The simulation's events within the window the kubelet was watched.
         let window = case.observe as f64;
         let predicted_times = |name: &str| -> Vec<f64> {
@@ -839,7 +888,11 @@ fn simulate_agrees_with_the_kubelet_on_every_case_of_the_matrix() {
         if !wrong.is_empty() {
             let log: Vec<String> = pods::kept_log(node, case.name).iter().map(|e| e.line.to_string()).collect();
             eprintln!("{}: the workload's log:\n{}", case.name, log.join("\n"));
-            failures.push(format!("{}: {}", case.name, wrong.join("; ")));
+            let mut failure = format!("{}: {}", case.name, wrong.join("; "));
+            if !o.outside.is_empty() {
+                failure = format!("{failure}\n{}", pods::kubelet_account(node, ns, case.name, 40));
+            }
+            failures.push(failure);
         }
     }
     eprintln!("{table}");

@@ -45,6 +45,15 @@ requests delays one answer. With no tolerance, that one late answer restarts
 a healthy container, drops its in-flight work, and moves its load onto the
 other replicas, which are under the same pressure: a restart storm.
 
+A single failure can also come at the container's start. The kubelet sees a
+container running as soon as the runtime has started it, and a check whose
+tick falls then reaches a process that has not bound its port yet: refused
+(on a test node, 110 ms before the app itself logged its start). With
+`failureThreshold: 1` and no `initialDelaySeconds` or startup probe, that
+refusal restarts it, and the restart's back-off delays the next one
+(`pkg/kubelet/prober/worker.go`, `doProbe`: only `initialDelaySeconds`
+holds back a check of a running container).
+
 ## Not a finding
 - Only defaults, or `failureThreshold: 3, periodSeconds: 5` (15 s).
 - Readiness with `failureThreshold: 1`: failing readiness only removes the

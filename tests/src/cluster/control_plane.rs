@@ -114,6 +114,11 @@ impl ControlPlane {
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).expect("cluster directory");
         janitor(&dir);
+        let what = match release {
+            Release::Newest => "control plane".to_owned(),
+            _ => format!("control plane v{}", release.minor()),
+        };
+        super::kept_logs::keep_on_failure(&what, &dir);
         let pki = Pki::write(&dir);
         let mut processes = Vec::new();
 

@@ -18,6 +18,7 @@ pub mod dependency;
 pub mod http;
 pub mod image;
 pub mod injector;
+pub mod kept_logs;
 pub mod kubectl;
 pub mod network;
 pub mod node;

@@ -143,6 +143,7 @@ impl Node {
         // it, once they are gone.
         let dir = std::env::temp_dir().join(format!("lifeguard-node-{}", std::process::id()));
         std::fs::create_dir_all(&dir).expect("node directory");
+        super::kept_logs::keep_on_failure("node", &dir);
         let cgroup_root = format!("/lifeguard-node-{}", std::process::id());
         let janitor = janitor(&dir, &cgroup_root);
         let cgroups = Cgroups::create(&cgroup_root);

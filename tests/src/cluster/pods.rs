@@ -242,3 +242,40 @@ pub fn bare_pod(name: &str, spec: Value) -> Value {
     spec["nodeName"] = json!(super::node::NODE_NAME);
     json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "labels": {"app": name}}, "spec": spec})
 }
+
+/// What the kubelet said of pod `pod`: its events (reason and message, in
+/// order), and the kubelet's own log lines that name it (at most `lines`,
+/// the last), to attach to a failure that is not the test's to explain.
+pub fn kubelet_account(node: &Node, namespace: &str, pod: &str, lines: usize) -> String {
+    let selector = format!("involvedObject.name={pod}");
+    let run = node.plane.kubectl.run(&["get", "events", "-n", namespace, "--field-selector", &selector, "-o", "json"]);
+    let events: Vec<String> = if run.code == 0 {
+        let mut items: Vec<Value> = run.json()["items"].as_array().cloned().unwrap_or_default();
+        items.sort_by_key(|e| e["firstTimestamp"].as_str().or(e["eventTime"].as_str()).unwrap_or_default().to_owned());
+        items
+            .iter()
+            .map(|e| {
+                format!(
+                    "  {} {} (x{}): {}",
+                    e["firstTimestamp"].as_str().or(e["eventTime"].as_str()).unwrap_or("?"),
+                    e["reason"].as_str().unwrap_or("?"),
+                    e["count"].as_u64().unwrap_or(1),
+                    e["message"].as_str().unwrap_or_default()
+                )
+            })
+            .collect()
+    } else {
+        vec![format!("  (no events: {})", run.stderr.trim())]
+    };
+    // The kubelet names a pod `namespace/name` in its structured log lines.
+    let needle = format!("{namespace}/{pod}\"");
+    let log = std::fs::read_to_string(node.dir.join("kubelet.log")).unwrap_or_default();
+    let named: Vec<&str> = log.lines().filter(|l| l.contains(&needle)).collect();
+    let named = &named[named.len().saturating_sub(lines)..];
+    format!(
+        "the kubelet's events for pod {namespace}/{pod}:\n{}\nthe kubelet's last {} log lines naming it:\n{}",
+        events.join("\n"),
+        named.len(),
+        named.join("\n")
+    )
+}

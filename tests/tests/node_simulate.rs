@@ -551,6 +551,11 @@ fn pod_for(node: &Node, case: &Case, dependency: &Dependency) -> Value {
     pod
 }
 
+/// The case's workload's kept log, a line per event, for a failure.
+fn workload_log(node: &Node, case: &Case) -> String {
+    pods::kept_log(node, case.name).iter().map(|e| e.line.to_string()).collect::<Vec<_>>().join("\n")
+}
+
 /// When the case's workload first logged `event`, waiting at most `limit`;
 /// otherwise panics naming the case, with the pod's conditions and
 /// containers' states (a pod the scheduler cannot place says why there).
@@ -565,11 +570,10 @@ fn first_logged(node: &Node, ns: &str, case: &Case, event: &str, limit: Duration
         } else {
             run.stderr
         };
-        let log: Vec<String> = pods::kept_log(node, case.name).iter().map(|e| e.line.to_string()).collect();
         panic!(
             "case {}: no {event} logged within {limit:?}; the pod: {status}\nthe workload's log:\n{}\n{}",
             case.name,
-            log.join("\n"),
+            workload_log(node, case),
             pods::kubelet_account(node, ns, case.name, 40)
         )
     })
@@ -886,8 +890,7 @@ fn simulate_agrees_with_the_kubelet_on_every_case_of_the_matrix() {
             if wrong.is_empty() { "yes".to_owned() } else { wrong.join("; ") },
         );
         if !wrong.is_empty() {
-            let log: Vec<String> = pods::kept_log(node, case.name).iter().map(|e| e.line.to_string()).collect();
-            eprintln!("{}: the workload's log:\n{}", case.name, log.join("\n"));
+            eprintln!("{}: the workload's log:\n{}", case.name, workload_log(node, case));
             let mut failure = format!("{}: {}", case.name, wrong.join("; "));
             if !o.outside.is_empty() {
                 failure = format!("{failure}\n{}", pods::kubelet_account(node, ns, case.name, 40));

@@ -250,14 +250,16 @@ pub fn kubelet_account(node: &Node, namespace: &str, pod: &str, lines: usize) ->
     let selector = format!("involvedObject.name={pod}");
     let run = node.plane.kubectl.run(&["get", "events", "-n", namespace, "--field-selector", &selector, "-o", "json"]);
     let events: Vec<String> = if run.code == 0 {
+        // Core events carry firstTimestamp; events.k8s.io ones eventTime.
+        let when = |e: &Value| e["firstTimestamp"].as_str().or(e["eventTime"].as_str()).unwrap_or("?").to_owned();
         let mut items: Vec<Value> = run.json()["items"].as_array().cloned().unwrap_or_default();
-        items.sort_by_key(|e| e["firstTimestamp"].as_str().or(e["eventTime"].as_str()).unwrap_or_default().to_owned());
+        items.sort_by_key(when);
         items
             .iter()
             .map(|e| {
                 format!(
                     "  {} {} (x{}): {}",
-                    e["firstTimestamp"].as_str().or(e["eventTime"].as_str()).unwrap_or("?"),
+                    when(e),
                     e["reason"].as_str().unwrap_or("?"),
                     e["count"].as_u64().unwrap_or(1),
                     e["message"].as_str().unwrap_or_default()

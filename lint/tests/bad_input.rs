@@ -28,9 +28,9 @@ spec:
         - name: web
           image: example/web:1.0
           livenessProbe:
-            httpGet: {path: /healthz, port: 8080}
+            httpGet: {path: /actuator/health, port: 8080}
           readinessProbe:
-            httpGet: {path: /healthz, port: 8080}
+            httpGet: {path: /actuator/health, port: 8080}
 ";
 
 /// How the good file's finding is printed.
@@ -219,7 +219,7 @@ const NOT_ERRORS: &[(&str, &str)] = &[
     ),
     (
         "unnamed.yaml",
-        "apiVersion: apps/v1\nkind: Deployment\nspec:\n  template:\n    spec:\n      containers:\n        - name: app\n          ports:\n            - {name: http, containerPort: 8080}\n          livenessProbe:\n            httpGet: {path: /healthz, port: http}\n          readinessProbe:\n            httpGet: {path: /healthz, port: 8080}\n",
+        "apiVersion: apps/v1\nkind: Deployment\nspec:\n  template:\n    spec:\n      containers:\n        - name: app\n          ports:\n            - {name: http, containerPort: 8080}\n          livenessProbe:\n            httpGet: {path: /actuator/health, port: http}\n          readinessProbe:\n            httpGet: {path: /actuator/health, port: 8080}\n",
     ),
 ];
 
@@ -236,7 +236,7 @@ fn empty_documents_other_kinds_and_unnamed_objects_are_not_errors() {
     assert_eq!(r.code, 1, "{}", r.stdout);
     assert!(
         r.stdout.starts_with(
-            "./unnamed.yaml:10:11 error[probe-endpoint-reused] Deployment/<unnamed>\n  container \"app\": liveness and readiness use the same handler (httpGet :8080/healthz)"
+            "./unnamed.yaml:10:11 error[probe-endpoint-reused] Deployment/<unnamed>\n  container \"app\": liveness and readiness use the same handler (httpGet :8080/actuator/health"
         ),
         "{}",
         r.stdout

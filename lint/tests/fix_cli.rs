@@ -123,7 +123,7 @@ fn crlf_files_keep_crlf() {
     let out = lifeguard(dir.path(), &["fix", "crlf.yaml"]);
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     let fixed = read(dir.path(), "crlf.yaml");
-    assert_eq!(fixed, text.replace("failureThreshold: 30 ", "failureThreshold: 48 "));
+    assert_eq!(fixed, text.replace("failureThreshold: 30 ", "failureThreshold: 49 "));
     assert!(!fixed.replace("\r\n", "").contains('\n'), "a bare LF crept in");
 
     // Inserted lines get CRLF too, and a missing final line break stays missing.
@@ -209,7 +209,7 @@ fn exit_codes() {
     let clean =
         "apiVersion: v1\nkind: Pod\nmetadata: {name: ok}\nspec:\n  containers:\n  - name: a\n    image: nginx:1.27\n";
     // An error no fix can remove: one endpoint for liveness and readiness.
-    let stuck = "apiVersion: v1\nkind: Pod\nmetadata: {name: stuck}\nspec:\n  containers:\n  - name: a\n    image: nginx:1.27\n    livenessProbe: {httpGet: {path: /h, port: 80}}\n    readinessProbe: {httpGet: {path: /h, port: 80}}\n";
+    let stuck = "apiVersion: v1\nkind: Pod\nmetadata: {name: stuck}\nspec:\n  containers:\n  - name: a\n    image: nginx:1.27\n    livenessProbe: {httpGet: {path: /ready, port: 80}}\n    readinessProbe: {httpGet: {path: /ready, port: 80}}\n";
     std::fs::write(dir.path().join("clean.yaml"), clean).expect("write");
     std::fs::write(dir.path().join("stuck.yaml"), stuck).expect("write");
     std::fs::write(dir.path().join("broken.yaml"), "a: [1, 2\n").expect("write");
@@ -239,7 +239,7 @@ fn byte_order_mark_and_untouched_files_are_kept() {
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     let bytes = std::fs::read(dir.path().join("bom.yaml")).expect("read");
     assert!(bytes.starts_with(b"\xEF\xBB\xBF"));
-    assert!(String::from_utf8_lossy(&bytes).contains("failureThreshold: 48"));
+    assert!(String::from_utf8_lossy(&bytes).contains("failureThreshold: 49"));
 }
 
 #[test]

@@ -23,7 +23,7 @@ fn readme_fix_example_matches_the_binary() {
     assert_eq!(block, printed, "the fix example of docs/lint.md is stale");
     // The values docs/lint.md explains.
     for line in [
-        "+            failureThreshold: 48",
+        "+            failureThreshold: 49",
         "+      terminationGracePeriodSeconds: 45",
         "+            initialDelaySeconds: 0",
         "+                seconds: 25",

@@ -27,9 +27,9 @@ spec:
       containers:
         - name: web
           livenessProbe:
-            httpGet: {path: /healthz, port: 8080}
+            httpGet: {path: /actuator/health, port: 8080}
           readinessProbe:
-            httpGet: {path: /healthz, port: 8080}
+            httpGet: {path: /actuator/health, port: 8080}
 ";
 const GOOD_FINDING: &str = "good.yaml:10:11 error[probe-endpoint-reused] Deployment/web";
 

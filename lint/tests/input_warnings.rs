@@ -25,7 +25,7 @@ fn a_repeated_key_is_a_warning_with_both_lines_and_exit_zero() {
 #[test]
 fn concatenated_manifests_without_separator_are_flagged_and_findings_still_reported() {
     let dir = tempfile::tempdir().expect("temp dir");
-    let bad = "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - name: c\n    livenessProbe: {httpGet: {path: /h, port: 80}}\n    readinessProbe: {httpGet: {path: /h, port: 80}}\n";
+    let bad = "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - name: c\n    livenessProbe: {httpGet: {path: /ready, port: 80}}\n    readinessProbe: {httpGet: {path: /ready, port: 80}}\n";
     std::fs::write(dir.path().join("both.yaml"), format!("{CLEAN}{bad}")).expect("write");
     let run = lifeguard(dir.path(), &["lint", "both.yaml"], None, &[("NO_COLOR", Some("1"))]);
     run.assert_no_panic();

@@ -408,7 +408,8 @@ fn svg_wraps_a_very_long_verdict_and_title_inside_the_canvas() {
     let container = format!("api-{}", "y".repeat(59));
     let mut manifest = format!(
         "apiVersion: apps/v1\nkind: Deployment\nmetadata: {{name: {name}, namespace: shop}}\nspec:\n  replicas: 3\n  \
-         selector: {{matchLabels: {{app: orders}}}}\n  template:\n    metadata: {{labels: {{app: orders}}}}\n    spec:\n      \
+         selector: {{matchLabels: {{app: orders}}}}\n  template:\n    metadata: {{labels: {{app: orders}}, annotations: \
+         {{lifeguard.dev/probe-checks: readiness=dependency}}}}\n    spec:\n      \
          containers:\n        - name: {container}\n          image: registry.example.com/shop/orders:1.4.2\n          \
          ports: [{{name: http, containerPort: 8080}}]\n"
     );
@@ -528,7 +529,10 @@ fn a_prestop_script_runs_for_its_stated_length_before_sigterm() {
     // still sends SIGTERM then, and SIGKILL 2 s later.
     let (e, _) = one(&["--scenario", "delete", "--prestop-seconds", "40", "drain-script-prestop.yaml"]);
     assert_eq!(times(&e, "sigterm"), [30.0], "{e}");
-    assert_eq!(times(&e, "sigkill"), Vec::<f64>::new(), "nothing left to cut: the app exits at SIGTERM: {e}");
+    // Nothing declared of its stop: the app is taken to need the 5 s lint
+    // leaves it (prestopMinRemainingSeconds), which SIGKILL cuts at 32 s.
+    assert_eq!(times(&e, "sigkill"), [32.0], "{e}");
+    assert_eq!(e["verdict"], "sigkill-in-flight", "{e}");
     let sigterm = e["events"].as_array().and_then(|v| v.iter().find(|x| x["event"] == "sigterm")).cloned();
     assert_eq!(sigterm.map(|x| x["detail"].clone()), Some("the preStop hook used the grace period; 2s left".into()));
 }

@@ -308,16 +308,17 @@ fn no_boot_is_restarted_earlier_than_before() {
 #[test]
 fn the_worked_example_gets_the_documented_values() {
     // A declared cold start sizes the startup probe, whatever gpuBootSeconds
-    // says: 430 s x 1.1 = 473 s, with a 10 s period 48 checks (480 s), with
-    // the default policy (gpuBootSeconds 600) as with one that lowers it.
+    // says: 430 s x 1.1 = 473 s, with a 10 s period 49 checks (the kubelet
+    // restarts at the 49th, 480 s), with the default policy (gpuBootSeconds
+    // 600) as with one that lowers it.
     let default_fix = plan(&gpu_model_server(), &Batch::default(), &Policy::default()).fixed.expect("fixed");
-    assert_eq!(default_fix["spec"]["template"]["spec"]["containers"][0]["startupProbe"]["failureThreshold"], 48);
+    assert_eq!(default_fix["spec"]["template"]["spec"]["containers"][0]["startupProbe"]["failureThreshold"], 49);
     let settings = Settings { gpu_boot_seconds: 300, ..Settings::default() };
     let (batch, policy) = (Batch::default(), Policy::new(settings).expect("valid policy"));
     let fixed = plan(&gpu_model_server(), &batch, &policy).fixed.expect("fixed");
     let spec = &fixed["spec"]["template"]["spec"];
     let c = &spec["containers"][0];
-    assert_eq!(c["startupProbe"]["failureThreshold"], 48);
+    assert_eq!(c["startupProbe"]["failureThreshold"], 49);
     assert_eq!(c["startupProbe"]["periodSeconds"], 10);
     assert_eq!(c["startupProbe"]["httpGet"], json!({"path": "/health", "port": "http"}));
     assert_eq!(c["livenessProbe"]["initialDelaySeconds"], 0);

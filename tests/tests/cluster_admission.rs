@@ -137,7 +137,7 @@ fn mutate_stores_the_fixes_and_apply_dry_run_server_gives_the_same_object_storin
     let startup = &container(&stored, "vllm")["startupProbe"];
     assert_eq!(startup["httpGet"], json!({ "path": "/health", "port": "http", "scheme": "HTTP" }));
     assert_eq!(startup["periodSeconds"], 10);
-    assert_eq!(startup["failureThreshold"], 48, "430 s declared, x 1.1, / 10 s, rounded up");
+    assert_eq!(startup["failureThreshold"], 49, "430 s declared, x 1.1, / 10 s, rounded up, and a period to spare");
     assert_eq!(stored["metadata"]["annotations"]["lifeguard.dev/mutated"], "startup-probe-missing");
     assert_eq!(comparable(&dry), comparable(&stored));
 }
@@ -244,7 +244,7 @@ fn controllers_make_the_replicaset_and_pods_which_lifeguard_skips() {
         assert_eq!(pod["status"]["phase"], "Pending", "no node runs them");
         // The pod spec is the mutated template's, copied by the controller:
         // lifeguard did not patch the Pod itself.
-        assert_eq!(container(&json!({"spec": {"template": pod}}), "vllm")["startupProbe"]["failureThreshold"], 48);
+        assert_eq!(container(&json!({"spec": {"template": pod}}), "vllm")["startupProbe"]["failureThreshold"], 49);
         assert!(pod["metadata"]["annotations"].get("lifeguard.dev/mutated").is_none(), "{pod:#}");
     }
     let replicasets = kubectl.run(&["get", "replicasets", "-n", ns, "-o", "json"]).json();

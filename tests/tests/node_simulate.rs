@@ -53,7 +53,10 @@ enum Act {
 /// One case of the matrix.
 struct Case {
     name: &'static str,
-    /// Pod annotations (what a user states for `simulate`).
+    /// Pod annotations (what a user states for `simulate`). A deletion's
+    /// case states the workload's shutdown (0 s: it exits at SIGTERM once
+    /// its drain, if any, is done), which simulate otherwise takes as the
+    /// policy's `prestopMinRemainingSeconds`.
     annotations: Value,
     what: &'static str,
     scenario: &'static str,
@@ -259,7 +262,7 @@ fn cases() -> Vec<Case> {
             observe: 20,
         },
         Case {
-            annotations: json!({}),
+            annotations: json!({"lifeguard.dev/shutdown-budget-seconds": "0"}),
             name: "delete-sleep",
             what: "deletion: native sleep preStop 5 s, grace 10",
             scenario: "delete",
@@ -323,7 +326,7 @@ fn cases() -> Vec<Case> {
             observe: 15,
         },
         Case {
-            annotations: json!({"lifeguard.dev/prestop-seconds": "5"}),
+            annotations: json!({"lifeguard.dev/shutdown-budget-seconds": "0", "lifeguard.dev/prestop-seconds": "5"}),
             name: "delete-exec-prestop",
             what: "deletion: an exec preStop of 5 s (stated), grace 10",
             scenario: "delete",
@@ -338,7 +341,7 @@ fn cases() -> Vec<Case> {
             observe: 15,
         },
         Case {
-            annotations: json!({"lifeguard.dev/prestop-seconds": "5"}),
+            annotations: json!({"lifeguard.dev/shutdown-budget-seconds": "0", "lifeguard.dev/prestop-seconds": "5"}),
             name: "delete-http-prestop",
             what: "deletion: an httpGet preStop of 5 s (stated), grace 10",
             scenario: "delete",
@@ -357,7 +360,7 @@ fn cases() -> Vec<Case> {
         },
         Case {
             // Stated 5 s, as a user who never saw the hook fail would.
-            annotations: json!({"lifeguard.dev/prestop-seconds": "5"}),
+            annotations: json!({"lifeguard.dev/shutdown-budget-seconds": "0", "lifeguard.dev/prestop-seconds": "5"}),
             name: "delete-prestop-unresolved",
             what: "deletion: an httpGet preStop to a port name the container does not declare (stated 5 s), grace 10",
             scenario: "delete",

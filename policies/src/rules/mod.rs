@@ -24,7 +24,7 @@ mod rule;
 pub(crate) mod testing;
 
 pub(crate) use rule::with_fix;
-pub use rule::{Checks, Ctx, FixAvailability, Fixes, MapExport, Related, Rule, VapExport};
+pub use rule::{Checks, Ctx, FixAvailability, Fixes, Harm, HarmShown, MapExport, Related, Rule, VapExport};
 
 /// Every built-in rule, in the order fixes are merged.
 pub static RULES: &[&Rule] = &[

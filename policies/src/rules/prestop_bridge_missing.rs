@@ -11,7 +11,8 @@ use serde_json::{Value, json};
 
 use crate::finding::{Finding, Fix, Severity, add_op};
 use crate::model::{PreStopSleep, Receiver, SleepSeconds, Workload, join, receivers, required_grace, services_send};
-use crate::rules::{Ctx, FixAvailability, MapExport, Related, Rule, VapExport, with_fix};
+use crate::rules::{Ctx, FixAvailability, Harm, HarmShown, MapExport, Related, Rule, VapExport, with_fix};
+use crate::simulate::Verdict;
 
 pub(crate) static RULE: Rule = Rule {
     name: "prestop-bridge-missing",
@@ -25,6 +26,7 @@ pub(crate) static RULE: Rule = Rule {
     vap: VapExport::NEEDS_SERVICES,
     map: MapExport::No("its fix depends on the Services that select the pod, which an admission policy cannot see"),
     related: Related::SendingServices,
+    harm: HarmShown::In(&[Harm { scenario: "delete", verdicts: &[Verdict::ConnectionsRefused] }]),
 };
 
 const DOC: &str = r#"## What it does

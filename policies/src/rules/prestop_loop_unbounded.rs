@@ -6,7 +6,8 @@
 use crate::finding::{Finding, Severity};
 use crate::model::shell_flow::{endless_loop, shell_script};
 use crate::model::{Workload, join};
-use crate::rules::{Ctx, FixAvailability, MapExport, Related, Rule, VapExport};
+use crate::rules::{Ctx, FixAvailability, Harm, HarmShown, MapExport, Related, Rule, VapExport};
+use crate::simulate::Verdict;
 
 pub(crate) static RULE: Rule = Rule {
     name: "prestop-loop-unbounded",
@@ -20,6 +21,7 @@ pub(crate) static RULE: Rule = Rule {
     vap: VapExport::READS_SCRIPTS,
     map: MapExport::NoFix,
     related: Related::Nothing,
+    harm: HarmShown::In(&[Harm { scenario: "delete", verdicts: &[Verdict::SigkillInFlight] }]),
 };
 
 const DOC: &str = r#"## What it does

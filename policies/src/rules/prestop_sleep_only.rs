@@ -10,7 +10,10 @@ use serde_json::{Value, json};
 
 use crate::finding::{Finding, Fix, Severity, add_op};
 use crate::model::{ShutdownNeed, SleepSeconds, Workload, join, required_grace};
-use crate::rules::{Checks, Ctx, FixAvailability, Fixes, MapExport, Related, Rule, VapExport, with_fix};
+use crate::rules::{
+    Checks, Ctx, FixAvailability, Fixes, Harm, HarmShown, MapExport, Related, Rule, VapExport, with_fix,
+};
+use crate::simulate::Verdict;
 
 pub(crate) static RULE: Rule = Rule {
     name: "prestop-sleep-only",
@@ -39,6 +42,7 @@ pub(crate) static RULE: Rule = Rule {
         Fixes(crate::vap::prestop_sleep_only::fixes),
     ),
     related: Related::Nothing,
+    harm: HarmShown::In(&[Harm { scenario: "delete", verdicts: &[Verdict::SigkillInFlight] }]),
 };
 
 const DOC: &str = r#"## What it does

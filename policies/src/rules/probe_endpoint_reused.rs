@@ -5,13 +5,16 @@
 //! `policies/src/vap/probe_endpoint_reused.rs`.
 
 use crate::finding::{Finding, Severity};
+use crate::model::ANNOTATION_PROBE_CHECKS;
 use crate::model::command::simple_commands;
 use crate::model::{
     Dependency, Handler, ProbeKind, ProbeTiming, ProcessCheck, Workload, dependencies, process_existence,
     shared_liveness_readiness,
 };
 use crate::rules::liveness_checks_dependency::RULE as DEPENDENCY;
-use crate::rules::{Checks, Ctx, FixAvailability, MapExport, Related, Rule, VapExport};
+use crate::rules::{Checks, Ctx, FixAvailability, Harm, HarmShown, MapExport, Related, Rule, VapExport};
+use crate::simulate::Verdict;
+use crate::simulate::{ProbeChecks, Reach, shared_reach};
 
 pub(crate) static RULE: Rule = Rule {
     name: "probe-endpoint-reused",
@@ -31,6 +34,7 @@ pub(crate) static RULE: Rule = Rule {
     ),
     map: MapExport::NoFix,
     related: Related::SharedReadiness,
+    harm: HarmShown::In(&[Harm { scenario: "stall:2m", verdicts: &[Verdict::RestartStorm, Verdict::Restarts] }]),
 };
 
 const DOC: &str = r#"## What it does
@@ -40,10 +44,33 @@ the same `grpc` port and service. Ports given by name are resolved against
 the container's `ports`, so `port: http` and `port: 8080` are the same port
 when `http` is 8080.
 
-The severity follows the harm:
-- error: the shared handler can fail on what readiness is for (a slow
-  dependency, draining on shutdown), and liveness is no more tolerant than
-  readiness, so that failure restarts the container;
+The severity follows the harm, and the harm follows what the shared
+handler reaches, which the finding names:
+- error: the shared handler is known or likely to fail on what readiness
+  is for (a slow dependency), and liveness is no more tolerant than
+  readiness, so that failure restarts every replica at once (`lifeguard
+  simulate`'s `restart-storm` in a stall). Known: declared in the pod
+  template annotation `lifeguard.dev/probe-checks` (`readiness=dependency`,
+  or `liveness=dependency`: one handler, one answer), or shown by the
+  handler as `liveness-checks-dependency` reads it (a path that aggregates
+  dependencies such as Spring Boot's `/actuator/health`, a readiness path, a
+  client aimed at another host);
+- warning, where the handler's reach is unknown (nothing above, nothing
+  below): the message says what would make it an error and how to declare
+  it (`readiness=dependency`, or `readiness=local` for a handler that
+  checks nothing else);
+- info, where the handler is local: declared (`readiness=local`), a model
+  server's health endpoint (a GPU request or a `slowBootImages` image:
+  vLLM's `/health` awaits `engine_client.check_health()`, its own engine;
+  TGI's and Triton's report theirs), a path named for liveness (`/livez`,
+  Spring Boot's `/actuator/health/liveness`, whose group holds only the
+  `livenessState` indicator by default), or an image whose handler is
+  known to be local (node_exporter's `/` is its landing page; the
+  OpenTelemetry Collector's `health_check` extension reports the
+  collector's own status). Nothing restarts on a stall, but readiness can
+  never fail on its own (while draining, or on a dependency) without
+  liveness failing too. `simulate` stalls only handlers that reach the
+  dependency, on the same reading;
 - warning: liveness tolerates at least three times readiness's
   `failureThreshold x periodSeconds`, so a short blip only unreadies the pod;
   or the startup, liveness and readiness probes are copies of one another,
@@ -240,7 +267,48 @@ fn check(w: &Workload, ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
                 }),
             )
         };
-        out.push(RULE.finding(tier.max(worst_severity), pointer, Some(c.name()), message, short, help));
+        // What the shared handler reaches decides whether the reuse can
+        // restart anything: an error only where it is known or likely to
+        // fail on what readiness is for.
+        let reach = shared_reach(w, c, &h, &ProbeChecks::default(), ctx.policy);
+        let severity = tier.max(worst_severity);
+        let finding = match reach.reach {
+            Reach::Dependency => {
+                let message = if reach.evidence.starts_with("declared") {
+                    format!("{message} ({})", reach.evidence)
+                } else {
+                    message
+                };
+                RULE.finding(severity, pointer, Some(c.name()), message, short, help)
+            }
+            // Only the error tier rests on the reach; a lower one stands as it is.
+            Reach::Unknown if severity < Severity::Error => {
+                RULE.finding(severity, pointer, Some(c.name()), message, short, help)
+            }
+            Reach::Unknown => RULE.finding(
+                severity.min(Severity::Warning),
+                pointer,
+                Some(c.name()),
+                format!(
+                    "{message}; whether it checks a dependency is unknown: if it does, a dependency stall restarts every replica at once (an error), so declare it in the pod template annotation {ANNOTATION_PROBE_CHECKS} (readiness=dependency or readiness=local)"
+                ),
+                "shared handler of unknown reach; split or declare it".to_owned(),
+                help,
+            ),
+            Reach::Local => RULE.finding(
+                severity.min(Severity::Info),
+                pointer,
+                Some(c.name()),
+                format!(
+                    "liveness and readiness use the same handler ({described}), which is local ({}): a dependency stall restarts nothing, but readiness can never fail on its own (while draining, or on a dependency) without liveness failing too",
+                    reach.evidence
+                ),
+                "shared handler is local; readiness cannot fail alone".to_owned(),
+                "give readiness its own endpoint if it should ever take the pod out of the Service while liveness holds"
+                    .to_owned(),
+            ),
+        };
+        out.push(finding);
     });
 }
 
@@ -299,18 +367,59 @@ mod tests {
     use crate::policy::Policy;
     use crate::rules::testing::{check, check_with, one_container};
 
+    fn declared(mut obj: serde_json::Value, checks: &str) -> serde_json::Value {
+        obj["spec"]["template"]["metadata"]["annotations"] = json!({"lifeguard.dev/probe-checks": checks});
+        obj
+    }
+
     #[test]
-    fn same_http_handler_is_an_error() {
+    fn same_http_handler_declared_to_reach_a_dependency_is_an_error() {
         let obj = one_container(json!({
             "ports": [{"name": "http", "containerPort": 8080}],
             "livenessProbe": {"httpGet": {"path": "/healthz", "port": "http"}},
             "readinessProbe": {"httpGet": {"path": "/healthz", "port": 8080}}
         }));
+        // Nothing says what /healthz checks: a warning that says how to tell.
         let f = check(&RULE, &obj);
         assert_eq!(f.len(), 1);
-        assert_eq!(f[0].severity, Severity::Error);
+        assert_eq!(f[0].severity, Severity::Warning);
         assert_eq!(f[0].pointer, "/spec/template/spec/containers/0/livenessProbe");
         assert!(f[0].message.contains("httpGet :8080/healthz"), "{}", f[0].message);
+        assert!(f[0].message.contains("whether it checks a dependency is unknown"), "{}", f[0].message);
+        assert!(f[0].message.contains("lifeguard.dev/probe-checks"), "{}", f[0].message);
+        // Declared to reach one: the error, naming the declaration.
+        let f = check(&RULE, &declared(obj.clone(), "readiness=dependency"));
+        assert_eq!(f[0].severity, Severity::Error);
+        assert!(f[0].message.ends_with("(declared in lifeguard.dev/probe-checks)"), "{}", f[0].message);
+        // Declared local: the anti-pattern stays, as info.
+        let f = check(&RULE, &declared(obj, "app/liveness=local"));
+        assert_eq!(f[0].severity, Severity::Info);
+        assert!(
+            f[0].message.contains("which is local (declared local in lifeguard.dev/probe-checks)"),
+            "{}",
+            f[0].message
+        );
+    }
+
+    #[test]
+    fn known_local_handlers_are_info() {
+        let shared = |image: &str, path: &str| {
+            let p = json!({"httpGet": {"path": path, "port": 8080}});
+            one_container(json!({"image": image, "livenessProbe": p, "readinessProbe": p}))
+        };
+        for (image, path, why) in [
+            ("vllm/vllm-openai:v0.6.3", "/health", "a model server's health endpoint reports its own engine"),
+            ("example/app:1", "/livez", "/livez is named for liveness"),
+            ("example/app:1", "/actuator/health/liveness", "named for liveness"),
+            ("quay.io/prometheus/node-exporter:v1.8.2", "/", "landing page"),
+            ("otel/opentelemetry-collector-contrib:0.110.0", "/", "health_check extension"),
+        ] {
+            let f = check(&RULE, &shared(image, path));
+            assert_eq!(f[0].severity, Severity::Info, "{image}");
+            assert!(f[0].message.contains(why), "{why}: {}", f[0].message);
+        }
+        // Spring Boot's aggregate /actuator/health reaches the dependencies.
+        assert_eq!(check(&RULE, &shared("example/app:1", "/actuator/health"))[0].severity, Severity::Error);
     }
 
     #[test]
@@ -340,7 +449,7 @@ mod tests {
             let obj = one_container(json!({"livenessProbe": probe, "readinessProbe": probe}));
             let f = check(&RULE, &obj);
             assert_eq!(f.len(), 1, "{probe}");
-            assert_eq!(f[0].severity, Severity::Error, "{probe}");
+            assert_eq!(f[0].severity, Severity::Warning, "{probe}: unknown reach");
         }
     }
 
@@ -382,7 +491,7 @@ mod tests {
         assert!(!f[0].help.contains("/livez"), "{}", f[0].help);
         let wrapped = json!({"exec": {"command": ["/bin/grpc_health_probe", "-addr=:9000"]}});
         let f = check(&RULE, &one_container(json!({"livenessProbe": wrapped, "readinessProbe": wrapped})));
-        assert_eq!(f[0].severity, Severity::Error);
+        assert_eq!(f[0].severity, Severity::Warning);
         assert!(f[0].help.contains("-service=liveness"), "{}", f[0].help);
     }
 
@@ -416,7 +525,8 @@ mod tests {
         // A command that also asks the app is not only a process check.
         let more = json!({"exec": {"command": ["sh", "-c", "pgrep nginx && curl -f localhost/ok"]}});
         let f = check(&RULE, &one_container(json!({"livenessProbe": more, "readinessProbe": more})));
-        assert_eq!(f[0].severity, Severity::Error);
+        assert_eq!(f[0].severity, Severity::Warning);
+        assert!(!f[0].message.contains("process matching"), "{}", f[0].message);
     }
 
     #[test]

@@ -11,7 +11,7 @@ use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 
 use crate::finding::{Finding, Severity};
 use crate::model::{ProbeKind, Workload, handler_count, is_valid_port_name};
-use crate::rules::{Checks, Ctx, FixAvailability, MapExport, Related, Rule, VapExport};
+use crate::rules::{Checks, Ctx, FixAvailability, HarmShown, MapExport, Related, Rule, VapExport};
 
 mod out;
 mod pgrep;
@@ -37,6 +37,9 @@ pub(crate) static RULE: Rule = Rule {
         "its one fix (adding -f to a pgrep exec probe) needs the command line read, which CEL does not do exactly",
     ),
     related: Related::Nothing,
+    harm: HarmShown::NotSimulated(
+        "the API server refuses the object, or the kubelet cannot run the probe as written: there is no pod to simulate, or no probe",
+    ),
 };
 
 const DOC: &str = r#"## What it does

@@ -9,7 +9,8 @@ use k8s_openapi::api::core::v1::{HTTPGetAction, TCPSocketAction};
 
 use crate::finding::{Finding, Severity};
 use crate::model::{ContainerView, ProbeKind, Workload, is_valid_port_name, unresolved_ports};
-use crate::rules::{Checks, Ctx, FixAvailability, MapExport, Related, Rule, VapExport};
+use crate::rules::{Checks, Ctx, FixAvailability, Harm, HarmShown, MapExport, Related, Rule, VapExport};
+use crate::simulate::Verdict;
 
 pub(crate) static RULE: Rule = Rule {
     name: "probe-port-unknown",
@@ -23,6 +24,10 @@ pub(crate) static RULE: Rule = Rule {
     vap: VapExport::Yes(Checks(crate::vap::probe_port_unknown::checks)),
     map: MapExport::NoFix,
     related: Related::Nothing,
+    harm: HarmShown::In(&[
+        Harm { scenario: "boot", verdicts: &[Verdict::OutOfService] },
+        Harm { scenario: "wedge", verdicts: &[Verdict::WedgeUndetected] },
+    ]),
 };
 
 const DOC: &str = r#"## What it does

@@ -11,7 +11,8 @@ use regex::Regex;
 use crate::finding::{Finding, Severity};
 use crate::model::command::simple_commands;
 use crate::model::{ProbeKind, Workload};
-use crate::rules::{Ctx, FixAvailability, MapExport, Related, Rule, VapExport};
+use crate::rules::{Ctx, FixAvailability, Harm, HarmShown, MapExport, Related, Rule, VapExport};
+use crate::simulate::Verdict;
 
 pub(crate) static RULE: Rule = Rule {
     name: "probe-runs-inference",
@@ -23,6 +24,7 @@ pub(crate) static RULE: Rule = Rule {
     vap: VapExport::READS_SCRIPTS,
     map: MapExport::NoFix,
     related: Related::Nothing,
+    harm: HarmShown::In(&[Harm { scenario: "pause:5s", verdicts: &[Verdict::RestartStorm, Verdict::Restarts] }]),
 };
 
 const DOC: &str = r#"## What it does

@@ -8,7 +8,7 @@
 
 use crate::finding::{Finding, Fix, Severity, add_op};
 use crate::model::{ContainerView, ProbeKind, ProbeTiming, Workload, too_long, window_limit, window_threshold};
-use crate::rules::{Checks, Ctx, FixAvailability, Fixes, MapExport, Related, Rule, VapExport, with_fix};
+use crate::rules::{Checks, Ctx, FixAvailability, Fixes, HarmShown, MapExport, Related, Rule, VapExport, with_fix};
 use crate::settings::Settings;
 
 pub(crate) static RULE: Rule = Rule {
@@ -27,6 +27,10 @@ pub(crate) static RULE: Rule = Rule {
         Fixes(crate::vap::probe_window_too_long::fixes),
     ),
     related: Related::Nothing,
+    harm: HarmShown::NotSimulated(
+        "a long window delays what simulate shows (a wedge's restart, leaving the endpoints) without changing its \
+         verdict: its figures show the delay",
+    ),
 };
 
 const DOC: &str = r#"## What it does

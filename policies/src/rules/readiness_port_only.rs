@@ -6,7 +6,8 @@
 
 use crate::finding::{Finding, Naming, Severity};
 use crate::model::{ProbeKind, Workload, handler_count, handler_of};
-use crate::rules::{Checks, Ctx, FixAvailability, MapExport, Related, Rule, VapExport};
+use crate::rules::{Checks, Ctx, FixAvailability, Harm, HarmShown, MapExport, Related, Rule, VapExport};
+use crate::simulate::Verdict;
 
 pub(crate) static RULE: Rule = Rule {
     name: "readiness-port-only",
@@ -20,6 +21,10 @@ pub(crate) static RULE: Rule = Rule {
     vap: VapExport::Yes(Checks(crate::vap::readiness_port_only::checks)),
     map: MapExport::NoFix,
     related: Related::Nothing,
+    harm: HarmShown::In(&[
+        Harm { scenario: "boot", verdicts: &[Verdict::ConnectionsRefused] },
+        Harm { scenario: "wedge", verdicts: &[Verdict::WedgeUndetected] },
+    ]),
 };
 
 const DOC: &str = r#"## What it does

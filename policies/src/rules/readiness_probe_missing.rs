@@ -8,9 +8,11 @@ use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 
 use crate::finding::{Finding, Naming, Severity};
 use crate::model::{
-    ContainerView, ServiceView, Workload, is_model_server, port_label, services_send, undeclared_port_listeners,
+    ContainerView, ServiceView, Workload, is_model_server, port_label, services_send, takes_traffic_without_services,
+    undeclared_port_listeners,
 };
-use crate::rules::{Ctx, FixAvailability, MapExport, Related, Rule, VapExport};
+use crate::rules::{Ctx, FixAvailability, Harm, HarmShown, MapExport, Related, Rule, VapExport};
+use crate::simulate::Verdict;
 
 pub(crate) static RULE: Rule = Rule {
     name: "readiness-probe-missing",
@@ -22,6 +24,7 @@ pub(crate) static RULE: Rule = Rule {
     vap: VapExport::NEEDS_SERVICES,
     map: MapExport::NoFix,
     related: Related::SendingServices,
+    harm: HarmShown::In(&[Harm { scenario: "boot", verdicts: &[Verdict::ConnectionsRefused] }]),
 };
 
 const DOC: &str = r#"## What it does
@@ -45,7 +48,12 @@ containers are, so one probe gates it.
   model-server containers, else to the containers that declare ports, else
   to the first container.
 - When no Service at all counts for the file, each container that declares
-  ports is reported.
+  ports is reported, but for ports Prometheus scrapes: the one the pod
+  template's `prometheus.io/port` annotation names, or one named `metrics`
+  or `*-metrics`. Prometheus finds those by pod (its `pod` role lists every
+  container port, ready or not), so they say nothing of Service traffic: a
+  DaemonSet that only exports metrics (cAdvisor, node-exporter) is not
+  reported.
 
 Sidecar init containers (`restartPolicy: Always`) count like containers.
 The finding is an error for a container that requests a GPU (as
@@ -80,6 +88,8 @@ serving replica").
 - Services count for the file but none selects the pod (a worker that only
   calls out).
 - Any container of the pod has a readiness probe, with or without a Service.
+- No Service counts for the file and the container's only ports are those
+  Prometheus scrapes (`prometheus.io/port`, a port named `metrics`).
 - A container that declares ports no selecting Service targets (a metrics
   exporter beside the app) when the Service's ports land elsewhere.
 
@@ -137,7 +147,7 @@ fn check(w: &Workload, ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
     }
     let containers: Vec<ContainerView<'_>> = w.containers().collect();
     if !ctx.batch.has_services {
-        for c in containers.iter().filter(|c| c.declares_ports()) {
+        for c in containers.iter().filter(|c| takes_traffic_without_services(w, c)) {
             let (name, ports) = (c.name(), ports(c));
             let (severity, naming) = severity(c);
             out.push(
@@ -310,6 +320,24 @@ mod tests {
 
     fn who(f: &[Finding]) -> Vec<&str> {
         f.iter().filter_map(|f| f.container.as_deref()).collect()
+    }
+
+    /// deploy-sourcegraph's cAdvisor: no Service, its one port the scrape port.
+    #[test]
+    fn without_services_a_scraped_port_is_no_sign_of_traffic() {
+        let mut exporter = one_container(json!({"ports": [{"name": "http", "containerPort": 48080}]}));
+        exporter["spec"]["template"]["metadata"]["annotations"] = json!({"prometheus.io/port": "48080"});
+        assert!(check(&RULE, &exporter).is_empty());
+        let named = one_container(json!({"ports": [{"name": "http-metrics", "containerPort": 9100}]}));
+        assert!(check(&RULE, &named).is_empty());
+        // Another port beside the scraped one is still a sign of traffic.
+        let mut both = one_container(json!({"ports": [{"name": "http", "containerPort": 8080},
+            {"name": "metrics", "containerPort": 9090}]}));
+        both["spec"]["template"]["metadata"]["annotations"] = json!({"prometheus.io/port": "9090"});
+        assert_eq!(check(&RULE, &both).len(), 1);
+        // The annotation naming another port leaves this one a sign.
+        exporter["spec"]["template"]["metadata"]["annotations"] = json!({"prometheus.io/port": "9100"});
+        assert_eq!(check(&RULE, &exporter).len(), 1);
     }
 
     #[test]

@@ -8,6 +8,7 @@ pub use crate::finding::FixAvailability;
 use crate::finding::{Finding, Fix, Naming, Severity};
 use crate::model::{Batch, ShutdownNeed, Workload, shutdown_needs};
 use crate::policy::Policy;
+use crate::simulate::Verdict;
 use crate::vap::check::Check;
 use crate::vap::mutation::fix::Fix as Mutation;
 
@@ -55,6 +56,8 @@ pub struct Rule {
     pub map: MapExport,
     /// The other places an editor shows with a finding.
     pub related: Related,
+    /// Where `lifeguard simulate` shows the harm of the rule's error findings.
+    pub harm: HarmShown,
 }
 
 impl Rule {
@@ -146,6 +149,29 @@ pub enum MapExport {
 /// makes its findings info and their fixes are opt-in.
 #[derive(Debug, Clone, Copy)]
 pub struct Fixes(pub(crate) fn(&Rule, &Policy, &str) -> Vec<Mutation>);
+
+/// Where `lifeguard simulate` shows the harm an error finding of the rule
+/// names, under the same assumptions: lint, fix and simulate tell one story
+/// about an object, which the consistency tests hold to every input.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HarmShown {
+    /// In these scenarios: an error finding's container gets one of the
+    /// verdicts listed with a scenario, and once the rule's fix is applied,
+    /// none of them. A finding about an annotation that cannot be read is
+    /// about the input, not the pod, and is not held to it.
+    In(&'static [Harm]),
+    /// simulate cannot show it; why.
+    NotSimulated(&'static str),
+}
+
+/// A scenario of the standard set and the verdicts that show a rule's harm in it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Harm {
+    /// The scenario as written (`boot`, `stall:2m`, `pause:5s`, `wedge`, `delete`).
+    pub scenario: &'static str,
+    /// The verdicts that show the harm.
+    pub verdicts: &'static [Verdict],
+}
 
 /// The other places an editor shows with a rule's finding.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -11,7 +11,10 @@ use crate::model::{
     ANNOTATION_COLD_START, ContainerView, ProbeKind, ProbeTiming, Workload, ceil_div, cold_start_required,
     is_model_server,
 };
-use crate::rules::{Checks, Ctx, FixAvailability, Fixes, MapExport, Related, Rule, VapExport, with_fix};
+use crate::rules::{
+    Checks, Ctx, FixAvailability, Fixes, Harm, HarmShown, MapExport, Related, Rule, VapExport, with_fix,
+};
+use crate::simulate::Verdict;
 
 pub(crate) static RULE: Rule = Rule {
     name: "startup-budget-too-short",
@@ -37,6 +40,7 @@ pub(crate) static RULE: Rule = Rule {
         Fixes(crate::vap::startup_budget_too_short::fixes),
     ),
     related: Related::Nothing,
+    harm: HarmShown::In(&[Harm { scenario: "boot", verdicts: &[Verdict::BootLoop, Verdict::Restarts] }]),
 };
 
 const DOC: &str = r#"## What it does
@@ -47,16 +51,24 @@ as `7m10s`) and flags each container whose startup probe gives up sooner:
 cold start plus a margin (`coldStartMarginPercent`, 10% by default), rounded
 up to a whole second.
 
+The severity follows the harm, timed as the kubelet (and `lifeguard
+simulate`) times it: the kubelet restarts at the `failureThreshold`-th
+failed check, `initialDelaySeconds + (failureThreshold - 1) x
+periodSeconds`. An error when that restart comes before the declared cold
+start ends (the boot loops: simulate's `boot-loop`); a warning when the
+boot fits but the margin does not.
+
 An annotation that is not a number of seconds is reported once, at the
 annotation.
 
 Without the annotation, warns about a model server (a GPU request or a
 known model-server image, as `startup-probe-missing` reads them) whose
-startup window is shorter than the policy's `gpuBootSeconds` (600): 150 s
+startup probe restarts it before the policy's `gpuBootSeconds` (600): 150 s
 for a server that downloads 16 GB of weights at boot may or may not be
-enough, and only a measurement can say. The warning asks for the measured
+enough, and only a measurement can say; 60 checks of 10 s restart at 590 s,
+before the 600 s simulate assumes. The warning asks for the measured
 cold start (the GPU design source's worked example sizes the window from
-40 measured cold starts); once it is declared, the error above applies, or
+40 measured cold starts); once it is declared, the finding above applies, or
 nothing. No automatic fix: lifeguard does not guess a boot time to raise
 the window to.
 
@@ -94,13 +106,16 @@ startupProbe:
 startupProbe:
   httpGet: {path: /livez, port: http}
   periodSeconds: 10
-  failureThreshold: 48        # 480 s >= 473 s
+  failureThreshold: 49        # the 49th check, at 480 s, is past 473 s
 ```
 
 ## Fix
-Sets the startup probe's `failureThreshold` to the smallest value that covers
-the cold start plus margin, given the probe's own `initialDelaySeconds` and
-`periodSeconds` (430 s, period 10, margin 10% gives 48). Nothing else changes.
+Sets the startup probe's `failureThreshold` to the smallest value whose
+kubelet restart comes no earlier than the cold start plus margin, given the
+probe's own `initialDelaySeconds` and `periodSeconds`: a whole period of the
+grid to spare on top of the margin (430 s, period 10, margin 10% gives 49:
+the restart at (49 - 1) x 10 = 480 s >= 473 s; the design source's nominal
+48 restarts at 470 s). Nothing else changes.
 "#;
 
 fn check(w: &Workload, ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
@@ -142,8 +157,17 @@ fn check(w: &Workload, ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
         } else {
             c.at(&[ProbeKind::Startup.field()])
         };
+        // The severity follows the harm: an error when the kubelet restarts
+        // the declared boot itself (simulate's boot loop), a warning when
+        // only the margin is missing.
+        let restarts_the_boot = t.earliest_restart() < cold;
+        let outcome = if restarts_the_boot {
+            format!("; the kubelet restarts it at {}s, before the boot ends, every time", t.earliest_restart())
+        } else {
+            String::new()
+        };
         let message = format!(
-            "startup probe allows {}s (initialDelaySeconds {} + failureThreshold {} x periodSeconds {}) but the declared cold start {cold}s + {margin}% needs {required}s",
+            "startup probe allows {}s (initialDelaySeconds {} + failureThreshold {} x periodSeconds {}) but the declared cold start {cold}s + {margin}% needs {required}s{outcome}",
             t.boot_budget(),
             t.initial_delay,
             t.failure,
@@ -154,16 +178,16 @@ fn check(w: &Workload, ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
             let op = add_op(&c.at(&[ProbeKind::Startup.field(), "failureThreshold"]), n.into())?;
             Some(Fix::new(
                 format!(
-                    "set startup failureThreshold of container {:?} to {n} ({}s with periodSeconds {})",
+                    "set startup failureThreshold of container {:?} to {n} (the kubelet restarts at {}s with periodSeconds {})",
                     c.name(),
-                    t.initial_delay.saturating_add(n.saturating_mul(t.period)),
+                    t.initial_delay.saturating_add((n - 1).saturating_mul(t.period)),
                     t.period
                 ),
                 vec![op],
             ))
         });
         let finding = RULE.finding(
-            Severity::Error,
+            if restarts_the_boot { Severity::Error } else { Severity::Warning },
             field,
             Some(c.name()),
             message,
@@ -183,7 +207,9 @@ fn undeclared_model_server(c: ContainerView<'_>, ctx: &Ctx<'_>) -> Option<Findin
     if c.sidecar || !is_model_server(&c, ctx.policy) || t.period < 1 || t.failure < 1 || t.initial_delay < 0 {
         return None;
     }
-    if t.boot_budget() >= gpu_boot {
+    // As simulate times it: the kubelet restarts at the failureThreshold-th
+    // failed check, so a window of exactly gpuBootSeconds restarts that boot.
+    if t.earliest_restart() >= gpu_boot {
         return None;
     }
     let pointer = if startup.failure_threshold.is_some() {
@@ -196,24 +222,25 @@ fn undeclared_model_server(c: ContainerView<'_>, ctx: &Ctx<'_>) -> Option<Findin
         pointer,
         Some(c.name()),
         format!(
-            "model server's startup probe allows {}s (initialDelaySeconds {} + failureThreshold {} x periodSeconds {}), less than the {gpu_boot}s the policy assumes for a model server's boot (gpuBootSeconds), and no measured cold start is declared",
-            t.boot_budget(),
+            "model server's startup probe restarts it at {}s (initialDelaySeconds {} + (failureThreshold {} - 1) x periodSeconds {}), before the {gpu_boot}s the policy assumes for a model server's boot (gpuBootSeconds), and no measured cold start is declared",
+            t.earliest_restart(),
             t.initial_delay,
             t.failure,
             t.period,
         ),
-        format!("startup allows {}s < {gpu_boot}s assumed; declare the cold start", t.boot_budget()),
+        format!("restarts at {}s < {gpu_boot}s assumed; declare the cold start", t.earliest_restart()),
         format!(
             "measure the slowest valid cold start (weights download, load, warm-up) and declare it in the pod template annotation {ANNOTATION_COLD_START}; then the window is checked against it"
         ),
     ))
 }
 
-/// The smallest `failureThreshold` (at least 1) for which
-/// `initial_delay + failureThreshold x period >= required`; `None` when it
-/// does not fit the API's int32.
+/// The smallest `failureThreshold` (at least 1) for which the kubelet's
+/// restart, at `initial_delay + (failureThreshold - 1) x period`, comes no
+/// earlier than `required`: the boot plus margin, with a period of the
+/// grid to spare; `None` when it does not fit the API's int32.
 fn covering_failure_threshold(required: i64, initial_delay: i64, period: i64) -> Option<i64> {
-    let n = ceil_div(required.saturating_sub(initial_delay), period).max(1);
+    let n = ceil_div(required.saturating_sub(initial_delay), period).saturating_add(1).max(1);
     i32::try_from(n).ok().map(i64::from)
 }
 
@@ -251,7 +278,7 @@ mod tests {
     }
 
     #[test]
-    fn worked_example_430s_needs_48() {
+    fn worked_example_430s_needs_49() {
         let mut obj = annotated("430", startup(10, 30));
         let f = check(&RULE, &obj);
         assert_eq!(f.len(), 1);
@@ -265,14 +292,22 @@ mod tests {
         assert_eq!(fix.operations.len(), 1);
         json_patch::patch(&mut obj, &fix.operations).expect("patch applies");
         let probe = &obj["spec"]["template"]["spec"]["containers"][0]["startupProbe"];
-        assert_eq!(probe["failureThreshold"], json!(48));
+        // 473 s with a period of the grid to spare: the 49th check, at 480 s.
+        assert_eq!(probe["failureThreshold"], json!(49));
         assert_eq!(probe["periodSeconds"], json!(10));
         assert!(check(&RULE, &obj).is_empty());
     }
 
     #[test]
     fn forty_seven_is_one_short_and_48_is_enough() {
-        assert_eq!(check(&RULE, &annotated("430", startup(10, 47))).len(), 1);
+        // 47 checks restart at 460 s: after the 430 s boot, so only the margin is short.
+        let f = check(&RULE, &annotated("430", startup(10, 47)));
+        assert_eq!(f.len(), 1);
+        assert_eq!(f[0].severity, Severity::Warning);
+        // 43 restart at 420 s, before it: the boot loops.
+        let f = check(&RULE, &annotated("430", startup(10, 43)));
+        assert_eq!(f[0].severity, Severity::Error);
+        assert!(f[0].message.contains("restarts it at 420s, before the boot ends"), "{}", f[0].message);
         assert!(check(&RULE, &annotated("430", startup(10, 48))).is_empty());
         assert!(check(&RULE, &annotated("7m10s", startup(10, 48))).is_empty());
     }
@@ -287,7 +322,7 @@ mod tests {
         assert_eq!(f[0].pointer, "/spec/template/spec/containers/0/startupProbe");
         json_patch::patch(&mut obj, &f[0].fix.clone().expect("fix").operations).expect("patch applies");
         let probe = &obj["spec"]["template"]["spec"]["containers"][0]["startupProbe"];
-        assert_eq!(probe["failureThreshold"], json!(42));
+        assert_eq!(probe["failureThreshold"], json!(43));
         assert!(check(&RULE, &obj).is_empty());
     }
 
@@ -345,12 +380,14 @@ mod tests {
         assert_eq!(f.len(), 1);
         assert_eq!(f[0].severity, Severity::Warning);
         assert!(f[0].fix.is_none());
-        for part in ["allows 150s", "600s", "gpuBootSeconds", "no measured cold start"] {
+        for part in ["restarts it at 140s", "600s", "gpuBootSeconds", "no measured cold start"] {
             assert!(f[0].message.contains(part), "{part}: {}", f[0].message);
         }
         assert!(f[0].help.contains("lifeguard.dev/cold-start-seconds"), "{}", f[0].help);
         // Covering gpuBootSeconds, or declaring the measurement, ends it.
-        assert!(check(&RULE, &server(json!({"tcpSocket": {"port": 8000}, "failureThreshold": 60}))).is_empty());
+        // 60 checks restart at 590 s, before the 600 s boot; 61 at 600 s.
+        assert_eq!(check(&RULE, &server(json!({"tcpSocket": {"port": 8000}, "failureThreshold": 60}))).len(), 1);
+        assert!(check(&RULE, &server(json!({"tcpSocket": {"port": 8000}, "failureThreshold": 61}))).is_empty());
         let mut declared = obj.clone();
         declared["spec"]["template"]["metadata"]["annotations"] = json!({"lifeguard.dev/cold-start-seconds": "120"});
         assert!(check(&RULE, &declared).is_empty());

@@ -14,7 +14,10 @@ use crate::model::{
     ANNOTATION_COLD_START, ContainerView, ProbeKind, ProbeTiming, Workload, ceil_div, cold_start_required,
     handler_count, handler_of, serves_model_image, too_long, window_threshold,
 };
-use crate::rules::{Checks, Ctx, FixAvailability, Fixes, MapExport, Related, Rule, VapExport, with_fix};
+use crate::rules::{
+    Checks, Ctx, FixAvailability, Fixes, Harm, HarmShown, MapExport, Related, Rule, VapExport, with_fix,
+};
+use crate::simulate::Verdict;
 
 pub(crate) static RULE: Rule = Rule {
     name: "startup-probe-missing",
@@ -41,6 +44,7 @@ pub(crate) static RULE: Rule = Rule {
         Fixes(crate::vap::startup_probe_missing::fixes),
     ),
     related: Related::Nothing,
+    harm: HarmShown::In(&[Harm { scenario: "boot", verdicts: &[Verdict::BootLoop, Verdict::Restarts] }]),
 };
 
 const DOC: &str = r#"## What it does
@@ -62,9 +66,16 @@ that liveness is standing in for one:
 - liveness `failureThreshold x periodSeconds` above `maxLivenessWindowSeconds`
   (600 s): thresholds stretched to survive the boot.
 
-The finding is an error for GPU containers, a warning otherwise. The message
-names the evidence; when the only sign is the liveness probe's own delay or
-window, it says so rather than calling the boot slow.
+The severity follows the harm, under the assumptions `lifeguard simulate`
+makes: an error when the liveness probe restarts the boot (its
+`failureThreshold`-th failure, at `initialDelaySeconds + (failureThreshold
+- 1) x periodSeconds`, comes before the declared cold start, or for a model
+server without one before `gpuBootSeconds`): simulate's `boot-loop`; a
+warning when liveness only stands in for a startup probe (its delay or
+window waits the boot out, and a wedge after the boot goes unseen that
+long). The message names the evidence and the boot it assumes; when the
+only sign is the liveness probe's own delay or window, it says so rather
+than calling the boot slow.
 
 ## Why is this bad?
 Liveness has one budget for two jobs. Either its delay or its thresholds are
@@ -102,7 +113,7 @@ livenessProbe:
 startupProbe:
   httpGet: {path: /health, port: 8000}
   periodSeconds: 10
-  failureThreshold: 60        # 600 s to boot
+  failureThreshold: 67        # restarts at 660 s: 600 s + 10%
 livenessProbe:
   httpGet: {path: /health, port: 8000}
   initialDelaySeconds: 0
@@ -111,12 +122,17 @@ livenessProbe:
 ## Fix
 Adds a `startupProbe` with the liveness handler copied verbatim,
 `periodSeconds` = `startupPeriodSeconds` (10), the liveness `timeoutSeconds`
-if set, and the smallest `failureThreshold` that meets both:
-- the boot budget, nominally (`failureThreshold x periodSeconds`, the design
-  source's "nominal failure budget"): the declared cold start plus margin
-  when one is declared (430 s at 10% gives 473 s: 48 checks, 480 s, with any
-  `gpuBootSeconds`); else `gpuBootSeconds` (600) for a model server; else
-  nothing;
+if set (never above that period: a check longer than the period overlaps
+the next), and the smallest `failureThreshold` that meets both:
+- the boot plus the policy's margin (`coldStartMarginPercent`) with a whole
+  period of the grid to spare, timed as the kubelet times it (the
+  `failureThreshold`-th failed check, `(failureThreshold - 1) x
+  periodSeconds` after the first, restarts): the declared cold start when
+  one is declared (430 s at 10% gives 473 s: 49 checks, the restart at
+  480 s, with any `gpuBootSeconds`); else `gpuBootSeconds` for a model
+  server (600 s at 10% gives 660 s: 67 checks), the boot `lifeguard
+  simulate` assumes for it, so the fixed object boots there without a
+  restart; else nothing;
 - never an earlier restart than before, by the kubelet's timing: the
   kubelet restarts at the `failureThreshold`-th failure, at
   `initialDelaySeconds + (failureThreshold - 1) x periodSeconds`, so the
@@ -152,9 +168,7 @@ fn check(w: &Workload, ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
         let t = ProbeTiming::of(live);
         let gpu = c.gpu_resource();
         let model_image = serves_model_image(&c, ctx.policy);
-        let cold = cold
-            .filter(|_| !c.sidecar)
-            .map(|s| (s, cold_start_required(s, settings.cold_start_margin_percent)));
+        let cold = cold.filter(|_| !c.sidecar).map(|s| (s, cold_start_required(s, settings.cold_start_margin_percent)));
 
         // Signs that the boot is slow, and signs only that liveness is
         // stretched to survive one: those are worded as what they are.
@@ -197,18 +211,23 @@ fn check(w: &Workload, ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
             return;
         }
 
-        // A declared cold start sizes the boot (nominally, as the design
-        // source does); the generic GPU default only stands in for a missing one.
-        let target = match cold {
-            Some((_, required)) => required,
+        // The boot simulate assumes: the declared cold start, else the
+        // policy's GPU boot for a model server, else none. The fix covers it
+        // with the margin to spare; the GPU default only stands in for a
+        // declared one.
+        let margin = settings.cold_start_margin_percent;
+        let boot = match cold {
+            Some((s, _)) => s,
             None if gpu.is_some() || model_image => settings.gpu_boot_seconds,
             None => 0,
         };
-        let severity = if gpu.is_some() {
-            Severity::Error
-        } else {
-            Severity::Warning
-        };
+        let target = cold_start_required(boot, margin);
+        // The severity follows the harm: an error when liveness restarts
+        // that boot (a restart loop, simulate's `boot-loop`), a warning when
+        // it only stands in for a startup probe at the cost of a slow
+        // wedge detection.
+        let restarts_the_boot = t.earliest_restart() < boot;
+        let severity = if restarts_the_boot { Severity::Error } else { Severity::Warning };
         let short = if !slow.is_empty() {
             let why = match (gpu, cold) {
                 (Some(_), _) => "GPU".to_owned(),
@@ -231,10 +250,16 @@ fn check(w: &Workload, ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
             )
         } else {
             slow.extend(stretched.into_iter().map(|s| format!("liveness {s}")));
-            format!(
-                "no startup probe although the boot is slow ({}); liveness alone must either wait out the boot or restart it",
-                slow.join(", ")
-            )
+            let outcome = if restarts_the_boot {
+                format!(
+                    "liveness restarts it at {}s, before the {boot}s boot ends ({}), every time",
+                    t.earliest_restart(),
+                    boot_source(cold.is_some())
+                )
+            } else {
+                "liveness alone must either wait out the boot or restart it".to_owned()
+            };
+            format!("no startup probe although the boot is slow ({}); {outcome}", slow.join(", "))
         };
         let finding = RULE.finding(
             severity,
@@ -269,13 +294,24 @@ fn gpu_without_startup(c: ContainerView<'_>) -> Option<Finding> {
     )
 }
 
-/// The smallest startup `failureThreshold` whose nominal budget covers
-/// `target` seconds and whose kubelet restart comes no earlier than the
+/// Where the boot a finding assumes comes from, for its message.
+fn boot_source(declared: bool) -> &'static str {
+    if declared {
+        "the declared cold start"
+    } else {
+        "the policy's gpuBootSeconds for a model server; declare the measured one in lifeguard.dev/cold-start-seconds"
+    }
+}
+
+/// The smallest startup `failureThreshold` whose kubelet restart (the
+/// `failureThreshold`-th failed check, `(failureThreshold - 1) x period`
+/// after the first) comes no earlier than `target` seconds, so the boot has
+/// at least one period of the grid to spare, and no earlier than the
 /// liveness probe's (see the doc's Fix section).
 pub(super) fn startup_failure_threshold(live: &ProbeTiming, target: i64, period: i64) -> i64 {
-    let nominal = ceil_div(target, period);
+    let covering = ceil_div(target, period).saturating_add(1);
     let not_earlier = ceil_div(live.earliest_restart(), period).saturating_add(1);
-    nominal.max(not_earlier).max(1)
+    covering.max(not_earlier).max(1)
 }
 
 /// The startup probe and liveness change; `None` when the liveness handler
@@ -287,17 +323,19 @@ fn fix(c: ContainerView<'_>, live: &Probe, target: i64, period: i64, lowered: Op
     let failure = i32::try_from(startup_failure_threshold(&t, target, period)).ok()?;
     let mut probe = Map::new();
     probe.insert(key.to_owned(), value);
+    // A check that may run longer than the period overlaps the next one;
+    // the new probe's period bounds the copied timeout.
     if let Some(timeout) = live.timeout_seconds {
-        probe.insert("timeoutSeconds".to_owned(), timeout.into());
+        probe.insert("timeoutSeconds".to_owned(), i64::from(timeout).min(period).into());
     }
     probe.insert("periodSeconds".to_owned(), period.into());
     probe.insert("failureThreshold".to_owned(), failure.into());
     let mut operations = vec![add_op(&c.at(&[ProbeKind::Startup.field()]), Value::Object(probe))?];
     let mut description = format!(
-        "add startupProbe to container {:?} ({}, periodSeconds {period}, failureThreshold {failure}: {}s to boot)",
+        "add startupProbe to container {:?} ({}, periodSeconds {period}, failureThreshold {failure}: a boot still running at {}s is restarted)",
         c.name(),
         handler.describe(),
-        i64::from(failure).saturating_mul(period)
+        i64::from(failure).saturating_sub(1).saturating_mul(period)
     );
     if live.initial_delay_seconds.is_some_and(|d| d != 0) {
         operations.push(add_op(&c.at(&[ProbeKind::Liveness.field(), "initialDelaySeconds"]), 0.into())?);
@@ -406,7 +444,8 @@ mod tests {
         assert_eq!(ops.len(), 1, "no initialDelaySeconds to reset");
         let c = apply(&mut obj);
         assert_eq!(c["startupProbe"]["tcpSocket"], json!({"port": 8000}));
-        assert_eq!(c["startupProbe"]["failureThreshold"], json!(60));
+        // 600 s + 10% = 660 s, and a period to spare: 67 checks, restarting at 660 s.
+        assert_eq!(c["startupProbe"]["failureThreshold"], json!(67));
         assert!(c["startupProbe"].get("timeoutSeconds").is_none());
         assert!(c["livenessProbe"].get("initialDelaySeconds").is_none());
     }
@@ -436,19 +475,27 @@ mod tests {
             "image": "vllm/vllm-openai:v0.6.0",
             "livenessProbe": {"httpGet": {"path": "/health", "port": 8000}}
         }));
+        // Liveness restarts at 20 s the 600 s boot simulate assumes for it.
         let f = one(&obj, "image vllm/vllm-openai looks like a model server");
-        assert_eq!(f.severity, Severity::Warning);
+        assert_eq!(f.severity, Severity::Error);
+        assert!(f.message.contains("liveness restarts it at 20s, before the 600s boot ends"), "{}", f.message);
+        // A liveness delay that waits the boot out: only a stand-in, a warning.
+        let waits = one_container(json!({
+            "image": "vllm/vllm-openai:v0.6.0",
+            "livenessProbe": {"httpGet": {"path": "/health", "port": 8000}, "initialDelaySeconds": 600}
+        }));
+        assert_eq!(one(&waits, "looks like a model server").severity, Severity::Warning);
     }
 
     #[test]
-    fn worked_example_declared_cold_start_gives_48() {
+    fn worked_example_declared_cold_start_gives_49() {
         let live = json!({"grpc": {"port": 9000, "service": "live"}, "initialDelaySeconds": 10});
         let mut obj = with_cold(one_container(json!({"livenessProbe": live})), "430");
         one(&obj, "declared cold start 430s");
         let c = apply(&mut obj);
         assert_eq!(
             c["startupProbe"],
-            json!({"grpc": {"port": 9000, "service": "live"}, "periodSeconds": 10, "failureThreshold": 48})
+            json!({"grpc": {"port": 9000, "service": "live"}, "periodSeconds": 10, "failureThreshold": 49})
         );
         assert_eq!(c["livenessProbe"]["initialDelaySeconds"], json!(0));
         let after = check(&startup_budget_too_short::RULE, &obj);
@@ -466,10 +513,10 @@ mod tests {
                 cold,
             )
         };
-        // 120 s + 10% = 132 s: 14 checks, although gpuBootSeconds is 600 s.
-        assert_eq!(apply(&mut gpu("2m"))["startupProbe"]["failureThreshold"], json!(14));
-        // 900 s + 10% = 990 s is above it: 99 checks.
-        assert_eq!(apply(&mut gpu("900"))["startupProbe"]["failureThreshold"], json!(99));
+        // 120 s + 10% = 132 s: 15 checks (restart at 140 s), although gpuBootSeconds is 600 s.
+        assert_eq!(apply(&mut gpu("2m"))["startupProbe"]["failureThreshold"], json!(15));
+        // 900 s + 10% = 990 s is above it: 100 checks.
+        assert_eq!(apply(&mut gpu("900"))["startupProbe"]["failureThreshold"], json!(100));
     }
 
     #[test]
@@ -552,7 +599,7 @@ mod tests {
         }));
         let live = with_cold(obj.clone(), "60");
         assert_eq!(apply(&mut live.clone())["startupProbe"]["failureThreshold"], json!(13));
-        assert_eq!(apply(&mut obj)["startupProbe"]["failureThreshold"], json!(60));
+        assert_eq!(apply(&mut obj)["startupProbe"]["failureThreshold"], json!(67));
     }
 
     #[test]

@@ -4,10 +4,12 @@
 use k8s_openapi::api::core::v1::Container;
 
 use crate::model::{
-    ContainerView, Handler, ProbeKind, dependencies, handler_of, is_model_server, process_existence,
-    shared_liveness_readiness, unresolved_ports,
+    ContainerView, Handler, ProbeKind, dependencies, handler_of, process_existence, shared_liveness_readiness,
+    unresolved_ports,
 };
 use crate::policy::Policy;
+
+use super::reach::{Reach, inferred_reach};
 
 /// What a probe's answer depends on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -121,12 +123,11 @@ pub fn unresolved(c: &Container, kind: ProbeKind) -> Option<String> {
 /// - anything `liveness-checks-dependency` would report on it (a client
 ///   aimed at another host, an aggregate path such as `/actuator/health`, a
 ///   readiness path) checks a dependency;
-/// - a liveness handler shared with readiness checks what readiness checks,
-///   taken to include dependencies (that is what readiness is for), but on
-///   a model server (a GPU request or a `slowBootImages` image): its health
-///   endpoint (vLLM's, TGI's, Triton's `/health`) reports its own engine, and
-///   it serves from the weights it loaded, so nothing says it reaches another
-///   service, and a restart storm it cannot have is the costlier mistake;
+/// - a liveness handler shared with readiness checks a dependency where
+///   [`inferred_reach`] finds the evidence; one that is local (a model
+///   server's own health endpoint, a path named for liveness, a known
+///   image) or of unknown reach is not stalled, and the output says what
+///   to declare (`lifeguard.dev/probe-checks`) when it does reach one;
 /// - anything else is local.
 pub fn infer(c: ContainerView<'_>, kind: ProbeKind, policy: &Policy) -> Option<Check> {
     let probe = kind.of(c.container)?;
@@ -144,8 +145,13 @@ pub fn infer(c: ContainerView<'_>, kind: ProbeKind, policy: &Policy) -> Option<C
     if !dependencies(view, policy).is_empty() {
         return Some(Check::Dependency);
     }
-    let shared = shared_liveness_readiness(c.container);
-    if kind != ProbeKind::Startup && shared.is_some() && shared == handler && !is_model_server(&c, policy) {
+    // A handler shared with readiness checks a dependency only where the
+    // evidence says so (`probe-endpoint-reused` grades it by the same
+    // reading): one of unknown reach is not stalled.
+    if let Some(shared) =
+        shared_liveness_readiness(c.container).filter(|s| kind != ProbeKind::Startup && handler.as_ref() == Some(s))
+        && inferred_reach(c, &shared, policy).reach == Reach::Dependency
+    {
         return Some(Check::Dependency);
     }
     Some(Check::Local)
@@ -180,7 +186,10 @@ mod tests {
         let got = checks(json!({"name": "a", "livenessProbe": http("/livez"), "readinessProbe": http("/readyz"),
             "startupProbe": {"tcpSocket": {"port": 8080}}}));
         assert_eq!(got, vec![Some(Check::PortOnly), Some(Check::Local), Some(Check::Dependency)]);
+        // A shared handler nothing says reaches a dependency is not stalled.
         let got = checks(json!({"name": "a", "livenessProbe": http("/healthz"), "readinessProbe": http("/healthz")}));
+        assert_eq!(got, vec![None, Some(Check::Local), Some(Check::Local)]);
+        let got = checks(json!({"name": "a", "livenessProbe": http("/ready"), "readinessProbe": http("/ready")}));
         assert_eq!(got, vec![None, Some(Check::Dependency), Some(Check::Dependency)]);
         let got = checks(json!({"name": "a", "livenessProbe": http("/actuator/health"),
             "readinessProbe": {"exec": {"command": ["pgrep", "java"]}}}));
@@ -205,9 +214,9 @@ mod tests {
         // A GPU request, or a model server's image, whichever shows it.
         assert_eq!(checks(vllm("nvcr.io/nvidia/vllm:26.02-py3", true)), local);
         assert_eq!(checks(vllm("vllm/vllm-openai:v0.6.3", false)), local);
-        // The same handler on any other server is taken to check what readiness does.
+        // The same handler on any other server: nothing says it reaches a dependency.
+        assert_eq!(checks(vllm("registry.example.com/shop/orders:1.4.2", false)), local);
         let shared = vec![None, Some(Check::Dependency), Some(Check::Dependency)];
-        assert_eq!(checks(vllm("registry.example.com/shop/orders:1.4.2", false)), shared);
         // What the handler itself shows still counts on a model server.
         let mut aggregate = vllm("vllm/vllm-openai:v0.6.3", true);
         aggregate["livenessProbe"] = json!({"httpGet": {"path": "/actuator/health", "port": 8000}});

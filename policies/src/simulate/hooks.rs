@@ -20,6 +20,7 @@ use crate::model::{
 };
 
 use super::kubelet::STARTED_SEEN_MS;
+use crate::model::shell_flow::{endless_loop, shell_script};
 
 const MS: i64 = 1000;
 
@@ -39,6 +40,10 @@ pub enum HookLength {
     /// hook, and why): it records `FailedPreStopHook` and goes on to stop
     /// the container (kuberuntime_container.go, `executePreStopHook`).
     FailsAtOnce(&'static str),
+    /// An `exec` whose loop has no way out (`prestop-loop-unbounded`'s
+    /// reading, its head named): it runs until the grace period ends,
+    /// unless a length is stated.
+    Endless(&'static str),
 }
 
 /// A container's postStart hook.
@@ -119,9 +124,19 @@ pub(super) fn prestop_of(
         (None, None) => (None, HookLength::Read),
         (None, Some(handler)) => match prestop_fails_at_once(c, handler) {
             Some(why) => (Some(SleepSeconds::Finite(0)), HookLength::FailsAtOnce(why)),
+            None if stated.is_none() && endless_prestop(c) => {
+                (Some(SleepSeconds::Forever), HookLength::Endless("an exec loop with no break, exit or timeout"))
+            }
             None => stated_or_unknown(handler, stated),
         },
     }
+}
+
+/// Whether the preStop `exec` loops with no way out, as
+/// `prestop-loop-unbounded` reads it.
+fn endless_prestop(c: &Container) -> bool {
+    let command = c.lifecycle.as_ref().and_then(|l| l.pre_stop.as_ref()?.exec.as_ref()?.command.as_deref());
+    command.and_then(shell_script).as_ref().and_then(endless_loop).is_some()
 }
 
 /// Why the kubelet fails a preStop hook before it runs, whatever the app
@@ -163,6 +178,7 @@ fn stated_or_unknown(handler: &'static str, stated: Option<i64>) -> (Option<Slee
 /// `lifeguard.dev/HOOK-seconds` annotation).
 pub(super) fn length_detail(length: Option<SleepSeconds>, source: HookLength, hook: &str, forever: String) -> String {
     match (length, source) {
+        (_, HookLength::Endless(what)) => format!("{what}: it runs until the grace period ends"),
         (Some(SleepSeconds::Forever), _) => forever,
         (Some(SleepSeconds::Finite(s)), HookLength::Read) => format!("sleep {s}s"),
         (Some(SleepSeconds::Finite(s)), HookLength::Stated(handler)) => format!("{handler}, {s}s as stated"),

@@ -20,6 +20,7 @@ mod model_doc;
 #[cfg(test)]
 mod object_tests;
 mod pod;
+mod reach;
 mod reading;
 mod scenario;
 mod stop_signal;
@@ -35,7 +36,8 @@ pub use gates::{GateDelay, GateDelayError, ReadinessGates};
 pub use hooks::{HookLength, PostStart};
 pub use kubelet::{BACKOFF_INITIAL_MS, BACKOFF_MAX_MS, Run, STARTED_SEEN_MS, World, simulate, simulate_figures};
 pub use model_doc::MODEL;
-pub use pod::{AnnotationError, ContainerModel, ProbeModel, containers};
+pub use pod::{AnnotationError, ContainerModel, ProbeModel, Traffic, containers};
+pub use reach::{Reach, ReachEvidence, inferred_reach, shared_reach};
 pub use scenario::{STANDARD, Scenario, ScenarioError, ScenarioKind};
 pub use stop_signal::{FEATURE_GATES, FeatureGateError, FeatureGates, StopSignal};
 pub use sweep::{ContainerOutcome, phase_offsets, run_scenario};
@@ -47,7 +49,7 @@ use serde_json::Value;
 
 use crate::error::ModelError;
 use crate::model::Batch;
-use crate::model::Workload;
+use crate::model::{Workload, receivers};
 use crate::policy::Policy;
 
 /// The simulation of one pod-bearing object.
@@ -86,7 +88,10 @@ pub fn simulate_object(
             services.push(name);
         }
     }
-    let models = containers(&w, policy, assumptions, replicas, &services)
+    let receivers: Vec<String> =
+        receivers(&w, &batch.services, policy).iter().map(|r| r.view.pointer.to_owned()).collect();
+    let traffic = Traffic { services: &services, receivers: &receivers, input_has_services: batch.has_services };
+    let models = containers(&w, policy, assumptions, replicas, traffic)
         .map_err(|e| ModelError { pointer: e.pointer.clone(), message: e.to_string() })?;
     let outcomes = models.iter().flat_map(|m| scenarios.iter().map(move |s| run_scenario(m, s, assumptions))).collect();
     Ok(Some(ObjectSimulation { kind: w.kind, namespace: w.namespace, name: w.name, outcomes }))

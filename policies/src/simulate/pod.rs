@@ -4,7 +4,7 @@
 
 use crate::model::{
     ANNOTATION_COLD_START, ContainerView, ProbeKind, ProbeTiming, SleepSeconds, Workload, is_model_server,
-    shutdown_needs,
+    shared_liveness_readiness, shutdown_needs, takes_traffic_without_services,
 };
 use crate::policy::Policy;
 
@@ -55,6 +55,10 @@ pub struct ContainerModel {
     pub drain: i64,
     /// Declared shutdown budget, seconds (0 when undeclared).
     pub shutdown: i64,
+    /// How long a deleted app takes to stop after SIGTERM when it declares
+    /// neither drain nor shutdown: the policy's `prestopMinRemainingSeconds`,
+    /// the least lint's rules leave it (`None` when something is declared).
+    pub assumed_stop: Option<i64>,
     /// How long the app takes to boot when nothing else is said: the
     /// declared cold start, the policy's GPU boot for a model server, else 0.
     pub cold_start: i64,
@@ -68,6 +72,23 @@ pub struct ContainerModel {
     /// once each, by namespace and name; empty when none does (or the input
     /// has none).
     pub services: Vec<String>,
+    /// Whether requests reach the container: a Service of the input sends
+    /// them ([`crate::model::receivers`]), or the input has no Service at
+    /// all and the container declares a port Prometheus does not scrape
+    /// (the assumption `readiness-probe-missing` makes).
+    pub receives_traffic: bool,
+}
+
+/// What the input says of the traffic a pod receives.
+#[derive(Debug, Clone, Copy)]
+pub struct Traffic<'a> {
+    /// `Service/name` of each Service of the input that selects the pod.
+    pub services: &'a [String],
+    /// Pointers of the containers those Services send requests to
+    /// ([`crate::model::receivers`]).
+    pub receivers: &'a [String],
+    /// Whether the input has any Service at all.
+    pub input_has_services: bool,
 }
 
 impl ContainerModel {
@@ -88,10 +109,12 @@ impl ContainerModel {
             stop_signal: StopSignal::Default,
             drain: 0,
             shutdown: 0,
+            assumed_stop: None,
             cold_start: 0,
             replicas: 1,
             unresolved: Vec::new(),
             services: Vec::new(),
+            receives_traffic: false,
         }
     }
 
@@ -130,7 +153,7 @@ pub fn containers(
     policy: &Policy,
     assumptions: &Assumptions,
     replicas: i64,
-    services: &[String],
+    traffic: Traffic<'_>,
 ) -> Result<Vec<ContainerModel>, AnnotationError> {
     let stated = &assumptions.probe_checks;
     let error = |annotation: &'static str, detail: String| AnnotationError {
@@ -176,7 +199,16 @@ pub fn containers(
                 let check = if unresolved.iter().any(|(k, _)| *k == kind) {
                     Check::Unresolved
                 } else {
-                    stated.get(&name, kind).or_else(|| annotated.get(&name, kind)).or_else(|| infer(c, kind, policy))?
+                    // One handler shared by liveness and readiness checks
+                    // one thing: what is stated of either holds for both.
+                    let said = |k: ProbeKind| stated.get(&name, k).or_else(|| annotated.get(&name, k));
+                    let shared = shared_liveness_readiness(c.container).is_some();
+                    let other = match kind {
+                        ProbeKind::Liveness if shared => Some(ProbeKind::Readiness),
+                        ProbeKind::Readiness if shared => Some(ProbeKind::Liveness),
+                        _ => None,
+                    };
+                    said(kind).or_else(|| other.and_then(said)).or_else(|| infer(c, kind, policy))?
                 };
                 Some(ProbeModel {
                     kind,
@@ -193,6 +225,13 @@ pub fn containers(
             _ if !c.sidecar && is_model_server(&c, policy) => policy.settings.gpu_boot_seconds,
             _ => 0,
         };
+        // With nothing declared of its stop, a deleted app is taken to need
+        // the least lint's rules leave it after SIGTERM
+        // (`prestopMinRemainingSeconds`), so a preStop sleep that leaves less
+        // is the SIGKILL here that it is an error there.
+        let floor = policy.settings.prestop_min_remaining_seconds;
+        let undeclared = need.is_none_or(|n| n.drain.is_none() && n.shutdown.is_none());
+        let assumed_stop = (undeclared && floor > 0).then_some(floor);
         let (prestop, prestop_length) = prestop_of(c.container, need.and_then(|n| n.prestop), stated_prestop);
         let restart_policy = if c.sidecar { Some("Always") } else { w.spec.restart_policy.as_deref() };
         out.push(ContainerModel {
@@ -207,10 +246,13 @@ pub fn containers(
             stop_signal: StopSignal::of(c.container, assumptions.feature_gates),
             drain: need.map_or(0, |n| n.drain_seconds()),
             shutdown: need.map_or(0, |n| n.shutdown_seconds()),
+            assumed_stop,
             cold_start,
             replicas,
             unresolved,
-            services: services.to_vec(),
+            services: traffic.services.to_vec(),
+            receives_traffic: traffic.receivers.iter().any(|p| p == c.pointer)
+                || (!traffic.input_has_services && takes_traffic_without_services(w, &c)),
             name,
         });
     });

@@ -35,6 +35,14 @@ pub(crate) struct Reading {
     pub(crate) booted: bool,
     /// In-flight work SIGKILL cut, ms (delete).
     pub(crate) cut_ms: Option<i64>,
+    /// How long new connections are refused, and from when, ms: a deletion's
+    /// stop signal before endpoint removal reaches the proxies, or a boot in
+    /// the endpoints before the app answers.
+    pub(crate) refused: Option<Refused>,
+    /// The endpoint propagation the scenario assumed, ms.
+    pub(crate) propagation_ms: i64,
+    /// Whether the container has a readiness probe.
+    pub(crate) has_readiness: bool,
     /// The largest CrashLoopBackOff delay seen, ms.
     pub(crate) backoff_ms: i64,
     /// The boot the scenario assumed, ms.
@@ -55,4 +63,13 @@ pub(crate) struct Reading {
 /// Seconds for people: `1`, `1.5`, `300`.
 pub fn seconds(ms: i64) -> String {
     if ms % 1000 == 0 { format!("{}", ms / 1000) } else { format!("{:.1}", ms as f64 / 1000.0) }
+}
+
+/// Connections sent to a process that cannot take them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Refused {
+    /// From when, ms from the scenario's start.
+    pub(crate) from_ms: i64,
+    /// For how long, ms.
+    pub(crate) for_ms: i64,
 }

@@ -9,8 +9,10 @@ use super::assumptions::Assumptions;
 use super::gates::GateDelay;
 use super::kubelet::{Run, World, simulate, simulate_figures};
 use super::pod::ContainerModel;
+use super::reading::Refused;
 use super::scenario::{Scenario, ScenarioKind};
 use super::termination::delete;
+use super::timeline::EventKind;
 use super::timeline::{Event, Span, intersect, total};
 use super::verdict::{Figures, Reading, Verdict, judge};
 
@@ -116,6 +118,7 @@ pub fn run_scenario(model: &ContainerModel, scenario: &Scenario, a: &Assumptions
         replicas: model.replicas,
         services: model.services.clone(),
         blind: blind(model),
+        has_readiness: model.probe(ProbeKind::Readiness).is_some(),
         ..Reading::default()
     };
     let (runs, worst_at): (Vec<Run>, usize) = match scenario.kind {
@@ -126,6 +129,8 @@ pub fn run_scenario(model: &ContainerModel, scenario: &Scenario, a: &Assumptions
             let model = deleted.as_ref().unwrap_or(model);
             let run = delete(model, a.endpoint_propagation_seconds.max(0) * MS, a.request_seconds.max(0) * MS);
             reading.cut_ms = run.cut_ms;
+            reading.propagation_ms = a.endpoint_propagation_seconds.max(0) * MS;
+            reading.refused = run.refused_ms.map(|for_ms| Refused { from_ms: reading.propagation_ms - for_ms, for_ms });
             (vec![run], 0)
         }
         ScenarioKind::Boot(boot) => {
@@ -143,6 +148,11 @@ pub fn run_scenario(model: &ContainerModel, scenario: &Scenario, a: &Assumptions
             let run = simulate(model, world);
             reading.booted = run.booted;
             reading.boot_ms = boot_ms;
+            // In the endpoints before the app answers: requests fail until it does.
+            let joined = run.events.iter().find(|e| e.kind == EventKind::Ready).map(|e| e.at_ms);
+            if let Some(at) = joined.filter(|&at| model.receives_traffic && run.booted && at < boot_ms) {
+                reading.refused = Some(Refused { from_ms: at, for_ms: boot_ms - at });
+            }
             (vec![run], 0)
         }
         ScenarioKind::Crash(_) | ScenarioKind::PostStartFail => {

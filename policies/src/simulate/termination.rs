@@ -65,9 +65,15 @@ pub fn delete(model: &ContainerModel, propagation_ms: i64, request_ms: i64) -> R
     }
     let (sigterm, sigkill) = stop_times(hook, grace);
     let cut_short = hook.is_some_and(|h| h >= grace);
-    let budgets = (model.drain + model.shutdown) * MS;
+    let budgets = model.assumed_stop.unwrap_or(model.drain + model.shutdown) * MS;
     let last_admitted = propagation_ms.min(sigterm);
     let work_end = (sigterm + budgets).max(last_admitted + request_ms);
+    // New connections still arrive until endpoint removal reaches the
+    // proxies; a process that has stopped accepting at the stop signal
+    // refuses them (what a preStop bridge is for).
+    if model.receives_traffic && sigterm < propagation_ms {
+        run.refused_ms = Some(propagation_ms - sigterm);
+    }
     let signal = &model.stop_signal;
     if signal.kills() {
         // `stopSignal: SIGKILL`: nothing of the in-flight work, drain or shutdown gets done.
@@ -83,15 +89,24 @@ pub fn delete(model: &ContainerModel, propagation_ms: i64, request_ms: i64) -> R
             ..Event::new(sigterm, None, EventKind::Sigterm, detail)
         });
         let mut event = |at: i64, kind: EventKind, detail: String| events.push(Event::new(at, None, kind, detail));
+        let assumed = model.assumed_stop.map(|s| {
+            format!(
+                "stopping takes {s} s assumed: the policy's prestopMinRemainingSeconds, no drain or shutdown declared"
+            )
+        });
         if work_end <= sigkill {
-            event(work_end, EventKind::WorkDone, String::new());
+            event(work_end, EventKind::WorkDone, assumed.unwrap_or_default());
             event(work_end, EventKind::Exited, String::new());
         } else {
             // In flight: what the app still had to do when SIGKILL came.
             run.sigkill = true;
             run.cut_ms = Some(work_end - sigkill);
             let why = if cut_short { "2s after SIGTERM" } else { "the grace period ended" };
-            event(sigkill, EventKind::Sigkill, why.to_owned());
+            let why = match assumed {
+                Some(a) => format!("{why}; {a}"),
+                None => why.to_owned(),
+            };
+            event(sigkill, EventKind::Sigkill, why);
         }
     }
     events.sort_by_key(|e| e.at_ms);

@@ -3,8 +3,8 @@
 use crate::finding::Severity;
 
 use super::endpoints::{NO_SERVICE, for_span, zero_endpoints, zero_span};
-pub(crate) use super::reading::Reading;
 pub use super::reading::{Figures, seconds};
+pub(crate) use super::reading::{Reading, Refused};
 use super::scenario::ScenarioKind;
 
 /// The consequence of a scenario for a container; the names are stable
@@ -28,6 +28,10 @@ pub enum Verdict {
     OutOfService,
     /// SIGKILL ends the container while admitted work is still running.
     SigkillInFlight,
+    /// Requests are sent to a process that cannot take them: in the
+    /// endpoints before the app answers (boot), or still routed to it after
+    /// it stopped accepting (delete).
+    ConnectionsRefused,
     /// Liveness sees the wedge and the kubelet restarts the container.
     WedgeDetected,
     /// Nothing restarts the hung process.
@@ -43,6 +47,7 @@ pub const VERDICTS: &[Verdict] = &[
     Verdict::DependencyOutage,
     Verdict::OutOfService,
     Verdict::SigkillInFlight,
+    Verdict::ConnectionsRefused,
     Verdict::WedgeDetected,
     Verdict::WedgeUndetected,
 ];
@@ -58,6 +63,7 @@ impl Verdict {
             Verdict::DependencyOutage => "dependency-outage",
             Verdict::OutOfService => "out-of-service",
             Verdict::SigkillInFlight => "sigkill-in-flight",
+            Verdict::ConnectionsRefused => "connections-refused",
             Verdict::WedgeDetected => "wedge-detected",
             Verdict::WedgeUndetected => "wedge-undetected",
         }
@@ -77,7 +83,9 @@ impl Verdict {
         match self {
             Verdict::Ok | Verdict::WedgeDetected => None,
             Verdict::DependencyOutage => Some(Severity::Info),
-            Verdict::Restarts | Verdict::OutOfService | Verdict::WedgeUndetected => Some(Severity::Warning),
+            Verdict::Restarts | Verdict::OutOfService | Verdict::ConnectionsRefused | Verdict::WedgeUndetected => {
+                Some(Severity::Warning)
+            }
             Verdict::RestartStorm | Verdict::BootLoop | Verdict::SigkillInFlight => Some(Severity::Error),
         }
     }
@@ -127,6 +135,24 @@ pub(crate) fn judge(kind: ScenarioKind, r: &Reading) -> (Verdict, String) {
             Verdict::Restarts,
             format!("boots after {}, the first at {} s", plural(i64::from(w.restarts), "restart"), first(w)),
         ),
+        ScenarioKind::Boot(_) if r.refused.is_some() => {
+            let refused = r.refused.unwrap_or(Refused { from_ms: 0, for_ms: 0 });
+            let (why, rule) = if r.has_readiness {
+                ("readiness passes before the app answers", "readiness-port-only")
+            } else {
+                ("no readiness probe holds it back", "readiness-probe-missing")
+            };
+            (
+                Verdict::ConnectionsRefused,
+                format!(
+                    "connections refused while it boots: in the endpoints from {} s, {} s before the app answers at {} s \
+                     ({why}; {rule} reports it)",
+                    seconds(refused.from_ms),
+                    seconds(refused.for_ms),
+                    seconds(r.boot_ms)
+                ),
+            )
+        }
         ScenarioKind::Boot(_) => (
             Verdict::Ok,
             format!(
@@ -217,7 +243,20 @@ pub(crate) fn judge(kind: ScenarioKind, r: &Reading) -> (Verdict, String) {
                 Verdict::SigkillInFlight,
                 format!("SIGKILL cuts in-flight requests {} s before the drain ends", seconds(cut)),
             ),
-            _ => (Verdict::Ok, "drains and exits within the grace period".to_owned()),
+            _ => match r.refused {
+                Some(refused) => (
+                    Verdict::ConnectionsRefused,
+                    format!(
+                        "connections refused for {} s: the process stops accepting at the stop signal ({} s), before \
+                         endpoint removal reaches the proxies ({} s assumed, --endpoint-propagation); a preStop sleep \
+                         bridges it (prestop-bridge-missing, opt-in: addPrestopBridge)",
+                        seconds(refused.for_ms),
+                        seconds(refused.from_ms),
+                        seconds(r.propagation_ms)
+                    ),
+                ),
+                None => (Verdict::Ok, "drains and exits within the grace period".to_owned()),
+            },
         },
         // Judged by `judge_lifecycle`.
         ScenarioKind::PostStartFail => (Verdict::Ok, "the postStart hook does not fail".to_owned()),
@@ -324,7 +363,10 @@ pub(crate) mod tests {
         };
         assert_eq!(by(None), ["ok", "wedge-detected"]);
         assert_eq!(by(Some(Severity::Info)), ["dependency-outage"]);
-        assert_eq!(by(Some(Severity::Warning)), ["restarts", "out-of-service", "wedge-undetected"]);
+        assert_eq!(
+            by(Some(Severity::Warning)),
+            ["restarts", "out-of-service", "connections-refused", "wedge-undetected"]
+        );
         assert_eq!(by(Some(Severity::Error)), ["restart-storm", "boot-loop", "sigkill-in-flight"]);
         let fail: Vec<&str> = VERDICTS.iter().filter(|v| v.fails_by_default()).map(|v| v.name()).collect();
         assert_eq!(fail, ["restart-storm", "boot-loop", "sigkill-in-flight"]);

@@ -54,6 +54,22 @@ pub(super) fn required(policy: &Policy) -> String {
     format!("((variables.coldStart * {} + 99) / 100)", policy.settings.cold_start_margin_percent + 100)
 }
 
+/// When the kubelet restarts container `c`'s boot: the startup probe's
+/// failureThreshold-th failed check (`earliest_restart`).
+fn earliest() -> String {
+    format!(
+        "({} + ({} - 1) * {})",
+        field("initialDelaySeconds", 0),
+        field("failureThreshold", 3),
+        field("periodSeconds", 10)
+    )
+}
+
+/// Whether that restart comes before the declared boot ends: the error tier.
+fn restarts_the_boot() -> String {
+    format!("({} < variables.coldStart)", earliest())
+}
+
 /// Whether container `c`'s startup probe falls short of the declared cold start.
 fn short_of_cold_start(policy: &Policy) -> String {
     format!(
@@ -71,36 +87,44 @@ pub(crate) fn checks(rule: &Rule, policy: &Policy) -> Vec<Check> {
     let declared = "variables.coldStart != -3";
     let margin = s.cold_start_margin_percent;
     let required = required(policy);
-    let mut checks = vec![
-        Check {
-            rule: rule.name,
-            severity: over.unwrap_or(Severity::Error),
-            per_container: false,
-            bad: format!("{declared} && {cold} == -1"),
-            describe: format!(
-                "'annotation {ANNOTATION_COLD_START}: \"' + {} + '\" is not a number of seconds'",
-                annotation(ANNOTATION_COLD_START)
-            ),
-            tail: ": write the measured slowest valid start as seconds (\"430\") or a duration (\"7m10s\")".to_owned(),
-        },
-        Check {
-            rule: rule.name,
-            severity: over.unwrap_or(Severity::Error),
-            per_container: true,
-            bad: short_of_cold_start(policy),
-            describe: describe(&format!(
-                "but the declared cold start ' + string({cold}) + 's + {margin}% needs ' + string({required}) + 's"
-            )),
-            tail: ": raise startup failureThreshold to cover the cold start plus margin".to_owned(),
-        },
-    ];
+    let mut checks = vec![Check {
+        rule: rule.name,
+        severity: over.unwrap_or(Severity::Error),
+        per_container: false,
+        bad: format!("{declared} && {cold} == -1"),
+        describe: format!(
+            "'annotation {ANNOTATION_COLD_START}: \"' + {} + '\" is not a number of seconds'",
+            annotation(ANNOTATION_COLD_START)
+        ),
+        tail: ": write the measured slowest valid start as seconds (\"430\") or a duration (\"7m10s\")".to_owned(),
+    }];
+    let short = Check {
+        rule: rule.name,
+        severity: over.unwrap_or(Severity::Error),
+        per_container: true,
+        bad: short_of_cold_start(policy),
+        describe: describe(&format!(
+            "but the declared cold start ' + string({cold}) + 's + {margin}% needs ' + string({required}) + 's"
+        )),
+        tail: ": raise startup failureThreshold to cover the cold start plus margin".to_owned(),
+    };
+    // The severity follows the harm, as the linter's: an error when the
+    // kubelet restarts the declared boot itself, a warning for the margin.
+    match over {
+        Some(_) => checks.push(short),
+        None => {
+            let restarts = restarts_the_boot();
+            checks.push(Check { bad: format!("{} && {restarts}", short.bad), ..short.clone() });
+            checks.push(Check { severity: Severity::Warning, bad: format!("{} && !{restarts}", short.bad), ..short });
+        }
+    }
     {
         let model_server = super::model::MODEL_SERVER;
         checks.push(Check {
             rule: rule.name,
             severity: over.unwrap_or(Severity::Warning),
             per_container: true,
-            bad: format!("!({declared}) && {} && {model_server} && {} < {}", judged(), budget(), s.gpu_boot_seconds),
+            bad: format!("!({declared}) && {} && {model_server} && {} < {}", judged(), earliest(), s.gpu_boot_seconds),
             describe: describe(&format!(
                 "less than the {}s the policy assumes for a model server (gpuBootSeconds)",
                 s.gpu_boot_seconds
@@ -112,21 +136,29 @@ pub(crate) fn checks(rule: &Rule, policy: &Policy) -> Vec<Check> {
 }
 
 /// The fix of a declared cold start's finding: the smallest
-/// failureThreshold for which `initialDelaySeconds + failureThreshold x
-/// periodSeconds` covers it (the finding makes that more than the
-/// probe's); nothing else changes.
+/// failureThreshold whose kubelet restart (`initialDelaySeconds +
+/// (failureThreshold - 1) x periodSeconds`) comes no earlier than the cold
+/// start plus margin; nothing else changes.
 pub(crate) fn fixes(rule: &Rule, policy: &Policy, _exempt: &str) -> Vec<Fix> {
-    if !fixes_at(policy, rule.name, Severity::Error) {
-        return Vec::new();
-    }
+    let restarts = restarts_the_boot();
+    let severities =
+        match (fixes_at(policy, rule.name, Severity::Error), fixes_at(policy, rule.name, Severity::Warning)) {
+            (false, false) => return Vec::new(),
+            (true, true) => "true".to_owned(),
+            (true, false) => restarts,
+            (false, true) => format!("!{restarts}"),
+        };
     let period = field("periodSeconds", 10);
-    let threshold = format!("(({} - {} + {period} - 1) / {period})", required(policy), field("initialDelaySeconds", 0));
+    // The kubelet restarts no earlier than the cold start plus margin: a
+    // period of the grid to spare.
+    let threshold =
+        format!("(({} - {} + {period} - 1) / {period} + 1)", required(policy), field("initialDelaySeconds", 0));
     vec![Fix {
         rule: rule.name,
         variable: "fixStartupBudget",
         as_submitted: false,
         change: Change::Containers {
-            which: format!("{} && {threshold} <= {I32_MAX}", short_of_cold_start(policy)),
+            which: format!("{} && {severities} && {threshold} <= {I32_MAX}", short_of_cold_start(policy)),
             set: vec![Set { part: "startupProbe", field: "failureThreshold", value: threshold }],
         },
     }]

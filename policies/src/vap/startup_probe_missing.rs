@@ -25,6 +25,29 @@ fn timing() -> (String, String, String) {
     (field("initialDelaySeconds", 0), field("periodSeconds", 10), field("failureThreshold", 3))
 }
 
+/// `earliest_restart` of container `c`'s liveness probe: its
+/// failureThreshold-th failure.
+fn earliest() -> String {
+    let (delay, period, failure) = timing();
+    format!("({} + {} * {})", max(&[&delay, "0"]), max(&[&format!("{failure} - 1"), "0"]), max(&[&period, "0"]))
+}
+
+/// The boot simulate assumes for container `c`: the declared cold start,
+/// else `gpuBootSeconds` for a model server, else 0.
+fn boot(policy: &Policy) -> String {
+    format!(
+        "(variables.coldStart >= 0 && !{} ? variables.coldStart : {} ? {} : 0)",
+        super::model::SIDECAR,
+        super::model::MODEL_SERVER,
+        policy.settings.gpu_boot_seconds
+    )
+}
+
+/// Whether liveness restarts that boot: the finding's error tier.
+fn restarts_the_boot(policy: &Policy) -> String {
+    format!("({} < {})", earliest(), boot(policy))
+}
+
 /// Whether container `c` has the finding for its liveness probe (all but
 /// `requireStartupProbeForGpu`'s, which has no fix).
 fn liveness_finding(policy: &Policy) -> String {
@@ -71,11 +94,12 @@ pub(crate) fn checks(rule: &Rule, policy: &Policy) -> Vec<Check> {
         describe: describe.clone(),
         tail: tail.to_owned(),
     };
+    let restarts = restarts_the_boot(policy);
     let mut checks = match over {
         Some(severity) => vec![check(severity, liveness)],
         None => vec![
-            check(Severity::Error, format!("{liveness} && {gpu}")),
-            check(Severity::Warning, format!("{liveness} && !{gpu}")),
+            check(Severity::Error, format!("{liveness} && {restarts}")),
+            check(Severity::Warning, format!("{liveness} && !{restarts}")),
         ],
     };
     if s.require_startup_probe_for_gpu {
@@ -103,28 +127,22 @@ pub(crate) fn checks(rule: &Rule, policy: &Policy) -> Vec<Check> {
 /// cold start of 18 digits at most), as the target depends on it.
 pub(crate) fn fixes(rule: &Rule, policy: &Policy, _exempt: &str) -> Vec<Fix> {
     let s = &policy.settings;
-    let gpu = super::model::GPU;
+    let restarts = restarts_the_boot(policy);
     let severities =
         match (fixes_at(policy, rule.name, Severity::Error), fixes_at(policy, rule.name, Severity::Warning)) {
             (false, false) => return Vec::new(),
             (true, true) => "true".to_owned(),
-            (true, false) => gpu.to_owned(),
-            (false, true) => format!("!{gpu}"),
+            (true, false) => restarts,
+            (false, true) => format!("!{restarts}"),
         };
-    let (delay, period, failure) = timing();
-    let target = format!(
-        "(variables.coldStart >= 0 && !{} ? {} : {} ? {} : 0)",
-        super::model::SIDECAR,
-        super::startup_budget_too_short::required(policy),
-        super::model::MODEL_SERVER,
-        s.gpu_boot_seconds
-    );
-    // `earliest_restart`: the failureThreshold-th failure of liveness.
-    let earliest =
-        format!("({} + {} * {})", max(&[&delay, "0"]), max(&[&format!("{failure} - 1"), "0"]), max(&[&period, "0"]));
+    // The boot plus the policy's margin (`cold_start_required`).
+    let target = format!("(({} * {} + 99) / 100)", boot(policy), s.cold_start_margin_percent + 100);
     let startup_period = s.startup_period_seconds;
-    let threshold =
-        max(&[&ceil_div_by(&target, startup_period), &format!("{} + 1", ceil_div_by(&earliest, startup_period)), "1"]);
+    let threshold = max(&[
+        &format!("{} + 1", ceil_div_by(&target, startup_period)),
+        &format!("{} + 1", ceil_div_by(&earliest(), startup_period)),
+        "1",
+    ]);
     let handlers = "[has(c.livenessProbe.httpGet), has(c.livenessProbe.tcpSocket), has(c.livenessProbe.exec), \
                     has(c.livenessProbe.grpc)].filter(h, h).size() == 1";
     let exact = "size(variables.unsureModelServers) == 0 && variables.coldStart != -2";
@@ -133,9 +151,11 @@ pub(crate) fn fixes(rule: &Rule, policy: &Policy, _exempt: &str) -> Vec<Fix> {
     // The probe's timing first, then its handler copied beside it as written.
     let handler = "(has(c.livenessProbe.httpGet) ? 'httpGet' : has(c.livenessProbe.tcpSocket) ? 'tcpSocket' : \
                    has(c.livenessProbe.exec) ? 'exec' : 'grpc')";
+    // The copied timeout, bounded by the new probe's period.
+    let timeout = field("timeoutSeconds", 1);
     let timing = format!(
-        "{{'timeoutSeconds': int({}), 'periodSeconds': {startup_period}, 'failureThreshold': {threshold}}}",
-        field("timeoutSeconds", 1)
+        "{{'timeoutSeconds': int({timeout} > {startup_period} ? {startup_period} : {timeout}), 'periodSeconds': \
+         {startup_period}, 'failureThreshold': {threshold}}}"
     );
     let long_window = super::probe_window_too_long::too_long("livenessProbe", s.max_liveness_window_seconds);
     let (fits, lowered) = super::probe_window_too_long::lowered("livenessProbe", policy);

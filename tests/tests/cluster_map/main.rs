@@ -12,7 +12,7 @@
 //! template change is; a second `kubectl apply` changes nothing; a rule in
 //! `lifeguard.dev/ignore` is not fixed; what only the linter reads is left
 //! as it came; 20 containers are fixed within the cost budget; the seed's
-//! GPU model server is stored with `failureThreshold: 48`.
+//! GPU model server is stored with `failureThreshold: 49`.
 //!
 //! The policies are cluster-wide objects, so the tests take turns.
 
@@ -198,7 +198,7 @@ fn parity(plane: &ControlPlane, pack: &str) {
 }
 
 #[test]
-fn the_seeds_gpu_model_server_is_stored_with_a_startup_window_of_48_checks() {
+fn the_seeds_gpu_model_server_is_stored_with_a_startup_window_of_49_checks() {
     let Some(plane) = ControlPlane::shared() else { return };
     let _turn = TURN.lock().unwrap_or_else(|e| e.into_inner());
     remove_map(plane);
@@ -211,7 +211,7 @@ fn the_seeds_gpu_model_server_is_stored_with_a_startup_window_of_48_checks() {
     let stored = plane.kubectl.get(ns, "deployment", "llm").expect("stored");
     let container = &stored["spec"]["template"]["spec"]["containers"][0];
     let startup = &container["startupProbe"];
-    assert_eq!(startup["failureThreshold"], 48, "{container:#}");
+    assert_eq!(startup["failureThreshold"], 49, "{container:#}");
     assert_eq!(startup["periodSeconds"], 10, "{container:#}");
     assert_eq!(startup["httpGet"]["path"], "/health", "{container:#}");
     assert_eq!(startup["httpGet"]["port"], "http", "{container:#}");

@@ -72,6 +72,10 @@ pub struct Run {
     pub booted: bool,
     /// For a deletion: how long in-flight work still needed when SIGKILL came.
     pub cut_ms: Option<i64>,
+    /// For a deletion: how long proxies still send new connections after
+    /// the process stopped accepting them (the stop signal came before
+    /// endpoint removal reached them).
+    pub refused_ms: Option<i64>,
     /// The longest CrashLoopBackOff delay waited.
     pub max_backoff_ms: i64,
     /// Why the postStart hook failed, when a failure killed a container.

@@ -1,0 +1,116 @@
+//! What a handler shared by liveness and readiness reaches: evidence, not a
+//! guess. `probe-endpoint-reused` grades the reuse by it and `simulate`
+//! stalls the handler only where it reaches the dependency, so both rest on
+//! the same reading, which each names.
+
+use crate::model::{ANNOTATION_PROBE_CHECKS, ProbeKind};
+use crate::model::{ContainerView, Handler, Workload, dependencies, image_repository, is_model_server};
+use crate::policy::Policy;
+
+use super::checks::{Check, ProbeChecks};
+
+/// What a shared handler reaches.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reach {
+    /// Only the process's own state: it fails when the process is wedged,
+    /// not when a dependency stalls.
+    Local,
+    /// A dependency (a database, another service): it fails while that
+    /// stalls, on every replica at once.
+    Dependency,
+    /// Nothing in the manifest, the policy or the known images says.
+    Unknown,
+}
+
+/// A reach and the evidence for it, in words for a message
+/// (`declared in lifeguard.dev/probe-checks`, `vLLM's /health reports its
+/// own engine`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReachEvidence {
+    /// What the handler reaches.
+    pub reach: Reach,
+    /// Why lifeguard says so; empty for [`Reach::Unknown`].
+    pub evidence: String,
+}
+
+/// Paths named for liveness: by the convention they follow (Kubernetes'
+/// own `/livez`, Spring Boot's liveness group `/actuator/health/liveness`,
+/// which holds only the `livenessState` indicator unless configured
+/// otherwise: "Kubernetes Probes" in Spring Boot's reference), such a path
+/// reports the process, not what it calls.
+const LIVENESS_PATHS: &[&str] =
+    &["/livez", "/live", "/liveness", "/health/live", "/health/liveness", "/healthz/live", "/actuator/health/liveness"];
+
+/// Images whose health handler reports the process itself, from each
+/// project's own source: node_exporter answers `/` with its landing page
+/// (`node_exporter.go`, `web.NewLandingPage`); the OpenTelemetry
+/// Collector's `health_check` extension reports the collector's own
+/// pipeline status (`extension/healthcheckextension`). Matched on the
+/// repository's last component, as `slowBootImages` are.
+const LOCAL_IMAGES: &[(&str, &str)] = &[
+    ("node-exporter", "node_exporter's / is its own landing page"),
+    ("opentelemetry-collector", "the collector's health_check extension reports its own status"),
+    ("opentelemetry-collector-contrib", "the collector's health_check extension reports its own status"),
+    ("opentelemetry-collector-k8s", "the collector's health_check extension reports its own status"),
+    ("otelcol", "the collector's health_check extension reports its own status"),
+    ("otelcol-contrib", "the collector's health_check extension reports its own status"),
+];
+
+/// What the handler liveness and readiness share reaches, from the first
+/// evidence there is:
+/// 1. stated: `--probe-checks` (`stated`) or the pod template's
+///    `lifeguard.dev/probe-checks` annotation, for either probe of the
+///    container (one handler: `dependency` for either wins);
+/// 2. the handler itself: what `liveness-checks-dependency` reads (a path
+///    that aggregates dependencies such as `/actuator/health`, a readiness
+///    path, a client aimed at another host);
+/// 3. known handlers: a model server's health endpoint (a GPU request or a
+///    `slowBootImages` image: vLLM's, TGI's and Triton's `/health` report
+///    their own engine, and it serves from the weights it loaded), a path
+///    named for liveness, an image whose handler is known to be local;
+/// 4. else unknown.
+pub fn shared_reach(
+    w: &Workload,
+    c: ContainerView<'_>,
+    handler: &Handler,
+    stated: &ProbeChecks,
+    policy: &Policy,
+) -> ReachEvidence {
+    let found = |reach, evidence: String| ReachEvidence { reach, evidence };
+    let annotated = w.annotations.get(ANNOTATION_PROBE_CHECKS).and_then(|raw| ProbeChecks::parse(raw).ok());
+    for (checks, source) in [(Some(stated), "--probe-checks"), (annotated.as_ref(), ANNOTATION_PROBE_CHECKS)] {
+        let said: Vec<Check> = [ProbeKind::Liveness, ProbeKind::Readiness]
+            .into_iter()
+            .filter_map(|k| checks.and_then(|p| p.get(c.name(), k)))
+            .collect();
+        if said.contains(&Check::Dependency) {
+            return found(Reach::Dependency, format!("declared in {source}"));
+        }
+        if said.contains(&Check::Local) {
+            return found(Reach::Local, format!("declared local in {source}"));
+        }
+    }
+    inferred_reach(c, handler, policy)
+}
+
+/// What the shared handler reaches by what it shows (steps 2 to 4 of
+/// [`shared_reach`]), nothing stated.
+pub fn inferred_reach(c: ContainerView<'_>, handler: &Handler, policy: &Policy) -> ReachEvidence {
+    let found = |reach, evidence: String| ReachEvidence { reach, evidence };
+    if let Some(d) = dependencies(c, policy).first() {
+        return found(Reach::Dependency, d.note.clone());
+    }
+    if is_model_server(&c, policy) {
+        return found(Reach::Local, "a model server's health endpoint reports its own engine".to_owned());
+    }
+    if let Handler::Http { path, .. } = handler
+        && LIVENESS_PATHS.contains(&path.as_str())
+    {
+        return found(Reach::Local, format!("{path} is named for liveness"));
+    }
+    let (_, name) = image_repository(c.image());
+    if let Some((_, why)) = LOCAL_IMAGES.iter().find(|(image, _)| *image == name) {
+        return found(Reach::Local, (*why).to_owned());
+    }
+    found(Reach::Unknown, String::new())
+}

@@ -1,0 +1,346 @@
+//! One story from lint, fix and simulate: about one object, a finding, a
+//! fix and a verdict rest on the same assumptions and never contradict one
+//! another. Each contradiction seen on a real repository is reproduced
+//! here first (`one_story/*.yaml`), then held over every rule fixture, the
+//! examples and, when it is there, the shared corpus:
+//!
+//! - (a) an object `fix` changes is no worse in any scenario, and `ok` in
+//!   the scenario each applied fix addresses;
+//! - (b) an error-severity finding shows its harm in a scenario its rule
+//!   names, or its rule says why simulate cannot show it;
+//! - (c) no `ok` whose own timeline shows a harm.
+
+use std::path::{Path, PathBuf};
+
+use lifeguard_e2e::{corpus_dir, repo_root};
+use policies::finding::Severity;
+use policies::rules::{Harm, HarmShown, RULES};
+use policies::simulate::{Assumptions, ContainerOutcome, EventKind, Scenario, Verdict, simulate_object};
+use policies::yaml::{Limits, parse_stream};
+use policies::{Batch, Finding, Policy, lint_object, plan_fixes};
+use serde_json::Value;
+
+/// The scenarios every object runs: the standard set.
+fn scenarios() -> Vec<Scenario> {
+    Scenario::standard()
+}
+
+/// One pod-bearing object: what lint finds, what fix does, and what
+/// simulate says before and after.
+struct Story {
+    /// `file: Kind/name`
+    at: String,
+    findings: Vec<Finding>,
+    /// The rule and container of each fix applied.
+    fixed: Vec<(String, Option<String>)>,
+    before: Vec<ContainerOutcome>,
+    after: Option<Vec<ContainerOutcome>>,
+}
+
+fn documents(text: &str, file: &str) -> Vec<Value> {
+    let (docs, error) = parse_stream(text, &Limits::default());
+    assert!(error.is_none(), "{file}: {error:?}");
+    docs.into_iter().map(|d| d.value).filter(|v| v.is_object()).collect()
+}
+
+/// The stories of every pod-bearing object of one file, with the file's
+/// Services as lint reads them.
+fn stories(text: &str, file: &str, policy: &Policy) -> Vec<Story> {
+    let docs = documents(text, file);
+    let batch = Batch::from_objects(docs.iter());
+    let assumptions = Assumptions::default();
+    let mut out = Vec::new();
+    for doc in &docs {
+        for (_, object) in policies::objects_in(doc) {
+            let Ok(Some(report)) = lint_object(object, &batch, policy) else { continue };
+            let Ok(Some(sim)) = simulate_object(object, &batch, policy, &scenarios(), &assumptions) else {
+                continue;
+            };
+            let at = format!(
+                "{file}: {}/{}",
+                object["kind"].as_str().unwrap_or_default(),
+                object.pointer("/metadata/name").and_then(Value::as_str).unwrap_or_default()
+            );
+            let plan = plan_fixes(object, &batch, policy, None).ok().flatten();
+            let (fixed, after) = match plan.filter(|p| !p.applied.is_empty()) {
+                Some(p) => {
+                    let fixed = p.fixed.clone().expect("a plan with fixes has the fixed object");
+                    let sim = simulate_object(&fixed, &batch, policy, &scenarios(), &assumptions)
+                        .expect("the fixed object simulates")
+                        .expect("the fixed object has a pod spec");
+                    (p.applied.iter().map(|a| (a.rule.clone(), a.container.clone())).collect(), Some(sim.outcomes))
+                }
+                None => (Vec::new(), None),
+            };
+            out.push(Story { at, findings: report.findings, fixed, before: sim.outcomes, after });
+        }
+    }
+    out
+}
+
+fn one_story(name: &str) -> Story {
+    let path = fixtures().join(name);
+    let text = std::fs::read_to_string(&path).expect("fixture");
+    let mut all = stories(&text, name, &Policy::default());
+    assert_eq!(all.len(), 1, "{name}: one pod-bearing object");
+    all.remove(0)
+}
+
+fn fixtures() -> PathBuf {
+    repo_root().join("lint/tests/fixtures/one_story")
+}
+
+fn outcome<'a>(outcomes: &'a [ContainerOutcome], scenario: &str) -> &'a ContainerOutcome {
+    outcomes.iter().find(|o| o.scenario == scenario).unwrap_or_else(|| panic!("no {scenario} outcome"))
+}
+
+fn finding<'a>(s: &'a Story, rule: &str) -> Option<&'a Finding> {
+    s.findings.iter().find(|f| f.rule == rule)
+}
+
+/// How bad a verdict is, for "no worse": its severity, where `ok`, a
+/// wedge the kubelet restarts and the outage a dependency-aware readiness
+/// chooses (info) are all no harm of the pod's own making.
+fn rank(v: Verdict) -> u8 {
+    match v.severity() {
+        None | Some(Severity::Info) => 0,
+        Some(Severity::Warning) => 1,
+        Some(Severity::Error) => 2,
+    }
+}
+
+/// (c): what an `ok` verdict's own timeline shows that is not ok. (Whether
+/// requests reach a stopped or booting process depends on the Services,
+/// which the verdict reads: `connections-refused`, tested by name above.)
+fn harm_in_ok(o: &ContainerOutcome) -> Option<String> {
+    if o.verdict != Verdict::Ok {
+        return None;
+    }
+    if o.worst.restarts > 0 {
+        return Some(format!("{} restarts", o.worst.restarts));
+    }
+    let at = |kind: EventKind| o.events.iter().find(|e| e.kind == kind).map(|e| e.at_ms);
+    if let Some(kill) = at(EventKind::Sigkill) {
+        return Some(format!("SIGKILL at {kill} ms"));
+    }
+    None
+}
+
+// --- the seven contradictions seen on real repositories -------------------
+
+/// 1. A fix its own simulator restarts: the startup probe added to a vLLM
+///    Deployment must cover the assumed boot with a period to spare.
+#[test]
+fn a_startup_probe_fix_boots_the_boot_it_was_sized_for_without_a_restart() {
+    let s = one_story("vllm-liveness-delay.yaml");
+    assert!(s.fixed.iter().any(|(r, _)| r == "startup-probe-missing"), "{:?}", s.fixed);
+    let after = s.after.as_deref().expect("fixed");
+    let boot = outcome(after, "boot");
+    assert_eq!(boot.verdict, Verdict::Ok, "{}", boot.message);
+}
+
+/// 2. `ok` beside its own harm: no preStop, a Service sends traffic, and
+///    SIGTERM comes before endpoint removal reaches the proxies.
+#[test]
+fn a_delete_that_refuses_connections_is_not_ok() {
+    let s = one_story("no-prestop-service.yaml");
+    let delete = outcome(&s.before, "delete");
+    assert_ne!(delete.verdict, Verdict::Ok, "{}", delete.message);
+    assert!(delete.message.contains("prestop-bridge-missing"), "names the rule: {}", delete.message);
+    assert!(delete.message.contains("2 s"), "names the propagation it assumes: {}", delete.message);
+}
+
+/// 3. bank-of-anthos' frontend: a `sleep 60` preStop in a 60 s grace period
+///    leaves no time to shut down; lint says error, so simulate must show it.
+#[test]
+fn a_prestop_sleep_that_uses_the_grace_period_is_not_ok_in_the_delete() {
+    let s = one_story("prestop-sleep-whole-grace.yaml");
+    let f = finding(&s, "prestop-sleep-only").expect("lint reports it");
+    assert_eq!(f.severity, Severity::Error);
+    let delete = outcome(&s.before, "delete");
+    assert_eq!(delete.verdict, Verdict::SigkillInFlight, "{}", delete.message);
+}
+
+/// 4. A model server's shared `/health` is local to its engine: simulate's
+///    stall leaves it alone, so lint must not call the reuse an error.
+#[test]
+fn a_shared_handler_local_to_its_engine_is_not_an_error() {
+    let s = one_story("vllm-shared-health.yaml");
+    let stall = outcome(&s.before, "stall:2m");
+    assert_eq!(stall.verdict, Verdict::Ok, "{}", stall.message);
+    let f = finding(&s, "probe-endpoint-reused").expect("the anti-pattern stays reported");
+    assert!(f.severity < Severity::Error, "{:?}: {}", f.severity, f.message);
+    assert!(f.message.contains("local"), "names the evidence: {}", f.message);
+}
+
+/// 4. A shared handler nothing says reaches a dependency: unknown, a
+///    warning that says how to declare it; the stall does not storm.
+#[test]
+fn a_shared_handler_of_unknown_reach_is_a_warning_and_no_storm() {
+    let s = one_story("shared-health-unknown.yaml");
+    let f = finding(&s, "probe-endpoint-reused").expect("the anti-pattern stays reported");
+    assert_eq!(f.severity, Severity::Warning, "{}", f.message);
+    assert!(f.message.contains("lifeguard.dev/probe-checks"), "says how to declare it: {}", f.message);
+    let stall = outcome(&s.before, "stall:2m");
+    assert_ne!(stall.verdict, Verdict::RestartStorm, "{}", stall.message);
+}
+
+/// 4. Declared: the same handler, the annotation saying it checks a
+///    dependency: an error, and the storm simulate shows.
+#[test]
+fn a_shared_handler_declared_to_reach_a_dependency_is_an_error_and_a_storm() {
+    let s = one_story("shared-health-dependency.yaml");
+    let f = finding(&s, "probe-endpoint-reused").expect("reported");
+    assert_eq!(f.severity, Severity::Error, "{}", f.message);
+    let stall = outcome(&s.before, "stall:2m");
+    assert_eq!(stall.verdict, Verdict::RestartStorm, "{}", stall.message);
+}
+
+/// 5. simulate's boot-loop (an error) from the assumed model-server boot
+///    where lint gave the container only a warning.
+#[test]
+fn a_boot_loop_simulate_shows_is_an_error_in_lint() {
+    let s = one_story("model-image-no-gpu.yaml");
+    let boot = outcome(&s.before, "boot");
+    assert_eq!(boot.verdict, Verdict::BootLoop, "{}", boot.message);
+    let f = finding(&s, "startup-probe-missing").expect("reported");
+    assert_eq!(f.severity, Severity::Error, "{}", f.message);
+}
+
+/// 7. deploy-sourcegraph's cadvisor: a DaemonSet no Service of the input
+///    selects, in an input that has Services: evidence of no traffic.
+#[test]
+fn no_readiness_finding_where_the_inputs_services_select_other_pods() {
+    let s = one_story("daemonset-no-service.yaml");
+    assert!(finding(&s, "readiness-probe-missing").is_none(), "{:?}", s.findings);
+}
+
+// --- the same checks over every input -------------------------------------
+
+/// The rule's statement of where simulate shows an error finding's harm.
+fn harms(rule: &str) -> Option<&'static [Harm]> {
+    match RULES.iter().find(|r| r.name == rule).map(|r| r.harm) {
+        Some(HarmShown::In(harms)) => Some(harms),
+        _ => None,
+    }
+}
+
+/// Whether an outcome shows one of a rule's harms.
+fn shows(harms: &[Harm], o: &ContainerOutcome) -> bool {
+    harms.iter().any(|h| h.scenario == o.scenario && h.verdicts.contains(&o.verdict))
+}
+
+/// Every problem of (a), (b) and (c) in one story.
+fn problems(s: &Story) -> Vec<String> {
+    let mut out = Vec::new();
+    for o in s.before.iter().chain(s.after.iter().flatten()) {
+        if let Some(harm) = harm_in_ok(o) {
+            out.push(format!("{}: container {:?} {} is ok but shows {harm}", s.at, o.container, o.scenario));
+        }
+    }
+    if let Some(after) = &s.after {
+        for b in &s.before {
+            let Some(a) = after.iter().find(|a| a.container == b.container && a.scenario == b.scenario) else {
+                continue;
+            };
+            if rank(a.verdict) > rank(b.verdict) {
+                out.push(format!(
+                    "{}: container {:?} {}: fixed ({:?}) is worse: {} -> {}",
+                    s.at, b.container, b.scenario, s.fixed, b.message, a.message
+                ));
+            }
+        }
+        for (rule, container) in &s.fixed {
+            let Some(harms) = harms(rule) else { continue };
+            let fixed_here = |a: &&ContainerOutcome| container.as_deref().is_none_or(|c| c == a.container);
+            for a in after.iter().filter(fixed_here).filter(|a| shows(harms, a)) {
+                out.push(format!(
+                    "{}: container {:?}: the {rule} fix leaves {} {}: {}",
+                    s.at,
+                    a.container,
+                    a.scenario,
+                    a.verdict.name(),
+                    a.message
+                ));
+            }
+        }
+    }
+    // An annotation that cannot be read is about the input, not the pod.
+    let about_the_pod = |f: &&Finding| !f.pointer.contains("/metadata/annotations");
+    for f in s.findings.iter().filter(|f| f.severity == Severity::Error).filter(about_the_pod) {
+        let Some(harms) = harms(&f.rule) else { continue };
+        // Shown, or masked by a worse harm in the same scenario (requests
+        // to a booting app cannot show while the boot never completes).
+        let masked = |o: &ContainerOutcome| {
+            harms.iter().any(|h| h.scenario == o.scenario) && o.verdict.severity() == Some(Severity::Error)
+        };
+        let shown = s
+            .before
+            .iter()
+            .any(|o| (shows(harms, o) || masked(o)) && f.container.as_deref().is_none_or(|c| c == o.container));
+        if !shown {
+            out.push(format!(
+                "{}: error {} on {:?} shows no harm in simulate: {}",
+                s.at, f.rule, f.container, f.message
+            ));
+        }
+    }
+    out
+}
+
+fn yaml_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    let mut entries: Vec<PathBuf> = entries.flatten().map(|e| e.path()).collect();
+    entries.sort();
+    for p in entries {
+        if p.is_dir() {
+            yaml_files(&p, out);
+        } else if p.extension().is_some_and(|e| e == "yaml" || e == "yml") {
+            out.push(p);
+        }
+    }
+}
+
+fn check_all(files: &[PathBuf]) -> (usize, Vec<String>) {
+    let policy = Policy::default();
+    let mut objects = 0;
+    let mut all = Vec::new();
+    for path in files {
+        let Ok(text) = std::fs::read_to_string(path) else { continue };
+        // Inputs that are not YAML a parser reads (templates) are lint's
+        // input errors, tested elsewhere.
+        let (_, error) = parse_stream(&text, &Limits::default());
+        if error.is_some() {
+            continue;
+        }
+        let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        for s in stories(&text, &name, &policy) {
+            objects += 1;
+            all.extend(problems(&s));
+        }
+    }
+    (objects, all)
+}
+
+#[test]
+fn the_rule_fixtures_examples_and_one_story_fixtures_tell_one_story() {
+    let root = repo_root().join("lint");
+    let mut files = Vec::new();
+    for dir in ["tests/fixtures/rules", "tests/fixtures/one_story", "examples", "tests/fix_fixtures"] {
+        yaml_files(&root.join(dir), &mut files);
+    }
+    files.retain(|f| !f.to_string_lossy().ends_with(".policy.yaml"));
+    let (objects, problems) = check_all(&files);
+    assert!(objects > 50, "{objects} objects");
+    assert!(problems.is_empty(), "{} problems:\n{}", problems.len(), problems.join("\n"));
+}
+
+#[test]
+fn the_corpus_tells_one_story() {
+    let Some(corpus) = corpus_dir() else { return };
+    let mut files = Vec::new();
+    yaml_files(&corpus.join("files"), &mut files);
+    let (objects, problems) = check_all(&files);
+    assert!(objects > 250, "{objects} objects");
+    assert!(problems.is_empty(), "{} problems:\n{}", problems.len(), problems.join("\n"));
+}

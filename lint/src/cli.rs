@@ -129,8 +129,9 @@ pub struct FixArgs {
     /// Apply only this rule's fixes (repeatable).
     #[arg(long = "rule", value_name = "RULE", value_parser = RULE_NAME, hide_possible_values = true)]
     pub rules: Vec<String>,
-    /// Exit 1 when a finding at least this severe remains unfixed. Default:
-    /// the policy's `denySeverity` (`error` in the default policy).
+    /// Exit 1 when a finding at least this severe remains unfixed, or when
+    /// a fix was applied (with `--diff`, would be), except with `never`.
+    /// Default: the policy's `denySeverity` (`error` in the default policy).
     #[arg(long, value_enum)]
     pub fail_on: Option<FailOn>,
     /// Policy file or built-in pack, as for `lint`: its parameters shape the

@@ -46,7 +46,8 @@ pub(crate) fn set_color(run: &RunArgs) {
     run.color.choice(|name| std::env::var(name).ok()).write_global();
 }
 
-/// The lowest severity that makes `lint` exit 1.
+/// The lowest severity that makes `lint` exit 1 (and `fix`, where a change
+/// also does, except under `never`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum FailOn {
     /// Fail on errors only.

@@ -230,6 +230,45 @@ fn exit_codes() {
     assert_eq!(read(dir.path(), "clean.yaml"), clean);
 }
 
+/// `--fail-on never` never fails because of findings, fixed or not: a fix
+/// applied (or, with `--diff`, to apply) exits 0 in every form, as `--help`
+/// and docs/lint.md say; errors still exit 2. Any other `--fail-on` keeps a
+/// change failing, so a pre-commit hook shows it.
+#[test]
+fn fail_on_never_exits_0_after_fixing_in_every_form() {
+    let name = "liveness-too-aggressive.yaml";
+    let input = read(&fixtures(), name);
+    let code = |o: &Output| o.status.code();
+
+    let dir = copies(&[name]);
+    let diff = lifeguard(dir.path(), &["fix", "--diff", "--fail-on", "never", name]);
+    assert_eq!(code(&diff), Some(0), "{}", stderr(&diff));
+    assert!(stdout(&diff).starts_with(&format!("--- a/{name}\n")), "{}", stdout(&diff));
+    assert_eq!(read(dir.path(), name), input, "--diff must not write");
+
+    let in_place = lifeguard(dir.path(), &["fix", "--fail-on", "never", name]);
+    assert_eq!(code(&in_place), Some(0), "{}", stderr(&in_place));
+    assert!(stderr(&in_place).contains("1 fix applied to 1 object in 1 file"), "{}", stderr(&in_place));
+    assert_ne!(read(dir.path(), name), input, "the fix is written");
+
+    let stdin = with_stdin(dir.path(), &["fix", "-", "--fail-on", "never"], input.as_bytes());
+    assert_eq!(code(&stdin), Some(0), "{}", stderr(&stdin));
+    assert_eq!(stdout(&stdin), read(dir.path(), name), "stdin's fixed stream is the file fixed in place");
+    let stdin_diff = with_stdin(dir.path(), &["fix", "--diff", "--fail-on", "never", "-"], input.as_bytes());
+    assert_eq!(code(&stdin_diff), Some(0), "{}", stderr(&stdin_diff));
+    assert!(stdout(&stdin_diff).starts_with("--- a/<stdin>\n"), "{}", stdout(&stdin_diff));
+
+    // Any other threshold: a change still fails, even with no finding left at or above it.
+    for level in ["error", "warning", "info"] {
+        let fixed = with_stdin(dir.path(), &["fix", "-", "--fail-on", level], input.as_bytes());
+        assert_eq!(code(&fixed), Some(1), "--fail-on {level}: {}", stderr(&fixed));
+    }
+    // An error is still 2.
+    std::fs::write(dir.path().join("broken.yaml"), "a: [1, 2\n").expect("write");
+    let broken = lifeguard(dir.path(), &["fix", "--fail-on", "never", "broken.yaml"]);
+    assert_eq!(code(&broken), Some(2), "{}", stderr(&broken));
+}
+
 #[test]
 fn byte_order_mark_and_untouched_files_are_kept() {
     let dir = tempfile::tempdir().expect("temp dir");

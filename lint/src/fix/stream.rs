@@ -40,6 +40,9 @@ pub struct Streamed {
     pub files: Vec<FileReport>,
     /// The policy in force, as the summary names it.
     pub policy: Option<String>,
+    /// Whether `--fail-on never` was given: then nothing but an error fails
+    /// the run, not even a change made (or, with `--diff`, to make).
+    pub never_fail: bool,
 }
 
 impl Streamed {
@@ -49,11 +52,13 @@ impl Streamed {
     }
 
     /// 2 on any error; 1 when a file changed (or would) or a finding at or
-    /// above its file's threshold remains; else 0.
+    /// above its file's threshold remains; else 0. Under `--fail-on never`
+    /// a change alone is not a failure: it is there to stop a pre-commit
+    /// hook, and `never` asks that findings, fixed or not, stop nothing.
     pub fn exit_code(&self) -> u8 {
         if self.all_errors().next().is_some() {
             2
-        } else if self.files.iter().any(|f| f.failing || f.tally.files > 0) {
+        } else if self.files.iter().any(|f| f.failing || (f.tally.files > 0 && !self.never_fail)) {
             1
         } else {
             0
@@ -93,7 +98,8 @@ pub fn fix_and_write(
     fail_on: Option<Option<Severity>>,
     stdout: &mut impl Write,
 ) -> (Streamed, std::io::Result<()>) {
-    let mut out = Streamed { policy: resolved.summary_note(), ..Streamed::default() };
+    let never_fail = fail_on == Some(None);
+    let mut out = Streamed { policy: resolved.summary_note(), never_fail, ..Streamed::default() };
     out.errors.append(&mut resolved.errors);
     let runs = std::mem::take(&mut resolved.runs);
     let resolved = &*resolved;

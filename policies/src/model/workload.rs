@@ -233,6 +233,20 @@ impl Workload {
         self.containers().for_each(f);
     }
 
+    /// The init containers that run to completion (any but `restartPolicy:
+    /// Always`), each with its pointer: the kubelet never probes them, so
+    /// [`Workload::containers`] leaves them out, and the API server refuses
+    /// a probe on one.
+    pub fn run_to_completion_init_containers(&self) -> impl Iterator<Item = (String, &Container)> {
+        self.spec
+            .init_containers
+            .iter()
+            .flatten()
+            .enumerate()
+            .filter(|(_, c)| c.restart_policy.as_deref() != Some("Always"))
+            .map(|(i, c)| (join(&self.spec_pointer, &["initContainers", &i.to_string()]), c))
+    }
+
     /// An annotation read as seconds; `Err` holds the raw value when it is not a duration.
     pub fn annotation_seconds(&self, key: &str) -> Option<Result<i64, String>> {
         self.annotations.get(key).map(|raw| parse_seconds(raw).ok_or_else(|| raw.clone()))

@@ -10,7 +10,7 @@ use k8s_openapi::api::core::v1::Probe;
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 
 use crate::finding::{Finding, Severity};
-use crate::model::{ProbeKind, Workload, handler_count, is_valid_port_name};
+use crate::model::{ContainerView, ProbeKind, Workload, handler_count, is_valid_port_name};
 use crate::rules::{Checks, Ctx, FixAvailability, HarmShown, MapExport, Related, Rule, VapExport};
 
 mod out;
@@ -24,13 +24,14 @@ pub(crate) static RULE: Rule = Rule {
     summary: "a probe value the API server rejects or that can never work",
     doc: DOC,
     fix: FixAvailability::Fix(
-        "adds -f to an exec probe whose command is `pgrep PATTERN` that cannot match a process name (not with -x, an anchored PATTERN or pgrep inside a script); the other findings have no fix: the intended value is unknown",
+        "adds -f to an exec probe whose command is `pgrep PATTERN` that cannot match a process name (not with -x, an anchored PATTERN or pgrep inside a script); the other findings have no fix: the intended value is unknown (for a probe on an init container that runs to completion, whether the probe or the missing `restartPolicy: Always` is the mistake)",
     ),
     check,
     vap: VapExport::Partly(
         "only an exec command whose program is empty: what else it checks the API server rejects before \
-         any admission policy runs (negative values, no or several handlers, ports out of range) or has \
-         already defaulted (a 0 it replaces), and `pgrep` patterns need the command line read",
+         any admission policy runs (negative values, no or several handlers, ports out of range, a probe \
+         on an init container without restartPolicy: Always) or has already defaulted (a 0 it replaces), \
+         and `pgrep` patterns need the command line read",
         Checks(crate::vap::probe_invalid::checks),
     ),
     map: MapExport::No(
@@ -45,6 +46,13 @@ pub(crate) static RULE: Rule = Rule {
 const DOC: &str = r#"## What it does
 Checks the startup, liveness and readiness probes of each container against
 the rules the API server enforces, and for values that cannot work:
+- an init container that runs to completion (no `restartPolicy: Always`)
+  has no probe at all: the API server refuses each one ("may not be set
+  for init containers without restartPolicy=Always"), whatever it holds,
+  and the kubelet never probes such a container. The finding is on the
+  probe's field, one per probe, and nothing inside it is checked further;
+  no other rule judges it as if it ran. A sidecar (`restartPolicy: Always`)
+  is probed, and checked like a regular container;
 - exactly one handler (`httpGet`, `tcpSocket`, `exec` or `grpc`);
 - `successThreshold` is 1 on liveness and startup probes;
 - `periodSeconds`, `timeoutSeconds`, `successThreshold` and
@@ -117,16 +125,56 @@ second run finds nothing to fix. The fix is offered only where it is exact:
 
 No automatic fix for the other findings: the intended value is unknown. The
 message names the field and the rule it breaks.
+
+A probe on an init container that runs to completion has no automatic fix
+either, although removing it is what the API server asks, and the kubelet
+would never have run it: whether the probe or the missing `restartPolicy:
+Always` is the mistake is the author's to say. For a sidecar moved from
+`containers` to `initContainers` without its restart policy, removing the
+probe would turn a refused object into one the API server accepts, whose
+long-running container then holds the pod in `Init` for good; the
+webhook's `/mutate` would make that change without a word. The help names
+both ways out.
 "#;
+
+const KINDS: [ProbeKind; 3] = [ProbeKind::Startup, ProbeKind::Liveness, ProbeKind::Readiness];
 
 fn check(w: &Workload, _ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
     w.for_each_container(|c| {
-        for kind in [ProbeKind::Startup, ProbeKind::Liveness, ProbeKind::Readiness] {
+        for kind in KINDS {
             if let Some(p) = kind.of(c.container) {
                 probe(&mut Out { rule: &RULE, out, c, kind }, p);
             }
         }
     });
+    for (pointer, container) in w.run_to_completion_init_containers() {
+        let c = ContainerView { container, pointer: &pointer, sidecar: false };
+        for kind in KINDS.into_iter().filter(|k| k.of(container).is_some()) {
+            out.push(init_probe(c, kind));
+        }
+    }
+}
+
+/// The API server's reason, word for word (`validateInitContainers` in
+/// k8s.io/kubernetes pkg/apis/core/validation), so a search for the
+/// message `kubectl apply` printed finds this rule.
+const INIT_PROBE_REFUSED: &str = "may not be set for init containers without restartPolicy=Always";
+
+/// A probe on an init container that runs to completion: the API server
+/// refuses the field whatever it holds (it validates nothing inside), and
+/// the kubelet would never run it, so the field is the one finding.
+fn init_probe(c: ContainerView<'_>, kind: ProbeKind) -> Finding {
+    let field = kind.field();
+    RULE.finding(
+        Severity::Error,
+        c.at(&[field]),
+        Some(c.name()),
+        format!(
+            "{field} is set on an init container without restartPolicy: Always, which runs to completion and is never probed; the API server refuses it: {INIT_PROBE_REFUSED:?}"
+        ),
+        format!("{field} on a run-to-completion init container is refused"),
+        "remove the probe if the container is a step that runs to completion; add `restartPolicy: Always` if it is a sidecar meant to run beside the app",
+    )
 }
 
 fn probe(o: &mut Out<'_, '_>, p: &Probe) {
@@ -367,6 +415,35 @@ mod tests {
         }
         let f = one("livenessProbe", json!({"httpGet": {"path": "/", "port": "8080"}}));
         assert!(f.message.contains("quoted number"), "{}", f.message);
+    }
+
+    #[test]
+    fn probes_on_run_to_completion_init_containers_are_refused_one_finding_each() {
+        let mut obj = one_container(json!({}));
+        obj["spec"]["template"]["spec"]["initContainers"] = json!([
+            // Invalid inside too: only the field is refused, nothing in it is validated.
+            {"name": "migrate", "livenessProbe": {"periodSeconds": -1, "successThreshold": 2},
+             "readinessProbe": {"tcpSocket": {"port": 80}}},
+            {"name": "proxy", "restartPolicy": "Always", "startupProbe": {"tcpSocket": {"port": 80}}},
+            {"name": "fetch", "restartPolicy": "OnFailure", "startupProbe": {"exec": {"command": ["true"]}}},
+            {"name": "plain"}
+        ]);
+        let f = check(&RULE, &obj);
+        let got: Vec<(&str, &str)> =
+            f.iter().map(|f| (f.pointer.as_str(), f.container.as_deref().unwrap_or(""))).collect();
+        assert_eq!(
+            got,
+            [
+                ("/spec/template/spec/initContainers/0/livenessProbe", "migrate"),
+                ("/spec/template/spec/initContainers/0/readinessProbe", "migrate"),
+                ("/spec/template/spec/initContainers/2/startupProbe", "fetch"),
+            ]
+        );
+        assert!(f.iter().all(|f| f.severity == Severity::Error && f.fix.is_none()));
+        assert_eq!(
+            f[0].message,
+            "livenessProbe is set on an init container without restartPolicy: Always, which runs to completion and is never probed; the API server refuses it: \"may not be set for init containers without restartPolicy=Always\""
+        );
     }
 
     #[test]

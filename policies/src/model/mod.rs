@@ -54,7 +54,8 @@ pub use probe::{
     resolve_port, shared_liveness_readiness, unresolved_ports,
 };
 pub use service::{
-    Receiver, ServiceView, port_label, receivers, services_send, services_verb, takes_traffic_without_services,
+    Receiver, ServiceView, TargetPort, declared_targets, port_label, receivers, services_send, services_verb,
+    takes_traffic_without_services,
 };
 pub use window::{too_long, window_limit, window_threshold};
 pub use workload::{ContainerView, ObjectLabel, Workload, object_label, object_label_of};

@@ -19,9 +19,8 @@ pub struct ServiceView {
     pub name: Option<String>,
     /// `spec.selector` (empty for selector-less Services).
     pub selector: BTreeMap<String, String>,
-    /// The pod port of each `spec.ports` entry: its `targetPort`, else its
-    /// `port` (a numeric string is a number). Empty when no port is listed.
-    pub target_ports: Vec<IntOrString>,
+    /// The pod port of each `spec.ports` entry. Empty when no port is listed.
+    pub target_ports: Vec<TargetPort>,
     /// `clusterIP: None`: clients resolve the pods' addresses and connect to
     /// them directly; no proxy sits in between.
     pub headless: bool,
@@ -79,16 +78,60 @@ impl ServiceView {
     }
 }
 
+/// Where one Service port sends in the pod.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TargetPort {
+    /// Its `targetPort`, else its `port` (a numeric string is a number).
+    pub port: IntOrString,
+    /// Its `protocol` (`TCP` when unset, as the API server defaults it): a
+    /// named target port only matches a container port of the same protocol.
+    pub protocol: String,
+}
+
 /// A Service port's pod port: `targetPort`, defaulting to `port`.
-fn target_port(port: &Value) -> Option<IntOrString> {
+fn target_port(port: &Value) -> Option<TargetPort> {
     let number = |v: &Value| v.as_i64().and_then(|n| i32::try_from(n).ok()).map(IntOrString::Int);
-    match port.get("targetPort") {
+    let target = match port.get("targetPort") {
         Some(Value::String(s)) => Some(match s.trim().parse::<i32>() {
             Ok(n) => IntOrString::Int(n),
             Err(_) => IntOrString::String(s.clone()),
         }),
         Some(v) if !v.is_null() => number(v),
         _ => port.get("port").and_then(number),
+    }?;
+    Some(TargetPort { port: target, protocol: protocol(port.get("protocol").and_then(Value::as_str)).to_owned() })
+}
+
+/// A port's protocol as the API server defaults it.
+fn protocol(raw: Option<&str>) -> &str {
+    raw.filter(|p| !p.is_empty()).unwrap_or("TCP")
+}
+
+/// The containers a Service port reaches through a port they declare, as
+/// indices into `containers` (the pod's containers in
+/// [`Workload::containers`] order: regular containers, then sidecars), with
+/// the port each declares.
+///
+/// A named target port resolves as the EndpointSlice controller resolves it
+/// (`FindPort`, k8s.io/endpointslice): the first regular container that
+/// declares a port of that name and the Service port's protocol, else the
+/// first sidecar that does; one container at most, so a sidecar that
+/// reuses the name never takes what a regular container declares. A number
+/// is the pod's port whoever declares it: every container that does.
+pub fn declared_targets<'c>(containers: &[ContainerView<'c>], target: &TargetPort) -> Vec<(usize, &'c ContainerPort)> {
+    let declaring = containers.iter().enumerate().filter_map(|(i, c)| {
+        let port = declared(c).find(|p| match &target.port {
+            IntOrString::Int(n) => p.container_port == *n,
+            IntOrString::String(name) => {
+                p.name.as_deref() == Some(name.as_str()) && protocol(p.protocol.as_deref()) == target.protocol
+            }
+        });
+        port.map(|p| (i, p))
+    });
+    match target.port {
+        IntOrString::Int(_) => declaring.collect(),
+        // `containers` lists regular containers first, as FindPort looks.
+        IntOrString::String(_) => declaring.take(1).collect(),
     }
 }
 
@@ -105,10 +148,12 @@ pub struct Receiver<'w> {
 
 /// The regular containers, in pod order, that the Services selecting the
 /// pod send traffic to through a proxy (headless Services are left out):
-/// each declares a Service's target port, by name or number, or listens on
-/// a number no container declares ([`undeclared_port_listeners`], as
-/// `readiness-probe-missing` attributes it). A sidecar that declares the
-/// port, or names it on its command line, takes it and is left out.
+/// each declares a Service's target port ([`declared_targets`]: a name
+/// goes to one container, as the EndpointSlice controller sends it), or
+/// listens on a number no container declares ([`undeclared_port_listeners`],
+/// as `readiness-probe-missing` attributes it). A sidecar that takes the
+/// port (it alone declares the name, or declares or names the number) is
+/// left out.
 pub fn receivers<'w>(w: &'w Workload, services: &[ServiceView], policy: &Policy) -> Vec<Receiver<'w>> {
     let views: Vec<ContainerView<'w>> = w.containers().collect();
     let mut out: Vec<Receiver<'w>> =
@@ -116,19 +161,12 @@ pub fn receivers<'w>(w: &'w Workload, services: &[ServiceView], policy: &Policy)
     let selecting = services.iter().filter(|s| !s.headless && s.selects(w.namespace.as_deref(), &w.labels));
     for s in selecting {
         for target in &s.target_ports {
-            let mut hit = false;
-            for r in &mut out {
-                let port = declared(&r.view).find(|p| match target {
-                    IntOrString::Int(n) => p.container_port == *n,
-                    IntOrString::String(name) => p.name.as_deref() == Some(name.as_str()),
-                });
-                if let Some(p) = port {
-                    note(r, s, port_label(p));
-                    hit = true;
-                }
+            let declaring = declared_targets(&views, target);
+            for &(i, p) in &declaring {
+                note(&mut out[i], s, port_label(p));
             }
             // A named port no container declares gets no endpoints: no traffic.
-            if let (false, IntOrString::Int(n)) = (hit, target) {
+            if let (true, IntOrString::Int(n)) = (declaring.is_empty(), &target.port) {
                 for i in undeclared_port_listeners(&views, *n, policy) {
                     note(&mut out[i], s, n.to_string());
                 }
@@ -246,6 +284,37 @@ mod tests {
         // Headless, or no ports: no proxy, nothing known.
         assert!(reached(&w, json!({"clusterIP": "None", "ports": [{"port": 8080}]})).is_empty());
         assert!(reached(&w, json!({})).is_empty());
+    }
+
+    /// A name resolves as FindPort resolves it: regular containers first,
+    /// then sidecars, the first port of that name and protocol; one container.
+    #[test]
+    fn a_named_target_port_reaches_the_one_container_the_endpoint_slice_controller_picks() {
+        let sidecar =
+            json!([{"name": "proxy", "restartPolicy": "Always", "ports": [{"name": "http", "containerPort": 15001}]}]);
+        let app = json!({"name": "app", "ports": [{"name": "http", "containerPort": 8080}]});
+        let by_name = json!({"ports": [{"port": 80, "targetPort": "http"}]});
+        // A sidecar that reuses the name never takes it from a regular container.
+        assert_eq!(reached(&pod(json!([app.clone()]), sidecar.clone()), by_name.clone()), ["app: 8080/http"]);
+        // Alone with the name, the sidecar takes it (and is left out).
+        assert!(reached(&pod(json!([{"name": "app"}]), sidecar), by_name.clone()).is_empty());
+        // Two regular containers with the name: the first.
+        let debug = json!({"name": "debug", "ports": [{"name": "http", "containerPort": 8081}]});
+        assert_eq!(reached(&pod(json!([app, debug]), json!([])), by_name), ["app: 8080/http"]);
+        // The protocol must match too; unset is TCP on both sides.
+        let dns = pod(
+            json!([
+                {"name": "tcp", "ports": [{"name": "dns", "containerPort": 5353}]},
+                {"name": "udp", "ports": [{"name": "dns", "containerPort": 5353, "protocol": "UDP"}]}
+            ]),
+            json!([]),
+        );
+        assert_eq!(
+            reached(&dns, json!({"ports": [{"port": 53, "targetPort": "dns", "protocol": "UDP"}]})),
+            ["udp: 5353/dns"]
+        );
+        assert_eq!(reached(&dns, json!({"ports": [{"port": 53, "targetPort": "dns"}]})), ["tcp: 5353/dns"]);
+        assert!(reached(&dns, json!({"ports": [{"port": 53, "targetPort": "dns", "protocol": "SCTP"}]})).is_empty());
     }
 
     #[test]

@@ -37,11 +37,14 @@ has no `lifecycle.preStop` hook at all:
 
 - a Service in the input selects the pod (same namespace, its selector
   matches the pod template's labels) and is not headless;
-- the container declares the Service's `targetPort` (by name or number;
-  `port` when `targetPort` is unset), or listens on a numeric target port
-  that no container declares. Which container that is, is decided as
+- the container declares the Service's `targetPort` (`port` when
+  `targetPort` is unset), or listens on a numeric target port that no
+  container declares. Which container that is, is decided as
   `readiness-probe-missing` decides it, so both rules name the same one:
-  the container whose command line names the port (`--port 8000`,
+  for a name, the one the EndpointSlice controller sends it to (the first
+  regular container that declares the name with the Service port's
+  protocol, else the first sidecar); for an undeclared number, the
+  container whose command line names the port (`--port 8000`,
   `--bind 0.0.0.0:8000`), else the model server (a GPU request or a
   `slowBootImages` image), else the containers that declare no ports, else
   the first container. The pod's only container is always the one.
@@ -67,7 +70,8 @@ the application must still finish its in-flight requests after SIGTERM.
   (a metrics exporter beside the app, a runtime sidecar on its own declared
   port beside a model server that serves an undeclared one), sidecar init
   containers (a sidecar that declares the port or names it on its command
-  line takes it).
+  line takes it; a name a regular container also declares is the regular
+  container's).
 - Jobs, CronJobs and pods with `restartPolicy` Never or OnFailure.
 
 ## Example
@@ -381,6 +385,21 @@ mod tests {
         ]));
         let f = run_with(&obj, &[svc], Settings::default());
         assert_eq!(f.iter().map(|f| f.container.as_deref()).collect::<Vec<_>>(), [Some("server")]);
+    }
+
+    #[test]
+    fn a_named_port_a_sidecar_reuses_is_the_regular_containers_for_both_rules() {
+        let mut obj = deployment(json!([
+            {"name": "app", "ports": [{"name": "http", "containerPort": 8080}]},
+            {"name": "debug", "ports": [{"name": "http", "containerPort": 8081}]}
+        ]));
+        obj["spec"]["template"]["spec"]["initContainers"] =
+            json!([{"name": "proxy", "restartPolicy": "Always", "ports": [{"name": "http", "containerPort": 15001}]}]);
+        let f = run(&obj);
+        assert_eq!(f.iter().map(|f| f.container.as_deref()).collect::<Vec<_>>(), [Some("app")]);
+        let readiness = crate::rules::find("readiness-probe-missing").expect("registered");
+        let r = check_with(readiness, &obj, &Policy::default(), &Batch::from_objects([&web_service()]));
+        assert_eq!(r.iter().map(|f| f.container.as_deref()).collect::<Vec<_>>(), [Some("app")]);
     }
 
     #[test]

@@ -8,8 +8,8 @@ use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 
 use crate::finding::{Finding, Naming, Severity};
 use crate::model::{
-    ContainerView, ServiceView, Workload, is_model_server, port_label, services_send, takes_traffic_without_services,
-    undeclared_port_listeners,
+    ContainerView, ServiceView, Workload, declared_targets, is_model_server, port_label, services_send,
+    takes_traffic_without_services, undeclared_port_listeners,
 };
 use crate::rules::{Ctx, FixAvailability, Harm, HarmShown, MapExport, Related, Rule, VapExport};
 use crate::simulate::Verdict;
@@ -36,8 +36,13 @@ containers are, so one probe gates it.
 
 - When a Service selects the pod (same namespace, the selector matches the
   pod template's labels), each container that declares a port the Service
-  targets (by number or name) is reported, naming the Service and the
-  ports. A port no container declares (a number: a named `targetPort` that
+  targets is reported, naming the Service and the ports: by number, each
+  container that declares it; by name, the one container the EndpointSlice
+  controller sends it to (its `FindPort`): the first regular container
+  that declares a port of that name with the Service port's protocol (TCP
+  when unset), else the first sidecar that does, so a sidecar that reuses
+  the name takes nothing a regular container declares. A port no container
+  declares (a number: a named `targetPort` that
   no container declares gets no endpoints) is attributed to the containers
   whose command line names it as the port they listen on (`--port 8000`,
   `--port=8000`, `--bind 0.0.0.0:8000`), else to the model-server
@@ -180,20 +185,15 @@ fn check(w: &Workload, ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
             continue;
         }
         for target in &s.target_ports {
-            let mut hit = false;
-            for (i, c) in containers.iter().enumerate() {
-                let declared = c.container.ports.iter().flatten().find(|p| match target {
-                    IntOrString::Int(n) => p.container_port == *n,
-                    IntOrString::String(name) => p.name.as_deref() == Some(name.as_str()),
-                });
-                if let Some(p) = declared {
-                    reached[i].note(s);
-                    push_once(&mut reached[i].declared, port_label(p));
-                    hit = true;
-                }
+            // The same containers `prestop-bridge-missing` bridges: a name
+            // goes where the EndpointSlice controller sends it.
+            let declaring = declared_targets(&containers, target);
+            for &(i, p) in &declaring {
+                reached[i].note(s);
+                push_once(&mut reached[i].declared, port_label(p));
             }
             // A named port no container declares gets no endpoints: no traffic.
-            if let (false, IntOrString::Int(n)) = (hit, target) {
+            if let (true, IntOrString::Int(n)) = (declaring.is_empty(), &target.port) {
                 for i in undeclared_port_listeners(&containers, *n, ctx.policy) {
                     reached[i].note(s);
                     push_once(&mut reached[i].undeclared, n.to_string());

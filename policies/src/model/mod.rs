@@ -22,6 +22,7 @@ mod probe;
 pub mod reach;
 mod service;
 pub mod shell_flow;
+pub mod shell_loop;
 mod typed;
 mod window;
 mod workload;

@@ -4,8 +4,10 @@
 //! Option tables say which options take a value, so a value (`-H 'Host: x'`,
 //! `-u admin:1234`) is never taken for a host. Unknown syntax yields nothing.
 
-use super::command::SimpleCommand;
-use super::host::{has_scheme, url_parts};
+use k8s_openapi::api::core::v1::Container;
+
+use super::command::{SimpleCommand, simple_commands};
+use super::host::{Locality, has_scheme, host_locality, url_parts};
 
 /// One place a command connects to.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -130,6 +132,28 @@ pub fn targets(cmd: &SimpleCommand, clients: &[String], tools: &[String]) -> Vec
         out.extend(tool_targets(tool, args));
     }
     out
+}
+
+/// Network tools whose success says a server answered on a port: HTTP and
+/// gRPC clients, netcat, telnet. Not `ping` or a DNS lookup, which ask the
+/// network and the resolver, not a server.
+const ASK_A_SERVER: &[&str] =
+    &["curl", "wget", "http", "https", "nc", "ncat", "netcat", "telnet", "grpc_health_probe", "grpcurl"];
+
+/// Whether `words`, one command of a script, is a request to the
+/// container's own server: one of the `tools` that asks a server (an HTTP
+/// or gRPC client, netcat), whose every target is the container itself
+/// (loopback, its pod IP or hostname, a variable of its env that names
+/// one). A target lifeguard cannot place (an unset variable, a unix socket)
+/// is not.
+pub fn requests_own_server(words: &[String], c: &Container, tools: &[String]) -> bool {
+    let commands = simple_commands(words);
+    let [cmd] = &commands[..] else { return false };
+    if !ASK_A_SERVER.contains(&cmd.program.as_str()) {
+        return false;
+    }
+    let reached = targets(cmd, &[], tools);
+    !reached.is_empty() && reached.iter().all(|t| host_locality(&t.host, c, &cmd.assignments) == Locality::Local)
 }
 
 fn host(h: &str) -> Target {
@@ -323,6 +347,35 @@ mod tests {
         // `-h` is help for mongosh; an env fallback only for libpq and mysql.
         assert!(hosts(&["mongosh", "--eval", "db.ping()"]).is_empty());
         assert_eq!(hosts(&["pg_isready"]), ["$PGHOST"]);
+    }
+
+    #[test]
+    fn requests_to_the_own_server_are_local_requests_of_server_clients() {
+        let tools = Settings::default().network_tools;
+        let env = Container {
+            env: Some(vec![k8s_openapi::api::core::v1::EnvVar {
+                name: "API".into(),
+                value: Some("127.0.0.1:8080".into()),
+                ..Default::default()
+            }]),
+            ..Container::default()
+        };
+        let own = |words: &[&str]| {
+            let words: Vec<String> = words.iter().map(|w| (*w).to_owned()).collect();
+            requests_own_server(&words, &env, &tools)
+        };
+        assert!(own(&["curl", "-sf", "localhost:8080/drain-done"]));
+        assert!(own(&["curl", "-f", "http://127.0.0.1:8080/ready"]));
+        assert!(own(&["wget", "-q", "-O", "/dev/null", "http://[::1]:9090/drained"]));
+        assert!(own(&["nc", "-z", "localhost", "8080"]));
+        assert!(own(&["curl", "-sf", "http://$API/idle"]));
+        // Another host, a host lifeguard cannot place, a socket, no target, not a server client.
+        assert!(!own(&["curl", "-sf", "http://drain-coordinator.ops:8080/idle"]));
+        assert!(!own(&["curl", "-sf", "http://$OTHER/idle"]));
+        assert!(!own(&["curl", "--unix-socket", "/run/app.sock", "http://localhost/idle"]));
+        assert!(!own(&["curl", "-sf"]));
+        assert!(!own(&["ping", "-c1", "localhost"]));
+        assert!(!own(&["[", "-f", "/tmp/drained", "]"]));
     }
 
     #[test]

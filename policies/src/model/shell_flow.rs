@@ -1,7 +1,8 @@
 //! How the commands of a `sh -c` script are joined (`;`, `&&`, `||`, `|`,
 //! `&`), for the rules that need control flow rather than the flat list of
-//! programs [`super::command`] gives: a preStop loop that never ends, a
-//! probe whose exit status is decided by one command.
+//! programs [`super::command`] gives: a preStop loop that never ends
+//! ([`super::shell_loop`]), a probe whose exit status is decided by one
+//! command.
 //!
 //! Like `command`, this is not a shell: it reads the common shapes and gives
 //! up (`None`) on what it cannot follow (here-documents), so that a rule
@@ -202,104 +203,12 @@ fn copy_balanced(chars: &[char], start: usize, word: &mut String) -> usize {
     i
 }
 
-/// A loop that nothing ends, read from a shell script.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct EndlessLoop {
-    /// The loop's head as written, `while true` or `until false`.
-    pub head: String,
-}
-
-/// Words that leave a loop or end the script or the container.
-const ENDS: &[&str] = &["break", "exit", "return", "exec", "kill", "pkill", "killall", "logout"];
-/// Programs that do not fail, so `set -e` does not end a loop that runs them.
-const CANNOT_FAIL: &[&str] = &["sleep", "echo", "printf", "true", ":", "date"];
-
-/// The first top-level loop of a script whose condition never changes
-/// (`while true`, `while :`, `while sleep 5`, `until false`) and whose body
-/// never leaves it: no `break`, `exit`, `return`, `exec` or `kill`, nor,
-/// under `set -e`, a command that may fail. A backgrounded loop, a loop
-/// inside `if`, `case`, a function or a subshell, or after `&&` / `||` is not
-/// followed: it may never run, or not hold the script.
-pub fn endless_loop(sh: &ShellScript<'_>) -> Option<EndlessLoop> {
-    let cmds = script_commands(sh.script)?;
-    let mut depth = 0usize;
-    let mut prev = Sep::Seq;
-    let mut i = 0;
-    while let Some(cmd) = cmds.get(i) {
-        let first = cmd.words.first().map(String::as_str).unwrap_or_default();
-        match first {
-            "if" | "case" | "{" | "(" => depth += 1,
-            "fi" | "esac" | "}" | ")" => depth = depth.saturating_sub(1),
-            "while" | "until" if depth == 0 && prev == Sep::Seq && cmd.sep == Sep::Seq => {
-                let (body, done) = loop_body(&cmds, i + 1)?;
-                let after = cmds.get(done).map_or(Sep::Seq, |c| c.sep);
-                let cond: Vec<&str> = cmd.words[1..].iter().map(String::as_str).collect();
-                let endless =
-                    if first == "while" { always_true(&cond) } else { matches!(cond[..], ["false" | "/bin/false"]) };
-                if endless && after != Sep::Background && !can_end(body, sh.errexit) {
-                    return Some(EndlessLoop { head: cmd.words.join(" ") });
-                }
-                i = done;
-            }
-            _ => {}
-        }
-        prev = cmds.get(i).map_or(Sep::Seq, |c| c.sep);
-        i += 1;
-    }
-    None
-}
-
-/// The commands between `do` (at `start`) and its `done`, and the index of
-/// the `done`; `None` when the loop is not closed.
-fn loop_body(cmds: &[ScriptCommand], start: usize) -> Option<(&[ScriptCommand], usize)> {
-    if cmds.get(start)?.words.first()? != "do" {
-        return None;
-    }
-    let mut depth = 0usize;
-    for (k, c) in cmds.iter().enumerate().skip(start) {
-        match c.words.first().map(String::as_str) {
-            Some("do") => depth += 1,
-            Some("done") => {
-                depth -= 1;
-                if depth == 0 {
-                    return Some((&cmds[start..k], k));
-                }
-            }
-            _ => {}
-        }
-    }
-    None
-}
-
-fn always_true(cond: &[&str]) -> bool {
-    match cond {
-        ["true" | "/bin/true" | ":"] | ["[", "1" | "true", "]"] => true,
-        ["sleep", n] => n.trim_end_matches('s').parse::<f64>().is_ok(),
-        _ => false,
-    }
-}
-
-fn can_end(body: &[ScriptCommand], errexit: bool) -> bool {
-    body.iter().any(|c| {
-        let words: Vec<&str> = c.words.iter().map(String::as_str).collect();
-        // `do` and flow keywords head a command; the program is the next word.
-        let program = words.iter().copied().find(|w| !matches!(*w, "do" | "then" | "else" | "if" | "!" | "{"));
-        words.iter().any(|w| ENDS.contains(&basename(w)))
-            || (errexit && program.is_some_and(|p| !CANNOT_FAIL.contains(&basename(p)) && !p.starts_with(['>', '<'])))
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn argv(words: &[&str]) -> Vec<String> {
         words.iter().map(|w| (*w).to_owned()).collect()
-    }
-
-    fn endless(words: &[&str]) -> Option<String> {
-        let argv = argv(words);
-        endless_loop(&shell_script(&argv)?).map(|l| l.head)
     }
 
     #[test]
@@ -333,43 +242,5 @@ mod tests {
         assert!(shell_script(&a).is_some_and(|s| s.errexit));
         assert_eq!(shell_script(&argv(&["timeout", "20", "sh", "-c", "true"])), None);
         assert_eq!(shell_script(&argv(&["sh", "/drain.sh"])), None);
-    }
-
-    #[test]
-    fn endless_loops() {
-        for script in [
-            "while true; do echo waiting; sleep 5; done",
-            "while :\ndo\n  curl -s localhost:8080/drain\n  sleep 5\ndone",
-            "nginx -s quit; while sleep 5; do echo draining; done",
-            "until false; do sleep 1; done > /dev/null",
-            "while [ 1 ]; do for i in 1 2; do sleep 1; done; done | logger",
-        ] {
-            assert!(endless(&["sh", "-c", script]).is_some(), "{script}");
-        }
-        assert_eq!(endless(&["sh", "-c", "while true; do sleep 5; done"]).as_deref(), Some("while true"));
-        // Under -e the only commands are ones that do not fail.
-        assert!(endless(&["sh", "-ec", "while true; do echo x; sleep 5; done"]).is_some());
-    }
-
-    #[test]
-    fn loops_that_end_or_do_not_hold_the_hook() {
-        for words in [
-            &["sh", "-c", "while true; do [ -f /tmp/drained ] && break; sleep 5; done"][..],
-            &["sh", "-c", "while true; do if curl -sf localhost/idle; then exit 0; fi; sleep 1; done"],
-            &["sh", "-c", "i=0; while [ $i -lt 30 ]; do i=$((i+1)); sleep 1; done"],
-            &["sh", "-c", "for i in $(seq 1 30); do sleep 1; done"],
-            &["sh", "-c", "nginx -s quit; while pgrep -x nginx; do sleep 1; done"],
-            &["sh", "-c", "until curl -sf localhost/idle; do sleep 1; done"],
-            &["timeout", "25", "sh", "-c", "while true; do sleep 5; done"],
-            &["sh", "-c", "while true; do sleep 5; done &"],
-            &["sh", "-c", "if [ -f /x ]; then while true; do sleep 1; done; fi"],
-            &["sh", "-c", "test -f /x && while true; do sleep 1; done"],
-            // Under -e, a failing curl ends the script.
-            &["sh", "-ec", "while true; do curl -sf localhost/busy; sleep 5; done"],
-            &["sh", "-c", "while true; do sleep 5"],
-            &["/drain.sh"],
-        ] {
-            assert_eq!(endless(words), None, "{words:?}");
-        }
     }
 }

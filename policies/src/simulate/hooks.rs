@@ -20,7 +20,8 @@ use crate::model::{
 };
 
 use super::kubelet::STARTED_SEEN_MS;
-use crate::model::shell_flow::{endless_loop, shell_script};
+use crate::model::shell_flow::shell_script;
+use crate::model::shell_loop::endless_loop;
 
 const MS: i64 = 1000;
 

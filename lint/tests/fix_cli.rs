@@ -326,3 +326,20 @@ fn the_summary_says_how_many_remaining_findings_are_not_listed() {
     assert_eq!(listed(&err), 2, "{err}");
     assert!(!err.contains("not listed"), "{err}");
 }
+
+/// The startup probe a fix adds goes beside the container's other probes,
+/// not after whatever key happens to be last, and never waits on a check
+/// longer than its own period.
+#[test]
+fn an_added_startup_probe_sits_beside_the_probes_with_a_timeout_within_its_period() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let text = "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: vllm}\nspec:\n  template:\n    spec:\n      containers:\n      - name: vllm\n        image: vllm/vllm-openai:v0.6.3\n        resources:\n          limits: {nvidia.com/gpu: \"1\"}\n        livenessProbe:\n          httpGet: {path: /health, port: 8000}\n          timeoutSeconds: 30\n        readinessProbe:\n          httpGet: {path: /ready, port: 8000}\n        volumeMounts:\n        - {name: cache, mountPath: /root/.cache}\n";
+    std::fs::write(dir.path().join("vllm.yaml"), text).expect("write");
+    let out = lifeguard(dir.path(), &["fix", "vllm.yaml"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let fixed = read(dir.path(), "vllm.yaml");
+    let added = "          httpGet: {path: /ready, port: 8000}\n        startupProbe:\n          httpGet:\n            path: /health\n            port: 8000\n          timeoutSeconds: 10\n          periodSeconds: 10\n          failureThreshold: 67\n        volumeMounts:\n";
+    assert!(fixed.contains(added), "{fixed}");
+    // Fixed once, nothing left to fix.
+    assert_eq!(lifeguard(dir.path(), &["fix", "vllm.yaml"]).status.code(), Some(0));
+}

@@ -145,3 +145,22 @@ fn input_errors_are_on_the_page_and_on_stderr() {
     assert_eq!(r.stdout.matches("<article class=\"item input-error ").count(), 1, "{}", r.stdout);
     assert!(r.stdout.contains("<code>./broken.yaml:"), "{}", r.stdout);
 }
+
+/// What the text report prints on stderr as input warnings (a duplicate
+/// key here) the page shows too, in a section of its own.
+#[test]
+fn lint_html_carries_the_input_warnings() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let text = "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nmetadata: {name: q}\nspec:\n  containers:\n  - {name: c, image: x}\n";
+    std::fs::write(dir.path().join("dup.yaml"), text).expect("write");
+    let r = run(dir.path(), &["lint", "--format", "html", "dup.yaml"], None);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_self_contained(&r.stdout);
+    assert!(r.stdout.contains("<section class=\"errors\" id=\"input-warnings\">"), "{}", r.stdout);
+    assert!(r.stdout.contains("input warning \u{b7} <code>dup.yaml:4:1</code>"), "{}", r.stdout);
+    assert!(
+        r.stdout.contains("duplicate key &quot;metadata&quot;") || r.stdout.contains("duplicate key \"metadata\""),
+        "{}",
+        r.stdout
+    );
+}

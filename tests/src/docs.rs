@@ -43,3 +43,22 @@ pub fn marked_block(page_name: &str, name: &str) -> String {
         .unwrap_or_else(|| panic!("{page_name}: no fenced block inside {open}"));
     body.rsplit_once("```").map(|(b, _)| b.to_owned()).unwrap_or_else(|| panic!("{page_name}: {open} unclosed fence"))
 }
+
+/// Checks that the marked block `name` of `page_name` is `actual`; with
+/// `LIFEGUARD_BLESS` set, rewrites the block with it instead (as the docs
+/// test blesses the blocks it runs).
+pub fn assert_marked_block(page_name: &str, name: &str, actual: &str) {
+    let documented = marked_block(page_name, name);
+    if documented == actual {
+        return;
+    }
+    if std::env::var_os("LIFEGUARD_BLESS").is_some() {
+        let text = page(page_name);
+        let open = text.find(&format!("<!-- {name}")).unwrap_or_else(|| panic!("{page_name}: no {name} block"));
+        let at = text[open..].find(&documented).map(|i| i + open).unwrap_or_else(|| panic!("{page_name}: {name}"));
+        let blessed = format!("{}{actual}{}", &text[..at], &text[at + documented.len()..]);
+        std::fs::write(repo_root().join(page_name), blessed).unwrap_or_else(|e| panic!("{page_name}: {e}"));
+        return;
+    }
+    assert_eq!(documented, actual, "{page_name}'s {name} block (LIFEGUARD_BLESS=1 rewrites it)");
+}

@@ -441,7 +441,7 @@ fn the_documented_kubectl_sessions_are_what_kubectl_prints() {
     let Some((plane, _)) = cluster() else { return };
     plane.kubectl.namespace("docs-enforce-gpu", &["lifeguard.dev/mode=enforce"]);
     let deny = as_documented(plane, "docs-enforce-gpu", "llm.yaml", true).replace("docs-enforce-gpu", "enforce-gpu");
-    assert_eq!(lifeguard_e2e::docs::marked_block("docs/webhook.md", "enforce-deny-output"), deny);
+    lifeguard_e2e::docs::assert_marked_block("docs/webhook.md", "enforce-deny-output", &deny);
     let mut session = String::new();
     for (namespace, label) in [
         ("demo-enforce", "lifeguard.dev/mode=enforce"),
@@ -451,5 +451,5 @@ fn the_documented_kubectl_sessions_are_what_kubectl_prints() {
         plane.kubectl.namespace(namespace, &[label]);
         session.push_str(&as_documented(plane, namespace, "naive-gpu-server.json", false));
     }
-    assert_eq!(lifeguard_e2e::docs::marked_block("docs/cluster.md", "demo-output"), session);
+    lifeguard_e2e::docs::assert_marked_block("docs/cluster.md", "demo-output", &session);
 }

@@ -87,6 +87,12 @@ fn rollout_crd() -> Value {
     })
 }
 
+/// What the shared endpoint checks, which the spec cannot show: the
+/// annotation a user states it with.
+fn declared_dependency() -> Value {
+    json!({"lifeguard.dev/probe-checks": "readiness=dependency"})
+}
+
 /// A pod spec with one liveness and readiness on the same endpoint.
 fn reused_endpoint_spec() -> Value {
     json!({"containers": [{"name": "app", "image": "example/app:1",
@@ -108,11 +114,12 @@ fn owned_objects_are_skipped_and_a_custom_resource_with_a_pod_template_is_audite
     });
     let rollout = json!({"apiVersion": "audit.lifeguard.dev/v1", "kind": "Rollout",
         "metadata": {"name": "canary", "namespace": ns},
-        "spec": {"replicas": 2, "template": {"metadata": {"labels": {"app": "canary"}}, "spec": reused_endpoint_spec()}}});
+        "spec": {"replicas": 2, "template": {"metadata": {"labels": {"app": "canary"}, "annotations": declared_dependency()},
+            "spec": reused_endpoint_spec()}}});
     plane.kubectl.apply(&rollout);
     let pod = |name: &str, owners: Value| {
-        json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": ns, "ownerReferences": owners},
-            "spec": reused_endpoint_spec()})
+        json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": ns, "ownerReferences": owners,
+            "annotations": declared_dependency()}, "spec": reused_endpoint_spec()})
     };
     let owner = json!([{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "web-1",
         "uid": "6b1e0f4c-1111-4222-8333-944455556666", "controller": true}]);
@@ -132,8 +139,8 @@ fn owned_objects_are_skipped_and_a_custom_resource_with_a_pod_template_is_audite
     // The table counts what was judged; the owned Pod is its ReplicaSet's.
     let text = lifeguard(plane, &["audit", "-n", ns, "--fail-on", "never"]);
     // docs/audit.md shows this run, as the binary prints it.
-    let block = marked_block("docs/audit.md", "audit-output");
-    assert_eq!(block, format!("$ lifeguard audit -n {ns} --fail-on never\n{}", text.stdout), "docs/audit.md's output");
+    let shown = format!("$ lifeguard audit -n {ns} --fail-on never\n{}", text.stdout);
+    lifeguard_e2e::docs::assert_marked_block("docs/audit.md", "audit-output", &shown);
     assert!(text.stdout.contains("Rollout/audit-kinds/canary"), "{}", text.stdout);
     let row = text.stdout.lines().find(|l| l.starts_with(ns)).unwrap_or_default().to_owned();
     assert!(row.split_whitespace().nth(1) == Some("2"), "two workloads judged: {}", text.stdout);
@@ -152,9 +159,8 @@ fn owned_objects_are_skipped_and_a_custom_resource_with_a_pod_template_is_audite
     }
     assert!(section.contains("stall:2m: restart-storm (error), 2 workloads:"), "{}", simulated.stdout);
     assert!(!section.contains("Pod/audit-kinds/owned"), "{}", simulated.stdout);
-    let block = marked_block("docs/audit.md", "audit-simulate-output");
     let shown = format!("$ lifeguard {}\n{}", args.join(" "), simulated.stdout);
-    assert_eq!(block, shown, "docs/audit.md's --simulate output");
+    lifeguard_e2e::docs::assert_marked_block("docs/audit.md", "audit-simulate-output", &shown);
     let unknown = lifeguard(plane, &["audit", "-n", ns, "--kinds", "rollout.nowhere.example"]);
     assert_eq!(unknown.code, 2, "{unknown:#?}");
     assert!(unknown.stderr.contains("--kinds \"rollout.nowhere.example\""), "{}", unknown.stderr);

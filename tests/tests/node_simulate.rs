@@ -168,7 +168,9 @@ fn cases() -> Vec<Case> {
             observe: 25,
         },
         Case {
-            annotations: json!({}),
+            // The workload's /healthz checks the dependency, which the
+            // manifest cannot show: stated, as a user states it.
+            annotations: json!({"lifeguard.dev/probe-checks": "readiness=dependency"}),
             name: "stall-shared",
             what: "4 s dependency stall, liveness and readiness on one handler (1 s x 1, liveness from 1 s)",
             scenario: "stall:4s",

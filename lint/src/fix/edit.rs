@@ -390,6 +390,10 @@ impl<'t> Editor<'t> {
             return Ok(self.splice(after, after, entry, Kind::FlowInsert { last_end: Some(after) }, reads));
         }
         let last = last.ok_or_else(|| EditError::Aliased(pointer.to_owned()))?;
+        // A new key goes beside its kind where the mapping has one (a
+        // startupProbe after the other probes, not after volumeMounts),
+        // else after the last entry.
+        let last = neighbour(key, map, parent.node, &kids).unwrap_or(last);
         let i = parent.node.kids.iter().position(|k| std::ptr::eq(k, last));
         let last_value = i.and_then(|i| map.values().nth(i)).unwrap_or(&Value::Null);
         let end = self.content_end(last, last_value).ok_or_else(|| EditError::Aliased(pointer.to_owned()))?;
@@ -415,4 +419,22 @@ impl<'t> Editor<'t> {
             .unwrap_or("  ")
             .to_owned()
     }
+}
+
+/// Keys a new key belongs beside, in a container: the probes.
+const PROBES: &[&str] = &["startupProbe", "livenessProbe", "readinessProbe"];
+
+/// The entry of `map` (parsed as `node`) a new `key` goes after: the last,
+/// in the text, of the keys of its kind, when `key` has a kind and the
+/// mapping holds one of them.
+fn neighbour<'n>(key: &str, map: &Map<String, Value>, node: &'n Node, kids: &[&'n Node]) -> Option<&'n Node> {
+    if !PROBES.contains(&key) {
+        return None;
+    }
+    node.kids
+        .iter()
+        .zip(map.keys())
+        .filter(|(kid, name)| PROBES.contains(&name.as_str()) && kids.iter().any(|k| std::ptr::eq(*k, *kid)))
+        .map(|(kid, _)| kid)
+        .max_by_key(|kid| kid.start.index)
 }

@@ -29,7 +29,10 @@ pub(crate) static RULE: Rule = Rule {
         "every finding, at the severity the object alone settles: whether a shared exec command only \
          checks that a process exists (a warning) and what it or an httpGet `host` reaches (which can make \
          it an error) need the command line and the env read, so such a finding is reported as a warning, \
-         never above the linter's severity, and in enforce mode may be warned where the linter denies",
+         never above the linter's severity, and in enforce mode may be warned where the linter denies; the \
+         handler's reach is read from the lifeguard.dev/probe-checks annotation (an error only where it \
+         declares a dependency and nothing declares local), the path and the image, and where the linter \
+         may find it local (a model server, a path named for liveness, a known image) it is info",
         Checks(crate::vap::probe_endpoint_reused::checks),
     ),
     map: MapExport::NoFix,

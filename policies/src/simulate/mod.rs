@@ -20,7 +20,7 @@ mod model_doc;
 #[cfg(test)]
 mod object_tests;
 mod pod;
-mod reach;
+pub(crate) mod reach;
 mod reading;
 mod scenario;
 mod stop_signal;

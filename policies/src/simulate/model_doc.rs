@@ -69,11 +69,14 @@ Inferred from the handler, as the rules read it:
   paused or is wedged;
 - `dependency`: anything `liveness-checks-dependency` reports on the handler
   (a client aimed at another host, an aggregate path such as
-  `/actuator/health`, a readiness path), and a liveness handler shared with
-  readiness (taken to check what readiness checks, as `probe-endpoint-reused`
-  warns), except on a model server (a GPU request or a slow-boot image),
-  whose health endpoint (vLLM's, TGI's, Triton's) reports its own engine;
-  also fails during a stall;
+  `/actuator/health`, a readiness path); also fails during a stall. A
+  handler liveness shares with readiness is `dependency` only on that
+  evidence, read as `probe-endpoint-reused` reads it: local where it is a
+  model server's (a GPU request or a slow-boot image: vLLM's, TGI's,
+  Triton's health endpoint reports its own engine), a path named for
+  liveness, or a known local image (node_exporter, the OpenTelemetry
+  Collector), and of unknown reach otherwise, which is not stalled: the
+  rule reports it as a warning that says how to declare it;
 - `port only`: a bare `tcpSocket` to the pod's own port; the kernel accepts
   the connection once the app listens, even when the process is paused or
   wedged;
@@ -83,7 +86,9 @@ Inferred from the handler, as the rules read it:
 State what a handler really does with the pod template annotation
 `lifeguard.dev/probe-checks` or the flag `--probe-checks` (the flag wins),
 as comma-separated `PROBE=local|dependency` or `CONTAINER/PROBE=...`
-entries, e.g. `"liveness=local,readiness=dependency"`.
+entries, e.g. `"liveness=local,readiness=dependency"`. One handler shared
+by liveness and readiness checks one thing: what is stated of either holds
+for both. `lint` reads the same annotation.
 
 While the app boots, every check except `process exists` fails at once
 (nothing listens yet).
@@ -161,11 +166,22 @@ While the app boots, every check except `process exists` fails at once
   lasts that long; a hook whose length the spec does not show (an `exec`
   of a script, an `httpGet`) lasts what `--prestop-seconds` or the pod
   template's `lifeguard.dev/prestop-seconds` states, else 0 s, and the
-  timeline says it was not stated. The app stops admitting requests at the stop signal, finishes those in flight (each up to
+  timeline says it was not stated. An `exec` loop with no way out (what
+  `prestop-loop-unbounded` reports as an error) runs until the grace
+  period ends, unless a length is stated. The app stops admitting requests at the stop signal, finishes those in flight (each up to
   `--request-seconds`, default 0), drains and shuts down for its declared
   budgets, read from the same sources as `grace-period-too-short`
   (`lifeguard.dev/drain-seconds`, `lifeguard.dev/shutdown-budget-seconds`,
-  drain and shutdown env vars, the policy's `modelServerDrainSeconds`).
+  drain and shutdown env vars, the policy's `modelServerDrainSeconds`). An
+  app that declares neither a drain nor a shutdown budget is taken to need
+  the policy's `prestopMinRemainingSeconds` (5 s) after the stop signal,
+  the least `prestop-sleep-only` leaves it (a kill by a probe takes only
+  what is declared).
+- Requests reach a container when a Service of the input sends it traffic
+  (its target port, as `readiness-probe-missing` attributes it), or when
+  the input has no Service at all and the container declares a port
+  Prometheus does not scrape. A stop signal before endpoint removal
+  reaches the proxies refuses what they still send in between.
 - `terminationGracePeriodSeconds` (or the deletion's own grace period,
   `--delete-grace-seconds`, as `kubectl delete --grace-period` gives it) is
   counted from deletion, preStop included: the whole seconds the hook took come out of it, and SIGKILL
@@ -218,6 +234,13 @@ case. `boot` and `delete` have no free offset.
   container left stopped by `restartPolicy: Never`);
 - `sigkill-in-flight`: SIGKILL comes before the in-flight work, drain and
   shutdown end;
+- `connections-refused`: requests go to a process that cannot take them:
+  `delete`, the stop signal comes before endpoint removal reaches the
+  proxies while requests reach the container (what a preStop bridge is
+  for: `prestop-bridge-missing`); `boot`, the container is in the
+  endpoints before the app answers (no readiness probe, or one that passes
+  first: `readiness-probe-missing`, `readiness-port-only`). The line names
+  the assumption that decides it and the rule;
 - `wedge-detected`: a wedge is restarted whatever the offset, after the
   worst case's delay; `wedge-undetected`: it is not;
 - `ok`: none of these.
@@ -225,7 +248,7 @@ case. `boot` and `delete` have no free offset.
 Each verdict has a severity, in the terms of a finding's (the `severity`
 of the JSON output): none for `ok` and `wedge-detected` (what a
 well-configured pod does), `info` for `dependency-outage`, `warning` for
-`restarts`, `out-of-service` and `wedge-undetected`, `error` for
+`restarts`, `out-of-service`, `connections-refused` and `wedge-undetected`, `error` for
 `restart-storm`, `boot-loop` and `sigkill-in-flight`, the verdicts
 `--fail-on` fails on by default.
 

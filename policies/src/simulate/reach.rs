@@ -38,7 +38,7 @@ pub struct ReachEvidence {
 /// which holds only the `livenessState` indicator unless configured
 /// otherwise: "Kubernetes Probes" in Spring Boot's reference), such a path
 /// reports the process, not what it calls.
-const LIVENESS_PATHS: &[&str] =
+pub(crate) const LIVENESS_PATHS: &[&str] =
     &["/livez", "/live", "/liveness", "/health/live", "/health/liveness", "/healthz/live", "/actuator/health/liveness"];
 
 /// Images whose health handler reports the process itself, from each
@@ -47,7 +47,7 @@ const LIVENESS_PATHS: &[&str] =
 /// Collector's `health_check` extension reports the collector's own
 /// pipeline status (`extension/healthcheckextension`). Matched on the
 /// repository's last component, as `slowBootImages` are.
-const LOCAL_IMAGES: &[(&str, &str)] = &[
+pub(crate) const LOCAL_IMAGES: &[(&str, &str)] = &[
     ("node-exporter", "node_exporter's / is its own landing page"),
     ("opentelemetry-collector", "the collector's health_check extension reports its own status"),
     ("opentelemetry-collector-contrib", "the collector's health_check extension reports its own status"),

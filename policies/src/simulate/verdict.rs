@@ -248,7 +248,7 @@ pub(crate) fn judge(kind: ScenarioKind, r: &Reading) -> (Verdict, String) {
                     Verdict::ConnectionsRefused,
                     format!(
                         "connections refused for {} s: the process stops accepting at the stop signal ({} s), before \
-                         endpoint removal reaches the proxies ({} s assumed, --endpoint-propagation); a preStop sleep \
+                         endpoint removal reaches the proxies ({} s assumed, --endpoint-propagation-seconds); a preStop sleep \
                          bridges it (prestop-bridge-missing, opt-in: addPrestopBridge)",
                         seconds(refused.for_ms),
                         seconds(refused.from_ms),

@@ -33,6 +33,18 @@ fn slow_boot_image(policy: &Policy) -> Option<String> {
     ))
 }
 
+/// Whether the last component of `c.image`'s repository path (registry
+/// host, tag and digest left out, as [`slow_boot_image`] reads it) is one
+/// of `names`.
+pub(super) fn image_named(names: &[&str]) -> String {
+    let list = names.iter().map(|n| format!("'{n}'")).collect::<Vec<_>>().join(", ");
+    format!(
+        "[(has(c.image) ? c.image : '').split('@')[0]].exists(i, \
+         [i.lastIndexOf(':') >= 0 && !i.substring(i.lastIndexOf(':')).contains('/') ? i.substring(0, i.lastIndexOf(':')) : i].exists(p, \
+         p.substring(p.lastIndexOf('/') + 1) in [{list}]))"
+    )
+}
+
 /// The variables: `gpus`, `sidecars`, `modelServers`.
 ///
 /// A model server (`is_model_server`) has a GPU or runs a slow-boot image

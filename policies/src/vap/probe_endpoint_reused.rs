@@ -7,9 +7,12 @@
 //! `grpc` port and service; the API server has already given each probe
 //! exactly one handler and filled in the defaults. A shared `tcpSocket` is
 //! an info finding unless the workload is long-running (then
-//! `readiness-port-only`'s). The others are errors, or warnings where
-//! liveness is three times as tolerant or all three probes are copies,
-//! raised by what `liveness-checks-dependency` finds on the path. Two things only the
+//! `readiness-port-only`'s). The others are errors where the handler
+//! reaches a dependency (declared in `lifeguard.dev/probe-checks`, or a
+//! path `liveness-checks-dependency` makes an error), but warnings where
+//! liveness is three times as tolerant or all three probes are copies;
+//! info where the linter may find the handler local (declared, a model
+//! server, a path named for liveness, a known image); else warnings. Two things only the
 //! linter reads: whether a shared exec command only checks that a process
 //! exists (a warning) or reaches a dependency, and where an `httpGet`
 //! `host` resolves; such a finding is reported at the lowest severity it
@@ -18,9 +21,11 @@
 use super::cel::present;
 use super::check::Check;
 use crate::finding::Severity;
+use crate::model::ANNOTATION_PROBE_CHECKS;
 use crate::policy::Policy;
 use crate::rules::Rule;
 use crate::rules::liveness_checks_dependency::RULE as DEPENDENCY;
+use crate::simulate::reach::{LIVENESS_PATHS, LOCAL_IMAGES};
 
 const LIVE: &str = "c.livenessProbe";
 const READY: &str = "c.readinessProbe";
@@ -124,6 +129,40 @@ fn path_is_error(policy: &Policy) -> Option<String> {
     })
 }
 
+/// Whether the pod's `lifeguard.dev/probe-checks` annotation has an entry
+/// `PROBE=check` for container `c`'s liveness or readiness, bare or named.
+fn declared(check: &str) -> String {
+    let raw = super::cel::annotation(ANNOTATION_PROBE_CHECKS);
+    let probes = ["liveness", "readiness"];
+    let wanted: Vec<String> =
+        probes.iter().flat_map(|p| [format!("e == '{p}={check}'"), format!("e == c.name + '/{p}={check}'")]).collect();
+    format!("{raw}.split(',').map(r, r.replace(' ', '')).exists(e, {})", wanted.join(" || "))
+}
+
+/// What the shared handler reaches, as far as CEL reads it (the linter's
+/// `shared_reach`): `(dependency, local)`. A dependency only where the
+/// linter is sure of one: declared, and nothing declared local (a named
+/// entry can win over a bare one there), or an aggregate path nothing
+/// declares otherwise; local where the linter may find it local: declared,
+/// a model server (or one it may count), a path named for liveness, an
+/// image known to answer locally. Between them, unknown: a warning.
+fn reach(http: &str, path_error: &str) -> (String, String) {
+    let (dep, local) = (declared("dependency"), declared("local"));
+    let liveness_path = {
+        let paths = LIVENESS_PATHS.iter().map(|p| format!("'{p}'")).collect::<Vec<_>>().join(", ");
+        format!("({http} && {} in [{paths}])", request_path())
+    };
+    let images: Vec<&str> = LOCAL_IMAGES.iter().map(|(name, _)| *name).collect();
+    let known_local = format!(
+        "({} || c.name in variables.unsureModelServers || {liveness_path} || {})",
+        super::model::MODEL_SERVER,
+        super::model::image_named(&images)
+    );
+    let dependency = format!("(({dep} && !{local}) || (!{dep} && !{local} && {path_error}))");
+    let local = format!("((!{dep} && {local}) || (!{dep} && !({path_error}) && {known_local}))");
+    (dependency, local)
+}
+
 pub(crate) fn checks(rule: &Rule, policy: &Policy) -> Vec<Check> {
     let (http, tcp, exec, grpc) = (same_http(), same_tcp(), same_exec(), same_grpc());
     let long_running = "(object.kind != 'Job' && object.kind != 'CronJob' && (!has(variables.podSpec.restartPolicy) || \
@@ -133,10 +172,13 @@ pub(crate) fn checks(rule: &Rule, policy: &Policy) -> Vec<Check> {
     let handler = format!("({http} || {exec} || {grpc})");
     let copies = format!("(has(c.startupProbe) && c.startupProbe == {LIVE} && {LIVE} == {READY})");
     let tolerant = format!("({} >= {} * 3)", window(LIVE), window(READY));
-    // Certainly an error: the error tier, or a dependency path that makes
-    // it one; not an exec (it may only check a process: a warning).
-    let path_error = path_is_error(policy).map_or(String::new(), |e| format!(" || ({http} && {e})"));
-    let error = format!("(!{exec} && ((!{copies} && !{tolerant}){path_error}))");
+    // Certainly an error: the error tier where the handler reaches a
+    // dependency, or a dependency path that makes it one; not an exec (it
+    // may only check a process: a warning).
+    let path_error = path_is_error(policy).map_or("false".to_owned(), |e| format!("({http} && {e})"));
+    let (dependency, local) = reach(&http, &path_error);
+    let path_error = format!("({path_error} && !{})", declared("local"));
+    let error = format!("(!{exec} && (((!{copies} && !{tolerant}) && {dependency}) || {path_error}))");
     let describe_tcp = "'container \"' + c.name + '\": liveness and readiness share tcpSocket port ' + string(c.livenessProbe.tcpSocket.port) + '; the kernel accepts the connection, so neither can fail'".to_owned();
     let describe = format!(
         "'container \"' + c.name + '\": liveness and readiness use the same handler (' + ({http} ? 'httpGet ' + {} : {exec} ? 'exec' : 'grpc port ' + string({LIVE}.grpc.port)) + '), liveness tolerating ' + string({}) + 's of failures vs readiness ' + string({}) + 's'",
@@ -166,7 +208,8 @@ pub(crate) fn checks(rule: &Rule, policy: &Policy) -> Vec<Check> {
         Some(severity) => vec![shared(handler.clone(), severity), tcp_check(severity)],
         None => vec![
             shared(format!("{handler} && {error}"), Severity::Error),
-            shared(format!("{handler} && !{error}"), Severity::Warning),
+            shared(format!("{handler} && !{error} && !{local}"), Severity::Warning),
+            shared(format!("{handler} && !{error} && {local}"), Severity::Info),
             tcp_check(Severity::Info),
         ],
     }

@@ -93,9 +93,23 @@ fn labelled(s: &mut String, class: &str, label: &str, text: &str) {
 }
 
 fn input_error(s: &mut String, e: &InputError) {
-    s.push_str("<article class=\"item input-error sev-error\">\n<h3>");
-    page::badge(s, Some(Severity::Error));
-    s.push_str(" input error \u{b7} <code>");
+    input_diagnostic(s, e, Severity::Error);
+}
+
+/// An input error or warning (a skipped chart template, a duplicate key:
+/// what the text report prints on stderr), as an item of its section.
+fn input_diagnostic(s: &mut String, e: &InputError, severity: Severity) {
+    let (class, label) = match severity {
+        Severity::Error => ("input-error sev-error", "input error"),
+        _ => ("input-warning sev-warning", "input warning"),
+    };
+    s.push_str("<article class=\"item ");
+    s.push_str(class);
+    s.push_str("\">\n<h3>");
+    page::badge(s, Some(severity));
+    s.push_str(" ");
+    s.push_str(label);
+    s.push_str(" \u{b7} <code>");
     let at = match (e.line, e.column) {
         (Some(l), Some(c)) => format!("{}:{l}:{c}", e.file),
         (Some(l), None) => format!("{}:{l}", e.file),
@@ -147,6 +161,14 @@ pub(crate) fn write_streamed<'a>(
         s.push_str("<p>What they name was not linted; the rest of the input was.</p>\n");
         for e in &out.errors {
             input_error(&mut s, e);
+        }
+        s.push_str("</section>\n");
+    }
+    if !out.warnings.is_empty() {
+        s.push_str("<section class=\"errors\" id=\"input-warnings\">\n<h2>Input warnings</h2>\n");
+        s.push_str("<p>The input was linted; these never change the exit code.</p>\n");
+        for e in &out.warnings {
+            input_diagnostic(&mut s, e, Severity::Warning);
         }
         s.push_str("</section>\n");
     }

@@ -23,7 +23,6 @@ use std::time::{Duration, Instant};
 use audit_corpus::parity::{self, judged};
 use audit_corpus::{lifeguard, lifeguard_with};
 use lifeguard_e2e::cluster::ControlPlane;
-use lifeguard_e2e::docs::marked_block;
 use lifeguard_e2e::support::deployment::Deployment;
 use serde_json::{Value, json};
 

@@ -107,7 +107,7 @@ fn input_diagnostic(s: &mut String, e: &InputError, severity: Severity) {
     s.push_str(class);
     s.push_str("\">\n<h3>");
     page::badge(s, Some(severity));
-    s.push_str(" ");
+    s.push(' ');
     s.push_str(label);
     s.push_str(" \u{b7} <code>");
     let at = match (e.line, e.column) {

@@ -185,28 +185,33 @@ fn a_workload_admitted_in_audit_can_be_scaled_relabelled_and_rolled_under_enforc
     assert_eq!(label.code, 0, "{label:#?}");
     let restart = kubectl.run(&["rollout", "restart", "deployment/llm", "-n", ns]);
     assert_eq!((restart.code, restart.stdout.as_str()), (0, "deployment.apps/llm restarted\n"), "{restart:#?}");
+    // What would deny is ratcheted; the info finding (vLLM's shared
+    // /health, its own engine's) never denies and is not.
     for warning in restart.warnings() {
         assert!(
-            warning.ends_with("(already there before this update)") || warning.contains("already there"),
+            warning.contains("already there") || warning.starts_with("probe-endpoint-reused: container \"vllm\""),
             "{warning}"
         );
     }
 
-    // A second container reusing one endpoint is a finding the old object
-    // did not have.
+    // A second container reusing one endpoint that aggregates its
+    // dependencies is a finding the old object did not have.
     let worse = json!([{ "op": "add", "path": "/spec/template/spec/containers/-", "value": {
         "name": "metrics", "image": "registry.example/exporter:2",
-        "livenessProbe": { "httpGet": { "path": "/up", "port": 9100 } },
-        "readinessProbe": { "httpGet": { "path": "/up", "port": 9100 } },
+        "livenessProbe": { "httpGet": { "path": "/actuator/health", "port": 9100 } },
+        "readinessProbe": { "httpGet": { "path": "/actuator/health", "port": 9100 } },
     }}]);
     let patch = kubectl.run(&["patch", "deployment/llm", "-n", ns, "--type=json", "-p", &worse.to_string()]);
     assert_eq!(patch.code, 1, "{patch:#?}");
     let (warnings, denial) = patch.stderr.split_once("Error from server (Forbidden): ").expect("a denial");
-    assert!(denial.contains("denied the request: lifeguard denied Deployment/ratchet/llm: 1 finding"), "{denial}");
+    // Both about the new container: its shared endpoint, and the pod's
+    // declared 430 s cold start its liveness would restart.
+    assert!(denial.contains("denied the request: lifeguard denied Deployment/ratchet/llm: 2 findings"), "{denial}");
     assert!(denial.contains("\n- probe-endpoint-reused container \"metrics\" at "), "{denial}");
+    assert!(denial.contains("\n- startup-probe-missing container \"metrics\" at "), "{denial}");
     assert!(!denial.contains("container \"vllm\""), "old findings are not what denies: {denial}");
     assert!(
-        warnings.contains("probe-endpoint-reused (already there before this update): container \"vllm\""),
+        warnings.contains("startup-probe-missing (already there before this update): container \"vllm\""),
         "{warnings}"
     );
     let stored = kubectl.get(ns, "deployment", "llm").expect("stored");

@@ -146,8 +146,19 @@ fn declared(check: &str) -> String {
 /// declares otherwise; local where the linter may find it local: declared,
 /// a model server (or one it may count), a path named for liveness, an
 /// image known to answer locally. Between them, unknown: a warning.
-fn reach(http: &str, path_error: &str) -> (String, String) {
+fn reach(http: &str, path_error: &str, policy: &Policy) -> (String, String) {
     let (dep, local) = (declared("dependency"), declared("local"));
+    // What the path shows, whatever `liveness-checks-dependency`'s switch:
+    // an aggregate path or a readiness path is a dependency's evidence.
+    let s = &policy.settings;
+    let path = request_path();
+    let shown =
+        match (super::regex::any_match(&path, &s.dependency_paths), super::regex::any_match(&path, &s.readiness_paths))
+        {
+            (Some(aggregate), Some(readiness)) => format!("({http} && ({aggregate} || {readiness}))"),
+            _ => path_error.to_owned(),
+        };
+    let path_error = &format!("({path_error} || {shown})");
     let liveness_path = {
         let paths = LIVENESS_PATHS.iter().map(|p| format!("'{p}'")).collect::<Vec<_>>().join(", ");
         format!("({http} && {} in [{paths}])", request_path())
@@ -176,7 +187,7 @@ pub(crate) fn checks(rule: &Rule, policy: &Policy) -> Vec<Check> {
     // dependency, or a dependency path that makes it one; not an exec (it
     // may only check a process: a warning).
     let path_error = path_is_error(policy).map_or("false".to_owned(), |e| format!("({http} && {e})"));
-    let (dependency, local) = reach(&http, &path_error);
+    let (dependency, local) = reach(&http, &path_error, policy);
     let path_error = format!("({path_error} && !{})", declared("local"));
     let error = format!("(!{exec} && (((!{copies} && !{tolerant}) && {dependency}) || {path_error}))");
     let describe_tcp = "'container \"' + c.name + '\": liveness and readiness share tcpSocket port ' + string(c.livenessProbe.tcpSocket.port) + '; the kernel accepts the connection, so neither can fail'".to_owned();

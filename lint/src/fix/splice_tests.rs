@@ -126,7 +126,8 @@ fn flow_style_entries_and_values() {
     assert_eq!(
         out.ok().as_deref(),
         Some(
-            "spec:\n  containers:\n  - {name: a, livenessProbe: {httpGet: {path: /x, port: 80}, failureThreshold: 3, timeoutSeconds: 5, periodSeconds: 10}}\n  - name: b\n    livenessProbe: {exec: {command: [c]}, failureThreshold: 3, timeoutSeconds: 5}  # tight\n    ports: []\n    readinessProbe:\n      tcpSocket:\n        port: 80\n"
+            // A new probe goes beside the container's other probes.
+            "spec:\n  containers:\n  - {name: a, livenessProbe: {httpGet: {path: /x, port: 80}, failureThreshold: 3, timeoutSeconds: 5, periodSeconds: 10}}\n  - name: b\n    livenessProbe: {exec: {command: [c]}, failureThreshold: 3, timeoutSeconds: 5}  # tight\n    readinessProbe:\n      tcpSocket:\n        port: 80\n    ports: []\n"
         )
     );
     // Two keys into an empty flow mapping: the second follows the first.

@@ -139,6 +139,7 @@ pub(super) fn variables(policy: &crate::policy::Policy) -> Vec<(&'static str, St
     .into_iter()
     .chain(super::model::variables(policy))
     .chain(super::shutdown::variables(policy))
+    .chain(super::probe_endpoint_reused::variables(policy))
     .collect()
 }
 

@@ -129,14 +129,32 @@ fn path_is_error(policy: &Policy) -> Option<String> {
     })
 }
 
-/// Whether the pod's `lifeguard.dev/probe-checks` annotation has an entry
-/// `PROBE=check` for container `c`'s liveness or readiness, bare or named.
+/// Whether the pod's `lifeguard.dev/probe-checks` annotation
+/// (`variables.probeChecks`) has an entry `PROBE=check` for container
+/// `c`'s liveness or readiness, bare or named.
 fn declared(check: &str) -> String {
+    let wanted: Vec<String> = ["liveness", "readiness"]
+        .iter()
+        .flat_map(|p| [format!("e == '{p}={check}'"), format!("e == c.name + '/{p}={check}'")])
+        .collect();
+    format!("variables.probeChecks.exists(e, {})", wanted.join(" || "))
+}
+
+/// The variables of the shared handler's reach, after the containers'
+/// facts: `probeChecks` (the annotation's entries, spaces taken out), and
+/// the names of the containers whose shared handler [`reach`] reads as a
+/// dependency (`sharedDependency`) or as local (`sharedLocal`), each
+/// computed once for every check that reads it.
+pub(super) fn variables(policy: &Policy) -> Vec<(&'static str, String)> {
     let raw = super::cel::annotation(ANNOTATION_PROBE_CHECKS);
-    let probes = ["liveness", "readiness"];
-    let wanted: Vec<String> =
-        probes.iter().flat_map(|p| [format!("e == '{p}={check}'"), format!("e == c.name + '/{p}={check}'")]).collect();
-    format!("{raw}.split(',').map(r, r.replace(' ', '')).exists(e, {})", wanted.join(" || "))
+    let http = same_http();
+    let path_error = path_is_error(policy).map_or("false".to_owned(), |e| format!("({http} && {e})"));
+    let (dependency, local) = reach(&http, &path_error, policy);
+    vec![
+        ("probeChecks", format!("{raw}.split(',').map(r, r.replace(' ', ''))")),
+        ("sharedDependency", format!("variables.containers.filter(c, {dependency}).map(c, c.name)")),
+        ("sharedLocal", format!("variables.containers.filter(c, {local}).map(c, c.name)")),
+    ]
 }
 
 /// What the shared handler reaches, as far as CEL reads it (the linter's
@@ -187,7 +205,7 @@ pub(crate) fn checks(rule: &Rule, policy: &Policy) -> Vec<Check> {
     // dependency, or a dependency path that makes it one; not an exec (it
     // may only check a process: a warning).
     let path_error = path_is_error(policy).map_or("false".to_owned(), |e| format!("({http} && {e})"));
-    let (dependency, local) = reach(&http, &path_error, policy);
+    let (dependency, local) = ("(c.name in variables.sharedDependency)", "(c.name in variables.sharedLocal)");
     let path_error = format!("({path_error} && !{})", declared("local"));
     let error = format!("(!{exec} && (((!{copies} && !{tolerant}) && {dependency}) || {path_error}))");
     let describe_tcp = "'container \"' + c.name + '\": liveness and readiness share tcpSocket port ' + string(c.livenessProbe.tcpSocket.port) + '; the kernel accepts the connection, so neither can fail'".to_owned();

@@ -74,6 +74,21 @@ pub struct Settings {
     /// (`liveness-checks-dependency`). Paths that really aggregate
     /// dependencies belong in `dependencyPaths`.
     pub readiness_paths: Vec<String>,
+    /// Regexes of HTTP paths that report the process itself, named for
+    /// liveness (Kubernetes' own `/livez`; Spring Boot's
+    /// `/actuator/health/liveness`, whose group holds only the
+    /// `livenessState` indicator unless configured otherwise): a handler
+    /// liveness and readiness share on one is local (`probe-endpoint-reused`
+    /// notes it as info; `simulate` does not stall it).
+    pub local_health_paths: Vec<String>,
+    /// Images whose health handler reports the process itself, matched as
+    /// `slowBootImages` are (a pattern without `/` on the repository's last
+    /// component, one with `/` on its path): node_exporter answers `/` with
+    /// its landing page (`node_exporter.go`, `web.NewLandingPage`); the
+    /// OpenTelemetry Collector's `health_check` extension reports the
+    /// collector's own status. Add the images whose shared health endpoint
+    /// checks nothing else; `lifeguard.dev/probe-checks` says it per workload.
+    pub local_health_images: Vec<String>,
     /// Readiness `failureThreshold x periodSeconds` above this keeps a broken
     /// replica in its Services too long (`probe-window-too-long`); 0 turns
     /// the check off.
@@ -223,6 +238,15 @@ impl Default for Settings {
                 // unless configured to include more.
                 r"^/actuator/health/readiness/?$",
             ]),
+            local_health_paths: strings(&[
+                r"^/livez/?$",
+                r"^/live/?$",
+                r"^/liveness/?$",
+                r"^/health/live(ness)?/?$",
+                r"^/healthz/live/?$",
+                r"^/actuator/health/liveness/?$",
+            ]),
+            local_health_images: strings(&[r"^node-exporter$", r"^opentelemetry-collector", r"^otelcol"]),
             max_readiness_window_seconds: 300,
             max_liveness_window_seconds: 600,
         }

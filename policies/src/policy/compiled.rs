@@ -40,6 +40,11 @@ pub struct Policy {
     pub(crate) slow_boot_paths: RegexSet,
     pub(crate) database_images: RegexSet,
     pub(crate) readiness_paths: RegexSet,
+    pub(crate) local_health_paths: RegexSet,
+    /// `localHealthImages` without a `/`, matched against the repository name.
+    pub(crate) local_health_names: RegexSet,
+    /// `localHealthImages` with a `/`, matched against the repository path.
+    pub(crate) local_health_image_paths: RegexSet,
     pub(crate) drain_env: GlobSet,
     pub(crate) shutdown_env: GlobSet,
 }
@@ -101,6 +106,9 @@ impl Policy {
             slow_boot_paths: RegexSet::empty(),
             database_images: RegexSet::empty(),
             readiness_paths: RegexSet::empty(),
+            local_health_paths: RegexSet::empty(),
+            local_health_names: RegexSet::empty(),
+            local_health_image_paths: RegexSet::empty(),
             drain_env: GlobSet::empty(),
             shutdown_env: GlobSet::empty(),
         }
@@ -155,6 +163,18 @@ impl Policy {
     pub fn is_slow_boot_image(&self, image: &str) -> bool {
         let (path, name) = crate::model::image_repository(image);
         self.slow_boot_names.is_match(name) || self.slow_boot_paths.is_match(path)
+    }
+
+    /// Whether an HTTP path reports the process itself (`localHealthPaths`).
+    pub fn is_local_health_path(&self, path: &str) -> bool {
+        self.local_health_paths.is_match(path)
+    }
+
+    /// Whether an image's health handler reports the process itself
+    /// (`localHealthImages`, read as `slowBootImages` is).
+    pub fn is_local_health_image(&self, image: &str) -> bool {
+        let (path, name) = crate::model::image_repository(image);
+        self.local_health_names.is_match(name) || self.local_health_image_paths.is_match(path)
     }
 
     /// Whether an image is a database, cache or queue server.
@@ -251,6 +271,9 @@ pub(crate) fn compile(file: PolicyFile, more_rules: &[String], origin: &str) -> 
         slow_boot_paths: slow_boot_set(&s.slow_boot_images, true)?,
         database_images: regex_set("databaseImages", &s.database_images)?,
         readiness_paths: regex_set("readinessPaths", &s.readiness_paths)?,
+        local_health_paths: regex_set("localHealthPaths", &s.local_health_paths)?,
+        local_health_names: image_set("localHealthImages", &s.local_health_images, false)?,
+        local_health_image_paths: image_set("localHealthImages", &s.local_health_images, true)?,
         drain_env: glob_set("/parameters/drainEnvPatterns", &s.drain_env_patterns)?,
         shutdown_env: glob_set("/parameters/shutdownEnvPatterns", &s.shutdown_env_patterns)?,
         deny_severity: file.deny_severity.unwrap_or(Severity::Error),
@@ -275,9 +298,15 @@ fn positive(key: &'static str, value: i64, zero_ok: bool) -> Result<(), Invalid>
 /// The `slowBootImages` patterns with (`paths`) or without a `/`; errors
 /// name the pattern's place in the whole list.
 fn slow_boot_set(patterns: &[String], paths: bool) -> Result<RegexSet, Invalid> {
-    regex_set("slowBootImages", patterns)?;
+    image_set("slowBootImages", patterns, paths)
+}
+
+/// An image list's patterns with (`paths`) or without a `/`, as
+/// [`slow_boot_set`] reads them.
+fn image_set(key: &'static str, patterns: &[String], paths: bool) -> Result<RegexSet, Invalid> {
+    regex_set(key, patterns)?;
     RegexSet::new(patterns.iter().filter(|p| p.contains('/') == paths))
-        .map_err(|e| Invalid::at("/parameters/slowBootImages", regex_reason(&e)))
+        .map_err(|e| Invalid::at(format!("/parameters/{key}"), regex_reason(&e)))
 }
 
 fn regex_set(key: &'static str, patterns: &[String]) -> Result<RegexSet, Invalid> {

@@ -32,7 +32,7 @@ pub(crate) static RULE: Rule = Rule {
          never above the linter's severity, and in enforce mode may be warned where the linter denies; the \
          handler's reach is read from the lifeguard.dev/probe-checks annotation (an error only where it \
          declares a dependency and nothing declares local), the path and the image, and where the linter \
-         may find it local (a model server, a path named for liveness, a known image) it is info",
+         may find it local (a model server, the policy's localHealthPaths and localHealthImages) it is info",
         Checks(crate::vap::probe_endpoint_reused::checks),
     ),
     map: MapExport::NoFix,
@@ -65,12 +65,13 @@ handler reaches, which the finding names:
 - info, where the handler is local: declared (`readiness=local`), a model
   server's health endpoint (a GPU request or a `slowBootImages` image:
   vLLM's `/health` awaits `engine_client.check_health()`, its own engine;
-  TGI's and Triton's report theirs), a path named for liveness (`/livez`,
-  Spring Boot's `/actuator/health/liveness`, whose group holds only the
-  `livenessState` indicator by default), or an image whose handler is
-  known to be local (node_exporter's `/` is its landing page; the
-  OpenTelemetry Collector's `health_check` extension reports the
-  collector's own status). Nothing restarts on a stall, but readiness can
+  TGI's and Triton's report theirs), a path of the policy's
+  `localHealthPaths` (named for liveness: `/livez`, Spring Boot's
+  `/actuator/health/liveness`, whose group holds only the `livenessState`
+  indicator by default), or an image of its `localHealthImages`
+  (node_exporter's `/` is its landing page; the OpenTelemetry Collector's
+  `health_check` extension reports the collector's own status); add your
+  own there, estate-wide. Nothing restarts on a stall, but readiness can
   never fail on its own (while draining, or on a dependency) without
   liveness failing too. `simulate` stalls only handlers that reach the
   dependency, on the same reading;
@@ -412,10 +413,10 @@ mod tests {
         };
         for (image, path, why) in [
             ("vllm/vllm-openai:v0.6.3", "/health", "a model server's health endpoint reports its own engine"),
-            ("example/app:1", "/livez", "/livez is named for liveness"),
-            ("example/app:1", "/actuator/health/liveness", "named for liveness"),
-            ("quay.io/prometheus/node-exporter:v1.8.2", "/", "landing page"),
-            ("otel/opentelemetry-collector-contrib:0.110.0", "/", "health_check extension"),
+            ("example/app:1", "/livez", "/livez reports the process itself (the policy's localHealthPaths)"),
+            ("example/app:1", "/actuator/health/liveness", "localHealthPaths"),
+            ("quay.io/prometheus/node-exporter:v1.8.2", "/", "node-exporter's health handler reports itself"),
+            ("otel/opentelemetry-collector-contrib:0.110.0", "/", "the policy's localHealthImages"),
         ] {
             let f = check(&RULE, &shared(image, path));
             assert_eq!(f[0].severity, Severity::Info, "{image}");

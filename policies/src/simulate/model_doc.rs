@@ -73,9 +73,9 @@ Inferred from the handler, as the rules read it:
   handler liveness shares with readiness is `dependency` only on that
   evidence, read as `probe-endpoint-reused` reads it: local where it is a
   model server's (a GPU request or a slow-boot image: vLLM's, TGI's,
-  Triton's health endpoint reports its own engine), a path named for
-  liveness, or a known local image (node_exporter, the OpenTelemetry
-  Collector), and of unknown reach otherwise, which is not stalled: the
+  Triton's health endpoint reports its own engine), the policy's
+  `localHealthPaths` (named for liveness) and `localHealthImages`
+  (node_exporter, the OpenTelemetry Collector), and of unknown reach otherwise, which is not stalled: the
   rule reports it as a warning that says how to declare it;
 - `port only`: a bare `tcpSocket` to the pod's own port; the kernel accepts
   the connection once the app listens, even when the process is paused or

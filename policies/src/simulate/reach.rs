@@ -33,29 +33,6 @@ pub struct ReachEvidence {
     pub evidence: String,
 }
 
-/// Paths named for liveness: by the convention they follow (Kubernetes'
-/// own `/livez`, Spring Boot's liveness group `/actuator/health/liveness`,
-/// which holds only the `livenessState` indicator unless configured
-/// otherwise: "Kubernetes Probes" in Spring Boot's reference), such a path
-/// reports the process, not what it calls.
-pub(crate) const LIVENESS_PATHS: &[&str] =
-    &["/livez", "/live", "/liveness", "/health/live", "/health/liveness", "/healthz/live", "/actuator/health/liveness"];
-
-/// Images whose health handler reports the process itself, from each
-/// project's own source: node_exporter answers `/` with its landing page
-/// (`node_exporter.go`, `web.NewLandingPage`); the OpenTelemetry
-/// Collector's `health_check` extension reports the collector's own
-/// pipeline status (`extension/healthcheckextension`). Matched on the
-/// repository's last component, as `slowBootImages` are.
-pub(crate) const LOCAL_IMAGES: &[(&str, &str)] = &[
-    ("node-exporter", "node_exporter's / is its own landing page"),
-    ("opentelemetry-collector", "the collector's health_check extension reports its own status"),
-    ("opentelemetry-collector-contrib", "the collector's health_check extension reports its own status"),
-    ("opentelemetry-collector-k8s", "the collector's health_check extension reports its own status"),
-    ("otelcol", "the collector's health_check extension reports its own status"),
-    ("otelcol-contrib", "the collector's health_check extension reports its own status"),
-];
-
 /// What the handler liveness and readiness share reaches, from the first
 /// evidence there is:
 /// 1. stated: `--probe-checks` (`stated`) or the pod template's
@@ -66,8 +43,8 @@ pub(crate) const LOCAL_IMAGES: &[(&str, &str)] = &[
 ///    path, a client aimed at another host);
 /// 3. known handlers: a model server's health endpoint (a GPU request or a
 ///    `slowBootImages` image: vLLM's, TGI's and Triton's `/health` report
-///    their own engine, and it serves from the weights it loaded), a path
-///    named for liveness, an image whose handler is known to be local;
+///    their own engine, and it serves from the weights it loaded), the
+///    policy's `localHealthPaths` and `localHealthImages`;
 /// 4. else unknown.
 pub fn shared_reach(
     w: &Workload,
@@ -104,13 +81,13 @@ pub fn inferred_reach(c: ContainerView<'_>, handler: &Handler, policy: &Policy) 
         return found(Reach::Local, "a model server's health endpoint reports its own engine".to_owned());
     }
     if let Handler::Http { path, .. } = handler
-        && LIVENESS_PATHS.contains(&path.as_str())
+        && policy.is_local_health_path(path)
     {
-        return found(Reach::Local, format!("{path} is named for liveness"));
+        return found(Reach::Local, format!("{path} reports the process itself (the policy's localHealthPaths)"));
     }
-    let (_, name) = image_repository(c.image());
-    if let Some((_, why)) = LOCAL_IMAGES.iter().find(|(image, _)| *image == name) {
-        return found(Reach::Local, (*why).to_owned());
+    if policy.is_local_health_image(c.image()) {
+        let (_, name) = image_repository(c.image());
+        return found(Reach::Local, format!("{name}'s health handler reports itself (the policy's localHealthImages)"));
     }
     found(Reach::Unknown, String::new())
 }

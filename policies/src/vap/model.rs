@@ -21,7 +21,13 @@ fn gpu() -> &'static str {
 /// host, tag or digest, or on its last component; `None` when a pattern
 /// does not read the same in CEL. `[x].exists(v, ...)` binds `v` to `x`.
 fn slow_boot_image(policy: &Policy) -> Option<String> {
-    let patterns = &policy.settings.slow_boot_images;
+    image_matches(&policy.settings.slow_boot_images)
+}
+
+/// Whether `c.image` matches one of `patterns`, read as `slowBootImages`
+/// are (see [`slow_boot_image`]); `None` when a pattern does not read the
+/// same in CEL.
+pub(super) fn image_matches(patterns: &[String]) -> Option<String> {
     let (with_slash, without): (Vec<String>, Vec<String>) = patterns.iter().cloned().partition(|p| p.contains('/'));
     let (by_path, by_name) =
         (any_match("p", &with_slash)?, any_match("p.substring(p.lastIndexOf('/') + 1)", &without)?);
@@ -31,18 +37,6 @@ fn slow_boot_image(policy: &Policy) -> Option<String> {
          [u.contains('/') && [u.split('/')[0]].exists(h, h.contains('.') || h.contains(':') || h == 'localhost') ? \
          u.substring(u.indexOf('/') + 1) : u].exists(p, {by_name} || {by_path})))"
     ))
-}
-
-/// Whether the last component of `c.image`'s repository path (registry
-/// host, tag and digest left out, as [`slow_boot_image`] reads it) is one
-/// of `names`.
-pub(super) fn image_named(names: &[&str]) -> String {
-    let list = names.iter().map(|n| format!("'{n}'")).collect::<Vec<_>>().join(", ");
-    format!(
-        "[(has(c.image) ? c.image : '').split('@')[0]].exists(i, \
-         [i.lastIndexOf(':') >= 0 && !i.substring(i.lastIndexOf(':')).contains('/') ? i.substring(0, i.lastIndexOf(':')) : i].exists(p, \
-         p.substring(p.lastIndexOf('/') + 1) in [{list}]))"
-    )
 }
 
 /// The variables: `gpus`, `sidecars`, `modelServers`.

@@ -25,7 +25,6 @@ use crate::model::ANNOTATION_PROBE_CHECKS;
 use crate::policy::Policy;
 use crate::rules::Rule;
 use crate::rules::liveness_checks_dependency::RULE as DEPENDENCY;
-use crate::simulate::reach::{LIVENESS_PATHS, LOCAL_IMAGES};
 
 const LIVE: &str = "c.livenessProbe";
 const READY: &str = "c.readinessProbe";
@@ -177,15 +176,14 @@ fn reach(http: &str, path_error: &str, policy: &Policy) -> (String, String) {
             _ => path_error.to_owned(),
         };
     let path_error = &format!("({path_error} || {shown})");
-    let liveness_path = {
-        let paths = LIVENESS_PATHS.iter().map(|p| format!("'{p}'")).collect::<Vec<_>>().join(", ");
-        format!("({http} && {} in [{paths}])", request_path())
-    };
-    let images: Vec<&str> = LOCAL_IMAGES.iter().map(|(name, _)| *name).collect();
+    // The policy's local handlers, where its patterns read the same in CEL
+    // (else none: a warning, never above the linter's info).
+    let liveness_path = super::regex::any_match(&path, &s.local_health_paths)
+        .map_or("false".to_owned(), |m| format!("({http} && {m})"));
+    let local_image = super::model::image_matches(&s.local_health_images).unwrap_or_else(|| "false".to_owned());
     let known_local = format!(
-        "({} || c.name in variables.unsureModelServers || {liveness_path} || {})",
-        super::model::MODEL_SERVER,
-        super::model::image_named(&images)
+        "({} || c.name in variables.unsureModelServers || {liveness_path} || {local_image})",
+        super::model::MODEL_SERVER
     );
     let dependency = format!("(({dep} && !{local}) || (!{dep} && !{local} && {path_error}))");
     let local = format!("((!{dep} && {local}) || (!{dep} && !({path_error}) && {known_local}))");

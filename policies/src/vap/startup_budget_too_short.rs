@@ -8,7 +8,7 @@
 
 use super::cel::{annotation, present};
 use super::check::Check;
-use super::mutation::fix::{Change, Fix, Set, fixes_at};
+use super::mutation::fix::{Change, Fix, Set, fixed_tiers};
 use super::mutation::int::I32_MAX;
 use crate::finding::Severity;
 use crate::model::ANNOTATION_COLD_START;
@@ -141,13 +141,7 @@ pub(crate) fn checks(rule: &Rule, policy: &Policy) -> Vec<Check> {
 /// start plus margin; nothing else changes.
 pub(crate) fn fixes(rule: &Rule, policy: &Policy, _exempt: &str) -> Vec<Fix> {
     let restarts = restarts_the_boot();
-    let severities =
-        match (fixes_at(policy, rule.name, Severity::Error), fixes_at(policy, rule.name, Severity::Warning)) {
-            (false, false) => return Vec::new(),
-            (true, true) => "true".to_owned(),
-            (true, false) => restarts,
-            (false, true) => format!("!{restarts}"),
-        };
+    let Some(severities) = fixed_tiers(policy, rule.name, &restarts) else { return Vec::new() };
     let period = field("periodSeconds", 10);
     // The kubelet restarts no earlier than the cold start plus margin: a
     // period of the grid to spare.

@@ -9,7 +9,7 @@
 
 use super::cel::present;
 use super::check::Check;
-use super::mutation::fix::{Change, ContainerOp, Fix, Write, fixes_at};
+use super::mutation::fix::{Change, ContainerOp, Fix, Write, fixed_tiers};
 use super::mutation::int::{I32_MAX, ceil_div_by, max};
 use crate::finding::Severity;
 use crate::policy::Policy;
@@ -128,13 +128,7 @@ pub(crate) fn checks(rule: &Rule, policy: &Policy) -> Vec<Check> {
 pub(crate) fn fixes(rule: &Rule, policy: &Policy, _exempt: &str) -> Vec<Fix> {
     let s = &policy.settings;
     let restarts = restarts_the_boot(policy);
-    let severities =
-        match (fixes_at(policy, rule.name, Severity::Error), fixes_at(policy, rule.name, Severity::Warning)) {
-            (false, false) => return Vec::new(),
-            (true, true) => "true".to_owned(),
-            (true, false) => restarts,
-            (false, true) => format!("!{restarts}"),
-        };
+    let Some(severities) = fixed_tiers(policy, rule.name, &restarts) else { return Vec::new() };
     // The boot plus the policy's margin (`cold_start_required`).
     let target = format!("(({} * {} + 99) / 100)", boot(policy), s.cold_start_margin_percent + 100);
     let startup_period = s.startup_period_seconds;

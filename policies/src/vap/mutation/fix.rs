@@ -92,3 +92,15 @@ pub(crate) enum Write {
 pub(crate) fn fixes_at(policy: &Policy, rule: &str, severity: Severity) -> bool {
     policy.settings.fix_info_findings || policy.severity_override(rule).unwrap_or(severity) != Severity::Info
 }
+
+/// The CEL condition for the findings of `rule` that `lifeguard fix` fixes,
+/// for a rule whose finding is an error where `error_when` holds and a
+/// warning elsewhere: `None` when it fixes neither tier.
+pub(crate) fn fixed_tiers(policy: &Policy, rule: &str, error_when: &str) -> Option<String> {
+    match (fixes_at(policy, rule, Severity::Error), fixes_at(policy, rule, Severity::Warning)) {
+        (false, false) => None,
+        (true, true) => Some("true".to_owned()),
+        (true, false) => Some(error_when.to_owned()),
+        (false, true) => Some(format!("!{error_when}")),
+    }
+}

@@ -14,7 +14,7 @@ use crate::model::{
 use crate::rules::liveness_checks_dependency::RULE as DEPENDENCY;
 use crate::rules::{Checks, Ctx, FixAvailability, Harm, HarmShown, MapExport, Related, Rule, VapExport};
 use crate::simulate::Verdict;
-use crate::simulate::{ProbeChecks, Reach, shared_reach};
+use crate::simulate::{Reach, shared_reach};
 
 pub(crate) static RULE: Rule = Rule {
     name: "probe-endpoint-reused",
@@ -274,7 +274,7 @@ fn check(w: &Workload, ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
         // What the shared handler reaches decides whether the reuse can
         // restart anything: an error only where it is known or likely to
         // fail on what readiness is for.
-        let reach = shared_reach(w, c, &h, &ProbeChecks::default(), ctx.policy);
+        let reach = shared_reach(w, c, &h, ctx.policy);
         let severity = tier.max(worst_severity);
         let finding = match reach.reach {
             Reach::Dependency => {

@@ -35,9 +35,10 @@ pub struct ReachEvidence {
 
 /// What the handler liveness and readiness share reaches, from the first
 /// evidence there is:
-/// 1. stated: `--probe-checks` (`stated`) or the pod template's
-///    `lifeguard.dev/probe-checks` annotation, for either probe of the
-///    container (one handler: `dependency` for either wins);
+/// 1. stated: the pod template's `lifeguard.dev/probe-checks` annotation,
+///    for either probe of the container (one handler: `dependency` for
+///    either wins; `simulate`'s `--probe-checks` is read with the
+///    annotation, in [`super::containers`]);
 /// 2. the handler itself: what `liveness-checks-dependency` reads (a path
 ///    that aggregates dependencies such as `/actuator/health`, a readiness
 ///    path, a client aimed at another host);
@@ -46,25 +47,17 @@ pub struct ReachEvidence {
 ///    their own engine, and it serves from the weights it loaded), the
 ///    policy's `localHealthPaths` and `localHealthImages`;
 /// 4. else unknown.
-pub fn shared_reach(
-    w: &Workload,
-    c: ContainerView<'_>,
-    handler: &Handler,
-    stated: &ProbeChecks,
-    policy: &Policy,
-) -> ReachEvidence {
+pub fn shared_reach(w: &Workload, c: ContainerView<'_>, handler: &Handler, policy: &Policy) -> ReachEvidence {
     let found = |reach, evidence: String| ReachEvidence { reach, evidence };
     let annotated = w.annotations.get(ANNOTATION_PROBE_CHECKS).and_then(|raw| ProbeChecks::parse(raw).ok());
-    for (checks, source) in [(Some(stated), "--probe-checks"), (annotated.as_ref(), ANNOTATION_PROBE_CHECKS)] {
-        let said: Vec<Check> = [ProbeKind::Liveness, ProbeKind::Readiness]
-            .into_iter()
-            .filter_map(|k| checks.and_then(|p| p.get(c.name(), k)))
-            .collect();
+    if let Some(checks) = &annotated {
+        let said: Vec<Check> =
+            [ProbeKind::Liveness, ProbeKind::Readiness].into_iter().filter_map(|k| checks.get(c.name(), k)).collect();
         if said.contains(&Check::Dependency) {
-            return found(Reach::Dependency, format!("declared in {source}"));
+            return found(Reach::Dependency, format!("declared in {ANNOTATION_PROBE_CHECKS}"));
         }
         if said.contains(&Check::Local) {
-            return found(Reach::Local, format!("declared local in {source}"));
+            return found(Reach::Local, format!("declared local in {ANNOTATION_PROBE_CHECKS}"));
         }
     }
     inferred_reach(c, handler, policy)

@@ -122,6 +122,16 @@ fn json_findings_have_exactly_the_documented_fields() {
                 "path" => assert!(value.as_str().is_some_and(|p| p.starts_with('/')), "{value}"),
                 "fixable" => assert!(value.is_boolean(), "{value}"),
                 "template" => assert!(value.is_object() || value.is_null(), "{value}"),
+                "assumptions" => {
+                    for a in value.as_array().unwrap_or_else(|| panic!("assumptions is a list: {value}")) {
+                        let mut fields: Vec<&String> =
+                            a.as_object().expect("an assumption is an object").keys().collect();
+                        fields.sort();
+                        assert_eq!(fields, ["about", "declare", "from", "source", "value"], "{a}");
+                        let sources = ["command-line", "annotation", "env", "spec", "known-image", "policy", "default"];
+                        assert!(sources.contains(&a["source"].as_str().unwrap_or_default()), "{a}");
+                    }
+                }
                 k if nullable.contains(&k) => assert!(value.is_string() || value.is_null(), "{k}: {value}"),
                 k => assert!(value.as_str().is_some_and(|s| !s.is_empty()), "{k}: {value}"),
             }
@@ -136,6 +146,14 @@ fn json_findings_have_exactly_the_documented_fields() {
         assert_eq!(item["fixable"] == true, item["fix"].is_string(), "{item}");
     }
     assert!(items.iter().any(|i| i["fixable"] == true), "the fixtures hold a fixable finding");
+    // A slow boot's finding names the boot it assumes, and where it came from.
+    let boot = items
+        .iter()
+        .filter(|i| i["rule"] == "startup-probe-missing")
+        .flat_map(|i| i["assumptions"].as_array().cloned().unwrap_or_default())
+        .find(|a| a["about"] == "boot")
+        .expect("a startup-probe-missing finding assumes a boot");
+    assert!(boot["value"].as_str().is_some_and(|v| v.ends_with('s')), "{boot}");
 }
 
 #[test]

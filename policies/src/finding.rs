@@ -5,6 +5,8 @@ use std::borrow::Cow;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use crate::assumption::Assumption;
+
 /// How serious a finding is. Ordered: `Info < Warning < Error`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
@@ -164,6 +166,10 @@ pub struct Finding {
     /// What the finding's rule says of fixes in general (`None` for a
     /// custom rule): what [`Finding::fix_note`] says when there is no fix.
     pub availability: Option<FixAvailability>,
+    /// What the finding rests on beyond the manifest (the boot it assumes,
+    /// a shared handler's reach), each with where it came from: every
+    /// output shows them, so a reader sees what to declare when one is wrong.
+    pub assumptions: Vec<Assumption>,
 }
 
 /// Whether and how a rule's findings can be fixed automatically.
@@ -199,6 +205,12 @@ impl Finding {
             Naming::Subject if noted => Cow::Owned(format!("container {name:?} {text}")),
             Naming::Prefix | Naming::Noted(_) | Naming::Subject => Cow::Owned(format!("container {name:?}: {text}")),
         }
+    }
+
+    /// The finding resting on `assumptions` (builder style).
+    pub(crate) fn assuming(mut self, assumptions: impl IntoIterator<Item = Assumption>) -> Finding {
+        self.assumptions.extend(assumptions);
+        self
     }
 
     /// The finding with its container named as `naming` says (builder style).
@@ -278,6 +290,7 @@ mod tests {
             naming,
             fix: None,
             availability: None,
+            assumptions: Vec::new(),
         };
         let plain = finding(Some("api"), super::Naming::Prefix);
         assert_eq!(plain.located_message(), "container \"api\": liveness fails");

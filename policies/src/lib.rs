@@ -14,6 +14,7 @@
 
 #![deny(clippy::print_stdout, clippy::print_stderr, clippy::dbg_macro)]
 
+pub mod assumption;
 pub mod engine;
 pub mod error;
 pub mod finding;
@@ -29,6 +30,7 @@ pub mod vap;
 pub mod wording;
 pub mod yaml;
 
+pub use assumption::{About, Assumption, Source};
 pub use engine::{ObjectReport, lint_batch, lint_object};
 pub use error::ModelError;
 pub use finding::{Applicability, Finding, Fix, Naming, Severity};

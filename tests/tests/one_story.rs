@@ -8,7 +8,10 @@
 //!   the scenario each applied fix addresses;
 //! - (b) an error-severity finding shows its harm in a scenario its rule
 //!   names, or its rule says why simulate cannot show it;
-//! - (c) no `ok` whose own timeline shows a harm.
+//! - (c) no `ok` whose own timeline shows a harm;
+//! - (d) a finding and a verdict about one container that rest on the same
+//!   assumption (the boot, a shared handler's reach, the drain) name the
+//!   same value from the same source.
 
 use std::path::{Path, PathBuf};
 
@@ -196,6 +199,25 @@ fn a_shared_handler_declared_to_reach_a_dependency_is_an_error_and_a_storm() {
     assert_eq!(stall.verdict, Verdict::RestartStorm, "{}", stall.message);
 }
 
+/// 4b. Conflicting declarations of one shared handler (liveness local,
+///     readiness a dependency): one handler checks one thing, so the
+///     dependency holds for both, in lint's error and in the stall's storm,
+///     and both name the same reach from the same annotation.
+#[test]
+fn a_shared_handler_declared_both_ways_reads_as_a_dependency_in_lint_and_simulate() {
+    let s = one_story("shared-health-conflicting.yaml");
+    let f = finding(&s, "probe-endpoint-reused").expect("reported");
+    assert_eq!(f.severity, Severity::Error, "{}", f.message);
+    let stall = outcome(&s.before, "stall:2m");
+    assert_eq!(stall.verdict, Verdict::RestartStorm, "{}", stall.message);
+    let reach = |list: &[policies::Assumption]| {
+        list.iter().find(|a| a.about == policies::About::Reach).map(|a| (a.value.clone(), a.source))
+    };
+    let expected = Some(("dependency".to_owned(), policies::Source::Annotation));
+    assert_eq!(reach(&f.assumptions), expected, "{:?}", f.assumptions);
+    assert_eq!(reach(&stall.assumptions), expected, "{:?}", stall.assumptions);
+}
+
 /// 5. simulate's boot-loop (an error) from the assumed model-server boot
 ///    where lint gave the container only a warning.
 #[test]
@@ -230,7 +252,7 @@ fn shows(harms: &[Harm], o: &ContainerOutcome) -> bool {
     harms.iter().any(|h| h.scenario == o.scenario && h.verdicts.contains(&o.verdict))
 }
 
-/// Every problem of (a), (b) and (c) in one story.
+/// Every problem of (a), (b), (c) and (d) in one story.
 fn problems(s: &Story, policy: &Policy) -> Vec<String> {
     let mut out = Vec::new();
     for o in s.before.iter().chain(s.after.iter().flatten()) {
@@ -262,6 +284,27 @@ fn problems(s: &Story, policy: &Policy) -> Vec<String> {
                     a.verdict.name(),
                     a.message
                 ));
+            }
+        }
+    }
+    // (d) A finding and a verdict about one container that rest on the same
+    // assumption name the same value, from the same source.
+    for f in &s.findings {
+        let mine = |o: &&ContainerOutcome| f.container.as_deref() == Some(o.container.as_str());
+        for o in s.before.iter().filter(mine) {
+            for a in &f.assumptions {
+                let Some(b) = o.assumptions.iter().find(|b| b.about == a.about) else { continue };
+                if (&a.value, a.source) != (&b.value, b.source) {
+                    out.push(format!(
+                        "{}: container {:?}: {} assumes {} where {} assumes {}",
+                        s.at,
+                        o.container,
+                        f.rule,
+                        a.line(),
+                        o.scenario,
+                        b.line()
+                    ));
+                }
             }
         }
     }

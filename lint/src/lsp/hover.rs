@@ -31,8 +31,18 @@ pub fn hover(open: &Open, at: Position) -> Option<Hover> {
         Ok(note) => format!("\n\n**Fix**: {note}"),
         Err(why) => format!("\n\n**No automatic fix**: {why}"),
     };
+    // What the finding rests on, each with how to declare it when it is wrong.
+    let assumes: String = f
+        .assumptions
+        .iter()
+        .map(|a| {
+            let declare = if a.declare.is_empty() { String::new() } else { format!(" (declare: {})", a.declare) };
+            format!("\n- {}{declare}", a.line())
+        })
+        .collect();
+    let assumes = if assumes.is_empty() { assumes } else { format!("\n\n**Assumes**:{assumes}") };
     let value = format!(
-        "**{}** ({}): {summary}\n\n{}\n\n**Help**: {}{fix}\n\n`lifeguard explain {}` says why, with examples.",
+        "**{}** ({}): {summary}\n\n{}\n\n**Help**: {}{assumes}{fix}\n\n`lifeguard explain {}` says why, with examples.",
         f.rule,
         f.severity.as_str(),
         f.located_message(),

@@ -47,6 +47,9 @@ pub struct JsonFinding<'a> {
     pub fix: Option<&'a str>,
     /// For `helm template` output: the template, and its line when known.
     pub template: Option<JsonTemplate<'a>>,
+    /// What the finding rests on beyond the manifest (`about`, `value`,
+    /// `source`, `from`, `declare`); empty when nothing.
+    pub assumptions: &'a [policies::Assumption],
 }
 
 /// The Helm template a finding was rendered from.
@@ -86,6 +89,7 @@ impl<'a> JsonFinding<'a> {
                 line: t.line(l.line),
                 exists: t.exists(),
             }),
+            assumptions: &f.assumptions,
         }
     }
 }
@@ -124,6 +128,8 @@ pub struct JsonInputError<'a> {
     pub fix: Option<&'a str>,
     /// Null.
     pub template: Option<JsonTemplate<'a>>,
+    /// Empty.
+    pub assumptions: &'a [policies::Assumption],
 }
 
 impl<'a> JsonInputError<'a> {
@@ -145,6 +151,7 @@ impl<'a> JsonInputError<'a> {
             fixable: false,
             fix: None,
             template: None,
+            assumptions: &[],
         }
     }
 }

@@ -177,6 +177,9 @@ fn result(l: &Located, rule_ids: &[String]) -> SarifResult {
     if let Some(fix) = f.automatic_fix() {
         extra.push(("fix", json!(fix.description)));
     }
+    if !f.assumptions.is_empty() {
+        extra.push(("assumptions", json!(f.assumptions)));
+    }
     if l.template.is_some() {
         extra.push(("rendered", json!(format!("{}:{}:{}", l.file, l.line, l.column))));
     }

@@ -65,6 +65,11 @@ pub(crate) fn write_finding(s: &mut String, l: &Located, color: bool) {
         styled(s, dim, "help:");
         push_line(s, " ", &f.help);
     }
+    if !f.assumptions.is_empty() {
+        s.push_str("  ");
+        styled(s, dim, "assumes:");
+        push_line(s, " ", &policies::assumption::joined_brief(&f.assumptions));
+    }
     let (label, note) = f.fix_labelled();
     s.push_str("  ");
     styled(s, dim, label);

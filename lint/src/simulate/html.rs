@@ -171,6 +171,11 @@ fn verdict(s: &mut String, x: &ContainerOutcome) {
     }
     s.push_str(": ");
     push_escaped(s, &x.message);
+    if !x.assumptions.is_empty() {
+        s.push_str("<br><span class=\"assumes\">assumes: ");
+        push_escaped(s, &policies::assumption::joined(&x.assumptions));
+        s.push_str("</span>");
+    }
 }
 
 fn summary(s: &mut String, run: &SimulateRun) {

@@ -2,7 +2,8 @@
 //! the stable fields `file`, `line`, `kind`, `namespace`, `name`,
 //! `container`, `scenario`, `verdict`, `severity`, `restarts`,
 //! `restart_at`, `unready_seconds`, `sigkill`, `best`, `worst`,
-//! `unready_at_once_seconds` and `events`.
+//! `unready_at_once_seconds`, `events` and `assumptions` (what the verdict
+//! rests on beyond the spec: `about`, `value`, `source`, `from`, `declare`).
 
 use policies::simulate::{ContainerOutcome, Event, Figures};
 use serde_json::{Map, Value, json};
@@ -57,6 +58,7 @@ fn outcome(o: &ContainerOutcome) -> Map<String, Value> {
     m.insert("worst".into(), Value::Object(figures(&o.worst)));
     m.insert("unready_at_once_seconds".into(), o.unready_at_once_ms.map_or(Value::Null, seconds));
     m.insert("events".into(), o.events.iter().map(event).collect());
+    m.insert("assumptions".into(), json!(o.assumptions));
     m
 }
 

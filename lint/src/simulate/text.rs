@@ -92,6 +92,9 @@ pub fn outcome_lines(o: &ContainerOutcome) -> Vec<String> {
 /// it is wrapped (see [`wrap`]).
 fn outcome_rows(o: &ContainerOutcome) -> Vec<(String, usize)> {
     let mut rows = vec![(format!("{} [{}] {}", o.scenario, o.verdict.name(), o.message), 4)];
+    if !o.assumptions.is_empty() {
+        rows.push((format!("  assumes: {}", policies::assumption::joined_brief(&o.assumptions)), 6));
+    }
     if o.offsets > 1 {
         let fig = |f: &policies::simulate::Figures| {
             let first = f.restart_at_ms.map_or_else(String::new, |t| format!(" (first at {} s)", seconds(t)));

@@ -3,6 +3,7 @@
 
 mod annotations;
 mod batch;
+mod boot;
 mod budget;
 pub mod command;
 mod dependency;
@@ -35,6 +36,7 @@ pub use annotations::{
     ANNOTATIONS, annotation_doc,
 };
 pub use batch::{Batch, BatchMark, objects_in};
+pub use boot::{Boot, assumed_boot};
 pub use budget::{ceil_div, cold_start_required};
 pub use dependency::{Dependency, dependencies};
 pub use duration::parse_seconds;
@@ -47,8 +49,8 @@ pub use pointer::{escape_token, join};
 pub use port_name::is_valid_port_name;
 pub use poststart::{PostStartFailure, poststart_failure, poststart_handler, poststart_sleep};
 pub use prestop::{
-    FOREVER_SECONDS, PreStopSleep, ShutdownNeed, SleepSeconds, Term, prestop_handler, prestop_sleep, required_grace,
-    shutdown_needs,
+    FOREVER_SECONDS, PreStopSleep, ShutdownNeed, SleepSeconds, Term, assumed_stop, prestop_handler, prestop_sleep,
+    required_grace, shutdown_needs,
 };
 pub use probe::{
     Handler, Port, ProbeKind, ProbeTiming, ProcessCheck, handler_count, handler_of, process_existence, request_path,
@@ -56,7 +58,7 @@ pub use probe::{
 };
 pub use service::{
     Receiver, ServiceView, TargetPort, declared_targets, port_label, receivers, services_send, services_verb,
-    takes_traffic_without_services,
+    takes_traffic_without_services, traffic_assumption,
 };
 pub use window::{too_long, window_limit, window_threshold};
 pub use workload::{ContainerView, ObjectLabel, Workload, object_label, object_label_of};

@@ -6,6 +6,7 @@ use k8s_openapi::api::core::v1::{Container, LifecycleHandler};
 use super::annotations::{ANNOTATION_DRAIN, ANNOTATION_SHUTDOWN};
 use super::model_server::is_model_server;
 use super::workload::{ContainerView, Workload};
+use crate::assumption::{About, Assumption, Source};
 use crate::policy::Policy;
 
 /// A sleep this long (a day) is a hold-until-killed, not a duration anybody
@@ -200,15 +201,35 @@ pub struct Term {
     /// Whether the manifest declares nothing and the policy assumes it
     /// (`modelServerDrainSeconds`): messages must say so.
     pub assumed: bool,
+    /// Where it was read, for the outputs' assumptions.
+    pub origin: Source,
+}
+
+impl Term {
+    /// The budget as an assumption (`about` the drain or the shutdown).
+    pub fn assumption(&self, about: About) -> Assumption {
+        let from = ["annotation ", "env "].iter().find_map(|p| self.source.strip_prefix(p)).unwrap_or(&self.source);
+        Assumption::new(about, format!("{}s", self.seconds), self.origin, from)
+    }
 }
 
 /// A budget from the annotation (pod-wide, wins when valid) or else from
 /// the first env var of the container whose name matches.
 fn declared(w: &Workload, c: &ContainerView<'_>, annotation: &str, env: impl Fn(&str) -> bool) -> Option<Term> {
     if let Some(Ok(seconds)) = w.annotation_seconds(annotation) {
-        return Some(Term { seconds, source: format!("annotation {annotation}"), assumed: false });
+        return Some(Term {
+            seconds,
+            source: format!("annotation {annotation}"),
+            assumed: false,
+            origin: Source::Annotation,
+        });
     }
-    c.env_seconds(env).map(|(name, seconds)| Term { seconds, source: format!("env {name}"), assumed: false })
+    c.env_seconds(env).map(|(name, seconds)| Term {
+        seconds,
+        source: format!("env {name}"),
+        assumed: false,
+        origin: Source::Env,
+    })
 }
 
 /// What one container needs between deletion and SIGKILL.
@@ -230,6 +251,26 @@ impl ShutdownNeed {
     /// Whether anything is known: a preStop sleep, a drain or a shutdown budget.
     pub fn declared(&self) -> bool {
         self.prestop.is_some() || self.drain.is_some() || self.shutdown.is_some()
+    }
+
+    /// The drain and shutdown budgets it declares (or the policy assumes),
+    /// as the assumptions a finding about its stop rests on.
+    pub fn assumptions(&self) -> Vec<Assumption> {
+        let drain = self.drain.iter().map(|t| t.assumption(About::Drain));
+        drain.chain(self.shutdown.iter().map(|t| t.assumption(About::Shutdown))).collect()
+    }
+
+    /// What the app is taken to need after SIGTERM when at least
+    /// `min_remaining` (`prestopMinRemainingSeconds`) is required of it: the
+    /// drain, then the shutdown budget where it says as much, else the
+    /// policy's floor, which stands in for what the manifest leaves unsaid.
+    pub fn stop_assumptions(&self, min_remaining: i64) -> Vec<Assumption> {
+        let mut out: Vec<Assumption> = self.drain.iter().map(|t| t.assumption(About::Drain)).collect();
+        match &self.shutdown {
+            Some(t) if t.seconds >= min_remaining => out.push(t.assumption(About::Shutdown)),
+            shutdown => out.push(assumed_stop(min_remaining, shutdown.is_some())),
+        }
+        out
     }
 
     /// Seconds of the drain, 0 when undeclared.
@@ -281,6 +322,18 @@ pub fn shutdown_needs(w: &Workload, policy: &Policy) -> Vec<ShutdownNeed> {
     out
 }
 
+/// What a deleted app is taken to need after SIGTERM where it declares no
+/// shutdown budget (or a shorter one): the policy's
+/// `prestopMinRemainingSeconds`, the least `prestop-sleep-only` leaves it.
+pub fn assumed_stop(min_remaining: i64, shorter_declared: bool) -> Assumption {
+    let from = if shorter_declared {
+        "prestopMinRemainingSeconds, more than the declared shutdown budget"
+    } else {
+        "prestopMinRemainingSeconds: nothing declared of the app's shutdown"
+    };
+    Assumption::new(About::Stop, format!("{min_remaining}s"), Source::Policy, from)
+}
+
 /// The policy's assumed drain for a serving model server that declares none:
 /// its longest admitted request (`modelServerDrainSeconds`; 0 assumes nothing).
 fn model_server_drain(w: &Workload, c: &ContainerView<'_>, policy: &Policy) -> Option<Term> {
@@ -290,6 +343,7 @@ fn model_server_drain(w: &Workload, c: &ContainerView<'_>, policy: &Policy) -> O
         seconds,
         source: "the policy's modelServerDrainSeconds for a model server that declares no drain".to_owned(),
         assumed: true,
+        origin: Source::Policy,
     })
 }
 

@@ -8,6 +8,7 @@ use serde_json::Value;
 
 use super::listener::undeclared_port_listeners;
 use super::workload::{ContainerView, Workload};
+use crate::assumption::{About, Assumption, Source};
 use crate::policy::Policy;
 
 /// A Service's namespace, name, selector and the pod ports it sends to.
@@ -224,6 +225,23 @@ pub fn services_verb(names: &[String], one: &str, many: &str) -> String {
 /// and `simulate` read it alike.
 pub fn takes_traffic_without_services(w: &Workload, c: &ContainerView<'_>) -> bool {
     c.container.ports.iter().flatten().any(|p| !scraped(w, p))
+}
+
+/// Whether requests reach a container, as the assumption a finding or a
+/// verdict rests on: the Services of the input that select the pod, or,
+/// with no Service in the input at all, the fallback of
+/// [`takes_traffic_without_services`].
+pub fn traffic_assumption(services: &[String], receives: bool, input_has_services: bool) -> Assumption {
+    let value = if receives { "receives" } else { "none" };
+    let (source, from) = match (input_has_services, receives) {
+        (true, true) => (Source::Spec, format!("{} selects the pod", services.join(", "))),
+        (true, false) => (Source::Spec, "no Service of the input sends requests to it".to_owned()),
+        (false, true) => {
+            (Source::Default, "no Service in the input; it declares a port Prometheus does not scrape".to_owned())
+        }
+        (false, false) => (Source::Default, "no Service in the input, and no port but scraped ones".to_owned()),
+    };
+    Assumption::new(About::Traffic, value, source, from)
 }
 
 /// The pod template annotation Prometheus' own example configuration keys

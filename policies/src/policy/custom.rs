@@ -155,6 +155,7 @@ impl CompiledCustom {
             naming: Naming::InText,
             fix: None,
             availability: None,
+            assumptions: Vec::new(),
         }
     }
 }

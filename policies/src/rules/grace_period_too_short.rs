@@ -174,7 +174,7 @@ fn check(w: &Workload, ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
                 )
             };
             let fix = add_op(&field, Value::from(required)).map(|op| Fix::new(description, vec![op]));
-            out.push(with_fix(finding, fix));
+            out.push(with_fix(finding.assuming(worst.assumptions()), fix));
         }
         SleepSeconds::Finite(_) => {}
     }

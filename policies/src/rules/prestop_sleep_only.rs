@@ -196,7 +196,7 @@ fn check(w: &Workload, ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
                 }
                 Some(Fix::new(description, operations))
             });
-            out.push(with_fix(finding, fix));
+            out.push(with_fix(finding.assuming(n.stop_assumptions(min_remaining)), fix));
         } else {
             let (message, short, help) = if app_drains {
                 let whose = if n.drain.as_ref().is_some_and(|t| t.assumed) {

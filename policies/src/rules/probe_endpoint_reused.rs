@@ -312,7 +312,7 @@ fn check(w: &Workload, ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
                     .to_owned(),
             ),
         };
-        out.push(finding);
+        out.push(finding.assuming([reach.assumption()]));
     });
 }
 

@@ -24,13 +24,13 @@ pub(crate) static RULE: Rule = Rule {
     summary: "a probe value the API server rejects or that can never work",
     doc: DOC,
     fix: FixAvailability::Fix(
-        "adds -f to an exec probe whose command is `pgrep PATTERN` that cannot match a process name (not with -x, an anchored PATTERN or pgrep inside a script); the other findings have no fix: the intended value is unknown (for a probe on an init container that runs to completion, whether the probe or the missing `restartPolicy: Always` is the mistake)",
+        "adds -f to an exec probe whose command is `pgrep PATTERN` that cannot match a process name (not with -x, an anchored PATTERN or pgrep inside a script); the other findings have no fix: the intended value is unknown (for a probe or hooks on an init container that runs to completion, whether they or the missing `restartPolicy: Always` are the mistake)",
     ),
     check,
     vap: VapExport::Partly(
         "only an exec command whose program is empty: what else it checks the API server rejects before \
          any admission policy runs (negative values, no or several handlers, ports out of range, a probe \
-         on an init container without restartPolicy: Always) or has already defaulted (a 0 it replaces), \
+         or hooks on an init container without restartPolicy: Always) or has already defaulted (a 0 it replaces), \
          and `pgrep` patterns need the command line read",
         Checks(crate::vap::probe_invalid::checks),
     ),
@@ -52,7 +52,9 @@ the rules the API server enforces, and for values that cannot work:
   and the kubelet never probes such a container. The finding is on the
   probe's field, one per probe, and nothing inside it is checked further;
   no other rule judges it as if it ran. A sidecar (`restartPolicy: Always`)
-  is probed, and checked like a regular container;
+  is probed, and checked like a regular container. Its `lifecycle` (postStart
+  and preStop hooks) is refused the same way, with the same words, and is
+  one finding too;
 - exactly one handler (`httpGet`, `tcpSocket`, `exec` or `grpc`);
 - `successThreshold` is 1 on liveness and startup probes;
 - `periodSeconds`, `timeoutSeconds`, `successThreshold` and
@@ -126,8 +128,8 @@ second run finds nothing to fix. The fix is offered only where it is exact:
 No automatic fix for the other findings: the intended value is unknown. The
 message names the field and the rule it breaks.
 
-A probe on an init container that runs to completion has no automatic fix
-either, although removing it is what the API server asks, and the kubelet
+A probe or a `lifecycle` on an init container that runs to completion has
+no automatic fix either, although removing it is what the API server asks, and the kubelet
 would never have run it: whether the probe or the missing `restartPolicy:
 Always` is the mistake is the author's to say. For a sidecar moved from
 `containers` to `initContainers` without its restart policy, removing the
@@ -152,7 +154,26 @@ fn check(w: &Workload, _ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
         for kind in KINDS.into_iter().filter(|k| k.of(container).is_some()) {
             out.push(init_probe(c, kind));
         }
+        if container.lifecycle.is_some() {
+            out.push(init_lifecycle(c));
+        }
     }
+}
+
+/// Hooks on an init container that runs to completion: the API server
+/// refuses `lifecycle` as it refuses the probes (the same case of
+/// `validateInitContainers`), and the kubelet would run none of them.
+fn init_lifecycle(c: ContainerView<'_>) -> Finding {
+    RULE.finding(
+        Severity::Error,
+        c.at(&["lifecycle"]),
+        Some(c.name()),
+        format!(
+            "lifecycle is set on an init container without restartPolicy: Always, which runs to completion and whose hooks never run; the API server refuses it: {INIT_PROBE_REFUSED:?}"
+        ),
+        "lifecycle on a run-to-completion init container is refused".to_owned(),
+        "remove the hooks if the container is a step that runs to completion; add `restartPolicy: Always` if it is a sidecar meant to run beside the app",
+    )
 }
 
 /// The API server's reason, word for word (`validateInitContainers` in
@@ -332,7 +353,7 @@ fn port(o: &mut Out<'_, '_>, handler: &str, port: &IntOrString) {
 mod tests {
     use serde_json::{Value, json};
 
-    use super::RULE;
+    use super::{INIT_PROBE_REFUSED, RULE};
     use crate::finding::{Finding, Severity};
     use crate::rules::testing::{check, one_container};
 
@@ -415,6 +436,24 @@ mod tests {
         }
         let f = one("livenessProbe", json!({"httpGet": {"path": "/", "port": "8080"}}));
         assert!(f.message.contains("quoted number"), "{}", f.message);
+    }
+
+    #[test]
+    fn hooks_on_a_run_to_completion_init_container_are_refused_and_a_sidecars_are_not() {
+        let pod = |restart: Option<&str>| {
+            let mut init = json!({"name": "setup", "image": "busybox:1.36",
+                "lifecycle": {"preStop": {"exec": {"command": ["sh", "-c", "sleep 5"]}}}});
+            if let Some(r) = restart {
+                init["restartPolicy"] = json!(r);
+            }
+            json!({"kind": "Pod", "spec": {"initContainers": [init], "containers": [{"name": "app", "image": "a:1"}]}})
+        };
+        let f = check(&RULE, &pod(None));
+        assert_eq!(f.len(), 1, "{f:#?}");
+        assert_eq!((f[0].severity, f[0].pointer.as_str()), (Severity::Error, "/spec/initContainers/0/lifecycle"));
+        assert!(f[0].message.ends_with(&format!("{INIT_PROBE_REFUSED:?}")), "{}", f[0].message);
+        assert!(check(&RULE, &pod(Some("OnFailure"))).len() == 1);
+        assert!(check(&RULE, &pod(Some("Always"))).is_empty());
     }
 
     #[test]

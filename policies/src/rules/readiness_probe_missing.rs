@@ -9,7 +9,7 @@ use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use crate::finding::{Finding, Naming, Severity};
 use crate::model::{
     ContainerView, ServiceView, Workload, declared_targets, is_model_server, port_label, services_send,
-    takes_traffic_without_services, undeclared_port_listeners,
+    takes_traffic_without_services, traffic_assumption, undeclared_port_listeners,
 };
 use crate::rules::{Ctx, FixAvailability, Harm, HarmShown, MapExport, Related, Rule, VapExport};
 use crate::simulate::Verdict;
@@ -166,7 +166,8 @@ fn check(w: &Workload, ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
                     short(&naming, "no readiness probe, so it takes traffic at once; add one"),
                     HELP,
                 )
-                .named(naming),
+                .named(naming)
+                .assuming([traffic_assumption(&[], true, false)]),
             );
         }
         return;

@@ -87,6 +87,7 @@ impl Rule {
             naming: Naming::Prefix,
             fix: None,
             availability: Some(self.fix),
+            assumptions: Vec::new(),
         }
     }
 }

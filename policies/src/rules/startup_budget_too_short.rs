@@ -8,8 +8,8 @@
 
 use crate::finding::{Finding, Fix, Severity, add_op};
 use crate::model::{
-    ANNOTATION_COLD_START, ContainerView, ProbeKind, ProbeTiming, Workload, ceil_div, cold_start_required,
-    is_model_server,
+    ANNOTATION_COLD_START, ContainerView, ProbeKind, ProbeTiming, Workload, assumed_boot, ceil_div,
+    cold_start_required, is_model_server,
 };
 use crate::rules::{
     Checks, Ctx, FixAvailability, Fixes, Harm, HarmShown, MapExport, Related, Rule, VapExport, with_fix,
@@ -121,7 +121,7 @@ the restart at (49 - 1) x 10 = 480 s >= 473 s; the design source's nominal
 fn check(w: &Workload, ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
     let cold = match w.annotation_seconds(ANNOTATION_COLD_START) {
         None => {
-            w.for_each_container(|c| out.extend(undeclared_model_server(c, ctx)));
+            w.for_each_container(|c| out.extend(undeclared_model_server(w, c, ctx)));
             return;
         }
         Some(Ok(cold)) => cold,
@@ -193,14 +193,15 @@ fn check(w: &Workload, ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
             message,
             format!("startup allows {}s, cold start needs {required}s; raise it", t.boot_budget()),
             "raise startup failureThreshold so failureThreshold x periodSeconds covers the cold start plus margin",
-        );
+        )
+        .assuming([assumed_boot(w, &c, ctx.policy).assumption]);
         out.push(with_fix(finding, fix));
     });
 }
 
 /// A model server's startup window shorter than the policy's GPU boot
 /// default, with no measured cold start to tell whether it is enough.
-fn undeclared_model_server(c: ContainerView<'_>, ctx: &Ctx<'_>) -> Option<Finding> {
+fn undeclared_model_server(w: &Workload, c: ContainerView<'_>, ctx: &Ctx<'_>) -> Option<Finding> {
     let gpu_boot = ctx.policy.settings.gpu_boot_seconds;
     let startup = ProbeKind::Startup.of(c.container)?;
     let t = ProbeTiming::of(startup);
@@ -217,6 +218,7 @@ fn undeclared_model_server(c: ContainerView<'_>, ctx: &Ctx<'_>) -> Option<Findin
     } else {
         c.at(&[ProbeKind::Startup.field()])
     };
+    let boot = assumed_boot(w, &c, ctx.policy);
     Some(RULE.finding(
         Severity::Warning,
         pointer,
@@ -232,7 +234,7 @@ fn undeclared_model_server(c: ContainerView<'_>, ctx: &Ctx<'_>) -> Option<Findin
         format!(
             "measure the slowest valid cold start (weights download, load, warm-up) and declare it in the pod template annotation {ANNOTATION_COLD_START}; then the window is checked against it"
         ),
-    ))
+    ).assuming([boot.assumption]))
 }
 
 /// The smallest `failureThreshold` (at least 1) for which the kubelet's

@@ -11,8 +11,8 @@ use serde_json::{Map, Value};
 
 use crate::finding::{Finding, Fix, Naming, Severity, add_op};
 use crate::model::{
-    ANNOTATION_COLD_START, ContainerView, ProbeKind, ProbeTiming, Workload, ceil_div, cold_start_required,
-    handler_count, handler_of, serves_model_image, too_long, window_threshold,
+    ANNOTATION_COLD_START, ContainerView, ProbeKind, ProbeTiming, Workload, assumed_boot, ceil_div,
+    cold_start_required, handler_count, handler_of, serves_model_image, too_long, window_threshold,
 };
 use crate::rules::{
     Checks, Ctx, FixAvailability, Fixes, Harm, HarmShown, MapExport, Related, Rule, VapExport, with_fix,
@@ -216,11 +216,8 @@ fn check(w: &Workload, ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
         // with the margin to spare; the GPU default only stands in for a
         // declared one.
         let margin = settings.cold_start_margin_percent;
-        let boot = match cold {
-            Some((s, _)) => s,
-            None if gpu.is_some() || model_image => settings.gpu_boot_seconds,
-            None => 0,
-        };
+        let assumed = assumed_boot(w, &c, ctx.policy);
+        let boot = assumed.seconds;
         let target = cold_start_required(boot, margin);
         // The severity follows the harm: an error when liveness restarts
         // that boot (a restart loop, simulate's `boot-loop`), a warning when
@@ -269,6 +266,7 @@ fn check(w: &Workload, ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
             short,
             "add a startupProbe with the liveness handler whose failureThreshold x periodSeconds covers the boot",
         );
+        let finding = finding.assuming([assumed.assumption]);
         let lowered = if long_window { window_threshold(ProbeKind::Liveness, &t, settings) } else { None };
         out.push(with_fix(finding, fix(c, live, target, settings.startup_period_seconds, lowered)));
     });

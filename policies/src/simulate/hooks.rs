@@ -14,9 +14,10 @@
 
 use k8s_openapi::api::core::v1::Container;
 
+use crate::assumption::{About, Assumption, Source};
 use crate::model::{
-    PostStartFailure, PreStopSleep, SleepSeconds, poststart_failure, poststart_handler, poststart_sleep,
-    prestop_handler, unresolved_ports,
+    ANNOTATION_POSTSTART, ANNOTATION_PRESTOP, PostStartFailure, PreStopSleep, SleepSeconds, poststart_failure,
+    poststart_handler, poststart_sleep, prestop_handler, unresolved_ports,
 };
 
 use super::kubelet::STARTED_SEEN_MS;
@@ -172,6 +173,38 @@ fn stated_or_unknown(handler: &'static str, stated: Option<i64>) -> (Option<Slee
         Some(s) => (Some(SleepSeconds::Finite(s.max(0))), HookLength::Stated(handler)),
         None => (Some(SleepSeconds::Finite(0)), HookLength::Unknown(handler)),
     }
+}
+
+/// A hook's length as an assumption: read from the hook (its sleep), stated
+/// (`stated_by`: the flag or the annotation), or unknown and taken as 0 s.
+/// `None` without a hook.
+pub(super) fn hook_assumption(
+    about: About,
+    length: Option<SleepSeconds>,
+    source: HookLength,
+    stated_by: Source,
+) -> Option<Assumption> {
+    let length = length?;
+    let value = length.to_string();
+    Some(match source {
+        HookLength::Read => Assumption::new(about, value, Source::Spec, "the sleep it starts with"),
+        HookLength::Stated(handler) => {
+            let flag = if about == About::Prestop { "--prestop-seconds" } else { "--poststart-seconds" };
+            let named = if stated_by == Source::CommandLine {
+                flag
+            } else if about == About::Prestop {
+                ANNOTATION_PRESTOP
+            } else {
+                ANNOTATION_POSTSTART
+            };
+            Assumption::new(about, value, stated_by, format!("{named}, for its {handler}"))
+        }
+        HookLength::Unknown(handler) => {
+            Assumption::new(about, value, Source::Default, format!("an {handler} whose length the spec does not show"))
+        }
+        HookLength::FailsAtOnce(why) => Assumption::new(about, "0s", Source::Spec, format!("{why}: it fails at once")),
+        HookLength::Endless(what) => Assumption::new(about, value, Source::Spec, what),
+    })
 }
 
 /// A hook's event detail: `sleep 5s`, `exec, 5s as stated`, or that its

@@ -2,16 +2,19 @@
 //! check, its restart policy, its hooks, the pod's readiness gates, and
 //! what it needs between SIGTERM and exit.
 
+use crate::assumption::{About, Assumption, Source};
 use crate::model::{
-    ANNOTATION_COLD_START, ContainerView, ProbeKind, ProbeTiming, SleepSeconds, Workload, is_model_server,
-    shared_liveness_readiness, shutdown_needs, takes_traffic_without_services,
+    ContainerView, ProbeKind, ProbeTiming, SleepSeconds, Workload, assumed_boot, assumed_stop as assumed_stop_of,
+    shared_liveness_readiness, shutdown_needs, takes_traffic_without_services, traffic_assumption,
 };
 use crate::policy::Policy;
 
 use super::assumptions::Assumptions;
 use super::checks::{Check, ProbeChecks, infer, unresolved};
 use super::gates::{GateDelay, ReadinessGates};
-use super::hooks::{HookLength, PostStart, poststart_of, prestop_of};
+use super::hooks::{HookLength, PostStart, hook_assumption, poststart_of, prestop_of};
+use super::reach::{Reach, shared_reach};
+use super::scenario::ScenarioKind;
 use super::stop_signal::StopSignal;
 use crate::model::{ANNOTATION_POSTSTART, ANNOTATION_PRESTOP, ANNOTATION_PROBE_CHECKS, ANNOTATION_READINESS_GATES};
 
@@ -77,6 +80,10 @@ pub struct ContainerModel {
     /// all and the container declares a port Prometheus does not scrape
     /// (the assumption `readiness-probe-missing` makes).
     pub receives_traffic: bool,
+    /// Everything the model assumes of the container beyond its spec, with
+    /// sources: each scenario's outcome carries the ones it reads
+    /// ([`ContainerModel::assumptions_for`]).
+    pub assumed: Vec<Assumption>,
 }
 
 /// What the input says of the traffic a pod receives.
@@ -115,7 +122,58 @@ impl ContainerModel {
             unresolved: Vec::new(),
             services: Vec::new(),
             receives_traffic: false,
+            assumed: Vec::new(),
         }
+    }
+
+    /// The assumptions a scenario's verdict rests on: the boot (as the
+    /// scenario states it, else as assumed) and the traffic for a boot; what
+    /// each probe checks and a shared handler's reach for a stall; the
+    /// app's stop, the preStop hook, the request, the endpoint propagation
+    /// and the traffic for a deletion; the postStart hook wherever it runs.
+    pub fn assumptions_for(&self, scenario: ScenarioKind, a: &Assumptions) -> Vec<Assumption> {
+        let about: &[About] = match scenario {
+            ScenarioKind::Boot(_) => &[About::Boot, About::Poststart, About::Traffic],
+            ScenarioKind::Stall(_) => &[About::Checks, About::Reach],
+            ScenarioKind::Delete => &[About::Drain, About::Shutdown, About::Stop, About::Prestop, About::Traffic],
+            ScenarioKind::Crash(_) | ScenarioKind::PostStartFail => &[About::Boot, About::Poststart],
+            ScenarioKind::Pause(_) | ScenarioKind::Wedge => &[About::Poststart],
+        };
+        let mut out: Vec<Assumption> = self
+            .assumed
+            .iter()
+            .filter(|x| about.contains(&x.about))
+            .map(|x| match (scenario, x.about) {
+                (ScenarioKind::Boot(Some(s)), About::Boot) => {
+                    Assumption::new(About::Boot, format!("{s}s"), Source::CommandLine, "--scenario boot:DURATION")
+                }
+                _ => x.clone(),
+            })
+            .collect();
+        if scenario == ScenarioKind::Delete {
+            let defaults = Assumptions::default();
+            let stated = |value: i64, default: i64, flag: &str| {
+                if value == default {
+                    (Source::Default, "nothing stated".to_owned())
+                } else {
+                    (Source::CommandLine, flag.to_owned())
+                }
+            };
+            let (source, from) = stated(a.request_seconds, defaults.request_seconds, "--request-seconds");
+            out.push(Assumption::new(About::Request, format!("{}s", a.request_seconds), source, from));
+            let (source, from) = stated(
+                a.endpoint_propagation_seconds,
+                defaults.endpoint_propagation_seconds,
+                "--endpoint-propagation-seconds",
+            );
+            out.push(Assumption::new(
+                About::EndpointPropagation,
+                format!("{}s", a.endpoint_propagation_seconds),
+                source,
+                from,
+            ));
+        }
+        out
     }
 
     /// The probe of a kind, if set.
@@ -185,13 +243,13 @@ pub fn containers(
         stated: assumptions.readiness_gates.or(annotated_gates),
     };
     let needs = shutdown_needs(w, policy);
-    let cold_annotation = w.annotation_seconds(ANNOTATION_COLD_START).and_then(Result::ok);
     let mut out = Vec::new();
     w.for_each_container(|c: ContainerView<'_>| {
         let name = c.name().to_owned();
         let kinds = [ProbeKind::Startup, ProbeKind::Liveness, ProbeKind::Readiness];
         let unresolved: Vec<(ProbeKind, String)> =
             kinds.into_iter().filter_map(|kind| Some((kind, unresolved(c.container, kind)?))).collect();
+        let mut checked = Vec::new();
         let probes = kinds
             .into_iter()
             .filter_map(|kind| {
@@ -201,14 +259,36 @@ pub fn containers(
                 } else {
                     // One handler shared by liveness and readiness checks
                     // one thing: what is stated of either holds for both.
-                    let said = |k: ProbeKind| stated.get(&name, k).or_else(|| annotated.get(&name, k));
+                    let said = |k: ProbeKind| {
+                        let flag = stated.get(&name, k).map(|check| (check, Source::CommandLine));
+                        flag.or_else(|| annotated.get(&name, k).map(|check| (check, Source::Annotation)))
+                    };
                     let shared = shared_liveness_readiness(c.container).is_some();
                     let other = match kind {
                         ProbeKind::Liveness if shared => Some(ProbeKind::Readiness),
                         ProbeKind::Readiness if shared => Some(ProbeKind::Liveness),
                         _ => None,
                     };
-                    said(kind).or_else(|| other.and_then(said)).or_else(|| infer(c, kind, policy))?
+                    // One handler checks one thing: a dependency stated of
+                    // either probe holds for both, as `probe-endpoint-reused`
+                    // reads it ([`shared_reach`]); else what is said of this
+                    // probe, then of the other.
+                    let theirs = other.and_then(said);
+                    let dependency = theirs.filter(|(check, _)| *check == Check::Dependency);
+                    let mine = said(kind);
+                    let stated_here = mine.filter(|(check, _)| *check == Check::Dependency).or(dependency).or(mine);
+                    let (check, source) = stated_here.or(theirs).or_else(|| {
+                        infer(c, kind, policy).map(|check| (check, inferred_source(c, kind, check, policy)))
+                    })?;
+                    if kind != ProbeKind::Startup {
+                        checked.push(Assumption::new(
+                            About::Checks,
+                            format!("{}={}", kind.word(), check.word()),
+                            source,
+                            check_evidence(source),
+                        ));
+                    }
+                    check
                 };
                 Some(ProbeModel {
                     kind,
@@ -219,12 +299,8 @@ pub fn containers(
             })
             .collect();
         let need = needs.iter().find(|n| n.pointer == c.pointer);
-        // A sidecar's cold start is not the application's.
-        let cold_start = match cold_annotation {
-            Some(s) if !c.sidecar => s,
-            _ if !c.sidecar && is_model_server(&c, policy) => policy.settings.gpu_boot_seconds,
-            _ => 0,
-        };
+        // The boot lint's startup rules and fix assume, from the same reading.
+        let boot = assumed_boot(w, &c, policy);
         // With nothing declared of its stop, a deleted app is taken to need
         // the least lint's rules leave it after SIGTERM
         // (`prestopMinRemainingSeconds`), so a preStop sleep that leaves less
@@ -233,6 +309,38 @@ pub fn containers(
         let undeclared = need.is_none_or(|n| n.drain.is_none() && n.shutdown.is_none());
         let assumed_stop = (undeclared && floor > 0).then_some(floor);
         let (prestop, prestop_length) = prestop_of(c.container, need.and_then(|n| n.prestop), stated_prestop);
+        let poststart = poststart_of(c.container, stated_poststart);
+        let receives_traffic = traffic.receivers.iter().any(|p| p == c.pointer)
+            || (!traffic.input_has_services && takes_traffic_without_services(w, &c));
+        let mut assumed = vec![boot.assumption];
+        // A shared handler's reach says what both its probes check; a probe
+        // is named apart only where what is stated of it says otherwise.
+        let reach = shared_reach_of(w, c, policy, stated, &annotated);
+        if let Some(r) = &reach {
+            checked.retain(|a| !a.value.ends_with(&format!("={}", r.value)));
+        }
+        assumed.append(&mut checked);
+        assumed.extend(reach);
+        match need {
+            Some(n) if !undeclared => assumed.extend(n.assumptions()),
+            _ => assumed.extend(assumed_stop.map(|floor| assumed_stop_of(floor, false))),
+        }
+        let hook_source = |flag: Option<i64>| if flag.is_some() { Source::CommandLine } else { Source::Annotation };
+        assumed.extend(hook_assumption(
+            About::Prestop,
+            prestop,
+            prestop_length,
+            hook_source(assumptions.prestop_seconds),
+        ));
+        if let Some(h) = poststart {
+            assumed.extend(hook_assumption(
+                About::Poststart,
+                Some(h.length),
+                h.source,
+                hook_source(assumptions.poststart_seconds),
+            ));
+        }
+        assumed.push(traffic_assumption(traffic.services, receives_traffic, traffic.input_has_services));
         let restart_policy = if c.sidecar { Some("Always") } else { w.spec.restart_policy.as_deref() };
         out.push(ContainerModel {
             pointer: c.pointer.to_owned(),
@@ -241,20 +349,72 @@ pub fn containers(
             grace: w.grace_period(),
             prestop,
             prestop_length,
-            poststart: poststart_of(c.container, stated_poststart),
+            poststart,
             readiness_gates: readiness_gates.clone(),
             stop_signal: StopSignal::of(c.container, assumptions.feature_gates),
             drain: need.map_or(0, |n| n.drain_seconds()),
             shutdown: need.map_or(0, |n| n.shutdown_seconds()),
             assumed_stop,
-            cold_start,
+            cold_start: boot.seconds,
             replicas,
             unresolved,
             services: traffic.services.to_vec(),
-            receives_traffic: traffic.receivers.iter().any(|p| p == c.pointer)
-                || (!traffic.input_has_services && takes_traffic_without_services(w, &c)),
+            receives_traffic,
+            assumed,
             name,
         });
     });
     Ok(out)
+}
+
+/// Where an inferred check comes from: what the handler shows (a port, a
+/// process, a client aimed at another host), a shared handler's known
+/// reach, or nothing (local by default).
+fn inferred_source(c: ContainerView<'_>, kind: ProbeKind, check: Check, policy: &Policy) -> Source {
+    match check {
+        Check::PortOnly | Check::ProcessOnly | Check::Unresolved => Source::Spec,
+        Check::Dependency => match shared_liveness_readiness(c.container) {
+            Some(shared) if kind != ProbeKind::Startup => super::reach::inferred_reach(c, &shared, policy).source,
+            _ => Source::Spec,
+        },
+        Check::Local => Source::Default,
+    }
+}
+
+/// The words after a check's source.
+fn check_evidence(source: Source) -> &'static str {
+    match source {
+        Source::CommandLine => "--probe-checks",
+        Source::Annotation => "lifeguard.dev/probe-checks",
+        Source::Spec => "what the handler shows",
+        Source::KnownImage | Source::Policy => "a known local handler",
+        Source::Env | Source::Default => "nothing says it reaches a dependency",
+    }
+}
+
+/// The reach of the handler liveness and readiness share, when they share
+/// one, as the stall reads it: what is stated of either probe (the flag,
+/// then the annotation), a dependency for either winning, else what
+/// `probe-endpoint-reused` infers ([`shared_reach`]).
+fn shared_reach_of(
+    w: &Workload,
+    c: ContainerView<'_>,
+    policy: &Policy,
+    stated: &ProbeChecks,
+    annotated: &ProbeChecks,
+) -> Option<Assumption> {
+    let shared = shared_liveness_readiness(c.container)?;
+    let said: Vec<(Check, Source)> = [ProbeKind::Liveness, ProbeKind::Readiness]
+        .into_iter()
+        .filter_map(|k| {
+            let flag = stated.get(c.name(), k).map(|check| (check, Source::CommandLine));
+            flag.or_else(|| annotated.get(c.name(), k).map(|check| (check, Source::Annotation)))
+        })
+        .collect();
+    let found = |wanted: Check| said.iter().find(|(check, _)| *check == wanted);
+    let declared = found(Check::Dependency).map(|(_, s)| (Reach::Dependency, *s));
+    Some(match declared.or_else(|| found(Check::Local).map(|(_, s)| (Reach::Local, *s))) {
+        Some((reach, source)) => Assumption::new(About::Reach, reach.word(), source, check_evidence(source)),
+        None => shared_reach(w, c, &shared, policy).assumption(),
+    })
 }

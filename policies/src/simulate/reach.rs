@@ -3,6 +3,7 @@
 //! stalls the handler only where it reaches the dependency, so both rest on
 //! the same reading, which each names.
 
+use crate::assumption::{About, Assumption, Source};
 use crate::model::{ANNOTATION_PROBE_CHECKS, ProbeKind};
 use crate::model::{ContainerView, Handler, Workload, dependencies, image_repository, is_model_server};
 use crate::policy::Policy;
@@ -31,6 +32,37 @@ pub struct ReachEvidence {
     pub reach: Reach,
     /// Why lifeguard says so; empty for [`Reach::Unknown`].
     pub evidence: String,
+    /// Where the evidence comes from.
+    pub source: Source,
+}
+
+impl Reach {
+    /// `local`, `dependency` or `unknown`, as the outputs print it.
+    pub fn word(self) -> &'static str {
+        match self {
+            Reach::Local => "local",
+            Reach::Dependency => "dependency",
+            Reach::Unknown => "unknown",
+        }
+    }
+}
+
+impl ReachEvidence {
+    /// The reach as an assumption a finding or a verdict rests on.
+    pub fn assumption(&self) -> Assumption {
+        // The handler's own evidence is a relative clause (`which runs
+        // psql`, `a readiness path`) made for a message about the handler.
+        let from = match (self.evidence.is_empty(), self.source) {
+            (true, _) => "nothing in the manifest, the policy or the known images says".to_owned(),
+            (false, Source::Spec) => match self.evidence.strip_prefix("which ") {
+                Some(clause) => format!("the handler {clause}"),
+                None => format!("the handler is {}", self.evidence),
+            },
+            (false, Source::Annotation) => ANNOTATION_PROBE_CHECKS.to_owned(),
+            (false, _) => self.evidence.clone(),
+        };
+        Assumption::new(About::Reach, self.reach.word(), self.source, from)
+    }
 }
 
 /// What the handler liveness and readiness share reaches, from the first
@@ -48,7 +80,7 @@ pub struct ReachEvidence {
 ///    policy's `localHealthPaths` and `localHealthImages`;
 /// 4. else unknown.
 pub fn shared_reach(w: &Workload, c: ContainerView<'_>, handler: &Handler, policy: &Policy) -> ReachEvidence {
-    let found = |reach, evidence: String| ReachEvidence { reach, evidence };
+    let found = |reach, evidence: String| ReachEvidence { reach, evidence, source: Source::Annotation };
     let annotated = w.annotations.get(ANNOTATION_PROBE_CHECKS).and_then(|raw| ProbeChecks::parse(raw).ok());
     if let Some(checks) = &annotated {
         let said: Vec<Check> =
@@ -66,21 +98,33 @@ pub fn shared_reach(w: &Workload, c: ContainerView<'_>, handler: &Handler, polic
 /// What the shared handler reaches by what it shows (steps 2 to 4 of
 /// [`shared_reach`]), nothing stated.
 pub fn inferred_reach(c: ContainerView<'_>, handler: &Handler, policy: &Policy) -> ReachEvidence {
-    let found = |reach, evidence: String| ReachEvidence { reach, evidence };
+    let found = |reach, evidence: String, source| ReachEvidence { reach, evidence, source };
     if let Some(d) = dependencies(c, policy).first() {
-        return found(Reach::Dependency, d.note.clone());
+        return found(Reach::Dependency, d.note.clone(), Source::Spec);
     }
     if is_model_server(&c, policy) {
-        return found(Reach::Local, "a model server's health endpoint reports its own engine".to_owned());
+        return found(
+            Reach::Local,
+            "a model server's health endpoint reports its own engine".to_owned(),
+            Source::KnownImage,
+        );
     }
     if let Handler::Http { path, .. } = handler
         && policy.is_local_health_path(path)
     {
-        return found(Reach::Local, format!("{path} reports the process itself (the policy's localHealthPaths)"));
+        return found(
+            Reach::Local,
+            format!("{path} reports the process itself (the policy's localHealthPaths)"),
+            Source::Policy,
+        );
     }
     if policy.is_local_health_image(c.image()) {
         let (_, name) = image_repository(c.image());
-        return found(Reach::Local, format!("{name}'s health handler reports itself (the policy's localHealthImages)"));
+        return found(
+            Reach::Local,
+            format!("{name}'s health handler reports itself (the policy's localHealthImages)"),
+            Source::Policy,
+        );
     }
-    found(Reach::Unknown, String::new())
+    found(Reach::Unknown, String::new(), Source::Default)
 }

@@ -15,6 +15,7 @@ use super::termination::delete;
 use super::timeline::EventKind;
 use super::timeline::{Event, Span, intersect, total};
 use super::verdict::{Figures, Reading, Verdict, judge};
+use crate::assumption::Assumption;
 
 const MS: i64 = 1000;
 /// Phase offsets step by half a second: probe times and durations are
@@ -55,6 +56,9 @@ pub struct ContainerOutcome {
     pub offsets: usize,
     /// The container's probes, in the order startup, liveness, readiness.
     pub probes: Vec<ProbeKind>,
+    /// What the verdict rests on beyond the spec, with sources
+    /// ([`ContainerModel::assumptions_for`]).
+    pub assumptions: Vec<Assumption>,
 }
 
 fn gcd(a: i64, b: i64) -> i64 {
@@ -250,6 +254,7 @@ pub fn run_scenario(model: &ContainerModel, scenario: &Scenario, a: &Assumptions
         events: worst_run.events,
         offsets: runs.len(),
         probes: model.probes.iter().map(|p| p.kind).collect(),
+        assumptions: model.assumptions_for(scenario.kind, a),
     }
 }
 

@@ -176,6 +176,7 @@ mod tests {
             naming: policies::Naming::Prefix,
             fix,
             availability: policies::rules::find(rule).map(|r| r.fix),
+            assumptions: Vec::new(),
         };
         let applied = finding("prestop-sleep-only", fix("native sleep", policies::Applicability::Automatic));
         let opt_in = finding("prestop-sleep-only", fix("native sleep", policies::Applicability::OptIn));

@@ -74,6 +74,9 @@ pub(crate) fn write_finding(s: &mut String, l: &Located) {
     if !f.help.is_empty() {
         labelled(s, "help", "help:", &f.help);
     }
+    if !f.assumptions.is_empty() {
+        labelled(s, "assumes", "assumes:", &policies::assumption::joined(&f.assumptions));
+    }
     let (label, note) = f.fix_labelled();
     labelled(s, "fix", label, &note);
     if let Some((label, note)) = text::helm_note(l) {

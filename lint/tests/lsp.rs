@@ -201,6 +201,15 @@ fn hover_explains_a_finding_and_an_annotation() {
     let value = hover["contents"]["value"].as_str().unwrap_or_default();
     assert!(value.starts_with(&format!("**{}**", first["code"].as_str().unwrap_or_default())), "{value}");
     assert!(value.contains("**Help**"), "{value}");
+    // A finding that rests on an assumption names it, its source and how to declare it.
+    let assuming = diagnostics.iter().find_map(|d| {
+        let hover = client
+            .request("textDocument/hover", json!({"textDocument": {"uri": uri}, "position": d["range"]["start"]}));
+        let value = hover["contents"]["value"].as_str()?.to_owned();
+        value.contains("**Assumes**").then_some(value)
+    });
+    let assuming = assuming.expect("a finding of the GPU model server rests on an assumption");
+    assert!(assuming.contains("(declare: "), "{assuming}");
     let line = text.lines().position(|l| l.contains("lifeguard.dev/cold-start-seconds")).expect("the annotation");
     let column = text.lines().nth(line).and_then(|l| l.find("cold-start")).unwrap_or(0);
     let hover = client.request(

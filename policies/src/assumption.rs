@@ -34,6 +34,9 @@ pub enum About {
     Poststart,
     /// Whether requests reach the container.
     Traffic,
+    /// Which probes the pod runs: the template's, where its controller
+    /// adds others (KubeRay's) that the model does not run.
+    Probes,
 }
 
 impl About {
@@ -51,6 +54,7 @@ impl About {
             About::Prestop => "prestop",
             About::Poststart => "poststart",
             About::Traffic => "traffic",
+            About::Probes => "probes",
         }
     }
 }
@@ -160,6 +164,7 @@ fn declare(about: About) -> &'static str {
         About::Prestop => "pod template annotation lifeguard.dev/prestop-seconds, or simulate --prestop-seconds",
         About::Poststart => "pod template annotation lifeguard.dev/poststart-seconds, or simulate --poststart-seconds",
         About::Traffic => "a Service in the input (the file's or its directory's)",
+        About::Probes => "declare the probes in the template, so the controller adds none",
     }
 }
 

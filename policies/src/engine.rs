@@ -40,25 +40,38 @@ impl ObjectReport {
 /// the same verdict: disabled rules do not run, custom rules run after the
 /// built-in ones, severities are overridden, and exempted or ignored
 /// findings move to [`ObjectReport::suppressed`].
+///
+/// A custom resource with several pod templates (a LeaderWorkerSet's leader
+/// and workers, a RayCluster's head and worker groups) is judged template
+/// by template, each as the pod it makes; its findings come in template
+/// order, each pointing into the one object.
 pub fn lint_object(object: &Value, batch: &Batch, policy: &Policy) -> Result<Option<ObjectReport>, ModelError> {
-    let Some(workload) = Workload::from_object(object)? else {
+    let workloads = Workload::all_from_object(object)?;
+    let Some(first) = workloads.first() else {
         return Ok(None);
     };
-    let ctx = Ctx::new(policy, batch);
-    let mut findings = Vec::new();
-    for rule in RULES.iter().filter(|r| policy.is_enabled(r.name)) {
-        (rule.check)(&workload, &ctx, &mut findings);
+    let mut report = ObjectReport {
+        kind: first.kind.clone(),
+        namespace: first.namespace.clone(),
+        name: first.name.clone(),
+        findings: Vec::new(),
+        suppressed: Vec::new(),
+    };
+    for (i, workload) in workloads.iter().enumerate() {
+        // Each template is its own pod: its own shutdown needs, cached once.
+        let ctx = Ctx::new(policy, batch);
+        let mut findings = Vec::new();
+        for rule in RULES.iter().filter(|r| policy.is_enabled(r.name)) {
+            (rule.check)(workload, &ctx, &mut findings);
+        }
+        // An object-wide custom rule runs once, with the first template.
+        policy.check_custom(object, workload, i == 0, &mut findings);
+        let (findings, suppressed) = policy.judge(workload, findings);
+        report.findings.extend(findings);
+        report.suppressed.extend(suppressed);
     }
-    policy.check_custom(object, &workload, &mut findings);
-    let (mut findings, suppressed) = policy.judge(&workload, findings);
-    crate::fix::hold_back_info_fixes(&mut findings, policy);
-    Ok(Some(ObjectReport {
-        kind: workload.kind,
-        namespace: workload.namespace,
-        name: workload.name,
-        findings,
-        suppressed,
-    }))
+    crate::fix::hold_back_info_fixes(&mut report.findings, policy);
+    Ok(Some(report))
 }
 
 /// Lints every object of several documents read together.

@@ -94,3 +94,18 @@ pub fn alone(file: &Path) -> Alone {
 pub fn documented_policy_example() -> String {
     docs::marked_block("docs/policies.md", "policy-example")
 }
+
+/// Every `.yaml` and `.yml` file under `dir`, in name order, depth first
+/// (none when `dir` cannot be read).
+pub fn yaml_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    let mut entries: Vec<PathBuf> = entries.flatten().map(|e| e.path()).collect();
+    entries.sort();
+    for p in entries {
+        if p.is_dir() {
+            yaml_files(&p, out);
+        } else if p.extension().is_some_and(|e| e == "yaml" || e == "yml") {
+            out.push(p);
+        }
+    }
+}

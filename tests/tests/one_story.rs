@@ -13,9 +13,9 @@
 //!   assumption (the boot, a shared handler's reach, the drain) name the
 //!   same value from the same source.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
-use lifeguard_e2e::{corpus_dir, repo_root};
+use lifeguard_e2e::{corpus_dir, repo_root, yaml_files};
 use policies::finding::Severity;
 use policies::rules::{Harm, HarmShown, RULES};
 use policies::simulate::{Assumptions, ContainerOutcome, EventKind, Scenario, Verdict, simulate_object};
@@ -334,19 +334,6 @@ fn problems(s: &Story, policy: &Policy) -> Vec<String> {
     out
 }
 
-fn yaml_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else { return };
-    let mut entries: Vec<PathBuf> = entries.flatten().map(|e| e.path()).collect();
-    entries.sort();
-    for p in entries {
-        if p.is_dir() {
-            yaml_files(&p, out);
-        } else if p.extension().is_some_and(|e| e == "yaml" || e == "yml") {
-            out.push(p);
-        }
-    }
-}
-
 fn check_all(files: &[PathBuf]) -> (usize, Vec<String>) {
     let mut objects = 0;
     let mut all = Vec::new();
@@ -401,5 +388,19 @@ fn the_corpus_tells_one_story() {
     yaml_files(&corpus.join("files"), &mut files);
     let (objects, problems) = check_all(&files);
     assert!(objects > 250, "{objects} objects");
+    assert!(problems.is_empty(), "{} problems:\n{}", problems.len(), problems.join("\n"));
+}
+
+/// The custom resources GPU serving runs on (LeaderWorkerSet's examples,
+/// KubeRay's samples), each of whose pod templates is judged and simulated
+/// as its own pod.
+#[test]
+fn the_custom_resources_of_the_layouts_tell_one_story() {
+    let Some(corpus) = corpus_dir() else { return };
+    let mut files = Vec::new();
+    yaml_files(&corpus.join("layouts/lws/docs/examples"), &mut files);
+    yaml_files(&corpus.join("layouts/kuberay/ray-operator/config/samples"), &mut files);
+    let (objects, problems) = check_all(&files);
+    assert!(objects > 60, "{objects} objects");
     assert!(problems.is_empty(), "{} problems:\n{}", problems.len(), problems.join("\n"));
 }

@@ -313,8 +313,9 @@ async fn kinds(args: &AuditArgs, fetcher: &Fetcher, reading: &mut Reading) -> Re
     Ok(all.into_iter().filter(wanted).collect())
 }
 
-/// The custom resources whose schema has a pod template, and any that
-/// `--kinds` names outright (a schema may leave the template open).
+/// The custom resources whose schema has a pod template, those whose pod
+/// templates the engine knows (a LeaderWorkerSet's, a RayCluster's), and
+/// any that `--kinds` names outright (a schema may leave the template open).
 async fn discover_custom(fetcher: &Fetcher, named: &[String]) -> Result<Vec<Resource>, FetchError> {
     let discovery = fetcher.get_as("/apis", resources::AGGREGATED_DISCOVERY, "discover the API groups", "get").await?;
     let candidates = resources::candidates(&discovery);
@@ -325,7 +326,7 @@ async fn discover_custom(fetcher: &Fetcher, named: &[String]) -> Result<Vec<Reso
     let mut out = Vec::new();
     for (api_version, resources) in by_version {
         let (outright, rest): (Vec<Resource>, Vec<Resource>) =
-            resources.into_iter().partition(|r| named.iter().any(|k| r.named_by(k)));
+            resources.into_iter().partition(|r| r.known_pod_bearing() || named.iter().any(|k| r.named_by(k)));
         out.extend(outright);
         if rest.is_empty() {
             continue;

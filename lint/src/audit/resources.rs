@@ -47,6 +47,13 @@ impl Resource {
         POD_KINDS.iter().map(|k| Resource::new(k.group, k.version, k.resource, k.kind)).collect()
     }
 
+    /// Whether the engine knows where this custom resource keeps its pod
+    /// templates (a LeaderWorkerSet, a RayCluster: `CUSTOM_POD_KINDS`), so
+    /// it is read whatever its schema says.
+    pub fn known_pod_bearing(&self) -> bool {
+        policies::model::custom_pod_kind(&self.kind, &self.api_version()).is_some()
+    }
+
     /// `deployments.apps`, `pods`: as kubectl and RBAC name it.
     pub fn name(&self) -> String {
         if self.group.is_empty() { self.plural.clone() } else { format!("{}.{}", self.plural, self.group) }
@@ -231,6 +238,16 @@ mod tests {
                     {"resource": "rollouts", "responseKind": {"kind": "Rollout"}, "scope": "Namespaced", "verbs": ["list"]}]}]}
         ]});
         assert_eq!(candidates(&discovery), vec![Resource::new("argoproj.io", "v1alpha1", "rollouts", "Rollout")]);
+    }
+
+    #[test]
+    fn the_engines_custom_pod_kinds_are_known_by_group() {
+        assert!(
+            Resource::new("leaderworkerset.x-k8s.io", "v1", "leaderworkersets", "LeaderWorkerSet").known_pod_bearing()
+        );
+        assert!(Resource::new("ray.io", "v1", "rayclusters", "RayCluster").known_pod_bearing());
+        assert!(!Resource::new("example.com", "v1", "rayclusters", "RayCluster").known_pod_bearing());
+        assert!(!Resource::new("argoproj.io", "v1alpha1", "rollouts", "Rollout").known_pod_bearing());
     }
 
     #[test]

@@ -28,7 +28,10 @@ mod typed;
 mod window;
 mod workload;
 
-pub use pod_kinds::{POD_KINDS, PodKind, names_pod_kind, pod_kind, resources_by_group};
+pub use pod_kinds::{
+    CUSTOM_POD_KINDS, CustomPodKind, POD_KINDS, PodKind, TemplatePath, custom_pod_kind, names_custom_pod_kind,
+    names_pod_kind, pod_kind, resources_by_group,
+};
 
 pub use annotations::{
     ANNOTATION_COLD_START, ANNOTATION_DRAIN, ANNOTATION_IGNORE, ANNOTATION_IGNORE_REASON, ANNOTATION_MUTATED,

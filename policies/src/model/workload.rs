@@ -39,6 +39,9 @@ pub struct Workload {
     /// Whether the pod is meant to run until deleted (not a Job, CronJob or
     /// a pod with `restartPolicy` Never/OnFailure).
     pub long_running: bool,
+    /// Probes the object's controller adds to the pod where the template
+    /// has none (KubeRay's), and whose: no rule reports them missing.
+    pub injected_probes: Option<&'static str>,
     /// Probed containers, computed once (every rule walks them).
     slots: Vec<Slot>,
 }
@@ -138,13 +141,82 @@ impl ContainerView<'_> {
     }
 }
 
-/// Where the pod template and its spec live in an object, if it carries one.
-fn template_location(object: &Value, kind: &str) -> Option<(&'static str, &'static str)> {
-    match super::pod_kind(kind) {
-        Some(k) => Some((k.template, k.spec)),
-        // Any other object with a pod template (Argo Rollout, CloneSet, ...).
-        None => walk(object, "/spec/template/spec/containers").map(|_| ("/spec/template", "/spec/template/spec")),
+/// Where one pod template and its spec live in an object.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Location {
+    template: String,
+    spec: String,
+    /// Whether its kind runs the pods until deleted (the restart policy
+    /// has the last word).
+    long_running: bool,
+    injected_probes: Option<&'static str>,
+}
+
+/// Where the pod templates live in an object: a built-in kind's one place,
+/// a known custom resource's templates that are there, else
+/// `/spec/template` when it holds containers (an Argo Rollout, a Knative
+/// Service, a CloneSet).
+fn template_locations(object: &Value, kind: &str) -> Vec<Location> {
+    if let Some(k) = super::pod_kind(kind) {
+        let long_running = !matches!(kind, "Job" | "CronJob");
+        let (template, spec) = (k.template.to_owned(), k.spec.to_owned());
+        return vec![Location { template, spec, long_running, injected_probes: None }];
     }
+    let api_version = object.get("apiVersion").and_then(Value::as_str).unwrap_or_default();
+    if let Some(k) = super::custom_pod_kind(kind, api_version) {
+        let mut out = Vec::new();
+        for t in k.templates {
+            for template in expand(object, t.template) {
+                let spec = if t.inline { template.clone() } else { join(&template, &["spec"]) };
+                // A template without containers (a KServe predictor that
+                // names only its model) has no pod spec to read.
+                if lookup(object, &spec).and_then(|s| s.get("containers")).is_some() {
+                    out.push(Location {
+                        template,
+                        spec,
+                        long_running: t.long_running,
+                        injected_probes: t.injected_probes,
+                    });
+                }
+            }
+        }
+        return out;
+    }
+    match walk(object, "/spec/template/spec/containers") {
+        Some(_) => vec![Location {
+            template: "/spec/template".to_owned(),
+            spec: "/spec/template/spec".to_owned(),
+            long_running: true,
+            injected_probes: None,
+        }],
+        None => Vec::new(),
+    }
+}
+
+/// The pointers a pattern names in `object`: each `*` token stands for
+/// every item of a list or every value of a map, in order.
+fn expand(object: &Value, pattern: &str) -> Vec<String> {
+    let mut found = vec![(String::new(), object)];
+    for token in pattern.split('/').skip(1) {
+        let mut next = Vec::new();
+        for (at, value) in found {
+            match (token, value) {
+                ("*", Value::Array(items)) => {
+                    next.extend(items.iter().enumerate().map(|(i, v)| (join(&at, &[&i.to_string()]), v)));
+                }
+                ("*", Value::Object(map)) => next.extend(map.iter().map(|(k, v)| (join(&at, &[k]), v))),
+                (_, Value::Object(map)) => next.extend(map.get(token).map(|v| (join(&at, &[token]), v))),
+                _ => {}
+            }
+        }
+        found = next;
+    }
+    found.into_iter().map(|(at, _)| at).collect()
+}
+
+/// `Value::pointer`, by [`walk`] where the pointer has no escapes.
+fn lookup<'v>(value: &'v Value, pointer: &str) -> Option<&'v Value> {
+    if pointer.contains('~') { value.pointer(pointer) } else { walk(value, pointer) }
 }
 
 /// `Value::pointer` for pointers without escapes, without allocating a
@@ -158,14 +230,34 @@ fn walk<'v>(value: &'v Value, pointer: &str) -> Option<&'v Value> {
 }
 
 impl Workload {
-    /// Extracts the pod spec of an object. `Ok(None)` for objects that carry
-    /// no pod spec (Services, ConfigMaps, a Deployment without template, ...).
+    /// Extracts the (first) pod spec of an object. `Ok(None)` for objects
+    /// that carry no pod spec (Services, ConfigMaps, a Deployment without
+    /// template, ...). A custom resource with several pod templates (a
+    /// LeaderWorkerSet's leader and workers) has [`Workload::all_from_object`].
     pub fn from_object(object: &Value) -> Result<Option<Workload>, ModelError> {
         let kind = object.get("kind").and_then(Value::as_str).unwrap_or_default();
-        let Some((template_pointer, spec_pointer)) = template_location(object, kind) else {
-            return Ok(None);
-        };
-        let Some(spec_value) = walk(object, spec_pointer) else {
+        match template_locations(object, kind).into_iter().next() {
+            Some(at) => Workload::at(object, kind, &at),
+            None => Ok(None),
+        }
+    }
+
+    /// Every pod spec of an object, one workload each, in the order its
+    /// kind lists them ([`super::CUSTOM_POD_KINDS`]); empty for an object
+    /// without any. The first that cannot be read is the error.
+    pub fn all_from_object(object: &Value) -> Result<Vec<Workload>, ModelError> {
+        let kind = object.get("kind").and_then(Value::as_str).unwrap_or_default();
+        let mut out = Vec::new();
+        for at in template_locations(object, kind) {
+            out.extend(Workload::at(object, kind, &at)?);
+        }
+        Ok(out)
+    }
+
+    /// The workload of the pod template at `at`.
+    fn at(object: &Value, kind: &str, at: &Location) -> Result<Option<Workload>, ModelError> {
+        let (template_pointer, spec_pointer) = (at.template.as_str(), at.spec.as_str());
+        let Some(spec_value) = lookup(object, spec_pointer) else {
             return Ok(None);
         };
         // The plain deserializer is fast; the path-tracking one only runs to
@@ -188,7 +280,7 @@ impl Workload {
         };
         let meta = object.get("metadata");
         let text = |v: Option<&Value>| v.and_then(Value::as_str).map(str::to_owned);
-        let template_meta = walk(object, template_pointer).and_then(|t| t.get("metadata"));
+        let template_meta = lookup(object, template_pointer).and_then(|t| t.get("metadata"));
         let mut annotations = string_map(meta.and_then(|m| m.get("annotations")));
         let mut lifeguard_annotations = BTreeMap::new();
         let mut note = |base: &str, map: &BTreeMap<String, String>| {
@@ -203,7 +295,7 @@ impl Workload {
             annotations.extend(template);
         }
         let restart = spec.restart_policy.as_deref().unwrap_or("Always");
-        let long_running = !matches!(kind, "Job" | "CronJob") && restart == "Always";
+        let long_running = at.long_running && restart == "Always";
         Ok(Some(Workload {
             kind: kind.to_owned(),
             namespace: text(meta.and_then(|m| m.get("namespace"))),
@@ -214,6 +306,7 @@ impl Workload {
             annotations,
             lifeguard_annotations,
             long_running,
+            injected_probes: at.injected_probes,
             slots: slots(&spec, spec_pointer),
             spec,
         }))
@@ -371,5 +464,47 @@ mod tests {
         assert!(matches!(super::Workload::from_object(&misplaced), Ok(None)));
         let config = serde_json::json!({"kind": "ConfigMap", "data": {"spec": "x"}});
         assert!(matches!(super::Workload::from_object(&config), Ok(None)));
+    }
+
+    #[test]
+    fn every_pod_template_of_a_known_custom_resource_is_a_workload() {
+        let c = serde_json::json!({"containers": [{"name": "c", "image": "x"}]});
+        let read = |object: serde_json::Value| -> Vec<(String, bool)> {
+            let all = super::Workload::all_from_object(&object).unwrap_or_else(|e| panic!("{object}: {e:?}"));
+            all.into_iter().map(|w| (w.spec_pointer, w.long_running)).collect()
+        };
+        let lws = serde_json::json!({"apiVersion": "leaderworkerset.x-k8s.io/v1", "kind": "LeaderWorkerSet",
+            "spec": {"leaderWorkerTemplate": {"leaderTemplate": {"spec": c}, "workerTemplate": {"spec": c}}}});
+        assert_eq!(
+            read(lws),
+            [
+                ("/spec/leaderWorkerTemplate/leaderTemplate/spec".to_owned(), true),
+                ("/spec/leaderWorkerTemplate/workerTemplate/spec".to_owned(), true)
+            ]
+        );
+        // Every worker group, and a RayJob's submitter, which runs to completion.
+        let job = serde_json::json!({"apiVersion": "ray.io/v1", "kind": "RayJob", "spec": {
+            "rayClusterSpec": {"headGroupSpec": {"template": {"spec": c}},
+                "workerGroupSpecs": [{"template": {"spec": c}}, {"template": {"spec": c}}]},
+            "submitterPodTemplate": {"spec": c}}});
+        let read_job = read(job);
+        assert_eq!(read_job.len(), 4, "{read_job:?}");
+        assert_eq!(read_job[2], ("/spec/rayClusterSpec/workerGroupSpecs/1/template/spec".to_owned(), true));
+        assert_eq!(read_job[3], ("/spec/submitterPodTemplate/spec".to_owned(), false));
+        // KServe inlines the pod spec; a predictor that names only its model has none.
+        let isvc = |predictor: serde_json::Value| {
+            serde_json::json!({"apiVersion": "serving.kserve.io/v1beta1", "kind": "InferenceService",
+                "spec": {"predictor": predictor}})
+        };
+        assert_eq!(read(isvc(c.clone())), [("/spec/predictor".to_owned(), true)]);
+        assert!(read(isvc(serde_json::json!({"model": {"modelFormat": {"name": "sklearn"}}}))).is_empty());
+        // A training job's replicas, keyed by their type.
+        let pytorch = serde_json::json!({"apiVersion": "kubeflow.org/v1", "kind": "PyTorchJob",
+            "spec": {"pytorchReplicaSpecs": {"Master": {"template": {"spec": c}}, "Worker": {"template": {"spec": c}}}}});
+        assert_eq!(read(pytorch).len(), 2);
+        // The same kind in another group is not read as the known one.
+        let other = serde_json::json!({"apiVersion": "example.com/v1", "kind": "RayCluster",
+            "spec": {"headGroupSpec": {"template": {"spec": c}}}});
+        assert!(read(other).is_empty());
     }
 }

@@ -53,10 +53,14 @@ fn annotation_ignores(w: &Workload) -> Option<(Vec<&str>, &str)> {
 }
 
 impl Policy {
-    /// Runs the policy's enabled custom rules on an object.
-    pub(crate) fn check_custom(&self, object: &Value, w: &Workload, out: &mut Vec<Finding>) {
+    /// Runs the policy's enabled custom rules on one pod template of an
+    /// object; the object-wide ones only with its `first` (they would
+    /// report the object once per template).
+    pub(crate) fn check_custom(&self, object: &Value, w: &Workload, first: bool, out: &mut Vec<Finding>) {
         for rule in self.custom.iter().filter(|r| self.is_enabled(&r.spec.name)) {
-            rule.check(object, w, out);
+            if first || rule.spec.scope != super::file::Scope::Object {
+                rule.check(object, w, out);
+            }
         }
     }
 

@@ -93,6 +93,10 @@ serving replica").
 - Services count for the file but none selects the pod (a worker that only
   calls out).
 - Any container of the pod has a readiness probe, with or without a Service.
+- A Ray head or worker group of a RayCluster, RayService or RayJob: KubeRay's
+  operator adds a readiness probe to the Ray container of a group that
+  declares none (`ENABLE_PROBES_INJECTION`, on by default since v1.1.0), so
+  the pod the kubelet runs has one.
 - No Service counts for the file and the container's only ports are those
   Prometheus scrapes (`prometheus.io/port`, a port named `metrics`).
 - A container that declares ports no selecting Service targets (a metrics
@@ -146,8 +150,9 @@ fn push_once(list: &mut Vec<String>, item: String) {
 }
 
 fn check(w: &Workload, ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
-    // The pod is ready only when every container is: one readiness probe gates it.
-    if !w.long_running || w.containers().any(|c| c.container.readiness_probe.is_some()) {
+    // The pod is ready only when every container is: one readiness probe
+    // gates it, the template's own or one its controller adds (KubeRay's).
+    if !w.long_running || w.injected_probes.is_some() || w.containers().any(|c| c.container.readiness_probe.is_some()) {
         return;
     }
     let containers: Vec<ContainerView<'_>> = w.containers().collect();

@@ -77,10 +77,43 @@ pub fn simulate_object(
     scenarios: &[Scenario],
     assumptions: &Assumptions,
 ) -> Result<Option<ObjectSimulation>, ModelError> {
-    let Some(w) = Workload::from_object(object)? else {
+    let workloads = Workload::all_from_object(object)?;
+    let Some(first) = workloads.first() else {
         return Ok(None);
     };
-    let replicas = object.pointer("/spec/replicas").and_then(Value::as_i64).unwrap_or(1).max(1);
+    let mut outcomes = Vec::new();
+    for w in &workloads {
+        outcomes.extend(simulate_workload(object, w, batch, policy, scenarios, assumptions)?);
+    }
+    Ok(Some(ObjectSimulation {
+        kind: first.kind.clone(),
+        namespace: first.namespace.clone(),
+        name: first.name.clone(),
+        outcomes,
+    }))
+}
+
+/// The replicas of the pods one template makes: its group's own count (a
+/// Ray worker group's `replicas`) where it has one, else the object's.
+fn replicas_of(object: &Value, w: &Workload) -> i64 {
+    let group = w.template_pointer.rsplit_once('/').map(|(parent, _)| format!("{parent}/replicas"));
+    let own = group.filter(|p| !w.template_pointer.is_empty() && p != "/spec/replicas");
+    own.and_then(|p| object.pointer(&p).and_then(Value::as_i64))
+        .or_else(|| object.pointer("/spec/replicas").and_then(Value::as_i64))
+        .unwrap_or(1)
+        .max(1)
+}
+
+/// Every container of one pod template in every scenario.
+fn simulate_workload(
+    object: &Value,
+    w: &Workload,
+    batch: &Batch,
+    policy: &Policy,
+    scenarios: &[Scenario],
+    assumptions: &Assumptions,
+) -> Result<Vec<ContainerOutcome>, ModelError> {
+    let replicas = replicas_of(object, w);
     let mut services: Vec<String> = Vec::new();
     for s in batch.services.iter().filter(|s| s.selects(w.namespace.as_deref(), &w.labels)) {
         let name = s.display_name();
@@ -89,10 +122,9 @@ pub fn simulate_object(
         }
     }
     let receivers: Vec<String> =
-        receivers(&w, &batch.services, policy).iter().map(|r| r.view.pointer.to_owned()).collect();
+        receivers(w, &batch.services, policy).iter().map(|r| r.view.pointer.to_owned()).collect();
     let traffic = Traffic { services: &services, receivers: &receivers, input_has_services: batch.has_services };
-    let models = containers(&w, policy, assumptions, replicas, traffic)
+    let models = containers(w, policy, assumptions, replicas, traffic)
         .map_err(|e| ModelError { pointer: e.pointer.clone(), message: e.to_string() })?;
-    let outcomes = models.iter().flat_map(|m| scenarios.iter().map(move |s| run_scenario(m, s, assumptions))).collect();
-    Ok(Some(ObjectSimulation { kind: w.kind, namespace: w.namespace, name: w.name, outcomes }))
+    Ok(models.iter().flat_map(|m| scenarios.iter().map(move |s| run_scenario(m, s, assumptions))).collect())
 }

@@ -133,11 +133,13 @@ impl ContainerModel {
     /// and the traffic for a deletion; the postStart hook wherever it runs.
     pub fn assumptions_for(&self, scenario: ScenarioKind, a: &Assumptions) -> Vec<Assumption> {
         let about: &[About] = match scenario {
-            ScenarioKind::Boot(_) => &[About::Boot, About::Poststart, About::Traffic],
-            ScenarioKind::Stall(_) => &[About::Checks, About::Reach],
-            ScenarioKind::Delete => &[About::Drain, About::Shutdown, About::Stop, About::Prestop, About::Traffic],
-            ScenarioKind::Crash(_) | ScenarioKind::PostStartFail => &[About::Boot, About::Poststart],
-            ScenarioKind::Pause(_) | ScenarioKind::Wedge => &[About::Poststart],
+            ScenarioKind::Boot(_) => &[About::Probes, About::Boot, About::Poststart, About::Traffic],
+            ScenarioKind::Stall(_) => &[About::Probes, About::Checks, About::Reach],
+            ScenarioKind::Delete => {
+                &[About::Probes, About::Drain, About::Shutdown, About::Stop, About::Prestop, About::Traffic]
+            }
+            ScenarioKind::Crash(_) | ScenarioKind::PostStartFail => &[About::Probes, About::Boot, About::Poststart],
+            ScenarioKind::Pause(_) | ScenarioKind::Wedge => &[About::Probes, About::Poststart],
         };
         let mut out: Vec<Assumption> = self
             .assumed
@@ -341,6 +343,19 @@ pub fn containers(
             ));
         }
         assumed.push(traffic_assumption(traffic.services, receives_traffic, traffic.input_has_services));
+        // A controller that adds probes the template lacks (KubeRay, to its
+        // Ray container, the first) runs a pod the model does not: say so.
+        let injected = w.injected_probes.filter(|_| c.pointer.ends_with("/containers/0"));
+        if let Some(why) =
+            injected.filter(|_| c.container.liveness_probe.is_none() || c.container.readiness_probe.is_none())
+        {
+            assumed.push(Assumption::new(
+                About::Probes,
+                "as written",
+                Source::Spec,
+                format!("{why}; the simulation runs the template without them"),
+            ));
+        }
         let restart_policy = if c.sidecar { Some("Always") } else { w.spec.restart_policy.as_deref() };
         out.push(ContainerModel {
             pointer: c.pointer.to_owned(),

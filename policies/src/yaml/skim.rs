@@ -25,7 +25,10 @@ pub(super) const OFF_PATH: usize = usize::MAX;
 /// nor a `List` of objects, whatever else it holds (but the pod template
 /// [`PATH`]).
 pub(super) fn inert_kind(kind: &str) -> bool {
-    !(crate::model::names_pod_kind(kind) || kind == "Service" || kind.ends_with("List"))
+    !(crate::model::names_pod_kind(kind)
+        || crate::model::names_custom_pod_kind(kind)
+        || kind == "Service"
+        || kind.ends_with("List"))
 }
 
 /// Whether a document of this kind can be neither a Service nor a `List`

@@ -376,3 +376,50 @@ fn the_charts_read_only_role_is_enough_and_a_refused_list_is_a_warning() {
     });
     assert!(nothing.stderr.contains("nothing could be read"), "{}", nothing.stderr);
 }
+
+/// A LeaderWorkerSet, whose CRD (LeaderWorkerSet's own, from the shared
+/// corpus's layout of the project) has no `spec.template.spec.containers`:
+/// audit reads it because the engine knows its pod templates, and judges
+/// the leader's and the workers' as the pods they make.
+#[test]
+fn a_leaderworkerset_is_audited_by_the_engines_table_not_its_schema() {
+    let Some(plane) = ControlPlane::shared() else { return };
+    let Some(corpus) = lifeguard_e2e::corpus_dir() else { return };
+    let crd = corpus.join("layouts/lws/charts/lws/crds/leaderworkerset.x-k8s.io_leaderworkersets.yaml");
+    let crd = crd.to_str().expect("a UTF-8 path");
+    let created = plane.kubectl.run(&["apply", "--server-side", "-f", crd]);
+    assert_eq!(created.code, 0, "{}", created.stderr);
+    let ns = "audit-lws";
+    plane.kubectl.namespace(ns, &[]);
+    plane.kubectl.default_service_account(ns);
+    lifeguard_e2e::cluster::process::wait_for("the LWS CRD established", Duration::from_secs(30), || {
+        let run = plane.kubectl.run(&["get", "leaderworkersets.leaderworkerset.x-k8s.io", "-n", ns]);
+        if run.code == 0 { Ok(()) } else { Err(run.stderr) }
+    });
+    let server = |name: &str, probe: Value| {
+        json!({"name": name, "image": "vllm/vllm-openai:v0.8.5", "resources": {"limits": {"nvidia.com/gpu": "8"}},
+            "livenessProbe": probe})
+    };
+    let http = json!({"httpGet": {"path": "/health", "port": 8080}, "initialDelaySeconds": 120});
+    let exec = json!({"exec": {"command": ["ray", "health-check"]}, "initialDelaySeconds": 120});
+    let lws = json!({"apiVersion": "leaderworkerset.x-k8s.io/v1", "kind": "LeaderWorkerSet",
+        "metadata": {"name": "vllm", "namespace": ns},
+        "spec": {"replicas": 1, "leaderWorkerTemplate": {"size": 2,
+            "leaderTemplate": {"spec": {"containers": [server("leader", http)]}},
+            "workerTemplate": {"spec": {"containers": [server("worker", exec)]}}}}});
+    let applied = plane.kubectl.apply(&lws);
+    assert_eq!(applied.code, 0, "{}", applied.stderr);
+    let audit = lifeguard(plane, &["audit", "--format", "json", "--fail-on", "never", "-n", ns]);
+    assert_eq!(audit.code, 0, "{audit:#?}");
+    let findings: Vec<Value> = serde_json::from_str(&audit.stdout).expect("a JSON array");
+    let paths: BTreeSet<&str> = findings
+        .iter()
+        .filter(|f| f["rule"] == "startup-probe-missing" && f["kind"] == "LeaderWorkerSet")
+        .filter_map(|f| f["path"].as_str())
+        .collect();
+    let expected = BTreeSet::from([
+        "/spec/leaderWorkerTemplate/leaderTemplate/spec/containers/0/livenessProbe",
+        "/spec/leaderWorkerTemplate/workerTemplate/spec/containers/0/livenessProbe",
+    ]);
+    assert_eq!(paths, expected, "{}", audit.stdout);
+}

@@ -282,6 +282,24 @@ fn a_directory_walk_skips_helm_chart_templates_and_says_how_to_lint_them() {
     // Named explicitly, a template is still read (and is not YAML).
     let named = support::lifeguard(dir.path(), &["lint", "charts/api/templates/deployment.yaml"], None, &[]);
     assert_eq!(named.code, 2, "{}", named.stderr);
+    // The templates directory named: one error, naming the chart to render,
+    // not a parser error per template.
+    for (cwd, given, chart) in
+        [(dir.path().to_owned(), "charts/api/templates", "charts/api"), (chart.join("templates"), ".", "")]
+    {
+        let r = support::lifeguard(&cwd, &["lint", given], None, &[("NO_COLOR", Some("1"))]);
+        r.assert_no_panic();
+        assert_eq!(r.code, 2, "{}", r.stderr);
+        let errors: Vec<&str> = r.stderr.lines().filter(|l| l.contains("input error")).collect();
+        assert_eq!(errors.len(), 1, "{}", r.stderr);
+        assert!(
+            errors[0].contains("a Helm chart's templates are not YAML until the chart renders them"),
+            "{}",
+            errors[0]
+        );
+        assert!(errors[0].contains("| lifeguard lint -`"), "{}", errors[0]);
+        assert!(errors[0].contains(&format!("helm template RELEASE {chart}")), "{}", errors[0]);
+    }
 }
 
 #[test]

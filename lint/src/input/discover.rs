@@ -54,6 +54,16 @@ pub enum ReadError {
         "no document on stdin: the command feeding it most likely failed (`helm template` prints nothing when a chart does not render; use `set -o pipefail`); pass --allow-empty if an empty stream is expected"
     )]
     EmptyStdin,
+    /// A Helm chart's `templates/` directory (or one under it), named
+    /// directly: its files are not YAML until the chart is rendered.
+    #[error(
+        "a Helm chart's templates are not YAML until the chart renders them; name the chart, rendered: `helm template RELEASE {} | lifeguard lint -`",
+        chart.display()
+    )]
+    ChartTemplates {
+        /// The chart's directory (holding `Chart.yaml`).
+        chart: PathBuf,
+    },
     /// A `.json` file that is not strict JSON (RFC 8259).
     #[error("not JSON (a .json file must be RFC 8259 JSON, as kubectl reads it): {what}")]
     NotJson {
@@ -203,6 +213,24 @@ pub fn discover(paths: &[String]) -> Discovered {
     discover_with(paths, &Walk::default())
 }
 
+/// The chart whose `templates/` holds `dir` (the directory itself or one
+/// of its subdirectories), if it is in one: a `templates` directory beside
+/// a `Chart.yaml`.
+fn chart_of_templates(dir: &Path) -> Option<PathBuf> {
+    let chart_of = |dir: &Path| {
+        dir.ancestors()
+            .find(|a| {
+                a.file_name().is_some_and(|n| n == "templates")
+                    && a.parent().is_some_and(|p| p.join("Chart.yaml").is_file())
+            })
+            .and_then(Path::parent)
+            .map(|p| if p.as_os_str().is_empty() { PathBuf::from(".") } else { p.to_path_buf() })
+    };
+    // As the user wrote it where it shows (`chart/templates`), else from
+    // the full path (`.` inside `templates/`).
+    chart_of(dir).or_else(|| chart_of(&dir.canonicalize().ok()?))
+}
+
 /// Expands paths: files are kept as given (whatever their extension);
 /// directories are walked for manifests in sorted order, honouring
 /// `.gitignore` inside a git repository and skipping hidden entries; a path
@@ -226,7 +254,13 @@ pub fn discover_with(paths: &[String], walk: &Walk) -> Discovered {
         }
         let path = PathBuf::from(raw);
         let files = match std::fs::metadata(&path) {
-            Ok(m) if m.is_dir() => walk_dir(&path, None, walk, &mut found),
+            Ok(m) if m.is_dir() => match chart_of_templates(&path) {
+                Some(chart) => {
+                    found.errors.push((raw.clone(), ReadError::ChartTemplates { chart }));
+                    Vec::new()
+                }
+                None => walk_dir(&path, None, walk, &mut found),
+            },
             Ok(_) if walk.excludes(&path) || is_plainly_not_a_manifest(&path) => Vec::new(),
             Ok(_) => vec![path],
             Err(_) if is_glob(raw) => {

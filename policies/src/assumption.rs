@@ -110,7 +110,7 @@ pub struct Assumption {
     /// (`gpuBootSeconds`, `lifeguard.dev/cold-start-seconds`, `env
     /// VLLM_DRAIN_SECONDS`), or why the default holds.
     pub from: String,
-    /// How to declare it when it is wrong (empty when the spec states it).
+    /// How to declare it when it is wrong.
     pub declare: &'static str,
 }
 

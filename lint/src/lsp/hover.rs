@@ -32,14 +32,7 @@ pub fn hover(open: &Open, at: Position) -> Option<Hover> {
         Err(why) => format!("\n\n**No automatic fix**: {why}"),
     };
     // What the finding rests on, each with how to declare it when it is wrong.
-    let assumes: String = f
-        .assumptions
-        .iter()
-        .map(|a| {
-            let declare = if a.declare.is_empty() { String::new() } else { format!(" (declare: {})", a.declare) };
-            format!("\n- {}{declare}", a.line())
-        })
-        .collect();
+    let assumes: String = f.assumptions.iter().map(|a| format!("\n- {} (declare: {})", a.line(), a.declare)).collect();
     let assumes = if assumes.is_empty() { assumes } else { format!("\n\n**Assumes**:{assumes}") };
     let value = format!(
         "**{}** ({}): {summary}\n\n{}\n\n**Help**: {}{assumes}{fix}\n\n`lifeguard explain {}` says why, with examples.",

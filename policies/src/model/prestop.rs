@@ -196,20 +196,34 @@ fn sleep_args(args: &[&str]) -> Option<SleepSeconds> {
 pub struct Term {
     /// Seconds.
     pub seconds: i64,
-    /// `annotation lifeguard.dev/drain-seconds` or `env AISUITE_DRAIN_SECONDS`.
-    pub source: String,
-    /// Whether the manifest declares nothing and the policy assumes it
-    /// (`modelServerDrainSeconds`): messages must say so.
-    pub assumed: bool,
-    /// Where it was read, for the outputs' assumptions.
+    /// Where it was read: an annotation, an env var, or the policy.
     pub origin: Source,
+    /// What it was read from: `lifeguard.dev/drain-seconds`,
+    /// `AISUITE_DRAIN_SECONDS`, or the policy's setting and why it applies.
+    pub from: String,
 }
 
 impl Term {
+    /// Whether the manifest declares nothing and the policy assumes it
+    /// (`modelServerDrainSeconds`): messages must say so.
+    pub fn assumed(&self) -> bool {
+        self.origin == Source::Policy
+    }
+
+    /// Where it was read, for a message: `annotation
+    /// lifeguard.dev/drain-seconds`, `env AISUITE_DRAIN_SECONDS`, or the
+    /// policy's words.
+    pub fn source(&self) -> String {
+        match self.origin {
+            Source::Annotation => format!("annotation {}", self.from),
+            Source::Env => format!("env {}", self.from),
+            _ => self.from.clone(),
+        }
+    }
+
     /// The budget as an assumption (`about` the drain or the shutdown).
     pub fn assumption(&self, about: About) -> Assumption {
-        let from = ["annotation ", "env "].iter().find_map(|p| self.source.strip_prefix(p)).unwrap_or(&self.source);
-        Assumption::new(about, format!("{}s", self.seconds), self.origin, from)
+        Assumption::new(about, format!("{}s", self.seconds), self.origin, self.from.clone())
     }
 }
 
@@ -217,19 +231,9 @@ impl Term {
 /// the first env var of the container whose name matches.
 fn declared(w: &Workload, c: &ContainerView<'_>, annotation: &str, env: impl Fn(&str) -> bool) -> Option<Term> {
     if let Some(Ok(seconds)) = w.annotation_seconds(annotation) {
-        return Some(Term {
-            seconds,
-            source: format!("annotation {annotation}"),
-            assumed: false,
-            origin: Source::Annotation,
-        });
+        return Some(Term { seconds, origin: Source::Annotation, from: annotation.to_owned() });
     }
-    c.env_seconds(env).map(|(name, seconds)| Term {
-        seconds,
-        source: format!("env {name}"),
-        assumed: false,
-        origin: Source::Env,
-    })
+    c.env_seconds(env).map(|(name, seconds)| Term { seconds, origin: Source::Env, from: name })
 }
 
 /// What one container needs between deletion and SIGKILL.
@@ -341,9 +345,8 @@ fn model_server_drain(w: &Workload, c: &ContainerView<'_>, policy: &Policy) -> O
     let model_server = is_model_server(c, policy);
     (seconds > 0 && w.long_running && !c.sidecar && model_server).then(|| Term {
         seconds,
-        source: "the policy's modelServerDrainSeconds for a model server that declares no drain".to_owned(),
-        assumed: true,
         origin: Source::Policy,
+        from: "the policy's modelServerDrainSeconds for a model server that declares no drain".to_owned(),
     })
 }
 

@@ -148,12 +148,12 @@ fn check(w: &Workload, ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
                     "terminationGracePeriodSeconds {grace} < {} = {required}s",
                     terms(worst)
                 ),
-                if worst.drain.as_ref().is_some_and(|t| t.assumed) {
+                if worst.drain.as_ref().is_some_and(|t| t.assumed()) {
                     format!("grace period {grace}s < {required}s with the assumed drain; raise it")
                 } else {
                     format!("grace period {grace}s < {required}s needed to stop; raise it")
                 },
-                match worst.drain.as_ref().filter(|t| t.assumed) {
+                match worst.drain.as_ref().filter(|t| t.assumed()) {
                     // The manifest may know better than the policy's guess.
                     Some(t) => format!(
                         "raise terminationGracePeriodSeconds to at least {required}, or declare the server's own drain (annotation {ANNOTATION_DRAIN}, or a *DRAIN_SECONDS env var): the {}s drain is the policy's assumption, not this manifest's",
@@ -164,7 +164,7 @@ fn check(w: &Workload, ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
                     ),
                 },
             );
-            let description = if worst.drain.as_ref().is_some_and(|t| t.assumed) {
+            let description = if worst.drain.as_ref().is_some_and(|t| t.assumed()) {
                 format!(
                     "set terminationGracePeriodSeconds to {required} (preStop sleep + the policy's assumed drain + shutdown budget of container {name:?})"
                 )
@@ -187,11 +187,11 @@ fn terms(n: &ShutdownNeed) -> String {
         parts.push(format!("preStop sleep {}", p.seconds));
     }
     if let Some(t) = &n.drain {
-        let word = if t.assumed { "assumed drain" } else { "drain" };
-        parts.push(format!("{word} {}s ({})", t.seconds, t.source));
+        let word = if t.assumed() { "assumed drain" } else { "drain" };
+        parts.push(format!("{word} {}s ({})", t.seconds, t.source()));
     }
     if let Some(t) = &n.shutdown {
-        parts.push(format!("shutdown budget {}s ({})", t.seconds, t.source));
+        parts.push(format!("shutdown budget {}s ({})", t.seconds, t.source()));
     }
     parts.join(" + ")
 }

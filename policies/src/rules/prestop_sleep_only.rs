@@ -166,7 +166,7 @@ fn check(w: &Workload, ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
         }
         if remaining < need {
             let why = match &n.shutdown {
-                Some(t) if t.seconds >= min_remaining => format!("shutdown budget, {}", t.source),
+                Some(t) if t.seconds >= min_remaining => format!("shutdown budget, {}", t.source()),
                 _ => "prestopMinRemainingSeconds".to_owned(),
             };
             let finding = RULE.finding(
@@ -185,7 +185,7 @@ fn check(w: &Workload, ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
                 let mut description =
                     format!(
                     "set terminationGracePeriodSeconds to {g} (container {name:?}: sleep {s}s + {}drain {}s + {need}s to shut down, or more if another container needs it)",
-                    if n.drain.as_ref().is_some_and(|t| t.assumed) { "the policy's assumed " } else { "" },
+                    if n.drain.as_ref().is_some_and(|t| t.assumed()) { "the policy's assumed " } else { "" },
                     n.drain_seconds()
                 );
                 if let Some(op) = rewrite {
@@ -199,7 +199,7 @@ fn check(w: &Workload, ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
             out.push(with_fix(finding.assuming(n.stop_assumptions(min_remaining)), fix));
         } else {
             let (message, short, help) = if app_drains {
-                let whose = if n.drain.as_ref().is_some_and(|t| t.assumed) {
+                let whose = if n.drain.as_ref().is_some_and(|t| t.assumed()) {
                     "the policy's assumed"
                 } else {
                     "the application's declared"

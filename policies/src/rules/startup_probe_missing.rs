@@ -251,7 +251,7 @@ fn check(w: &Workload, ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
                 format!(
                     "liveness restarts it at {}s, before the {boot}s boot ends ({}), every time",
                     t.earliest_restart(),
-                    boot_source(cold.is_some())
+                    boot_source(assumed.declared)
                 )
             } else {
                 "liveness alone must either wait out the boot or restart it".to_owned()

@@ -97,8 +97,8 @@ pub fn simulate_object(
 /// Ray worker group's `replicas`) where it has one, else the object's.
 fn replicas_of(object: &Value, w: &Workload) -> i64 {
     let group = w.template_pointer.rsplit_once('/').map(|(parent, _)| format!("{parent}/replicas"));
-    let own = group.filter(|p| !w.template_pointer.is_empty() && p != "/spec/replicas");
-    own.and_then(|p| object.pointer(&p).and_then(Value::as_i64))
+    group
+        .and_then(|p| object.pointer(&p).and_then(Value::as_i64))
         .or_else(|| object.pointer("/spec/replicas").and_then(Value::as_i64))
         .unwrap_or(1)
         .max(1)

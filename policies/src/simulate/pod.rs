@@ -259,27 +259,13 @@ pub fn containers(
                 let check = if unresolved.iter().any(|(k, _)| *k == kind) {
                     Check::Unresolved
                 } else {
-                    // One handler shared by liveness and readiness checks
-                    // one thing: what is stated of either holds for both.
-                    let said = |k: ProbeKind| {
-                        let flag = stated.get(&name, k).map(|check| (check, Source::CommandLine));
-                        flag.or_else(|| annotated.get(&name, k).map(|check| (check, Source::Annotation)))
-                    };
                     let shared = shared_liveness_readiness(c.container).is_some();
                     let other = match kind {
                         ProbeKind::Liveness if shared => Some(ProbeKind::Readiness),
                         ProbeKind::Readiness if shared => Some(ProbeKind::Liveness),
                         _ => None,
                     };
-                    // One handler checks one thing: a dependency stated of
-                    // either probe holds for both, as `probe-endpoint-reused`
-                    // reads it ([`shared_reach`]); else what is said of this
-                    // probe, then of the other.
-                    let theirs = other.and_then(said);
-                    let dependency = theirs.filter(|(check, _)| *check == Check::Dependency);
-                    let mine = said(kind);
-                    let stated_here = mine.filter(|(check, _)| *check == Check::Dependency).or(dependency).or(mine);
-                    let (check, source) = stated_here.or(theirs).or_else(|| {
+                    let (check, source) = said(stated, &annotated, &name, kind, other).or_else(|| {
                         infer(c, kind, policy).map(|check| (check, inferred_source(c, kind, check, policy)))
                     })?;
                     if kind != ProbeKind::Startup {
@@ -407,10 +393,29 @@ fn check_evidence(source: Source) -> &'static str {
     }
 }
 
+/// What is stated of a probe (`--probe-checks` first, then the
+/// annotation), and by which. For a handler shared with the `other` probe,
+/// one handler checks one thing: a dependency stated of either holds for
+/// both, as `probe-endpoint-reused` reads it ([`shared_reach`]); else what
+/// is stated of this probe, then of the other.
+fn said(
+    stated: &ProbeChecks,
+    annotated: &ProbeChecks,
+    container: &str,
+    kind: ProbeKind,
+    other: Option<ProbeKind>,
+) -> Option<(Check, Source)> {
+    let of = |k: ProbeKind| {
+        let flag = stated.get(container, k).map(|check| (check, Source::CommandLine));
+        flag.or_else(|| annotated.get(container, k).map(|check| (check, Source::Annotation)))
+    };
+    let (mine, theirs) = (of(kind), other.and_then(of));
+    [mine, theirs].into_iter().flatten().find(|(check, _)| *check == Check::Dependency).or(mine).or(theirs)
+}
+
 /// The reach of the handler liveness and readiness share, when they share
-/// one, as the stall reads it: what is stated of either probe (the flag,
-/// then the annotation), a dependency for either winning, else what
-/// `probe-endpoint-reused` infers ([`shared_reach`]).
+/// one, as the stall reads it: what is stated of either probe ([`said`]),
+/// else what `probe-endpoint-reused` infers ([`shared_reach`]).
 fn shared_reach_of(
     w: &Workload,
     c: ContainerView<'_>,
@@ -419,17 +424,12 @@ fn shared_reach_of(
     annotated: &ProbeChecks,
 ) -> Option<Assumption> {
     let shared = shared_liveness_readiness(c.container)?;
-    let said: Vec<(Check, Source)> = [ProbeKind::Liveness, ProbeKind::Readiness]
-        .into_iter()
-        .filter_map(|k| {
-            let flag = stated.get(c.name(), k).map(|check| (check, Source::CommandLine));
-            flag.or_else(|| annotated.get(c.name(), k).map(|check| (check, Source::Annotation)))
-        })
-        .collect();
-    let found = |wanted: Check| said.iter().find(|(check, _)| *check == wanted);
-    let declared = found(Check::Dependency).map(|(_, s)| (Reach::Dependency, *s));
-    Some(match declared.or_else(|| found(Check::Local).map(|(_, s)| (Reach::Local, *s))) {
-        Some((reach, source)) => Assumption::new(About::Reach, reach.word(), source, check_evidence(source)),
+    let declared = said(stated, annotated, c.name(), ProbeKind::Liveness, Some(ProbeKind::Readiness));
+    Some(match declared {
+        Some((check, source)) => {
+            let reach = if check == Check::Dependency { Reach::Dependency } else { Reach::Local };
+            Assumption::new(About::Reach, reach.word(), source, check_evidence(source))
+        }
         None => shared_reach(w, c, &shared, policy).assumption(),
     })
 }

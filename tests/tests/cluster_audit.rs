@@ -280,6 +280,7 @@ fn token_kubeconfig(plane: &ControlPlane, token: &str, dir: &Path) -> PathBuf {
 fn the_charts_read_only_role_is_enough_and_a_refused_list_is_a_warning() {
     let Some(plane) = ControlPlane::shared() else { return };
     let Some(helm) = plane.helm() else { return };
+    let Some(corpus) = lifeguard_e2e::corpus_dir() else { return };
     // The custom resource another test reads is granted as the chart grants one.
     plane.kubectl.apply(&rollout_crd());
     let rendered = lifeguard_e2e::cluster::chart::Rendered::render(
@@ -297,6 +298,9 @@ fn the_charts_read_only_role_is_enough_and_a_refused_list_is_a_warning() {
         plane.kubectl.namespace(n, &[]);
         plane.kubectl.default_service_account(n);
     }
+    // A kind of the engine's own table installed: the chart's role must
+    // grant it without being told (audit lists it outright).
+    install_lws_crd(plane, &corpus, work);
     let job = json!({"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "once", "namespace": work},
         "spec": {"template": {"spec": {"restartPolicy": "Never", "containers": [{"name": "run", "image": "example/run:1",
             "readinessProbe": {"exec": {"command": ["true"]}}}]}}}});
@@ -385,17 +389,10 @@ fn the_charts_read_only_role_is_enough_and_a_refused_list_is_a_warning() {
 fn a_leaderworkerset_is_audited_by_the_engines_table_not_its_schema() {
     let Some(plane) = ControlPlane::shared() else { return };
     let Some(corpus) = lifeguard_e2e::corpus_dir() else { return };
-    let crd = corpus.join("layouts/lws/charts/lws/crds/leaderworkerset.x-k8s.io_leaderworkersets.yaml");
-    let crd = crd.to_str().expect("a UTF-8 path");
-    let created = plane.kubectl.run(&["apply", "--server-side", "-f", crd]);
-    assert_eq!(created.code, 0, "{}", created.stderr);
     let ns = "audit-lws";
     plane.kubectl.namespace(ns, &[]);
     plane.kubectl.default_service_account(ns);
-    lifeguard_e2e::cluster::process::wait_for("the LWS CRD established", Duration::from_secs(30), || {
-        let run = plane.kubectl.run(&["get", "leaderworkersets.leaderworkerset.x-k8s.io", "-n", ns]);
-        if run.code == 0 { Ok(()) } else { Err(run.stderr) }
-    });
+    install_lws_crd(plane, &corpus, ns);
     let server = |name: &str, probe: Value| {
         json!({"name": name, "image": "vllm/vllm-openai:v0.8.5", "resources": {"limits": {"nvidia.com/gpu": "8"}},
             "livenessProbe": probe})
@@ -422,4 +419,18 @@ fn a_leaderworkerset_is_audited_by_the_engines_table_not_its_schema() {
         "/spec/leaderWorkerTemplate/workerTemplate/spec/containers/0/livenessProbe",
     ]);
     assert_eq!(paths, expected, "{}", audit.stdout);
+}
+
+/// LeaderWorkerSet's CRD, from its chart in the corpus, applied and
+/// established (listable in `ns`). Idempotent: tests sharing the control
+/// plane may each install it.
+fn install_lws_crd(plane: &ControlPlane, corpus: &std::path::Path, ns: &str) {
+    let crd = corpus.join("layouts/lws/charts/lws/crds/leaderworkerset.x-k8s.io_leaderworkersets.yaml");
+    let crd = crd.to_str().expect("a UTF-8 path");
+    let created = plane.kubectl.run(&["apply", "--server-side", "-f", crd]);
+    assert_eq!(created.code, 0, "{}", created.stderr);
+    lifeguard_e2e::cluster::process::wait_for("the LWS CRD established", Duration::from_secs(30), || {
+        let run = plane.kubectl.run(&["get", "leaderworkersets.leaderworkerset.x-k8s.io", "-n", ns]);
+        if run.code == 0 { Ok(()) } else { Err(run.stderr) }
+    });
 }

@@ -15,7 +15,7 @@ use lifeguard::lint::lint_paths;
 use lifeguard_e2e::support::review::review;
 use lifeguard_e2e::{installed_tool, repo_root};
 use policies::Policy;
-use policies::model::POD_KINDS;
+use policies::model::{CUSTOM_POD_KINDS, POD_KINDS};
 use policies::yaml::parse_stream;
 use serde_json::{Value, json};
 
@@ -314,6 +314,11 @@ fn pod_resources() -> BTreeSet<(String, String)> {
     POD_KINDS.iter().map(|k| (k.group.to_owned(), k.resource.to_owned())).collect()
 }
 
+/// The custom resources whose pod templates the engine reads, as `(apiGroup, resource)`.
+fn custom_pod_resources() -> BTreeSet<(String, String)> {
+    CUSTOM_POD_KINDS.iter().map(|k| (k.group.to_owned(), k.resource.to_owned())).collect()
+}
+
 #[test]
 fn the_audit_role_reads_the_engine_pod_kinds_services_and_namespaces() {
     if !tools() {
@@ -329,6 +334,9 @@ fn the_audit_role_reads_the_engine_pod_kinds_services_and_namespaces() {
         .cloned()
         .collect();
     let mut expected = pod_resources();
+    // audit reads the custom kinds of the engine's table outright whenever
+    // their CRD is installed: a role without them gives a warning per kind.
+    expected.extend(custom_pod_resources());
     expected.extend([("".to_owned(), "services".to_owned()), ("".to_owned(), "namespaces".to_owned())]);
     assert_eq!(group_resources(&Value::Array(reads)), expected);
 }

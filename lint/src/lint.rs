@@ -59,6 +59,7 @@ pub fn lint_found(found: Discovered, policy: &Policy, limits: &Limits) -> Outcom
 /// [`lint_found`], with each document's outcome kept as `keep` says (its
 /// Helm template put on disk, its findings rendered as they come).
 pub fn lint_found_with(found: Discovered, policy: &Policy, limits: &Limits, keep: &mut Keep) -> Outcome {
+    keep.templates = std::mem::take(&mut keep.templates).knowing(&found.inputs);
     let mut read = read(&found, limits);
     let seeds = std::mem::take(&mut read.seeds);
     let linted = crate::pipeline::lint_sources_in(&read.sources, &read.context_of, seeds, policy, limits, keep);
@@ -66,16 +67,13 @@ pub fn lint_found_with(found: Discovered, policy: &Policy, limits: &Limits, keep
     let mut errors = read.errors(linted.syntax_errors);
     errors.append(&mut out.errors);
     out.errors = errors;
-    let charts = found.skipped_charts.iter().map(|chart| InputError {
-        file: chart.join("templates").display().to_string(),
+    let notes = found.notes.iter().map(|(file, message)| InputError {
+        file: file.clone(),
         line: None,
         column: None,
-        message: format!(
-            "Helm chart templates skipped (not YAML until rendered); lint the chart with `helm template RELEASE {} | lifeguard lint -`",
-            chart.display()
-        ),
+        message: message.clone(),
     });
-    out.warnings.splice(0..0, charts);
+    out.warnings.splice(0..0, notes);
     out
 }
 

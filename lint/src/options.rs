@@ -39,6 +39,51 @@ pub struct RunArgs {
     /// `NO_COLOR` is set, or anything when `CLICOLOR_FORCE` or `FORCE_COLOR` is.
     #[arg(long, value_enum, default_value_t = ColorWhen::Auto, value_name = "WHEN")]
     pub color: ColorWhen,
+    /// How Kustomize directories and Helm charts are made into manifests.
+    #[command(flatten)]
+    pub render: RenderArgs,
+}
+
+/// The flags that say how a Kustomize directory is built and a Helm chart
+/// rendered (`lint`, `fix` and `simulate` alike).
+#[derive(Debug, Clone, Default, clap::Args)]
+#[command(next_help_heading = "Kustomize and Helm")]
+pub struct RenderArgs {
+    /// Build this Kustomize directory, as `kubectl apply -k DIR` would
+    /// (repeatable). A directory named as a path is walked instead: every
+    /// kustomization in it that no other builds on is built.
+    #[arg(short = 'k', long = "kustomize", value_name = "DIR")]
+    pub kustomize: Vec<String>,
+    /// Helm charts: a values file for `helm template` (repeatable, in order).
+    #[arg(long, value_name = "FILE")]
+    pub values: Vec<String>,
+    /// Helm charts: a `--set` value for `helm template` (repeatable, in order).
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    pub set: Vec<String>,
+    /// Helm charts: the release name.
+    #[arg(long, value_name = "NAME", default_value = "release")]
+    pub release_name: String,
+    /// Helm charts: the release namespace (`helm template --namespace`).
+    #[arg(long, value_name = "NAMESPACE")]
+    pub namespace: Option<String>,
+    /// Helm charts: the Kubernetes version templates see (`helm template --kube-version`).
+    #[arg(long, value_name = "VERSION")]
+    pub kube_version: Option<String>,
+}
+
+impl RenderArgs {
+    /// How charts are rendered.
+    pub fn options(&self) -> crate::input::render::RenderOptions {
+        crate::input::render::RenderOptions {
+            helm: crate::input::render::HelmOptions {
+                values: self.values.clone(),
+                set: self.set.clone(),
+                release: self.release_name.clone(),
+                namespace: self.namespace.clone(),
+                kube_version: self.kube_version.clone(),
+            },
+        }
+    }
 }
 
 /// Sets the colour choice every later stream follows.

@@ -129,7 +129,7 @@ pub fn resolve(
 ) -> Result<Resolved, String> {
     let mut resolved = Resolved::default();
     let mut finder = Finder::new(cwd);
-    let Discovered { inputs, mut errors, mut skipped_charts, allow_empty_stdin } = found;
+    let Discovered { inputs, mut errors, mut notes, allow_empty_stdin } = found;
     let mut loaded: HashMap<PolicySource, Option<usize>> = HashMap::new();
     let overriding = arg.map(|a| PolicySource::choose(Some(a), cwd));
     // With no input at all, the run still reports discovery's errors, under
@@ -176,7 +176,7 @@ pub fn resolve(
     match resolved.runs.first_mut() {
         Some((_, first)) => {
             first.errors.append(&mut errors);
-            first.skipped_charts.append(&mut skipped_charts);
+            first.notes.append(&mut notes);
         }
         None => resolved.errors.extend(errors.into_iter().map(|(file, e)| InputError {
             file,
@@ -235,6 +235,8 @@ impl Finder {
             // A directory (`policy show DIR`) starts the walk itself.
             Some(Input::File(path)) if self.cwd.join(path).is_dir() => self.cwd.join(path),
             Some(Input::File(path)) => self.cwd.join(path).parent().map_or_else(|| self.cwd.clone(), Path::to_path_buf),
+            // A build or a chart: its own directory, as for its files.
+            Some(Input::Rendered(r)) => self.cwd.join(&r.dir),
             Some(Input::Stdin) | None => self.cwd.clone(),
         };
         let found = match self.by_dir.get(&dir) {

@@ -5,7 +5,7 @@
 // The commands' edge: what cannot be read or chosen is told to the user on stderr.
 #![allow(clippy::print_stderr)]
 
-use crate::input::{Walk, discover_with};
+use crate::input::{Walk, discover_kustomization, discover_with};
 use crate::options::{RunArgs, select_rules, unknown_selected};
 use crate::policy_discovery::{Resolved, resolve};
 
@@ -13,10 +13,15 @@ use crate::policy_discovery::{Resolved, resolve};
 /// applied; see [`crate::policy_discovery`]); on a usage error, prints it
 /// and returns `None` (exit 2).
 pub(crate) fn prepare(paths: &[String], policy_arg: Option<&str>, run: &RunArgs) -> Option<Resolved> {
-    let walk = Walk::excluding(&run.exclude).map_err(|e| eprintln!("lifeguard: {e}")).ok()?;
-    let named = !paths.is_empty();
+    let mut walk = Walk::excluding(&run.exclude).map_err(|e| eprintln!("lifeguard: {e}")).ok()?;
+    walk.render = run.render.options();
+    let builds = &run.render.kustomize;
+    let named = !paths.is_empty() || !builds.is_empty();
     let paths = if named { paths.to_vec() } else { vec![".".to_owned()] };
     let mut found = discover_with(&paths, &walk);
+    for dir in builds {
+        discover_kustomization(dir, &mut found);
+    }
     found.allow_empty_stdin = run.allow_empty;
     let nothing = found.inputs.is_empty() && found.errors.is_empty();
     let cwd = std::env::current_dir().unwrap_or_default();
@@ -42,7 +47,7 @@ pub(crate) fn prepare(paths: &[String], policy_arg: Option<&str>, run: &RunArgs)
         }
         if nothing {
             eprintln!(
-                "lifeguard: note: no manifest found in {} (files ending .yaml, .yml or .json, outside hidden, git-ignored and excluded paths, other than Chart.yaml, values.yaml, kustomization.yaml and other tools' configuration)",
+                "lifeguard: note: no manifest found in {} (files ending .yaml, .yml or .json, outside hidden, git-ignored and excluded paths, other than values.yaml and other tools' configuration; a directory with a Chart.yaml is rendered with helm, one with a kustomization.yaml built with kustomize)",
                 paths.join(" ")
             );
         }

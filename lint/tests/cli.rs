@@ -258,7 +258,7 @@ fn colour_is_there_to_strip() {
 }
 
 #[test]
-fn a_directory_walk_skips_helm_chart_templates_and_says_how_to_lint_them() {
+fn a_directory_walk_renders_a_chart_and_says_why_when_it_cannot() {
     let dir = tempfile::tempdir().expect("tempdir");
     let chart = dir.path().join("charts/api");
     std::fs::create_dir_all(chart.join("templates")).expect("mkdir");
@@ -271,13 +271,22 @@ fn a_directory_walk_skips_helm_chart_templates_and_says_how_to_lint_them() {
     std::fs::create_dir_all(dir.path().join("k8s/templates")).expect("mkdir");
     std::fs::write(dir.path().join("k8s/templates/cm.yaml"), "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n")
         .expect("write");
-    let r = support::lifeguard(dir.path(), &["lint", "."], None, &[("NO_COLOR", Some("1"))]);
+    // No helm on PATH: the chart is one input error saying so, never a
+    // clean run that checked nothing (tests/tests/kustomize.rs renders
+    // charts with the real helm).
+    let empty = tempfile::tempdir().expect("tempdir");
+    let path = empty.path().to_str().expect("a UTF-8 path");
+    let r = support::lifeguard(dir.path(), &["lint", "."], None, &[("NO_COLOR", Some("1")), ("PATH", Some(path))]);
     r.assert_no_panic();
-    assert_eq!(r.code, 0, "templates are not input errors: {}", r.stderr);
-    let notes: Vec<&str> = r.stderr.lines().filter(|l| l.contains("Helm chart templates skipped")).collect();
-    assert_eq!(notes.len(), 1, "said once: {}", r.stderr);
-    assert!(notes[0].starts_with("./charts/api/templates input warning: "), "{}", notes[0]);
-    assert!(notes[0].contains("`helm template RELEASE ./charts/api | lifeguard lint -`"), "{}", notes[0]);
+    assert_eq!(r.code, 2, "a chart not rendered is an input error: {}", r.stderr);
+    let errors: Vec<&str> = r.stderr.lines().filter(|l| l.contains("input error")).collect();
+    assert_eq!(errors.len(), 1, "said once: {}", r.stderr);
+    assert!(errors[0].starts_with("./charts/api input error: a Helm chart needs `helm` on PATH"), "{}", errors[0]);
+    assert!(
+        errors[0].contains("`helm template RELEASE ./charts/api | lifeguard lint --helm-chart-root ./charts/api -`"),
+        "{}",
+        errors[0]
+    );
     assert!(r.stdout.contains("across 1 file"), "k8s/templates/cm.yaml, not values.yaml or Chart.yaml: {}", r.stdout);
     // Named explicitly, a template is still read (and is not YAML).
     let named = support::lifeguard(dir.path(), &["lint", "charts/api/templates/deployment.yaml"], None, &[]);
@@ -330,11 +339,12 @@ fn other_tools_yaml_is_never_reported_walked_or_named() {
     let dir = tempfile::tempdir().expect("tempdir");
     // Each would be an input error if read: a tab where YAML forbids it.
     let broken = "key:\n\t- value\n";
+    // A chart's `Chart.yaml` and a `kustomization.yaml` make their
+    // directories a chart to render and a build (tests/tests/kustomize.rs);
+    // named, they are not read either.
+    let tools_own = ["chart/Chart.yaml", "chart/values.yaml", "sub/kustomization.yaml"];
     let others = [
         ".pre-commit-config.yaml",
-        "chart/Chart.yaml",
-        "chart/values.yaml",
-        "kustomization.yaml",
         ".github/workflows/ci.yaml",
         ".github/dependabot.yml",
         "docker-compose.yml",
@@ -352,6 +362,12 @@ fn other_tools_yaml_is_never_reported_walked_or_named() {
     assert!(walked.stderr.starts_with("./broken.yaml:"), "{}", walked.stderr);
     let mut named = vec!["lint"];
     named.extend(others);
+    for path in tools_own {
+        let file = dir.path().join(path);
+        std::fs::create_dir_all(file.parent().expect("parent")).expect("mkdir");
+        std::fs::write(&file, broken).expect("write");
+    }
+    named.extend(tools_own);
     let named = support::lifeguard(dir.path(), &named, None, &[("NO_COLOR", Some("1"))]);
     assert_eq!(named.code, 0, "named, they are not read either: {}", named.stderr);
     assert!(!named.stderr.contains("input error") && !named.stdout.contains("input error"), "{}", named.stderr);

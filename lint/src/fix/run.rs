@@ -107,6 +107,11 @@ pub fn write(out: &mut FixOutcome, mode: Output, stdout: &mut impl std::io::Writ
                 errors.extend(write_fixed(path, &fix.file, &with_bom(&fix.fixed, i.bom)).err());
             }
             (Output::InPlace, Input::File(_)) => {}
+            (Output::InPlace, Input::Rendered(r)) => {
+                if fix.changed() {
+                    errors.push(not_written(r));
+                }
+            }
         }
     }
     stdout.flush()?;
@@ -133,4 +138,26 @@ pub(super) fn write_fixed(path: &std::path::Path, file: &str, bytes: &[u8]) -> R
         column: None,
         message: format!("cannot write the fixed file: {e}"),
     })
+}
+
+/// Why the fixes of a built or rendered input were not written: they are
+/// edits of the tool's output, and the files that set the fields (a base,
+/// a patch, a template) are the user's to change.
+pub fn not_written(rendered: &crate::input::render::Rendered) -> InputError {
+    use crate::input::render::Renderer;
+    let (what, pipe) = match rendered.renderer {
+        Renderer::Kustomize => {
+            ("a Kustomize build's bases and patches", format!("kustomize build {}", rendered.dir.display()))
+        }
+        Renderer::Helm => ("a Helm chart's templates", format!("helm template RELEASE {}", rendered.dir.display())),
+    };
+    InputError {
+        file: rendered.name.clone(),
+        line: None,
+        column: None,
+        message: format!(
+            "not fixed: `fix` does not edit {what}; `lifeguard lint` names the line that sets each field, and \
+             `{pipe} | lifeguard fix --diff -` shows the fixes on the output"
+        ),
+    }
 }

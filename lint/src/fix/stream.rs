@@ -140,7 +140,7 @@ fn keep(fixed: FixedInput, mode: Output, fail_on: &impl Fn(&str) -> Option<Sever
     // `--diff` prints the diff and names lines as read: one diff gives both.
     let diff = (mode == Output::Diff).then(|| diff::unified_and_map(&fix.file, &fix.original, &fix.fixed));
     let failing = fix.remaining.iter().any(|l| fail_on(&l.file).is_some_and(|min| l.finding.severity >= min));
-    let report = FileReport {
+    let mut report = FileReport {
         block: match &diff {
             Some((_, map)) => file_block_mapped(&fix, map.as_ref(), mode, fail_on),
             None => file_block(&fix, mode, fail_on),
@@ -156,6 +156,12 @@ fn keep(fixed: FixedInput, mode: Output, fail_on: &impl Fn(&str) -> Option<Sever
             Written::File { path, file: fix.file.clone(), bytes: with_bom(&fix.fixed, bom) }
         }
         (Output::InPlace, Input::File(_)) => Written::Nothing,
+        (Output::InPlace, Input::Rendered(r)) => {
+            if fix.changed() {
+                report.errors.push(crate::fix::run::not_written(&r));
+            }
+            Written::Nothing
+        }
     };
     (written, report)
 }

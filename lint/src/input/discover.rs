@@ -11,6 +11,7 @@ use ignore::WalkBuilder;
 use thiserror::Error;
 
 use super::limits::Limits;
+use super::render::{self, RenderOptions, Rendered, kustomization};
 use super::strict_json::strict_json_error;
 
 /// One input to read.
@@ -20,6 +21,8 @@ pub enum Input {
     File(PathBuf),
     /// Standard input (`-`).
     Stdin,
+    /// A Kustomize directory built, or a Helm chart rendered.
+    Rendered(Arc<Rendered>),
 }
 
 /// Something that names an input in messages.
@@ -33,6 +36,7 @@ impl InputName for Input {
         match self {
             Input::File(p) => p.display().to_string(),
             Input::Stdin => "<stdin>".to_owned(),
+            Input::Rendered(r) => r.name.clone(),
         }
     }
 }
@@ -64,6 +68,14 @@ pub enum ReadError {
         /// The chart's directory (holding `Chart.yaml`).
         chart: PathBuf,
     },
+    /// A Kustomize directory that did not build, or a Helm chart that did
+    /// not render: the tool's own message.
+    #[error("{0}")]
+    NotRendered(String),
+    /// A Kustomize component named directly: it is built only by the
+    /// kustomizations that include it.
+    #[error("a Kustomize component is built by the kustomizations that include it (`components:`); name one of those")]
+    Component,
     /// A `.json` file that is not strict JSON (RFC 8259).
     #[error("not JSON (a .json file must be RFC 8259 JSON, as kubectl reads it): {what}")]
     NotJson {
@@ -127,8 +139,8 @@ pub struct Discovered {
     pub inputs: Vec<Input>,
     /// Paths that could not be read.
     pub errors: Vec<(String, ReadError)>,
-    /// Helm charts whose `templates/` a directory walk skipped.
-    pub skipped_charts: Vec<PathBuf>,
+    /// What a walk left out, and why, for the report's warnings: (path, reason).
+    pub notes: Vec<(String, String)>,
     /// `--allow-empty`: a stdin without a document is a clean result, not an error.
     pub allow_empty_stdin: bool,
 }
@@ -149,7 +161,8 @@ fn holds_no_document(text: &str) -> bool {
     text.lines().map(str::trim).all(|l| l.is_empty() || l.starts_with('#') || l == "---" || l == "...")
 }
 
-/// How paths are expanded: what `--exclude` leaves out.
+/// How paths are expanded: what `--exclude` leaves out, and how Helm
+/// charts are rendered.
 #[derive(Debug, Clone, Default)]
 pub struct Walk {
     /// Globs with a `/`, matched against the whole path as shown (without a
@@ -157,6 +170,8 @@ pub struct Walk {
     paths: Option<GlobSet>,
     /// Globs without a `/`, matched against each file or directory name.
     names: Option<GlobSet>,
+    /// How charts are rendered.
+    pub render: RenderOptions,
 }
 
 /// An `--exclude` glob that does not parse.
@@ -192,7 +207,11 @@ impl Walk {
             }
             b.build().map(Some).map_err(|e| GlobError { glob: raw.join(" "), message: e.to_string() })
         };
-        Ok(Walk { paths: build(paths, any_path, exclude)?, names: build(names, any_name, exclude)? })
+        Ok(Walk {
+            paths: build(paths, any_path, exclude)?,
+            names: build(names, any_name, exclude)?,
+            render: RenderOptions::default(),
+        })
     }
 
     /// Whether `--exclude` leaves this path out.
@@ -240,8 +259,11 @@ fn chart_of_templates(dir: &Path) -> Option<PathBuf> {
 /// comes from. A file reached twice (`k8s k8s/x.yaml`) is read once, under
 /// its first name.
 ///
-/// A walk skips a Helm chart's `templates/` (beside a `Chart.yaml`):
-/// templates are not YAML until `helm template` renders them.
+/// A Helm chart (a directory with a `Chart.yaml`), named or met in a walk,
+/// is rendered with `helm template` as `walk` says, not walked. The
+/// Kustomize directories a walk meets are built with kustomize, those no
+/// other kustomization of the walk builds on; the files the builds read
+/// (resources, patches) are not linted on their own.
 pub fn discover_with(paths: &[String], walk: &Walk) -> Discovered {
     let mut found = Discovered::default();
     let mut seen = std::collections::HashSet::new();
@@ -253,16 +275,17 @@ pub fn discover_with(paths: &[String], walk: &Walk) -> Discovered {
             continue;
         }
         let path = PathBuf::from(raw);
-        let files = match std::fs::metadata(&path) {
+        let items = match std::fs::metadata(&path) {
             Ok(m) if m.is_dir() => match chart_of_templates(&path) {
                 Some(chart) => {
                     found.errors.push((raw.clone(), ReadError::ChartTemplates { chart }));
                     Vec::new()
                 }
+                None if render::is_chart(&path) => vec![Walked::Chart(path)],
                 None => walk_dir(&path, None, walk, &mut found),
             },
             Ok(_) if walk.excludes(&path) || is_plainly_not_a_manifest(&path) => Vec::new(),
-            Ok(_) => vec![path],
+            Ok(_) => vec![Walked::File(path)],
             Err(_) if is_glob(raw) => {
                 let matched = expand_glob(raw, walk, &mut found);
                 if matched.is_empty() {
@@ -275,16 +298,83 @@ pub fn discover_with(paths: &[String], walk: &Walk) -> Discovered {
                 Vec::new()
             }
         };
-        for file in files {
+        for item in items {
             // Canonical paths tell `k8s/x.yaml` and `./k8s/x.yaml` apart from a
             // different file; a path that cannot be resolved is its own key.
-            let key = std::fs::canonicalize(&file).unwrap_or_else(|_| file.clone());
-            if seen.insert(Some(key)) {
-                found.inputs.push(Input::File(file));
+            let key = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+            match item {
+                Walked::File(file) => {
+                    if seen.insert(Some(key(&file))) {
+                        found.inputs.push(Input::File(file));
+                    }
+                }
+                Walked::Chart(dir) => {
+                    if seen.insert(Some(key(&dir))) {
+                        found.add_rendered(&dir, render::helm(&dir, &walk.render));
+                    }
+                }
+                Walked::Kustomize(dir) => {
+                    if seen.insert(Some(key(&dir))) {
+                        found.add_rendered(&dir, render::kustomize(&dir));
+                    }
+                }
             }
         }
     }
     found
+}
+
+/// Builds exactly the Kustomize directory `dir` (`-k DIR`, as kubectl
+/// spells it): an error when it holds no kustomization, or a component.
+pub fn discover_kustomization(dir: &str, found: &mut Discovered) {
+    let path = PathBuf::from(dir);
+    match kustomization::read(&path) {
+        Err(e) if e.line.is_none() && kustomization::file_in(&path).is_none() => found.errors.push((
+            dir.to_owned(),
+            ReadError::Io(format!("-k: no {} in this directory", kustomization::FILE_NAMES.join(", "))),
+        )),
+        Err(e) => found.errors.push(unread_kustomization(e)),
+        Ok(k) if k.component => found.errors.push((dir.to_owned(), ReadError::Component)),
+        Ok(_) => found.add_rendered(&path, render::kustomize(&path)),
+    }
+}
+
+fn unread_kustomization(e: kustomization::Unread) -> (String, ReadError) {
+    let at = e.line.map(|l| format!(":{l}")).unwrap_or_default();
+    (
+        format!("{}{at}", e.file.display()),
+        ReadError::NotRendered(format!("not a kustomization kustomize can read: {}", e.message)),
+    )
+}
+
+impl Discovered {
+    fn add_rendered(&mut self, dir: &Path, rendered: Result<Rendered, String>) {
+        match rendered {
+            Ok(r) => self.inputs.push(Input::Rendered(Arc::new(r))),
+            Err(message) => self.errors.push((dir.display().to_string(), ReadError::NotRendered(message))),
+        }
+    }
+}
+
+/// What a walk found: a manifest, a chart to render, a Kustomize
+/// directory to build.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Walked {
+    File(PathBuf),
+    Chart(PathBuf),
+    Kustomize(PathBuf),
+}
+
+impl Walked {
+    /// The path it sorts by: a chart and a build take the place of their
+    /// `Chart.yaml` and kustomization file.
+    fn sort_key(&self) -> PathBuf {
+        match self {
+            Walked::File(p) => p.clone(),
+            Walked::Chart(dir) => dir.join("Chart.yaml"),
+            Walked::Kustomize(dir) => kustomization::file_in(dir).unwrap_or_else(|| dir.join("kustomization.yaml")),
+        }
+    }
 }
 
 fn is_glob(raw: &str) -> bool {
@@ -292,7 +382,7 @@ fn is_glob(raw: &str) -> bool {
 }
 
 /// The manifests under a glob's literal prefix that match it.
-fn expand_glob(raw: &str, walk: &Walk, found: &mut Discovered) -> Vec<PathBuf> {
+fn expand_glob(raw: &str, walk: &Walk, found: &mut Discovered) -> Vec<Walked> {
     let pattern = raw.strip_prefix("./").unwrap_or(raw);
     let glob = match GlobBuilder::new(pattern).literal_separator(true).build() {
         Ok(g) => g.compile_matcher(),
@@ -310,10 +400,12 @@ fn expand_glob(raw: &str, walk: &Walk, found: &mut Discovered) -> Vec<PathBuf> {
     walk_dir(&base, Some(&glob), walk, found)
 }
 
-/// Walks a directory for manifests (or, with `glob`, the manifests it matches).
-fn walk_dir(dir: &Path, glob: Option<&GlobMatcher>, walk: &Walk, found: &mut Discovered) -> Vec<PathBuf> {
+/// Walks a directory for manifests (or, with `glob`, the manifests it
+/// matches), Helm charts (not walked into) and Kustomize directories (see
+/// [`render::plan`]).
+fn walk_dir(dir: &Path, glob: Option<&GlobMatcher>, walk: &Walk, found: &mut Discovered) -> Vec<Walked> {
     let charts = Arc::new(Mutex::new(Vec::new()));
-    let (skipped, exclude) = (Arc::clone(&charts), walk.clone());
+    let (met, exclude) = (Arc::clone(&charts), walk.clone());
     let walker = WalkBuilder::new(dir)
         .hidden(true)
         .ignore(false)
@@ -329,20 +421,15 @@ fn walk_dir(dir: &Path, glob: Option<&GlobMatcher>, walk: &Walk, found: &mut Dis
             if entry.depth() > 0 && exclude.excludes(path) {
                 return false;
             }
-            let is_dir = entry.file_type().is_some_and(|t| t.is_dir());
-            let templates = is_dir
-                && entry.depth() > 0
-                && path.file_name().is_some_and(|n| n == "templates")
-                && path.parent().is_some_and(|p| p.join("Chart.yaml").is_file());
-            if templates {
-                if let (Ok(mut charts), Some(parent)) = (skipped.lock(), path.parent()) {
-                    charts.push(parent.to_path_buf());
-                }
+            let chart = entry.depth() > 0 && entry.file_type().is_some_and(|t| t.is_dir()) && render::is_chart(path);
+            if chart && let Ok(mut charts) = met.lock() {
+                charts.push(path.to_path_buf());
             }
-            !templates
+            !chart
         })
         .build();
     let mut files = Vec::new();
+    let mut kustomizations = Vec::new();
     for entry in walker {
         match entry {
             Ok(e) if e.file_type().is_some_and(|t| t.is_file()) && is_manifest(e.path()) => {
@@ -352,19 +439,40 @@ fn walk_dir(dir: &Path, glob: Option<&GlobMatcher>, walk: &Walk, found: &mut Dis
                     files.push(path);
                 }
             }
+            Ok(e) if e.file_type().is_some_and(|t| t.is_dir()) && kustomization::file_in(e.path()).is_some() => {
+                kustomizations.push(e.into_path());
+            }
             Ok(_) => {}
             Err(e) => found.errors.push((dir.display().to_string(), ReadError::Io(e.to_string()))),
         }
     }
-    if let Ok(mut charts) = charts.lock() {
-        found.skipped_charts.append(&mut charts);
+    let mut items: Vec<Walked> = Vec::new();
+    if glob.is_none() {
+        let plan = render::plan(&kustomizations);
+        found.errors.extend(plan.errors.into_iter().map(unread_kustomization));
+        for component in &plan.orphan_components {
+            found.notes.push((
+                component.display().to_string(),
+                "Kustomize component not built: no kustomization in the walk includes it (`components:`)".into(),
+            ));
+        }
+        let read = |p: &Path| plan.read.contains(&p.canonicalize().unwrap_or_else(|_| p.to_path_buf()));
+        files.retain(|f| !read(f));
+        items.extend(plan.roots.into_iter().map(Walked::Kustomize));
+        if let Ok(mut charts) = charts.lock() {
+            items.extend(charts.drain(..).map(Walked::Chart));
+        }
     }
+    items.extend(files.into_iter().map(Walked::File));
     // A directory's own files before its subdirectories' (`x.yaml` before
     // `team/x.yaml`), as `ls -R` lists them: the walk sorts each
     // directory's entries by name, files and directories mixed. Comparing
     // parents component by component orders directories depth first.
-    files.sort_by(|a, b| (a.parent(), a.file_name()).cmp(&(b.parent(), b.file_name())));
-    files
+    items.sort_by_cached_key(|item| {
+        let key = item.sort_key();
+        (key.parent().map(Path::to_path_buf), key.file_name().map(std::ffi::OsStr::to_os_string))
+    });
+    items
 }
 
 /// Reads an input as text, enforcing the size limit and UTF-8.
@@ -376,6 +484,7 @@ pub fn read_text(input: &Input, limits: &Limits) -> Result<String, ReadError> {
     let known_too_large = match input {
         Input::File(p) => std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.len() > limit),
         Input::Stdin => false,
+        Input::Rendered(r) => r.text.len() as u64 > limit,
     };
     if known_too_large {
         return Err(ReadError::TooLarge(limit));
@@ -383,6 +492,7 @@ pub fn read_text(input: &Input, limits: &Limits) -> Result<String, ReadError> {
     let read = match input {
         Input::File(p) => std::fs::File::open(p).and_then(|f| f.take(limit + 1).read_to_end(&mut bytes)),
         Input::Stdin => std::io::stdin().lock().take(limit + 1).read_to_end(&mut bytes),
+        Input::Rendered(r) => return Ok(r.text.clone()),
     };
     read.map_err(|e| ReadError::Io(e.to_string()))?;
     if bytes.len() as u64 > limit {

@@ -7,7 +7,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::helm_lines::{LineMap, align};
-use super::source::Document;
+use super::render::Rendered;
+use super::render::source_map::SourceMap;
+use super::source::{Document, Location};
 
 const SOURCE_PREFIX: &str = "# Source: ";
 
@@ -21,6 +23,8 @@ pub struct Template {
     pub comment_line: u32,
     /// Whether the template is on disk, and how its lines map.
     pub on_disk: OnDisk,
+    /// Named by a Kustomize build's `# Source:` (the object's own file).
+    pub kustomize: bool,
 }
 
 /// What [`Template::locate`] found on disk at a template's path.
@@ -37,21 +41,43 @@ pub enum OnDisk {
     Archive,
     /// The template file, aligned with what it rendered.
     File(Arc<LineMap>),
+    /// The files a Kustomize build took the object's fields from (its
+    /// origin and its patches), field by field.
+    Sources(Arc<SourceMap>),
 }
 
 impl Template {
     /// A template read from a `# Source:` comment, not yet looked for on disk.
     pub fn new(path: impl Into<String>, comment_line: u32) -> Template {
-        Template { path: path.into(), comment_line, on_disk: OnDisk::Unchecked }
+        Template { path: path.into(), comment_line, on_disk: OnDisk::Unchecked, kustomize: false }
     }
 
     /// The template's own line holding the key of `rendered_line` (a line of
     /// the rendered stream), when the template file is on disk and that
     /// line is matched with confidence.
     pub fn line(&self, rendered_line: u32) -> Option<u32> {
-        let OnDisk::File(map) = &self.on_disk else { return None };
+        self.place(rendered_line).map(|(_, line, _)| line)
+    }
+
+    /// The file and line holding the key of `rendered_line`, and its column
+    /// where known: the template's own line, or for a Kustomize build the
+    /// line of the base or patch that set the field.
+    pub fn place(&self, rendered_line: u32) -> Option<(&str, u32, Option<u32>)> {
         let offset = rendered_line.checked_sub(self.comment_line.saturating_add(1))?;
-        map.get(usize::try_from(offset).ok()?)
+        let offset = usize::try_from(offset).ok()?;
+        match &self.on_disk {
+            OnDisk::File(map) => Some((&self.path, map.get(offset)?, None)),
+            OnDisk::Sources(map) => {
+                map.get(offset).map(|(file, at): (&str, Location)| (file, at.line, Some(at.column)))
+            }
+            _ => None,
+        }
+    }
+
+    /// Whether the object was built by Kustomize (its `path` is the
+    /// object's own file, not a Helm template).
+    pub fn is_kustomize(&self) -> bool {
+        self.kustomize
     }
 
     /// Why a finding in this template is shown at its rendered line; `None`
@@ -62,13 +88,14 @@ impl Template {
             OnDisk::Missing => Some("not on disk"),
             OnDisk::Archive => Some("in a packaged subchart"),
             OnDisk::File(_) => Some("no line of it holds this key with confidence"),
+            OnDisk::Sources(_) => Some("no base or patch line sets this field with confidence"),
         }
     }
 
     /// Whether a file exists at `path` (the template, or the archive of its
     /// packaged subchart).
     pub fn exists(&self) -> bool {
-        matches!(self.on_disk, OnDisk::File(_) | OnDisk::Archive)
+        matches!(self.on_disk, OnDisk::File(_) | OnDisk::Archive | OnDisk::Sources(_))
     }
 
     /// The same template with its path under `chart_root`, the chart's
@@ -117,12 +144,15 @@ struct Active {
     chart_root: Option<String>,
     base: PathBuf,
     files: HashMap<PathBuf, Option<Arc<str>>>,
+    /// The Kustomize builds among the inputs, by input name: their objects
+    /// are placed field by field in their bases and patches.
+    builds: HashMap<String, Arc<Rendered>>,
 }
 
 impl TemplateFinder {
     /// A finder that looks on disk, with template paths under `chart_root` when given.
     pub fn on_disk(chart_root: Option<&str>) -> TemplateFinder {
-        let active = Active { chart_root: chart_root.map(str::to_owned), base: PathBuf::new(), files: HashMap::new() };
+        let active = Active { chart_root: chart_root.map(str::to_owned), ..Active::default() };
         TemplateFinder { active: Some(active) }
     }
 
@@ -135,10 +165,28 @@ impl TemplateFinder {
         self
     }
 
-    /// The template as the report shows it; `rendered` gives what it
-    /// rendered, asked for only when the template file is there to align.
-    pub fn find<'a>(&mut self, template: Template, rendered: impl FnOnce() -> &'a str) -> Template {
+    /// Knows the Kustomize builds among `inputs`, to place their objects.
+    pub fn knowing(mut self, inputs: &[super::Input]) -> TemplateFinder {
+        if let Some(active) = &mut self.active {
+            for input in inputs {
+                if let super::Input::Rendered(r) = input
+                    && r.build.is_some()
+                {
+                    active.builds.insert(r.name.clone(), Arc::clone(r));
+                }
+            }
+        }
+        self
+    }
+
+    /// The template as the report shows it, for a document of the input
+    /// named `source`; `rendered` gives what it rendered, asked for only
+    /// when the template file is there to align.
+    pub fn find<'a>(&mut self, source: &str, template: Template, rendered: impl FnOnce() -> &'a str) -> Template {
         let Some(active) = &mut self.active else { return template };
+        if let Some(rendered_by) = active.builds.get(source).map(Arc::clone) {
+            return active.place_built(&rendered_by, template, rendered);
+        }
         let template = match &active.chart_root {
             Some(root) => template.rebased(root),
             None => template,
@@ -151,6 +199,29 @@ impl TemplateFinder {
                 .clone()
         };
         template.locate(&active.base, rendered, &mut read)
+    }
+}
+
+impl Active {
+    fn read(&mut self, path: &Path) -> Option<Arc<str>> {
+        self.files
+            .entry(path.to_path_buf())
+            .or_insert_with(|| path.is_file().then(|| std::fs::read_to_string(path).ok()).flatten().map(Arc::from))
+            .clone()
+    }
+
+    /// An object of a Kustomize build, placed in its own file and patches.
+    fn place_built<'a>(&mut self, build: &Rendered, template: Template, rendered: impl FnOnce() -> &'a str) -> Template {
+        let template = Template { kustomize: true, ..template };
+        let path = self.base.join(&template.path);
+        let (Some(text), Some(build)) = (self.read(&path), build.build.as_ref()) else {
+            return Template { on_disk: OnDisk::Missing, ..template };
+        };
+        let file: Arc<str> = template.path.as_str().into();
+        match build.map(&file, &text, rendered()) {
+            Some(map) => Template { on_disk: OnDisk::Sources(Arc::new(map)), ..template },
+            None => Template { on_disk: OnDisk::Missing, ..template },
+        }
     }
 }
 

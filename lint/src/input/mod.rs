@@ -6,6 +6,7 @@ pub mod discover;
 pub mod helm;
 pub mod helm_lines;
 pub mod limits;
+pub mod render;
 pub mod scalar;
 pub mod services;
 pub mod source;
@@ -15,7 +16,8 @@ pub mod yaml;
 
 pub use context::{Contexts, contexts};
 pub use discover::{
-    Discovered, Input, InputName, ReadError, Walk, discover, discover_with, is_manifest, read_input, read_text,
+    Discovered, Input, InputName, ReadError, Walk, discover, discover_kustomization, discover_with, is_manifest,
+    read_input, read_text,
 };
 pub use helm::{OnDisk, Template, TemplateFinder, TemplateScanner};
 pub use limits::Limits;

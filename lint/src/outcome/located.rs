@@ -8,9 +8,6 @@ use policies::model::{ObjectLabel, object_label};
 
 use crate::input::{Location, Template};
 
-/// How stdin is named (see [`crate::input::InputName`]): no viewer can open it.
-const STDIN_NAME: &str = "<stdin>";
-
 /// A finding placed in its file.
 #[derive(Debug, Clone)]
 pub struct Located {
@@ -74,7 +71,14 @@ impl Located {
     /// when both are known.
     pub fn template_line(&self) -> Option<(&str, u32)> {
         let t = self.template.as_ref()?;
-        Some((&t.path, t.line(self.line)?))
+        t.place(self.line).map(|(file, line, _)| (file, line))
+    }
+
+    /// The column to show beside [`Located::shown_at`]: a Kustomize
+    /// build's fields sit at their own columns in their own files.
+    pub fn template_column(&self) -> u32 {
+        let placed = self.template.as_ref().and_then(|t| t.place(self.line));
+        placed.and_then(|(_, _, column)| column).unwrap_or(self.column)
     }
 
     /// The location for tools that open files (SARIF, GitHub annotations):
@@ -84,10 +88,13 @@ impl Located {
     /// exists. `(file, line and column)`.
     pub fn primary(&self) -> (&str, Option<(u32, u32)>) {
         if let Some((path, line)) = self.template_line() {
-            return (path, Some((line, self.column)));
+            return (path, Some((line, self.template_column())));
         }
+        // `<stdin>`, `<kustomize build DIR>`, `<helm template DIR>`: no
+        // file a viewer opens (see [`crate::input::InputName`]).
+        let unopenable = self.file.starts_with('<');
         match &self.template {
-            Some(t) if self.file.as_ref() == STDIN_NAME && t.exists() => (&t.path, None),
+            Some(t) if unopenable && t.exists() => (&t.path, None),
             _ => (&self.file, Some((self.line, self.column))),
         }
     }

@@ -148,7 +148,7 @@ pub(super) fn run<S: Step, K: Keeper<S::Out>>(
         for document in result.documents {
             let mut out = document.out;
             let template = scanner.next_at(document.first, document.end);
-            let template = template.map(|(t, span)| keep.templates().find(t, || scanner.rendered(span)));
+            let template = template.map(|(t, span)| keep.templates().find(source.name, t, || scanner.rendered(span)));
             keep.document(&mut out, template);
             S::join(&mut kept.out, out);
         }

@@ -39,8 +39,9 @@ pub(super) fn run<S: Step, K: Keeper<S::Out>>(
         let mut scanner = TemplateScanner::new(source.text);
         let parsed = catch_unwind(AssertUnwindSafe(|| {
             parse_stream_each(source.text, limits, |document| {
-                let template =
-                    scanner.next(&document).map(|(t, span)| keep.templates().find(t, || scanner.rendered(span)));
+                let template = scanner
+                    .next(&document)
+                    .map(|(t, span)| keep.templates().find(source.name, t, || scanner.rendered(span)));
                 let Some(batch) = batches.get_mut(source.context) else { return };
                 batch.add_documents([&document.value]);
                 let mark = batch.mark();

@@ -84,10 +84,13 @@ impl<'a> JsonFinding<'a> {
             path: &f.pointer,
             fixable: f.automatic_fix().is_some(),
             fix: f.automatic_fix().map(|x| x.description.as_str()),
-            template: l.template.as_ref().map(|t| JsonTemplate {
-                path: &t.path,
-                line: t.line(l.line),
-                exists: t.exists(),
+            template: l.template.as_ref().map(|t| {
+                // A Kustomize build's field may come from a patch: the file of the line.
+                let (path, line) = match t.place(l.line) {
+                    Some((file, line, _)) => (file, Some(line)),
+                    None => (t.path.as_str(), None),
+                };
+                JsonTemplate { path, line, exists: t.exists() }
             }),
             assumptions: &f.assumptions,
         }

@@ -228,13 +228,21 @@ fn result(l: &Located, rule_ids: &[String]) -> SarifResult {
 fn related(l: &Located, primary: &str) -> Vec<Location> {
     let Some(t) = &l.template else { return Vec::new() };
     let mut out = Vec::new();
-    if primary != t.path {
-        let line = t.line(l.line).map(|line| (line, Some(l.column)));
+    let (source, rendered_by) = if t.is_kustomize() {
+        ("Kustomize source", "built by kustomize")
+    } else {
+        ("Helm template", "rendered by Helm")
+    };
+    let (path, line) = match t.place(l.line) {
+        Some((file, line, column)) => (file, Some((line, Some(column.unwrap_or(l.column))))),
+        None => (t.path.as_str(), None),
+    };
+    if primary != path {
         let why = t.why_rendered_line().map_or(String::new(), |why| format!(" ({why})"));
-        out.push((physical(&t.path, line), format!("Helm template{why}")));
+        out.push((physical(path, line), format!("{source}{why}")));
     }
     if primary != &*l.file || l.template_line().is_some() {
-        out.push((physical(&l.file, Some((l.line, Some(l.column)))), "rendered by Helm".to_owned()));
+        out.push((physical(&l.file, Some((l.line, Some(l.column)))), rendered_by.to_owned()));
     }
     (0_i64..)
         .zip(out)

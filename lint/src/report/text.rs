@@ -51,7 +51,7 @@ pub(crate) fn write_finding(s: &mut String, l: &Located, color: bool) {
         // For `helm template` output this names the template; the rendered position follows below.
         let (file, line) = l.shown_at();
         open(s, bold);
-        let _ = write!(s, "{file}:{line}:{}", l.column);
+        let _ = write!(s, "{file}:{line}:{}", l.template_column());
         close(s, bold);
         s.push(' ');
         styled(s, sev, f.severity.as_str());
@@ -118,9 +118,11 @@ pub fn helm_note(l: &Located) -> Option<(&'static str, String)> {
     if l.template_line().is_some() {
         return Some(("rendered", format!("{}:{}:{}", l.file, l.line, l.column)));
     }
+    // A Kustomize build names the object's own file, not a template.
+    let label = if t.is_kustomize() { "source" } else { "template" };
     Some(match t.why_rendered_line() {
-        Some(why) => ("template", format!("{} ({why}; the rendered line is shown)", t.path)),
-        None => ("template", t.path.clone()),
+        Some(why) => (label, format!("{} ({why}; the rendered line is shown)", t.path)),
+        None => (label, t.path.clone()),
     })
 }
 

@@ -116,7 +116,7 @@ pub fn simulate_found(found: Discovered, policy: &Policy, options: &Options<'_>,
         .zip(&read.context_of)
         .map(|((name, text), &context)| Source { name, text, context, policy })
         .collect();
-    let keep = &mut Placing { templates: TemplateFinder::on_disk(options.helm_chart_root) };
+    let keep = &mut Placing { templates: TemplateFinder::on_disk(options.helm_chart_root).knowing(&found.inputs) };
     // The simulation names the Services of the object's context that lose
     // their endpoints, and the fixes see them, as in `lint`.
     let seeds = std::mem::take(&mut read.seeds);
@@ -166,8 +166,8 @@ impl Keeper<SimulateRun> for Placing {
     fn document(&mut self, out: &mut SimulateRun, template: Option<Template>) {
         let Some(template) = template else { return };
         for simulated in &mut out.simulated {
-            if let Some(line) = template.line(simulated.line) {
-                (simulated.file, simulated.line) = (template.path.clone(), line);
+            if let Some((file, line, _)) = template.place(simulated.line) {
+                (simulated.file, simulated.line) = (file.to_owned(), line);
             }
             for line in &mut simulated.container_lines {
                 *line = template.line(*line).unwrap_or(*line);

@@ -1,0 +1,223 @@
+//! Kustomize directories and Helm charts as users lay them out
+//! (`../shared/corpus/layouts/`), built and rendered by the real kustomize
+//! (`.ci/install-kustomize.sh`) and helm (`.ci/install-helm.sh`) that
+//! `lifeguard lint` finds on PATH: every finding names a line of the
+//! user's own file that holds its field, and equals, object for object,
+//! what `lint` says of the tool's output piped in.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use lifeguard_e2e::cluster::webhook::workspace_binary;
+use lifeguard_e2e::{corpus_dir, installed_tool, repo_root};
+use serde_json::Value;
+
+/// The lifeguard binary, kustomize, helm and the layouts, or `None` (skipped).
+struct Tools {
+    lifeguard: PathBuf,
+    kustomize: PathBuf,
+    layouts: PathBuf,
+    path: String,
+}
+
+fn tools() -> Option<Tools> {
+    let kustomize = installed_tool("target/tools/kustomize", ".ci/install-kustomize.sh")?;
+    let helm = installed_tool("target/tools/helm", ".ci/install-helm.sh")?;
+    let layouts = corpus_dir()?.join("layouts");
+    let lifeguard = workspace_binary("lifeguard", "lifeguard")?;
+    // kustomize and helm on PATH, as a user has them; nothing else of ours.
+    let mut dirs: Vec<PathBuf> = vec![kustomize.parent()?.to_path_buf()];
+    dirs.extend(helm.parent().map(Path::to_path_buf));
+    dirs.extend(std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()));
+    let path = std::env::join_paths(dirs).ok()?.to_string_lossy().into_owned();
+    Some(Tools { lifeguard, kustomize, layouts, path })
+}
+
+impl Tools {
+    fn lifeguard(&self, dir: &Path, args: &[&str], stdin: Option<&[u8]>) -> Output {
+        let mut command = Command::new(&self.lifeguard);
+        command.args(args).current_dir(dir).env("PATH", &self.path).env_remove("LIFEGUARD_POLICY");
+        command.stdin(if stdin.is_some() { Stdio::piped() } else { Stdio::null() });
+        let mut child = command.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("lifeguard runs");
+        if let (Some(bytes), Some(mut pipe)) = (stdin, child.stdin.take()) {
+            std::io::Write::write_all(&mut pipe, bytes).expect("write stdin");
+        }
+        child.wait_with_output().expect("lifeguard ends")
+    }
+
+    fn json(&self, dir: &Path, args: &[&str], stdin: Option<&[u8]>) -> Vec<Value> {
+        let mut all = vec!["lint", "--format", "json", "--fail-on", "never"];
+        all.extend_from_slice(args);
+        let out = self.lifeguard(dir, &all, stdin);
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        serde_json::from_slice(&out.stdout).expect("a JSON report")
+    }
+}
+
+/// What a finding says of which object, wherever it is placed.
+fn said(findings: &[Value]) -> BTreeSet<String> {
+    findings
+        .iter()
+        .filter(|f| !f["rule"].is_null())
+        .map(|f| format!("{} {}/{}/{} {}", f["rule"], f["kind"], f["namespace"], f["name"], f["path"]))
+        .collect()
+}
+
+/// Every kustomization in a tree that no other in it builds on, as
+/// `lint DIR` builds them.
+fn roots(tree: &Path) -> Vec<PathBuf> {
+    let mut all = Vec::new();
+    lifeguard_e2e::yaml_files(tree, &mut all);
+    let dirs: Vec<PathBuf> = all
+        .iter()
+        .filter(|f| f.ends_with("kustomization.yaml"))
+        .filter_map(|f| f.parent().map(Path::to_path_buf))
+        .collect();
+    let plan = lifeguard::input::render::plan(&dirs);
+    assert!(plan.errors.is_empty(), "{:?}", plan.errors);
+    plan.roots
+}
+
+/// A finding's source line holds its field: the pointer's last key, or
+/// for a list item its first line (`- name: ...`).
+fn holds_its_field(finding: &Value, root: &Path) -> Result<(), String> {
+    let template = &finding["template"];
+    let (Some(path), Some(line)) = (template["path"].as_str(), template["line"].as_u64()) else {
+        return Err(format!("no source line: {finding}"));
+    };
+    let text = std::fs::read_to_string(root.join(path)).map_err(|e| format!("{path}: {e}"))?;
+    let held = text.lines().nth(usize::try_from(line).unwrap_or(0).saturating_sub(1)).unwrap_or("");
+    let last = finding["path"].as_str().and_then(|p| p.rsplit('/').next()).unwrap_or("");
+    let ok = if last.parse::<usize>().is_ok() { held.trim_start().starts_with('-') } else { held.contains(last) };
+    if ok { Ok(()) } else { Err(format!("{path}:{line} `{held}` does not hold {last}: {finding}")) }
+}
+
+#[test]
+fn every_overlay_builds_and_each_finding_names_the_source_line_that_sets_its_field() {
+    let Some(tools) = tools() else { return };
+    let cwd = tools.layouts.clone();
+    let mut checked = 0;
+    for tree in ["microservices-demo/kustomize", "microservices-demo/kubernetes-manifests", "lws/config/samples"] {
+        for root in roots(&cwd.join(tree)) {
+            let shown = root.strip_prefix(&cwd).expect("under the layouts").display().to_string();
+            let built = tools.json(&cwd, &["-k", &shown], None);
+            for finding in built.iter().filter(|f| !f["rule"].is_null()) {
+                assert_eq!(finding["file"], format!("<kustomize build {shown}>"), "{finding}");
+                holds_its_field(finding, &cwd).unwrap_or_else(|e| panic!("{shown}: {e}"));
+                checked += 1;
+            }
+            // The same findings as the tool's own output piped in.
+            let output =
+                Command::new(&tools.kustomize).args(["build", &shown]).current_dir(&cwd).output().expect("kustomize");
+            assert!(output.status.success(), "{shown}: {}", String::from_utf8_lossy(&output.stderr));
+            let piped = tools.json(&cwd, &["-"], Some(&output.stdout));
+            assert_eq!(said(&built), said(&piped), "{shown}: lint -k and kustomize build | lint - differ");
+        }
+    }
+    assert!(checked >= 40, "only {checked} findings checked");
+}
+
+#[test]
+fn a_patch_is_not_an_object_and_the_field_it_sets_lands_on_its_line() {
+    let Some(tools) = tools() else { return };
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = dir.path();
+    std::fs::create_dir_all(root.join("base")).expect("mkdir");
+    std::fs::create_dir_all(root.join("prod")).expect("mkdir");
+    let base = "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: api\nspec:\n  selector:\n    matchLabels: {app: api}\n  template:\n    metadata:\n      labels: {app: api}\n    spec:\n      containers:\n      - name: api\n        image: example/api:1\n        readinessProbe:\n          httpGet: {path: /ready, port: 8080}\n";
+    std::fs::write(root.join("base/deploy.yaml"), base).expect("write");
+    std::fs::write(root.join("base/kustomization.yaml"), "resources:\n- deploy.yaml\n").expect("write");
+    // The patch sets liveness to readiness' own endpoint; alone, it is a
+    // Deployment without a readiness probe.
+    let patch = "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: api\nspec:\n  template:\n    spec:\n      containers:\n      - name: api\n        livenessProbe:\n          httpGet: {path: /ready, port: 8080}\n";
+    std::fs::write(root.join("prod/liveness.yaml"), patch).expect("write");
+    std::fs::write(
+        root.join("prod/kustomization.yaml"),
+        "resources:\n- ../base\nnamePrefix: prod-\npatches:\n- path: liveness.yaml\n",
+    )
+    .expect("write");
+    let before = snapshot(root);
+    let findings = tools.json(root, &["."], None);
+    assert_eq!(before, snapshot(root), "the user's files are never written");
+    let rules: Vec<(&str, &str, &str)> = findings
+        .iter()
+        .map(|f| {
+            (
+                f["rule"].as_str().unwrap_or("-"),
+                f["name"].as_str().unwrap_or("-"),
+                f["template"]["path"].as_str().unwrap_or("-"),
+            )
+        })
+        .collect();
+    assert!(!rules.iter().any(|(rule, _, _)| *rule == "readiness-probe-missing"), "the patch linted alone: {rules:?}");
+    let reused = findings.iter().find(|f| f["rule"] == "probe-endpoint-reused").expect("the built object's finding");
+    assert_eq!(reused["name"], "prod-api", "the built object is named");
+    assert_eq!(reused["template"]["path"], "prod/liveness.yaml", "{reused}");
+    assert_eq!(reused["template"]["line"], 10, "the patch's livenessProbe line: {reused}");
+    // Text names the source line first and the build after it.
+    let text = tools.lifeguard(root, &["lint", "--fail-on", "never", "."], None);
+    let stdout = String::from_utf8_lossy(&text.stdout);
+    assert!(
+        stdout.contains("prod/liveness.yaml:10:9 ") && stdout.contains("rendered: <kustomize build ./prod>:"),
+        "{stdout}"
+    );
+    // fix says why it cannot write, and writes nothing.
+    let fixed = tools.lifeguard(root, &["fix", "."], None);
+    let stderr = String::from_utf8_lossy(&fixed.stderr);
+    assert_eq!(before, snapshot(root), "fix wrote a file: {stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}
+
+#[test]
+fn a_chart_directory_renders_as_helm_template_output_piped_in() {
+    let Some(tools) = tools() else { return };
+    let cwd = tools.layouts.clone();
+    for chart in ["microservices-demo/helm-chart", "lws/charts/lws", "kuberay/helm-chart/ray-cluster"] {
+        let native = tools.json(&cwd, &[chart, "--release-name", "shop", "--namespace", "store"], None);
+        let helm = installed_tool("target/tools/helm", ".ci/install-helm.sh").expect("helm");
+        let output = Command::new(helm)
+            .args(["template", "shop", chart, "--namespace", "store"])
+            .current_dir(&cwd)
+            .output()
+            .expect("helm");
+        assert!(output.status.success(), "{chart}: {}", String::from_utf8_lossy(&output.stderr));
+        let piped = tools.json(&cwd, &["--helm-chart-root", chart, "-"], Some(&output.stdout));
+        assert_eq!(said(&native), said(&piped), "{chart}");
+        let lines = |f: &[Value]| -> Vec<Value> { f.iter().map(|f| f["template"].clone()).collect() };
+        assert_eq!(lines(&native), lines(&piped), "{chart}: the same template lines");
+        assert!(native.iter().all(|f| f["file"] == format!("<helm template {chart}>")), "{chart}");
+    }
+    // --values and --set reach helm.
+    let set = tools.json(&cwd, &["microservices-demo/helm-chart", "--set", "adService.create=false"], None);
+    let all = tools.json(&cwd, &["microservices-demo/helm-chart"], None);
+    let has = |f: &[Value]| f.iter().any(|f| f["name"] == "adservice");
+    assert!(has(&all) && !has(&set), "--set adService.create=false drops adservice");
+}
+
+#[test]
+fn a_repository_walk_builds_and_renders_without_an_input_error() {
+    let Some(tools) = tools() else { return };
+    let out = tools.lifeguard(&tools.layouts, &["lint", "--format", "json", "--fail-on", "never", "."], None);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let findings: Vec<Value> = serde_json::from_slice(&out.stdout).expect("JSON");
+    let errors: Vec<&Value> = findings.iter().filter(|f| f["rule"].is_null()).collect();
+    assert!(errors.is_empty(), "{errors:#?}");
+    let files: BTreeSet<&str> = findings.iter().filter_map(|f| f["file"].as_str()).collect();
+    for rendered in
+        ["<kustomize build ./microservices-demo/kustomize>", "<helm template ./microservices-demo/helm-chart>"]
+    {
+        assert!(files.contains(rendered), "{rendered} not among {files:?}");
+    }
+    // No file a build reads is linted on its own.
+    assert!(!files.iter().any(|f| f.contains("kustomize/base/")), "{files:?}");
+    let _ = repo_root();
+}
+
+/// Every file under `dir` and its bytes.
+fn snapshot(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    let mut files = Vec::new();
+    lifeguard_e2e::yaml_files(dir, &mut files);
+    files.sort();
+    files.into_iter().map(|f| (f.clone(), std::fs::read(&f).unwrap_or_default())).collect()
+}

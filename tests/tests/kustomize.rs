@@ -125,12 +125,12 @@ fn a_patch_is_not_an_object_and_the_field_it_sets_lands_on_its_line() {
     let root = dir.path();
     std::fs::create_dir_all(root.join("base")).expect("mkdir");
     std::fs::create_dir_all(root.join("prod")).expect("mkdir");
-    let base = "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: api\nspec:\n  selector:\n    matchLabels: {app: api}\n  template:\n    metadata:\n      labels: {app: api}\n    spec:\n      containers:\n      - name: api\n        image: example/api:1\n        readinessProbe:\n          httpGet: {path: /ready, port: 8080}\n";
+    let base = "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: api\nspec:\n  selector:\n    matchLabels: {app: api}\n  template:\n    metadata:\n      labels: {app: api}\n    spec:\n      containers:\n      - name: api\n        image: example/api:1\n        lifecycle:\n          preStop:\n            sleep:\n              seconds: 20\n        readinessProbe:\n          httpGet: {path: /ready, port: 8080}\n";
     std::fs::write(root.join("base/deploy.yaml"), base).expect("write");
     std::fs::write(root.join("base/kustomization.yaml"), "resources:\n- deploy.yaml\n").expect("write");
     // The patch sets liveness to readiness' own endpoint; alone, it is a
     // Deployment without a readiness probe.
-    let patch = "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: api\nspec:\n  template:\n    spec:\n      containers:\n      - name: api\n        livenessProbe:\n          httpGet: {path: /ready, port: 8080}\n";
+    let patch = "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: api\nspec:\n  template:\n    spec:\n      terminationGracePeriodSeconds: 5\n      containers:\n      - name: api\n        livenessProbe:\n          httpGet: {path: /ready, port: 8080}\n";
     std::fs::write(root.join("prod/liveness.yaml"), patch).expect("write");
     std::fs::write(
         root.join("prod/kustomization.yaml"),
@@ -154,12 +154,19 @@ fn a_patch_is_not_an_object_and_the_field_it_sets_lands_on_its_line() {
     let reused = findings.iter().find(|f| f["rule"] == "probe-endpoint-reused").expect("the built object's finding");
     assert_eq!(reused["name"], "prod-api", "the built object is named");
     assert_eq!(reused["template"]["path"], "prod/liveness.yaml", "{reused}");
-    assert_eq!(reused["template"]["line"], 10, "the patch's livenessProbe line: {reused}");
+    assert_eq!(reused["template"]["line"], 11, "the patch's livenessProbe line: {reused}");
+    // A value: the patch's, where the patch sets it; the base's, where only the base does.
+    let at = |rule: &str| {
+        let f = findings.iter().find(|f| f["rule"] == rule).unwrap_or_else(|| panic!("{rule}: {findings:#?}"));
+        (f["template"]["path"].as_str().unwrap_or("-").to_owned(), f["template"]["line"].as_u64().unwrap_or(0))
+    };
+    assert_eq!(at("grace-period-too-short"), ("prod/liveness.yaml".to_owned(), 8), "the patch's grace period");
+    assert_eq!(at("prestop-sleep-only"), ("base/deploy.yaml".to_owned(), 18), "the base's `seconds: 20`");
     // Text names the source line first and the build after it.
     let text = tools.lifeguard(root, &["lint", "--fail-on", "never", "."], None);
     let stdout = String::from_utf8_lossy(&text.stdout);
     assert!(
-        stdout.contains("prod/liveness.yaml:10:9 ") && stdout.contains("rendered: <kustomize build ./prod>:"),
+        stdout.contains("prod/liveness.yaml:11:9 ") && stdout.contains("rendered: <kustomize build ./prod>:"),
         "{stdout}"
     );
     // fix says why it cannot write, and writes nothing.
@@ -220,4 +227,38 @@ fn snapshot(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
     lifeguard_e2e::yaml_files(dir, &mut files);
     files.sort();
     files.into_iter().map(|f| (f.clone(), std::fs::read(&f).unwrap_or_default())).collect()
+}
+
+#[test]
+fn kubectl_kustomize_builds_when_kustomize_is_not_on_path_and_neither_is_one_error() {
+    let Some(tools) = tools() else { return };
+    let Some(kubectl) = installed_tool("target/tools/kubectl", ".ci/install-helm.sh") else { return };
+    let only = tempfile::tempdir().expect("tempdir");
+    std::os::unix::fs::symlink(&kubectl, only.path().join("kubectl")).expect("symlink kubectl");
+    let cwd = tools.layouts.clone();
+    let overlay = "microservices-demo/kustomize/tests/spanner-with-all-components";
+    let with = |path: &Path, args: &[&str]| {
+        let mut all = vec!["lint", "--format", "json", "--fail-on", "never"];
+        all.extend_from_slice(args);
+        Command::new(&tools.lifeguard).args(&all).current_dir(&cwd).env("PATH", path).output().expect("lifeguard")
+    };
+    let by_kubectl = with(only.path(), &["-k", overlay]);
+    assert_eq!(by_kubectl.status.code(), Some(0), "{}", String::from_utf8_lossy(&by_kubectl.stderr));
+    let by_kubectl: Vec<Value> = serde_json::from_slice(&by_kubectl.stdout).expect("JSON");
+    let by_kustomize = tools.json(&cwd, &["-k", overlay], None);
+    assert!(!by_kustomize.is_empty());
+    assert_eq!(said(&by_kubectl), said(&by_kustomize), "kubectl kustomize and kustomize build agree");
+    // Neither: an input error naming both, exit 2, and the rest still linted.
+    let empty = tempfile::tempdir().expect("tempdir");
+    let neither = with(empty.path(), &["-k", overlay, "microservices-demo/kubernetes-manifests/adservice.yaml"]);
+    assert_eq!(neither.status.code(), Some(2));
+    let report: Vec<Value> = serde_json::from_slice(&neither.stdout).expect("JSON");
+    let errors: Vec<&Value> = report.iter().filter(|f| f["rule"].is_null()).collect();
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    let message = errors[0]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("`kustomize`") && message.contains("`kubectl`"), "{message}");
+    assert!(
+        report.iter().any(|f| f["file"] == "microservices-demo/kubernetes-manifests/adservice.yaml"),
+        "the rest linted"
+    );
 }

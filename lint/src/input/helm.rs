@@ -211,7 +211,12 @@ impl Active {
     }
 
     /// An object of a Kustomize build, placed in its own file and patches.
-    fn place_built<'a>(&mut self, build: &Rendered, template: Template, rendered: impl FnOnce() -> &'a str) -> Template {
+    fn place_built<'a>(
+        &mut self,
+        build: &Rendered,
+        template: Template,
+        rendered: impl FnOnce() -> &'a str,
+    ) -> Template {
         let template = Template { kustomize: true, ..template };
         let path = self.base.join(&template.path);
         let (Some(text), Some(build)) = (self.read(&path), build.build.as_ref()) else {

@@ -328,11 +328,12 @@ pub fn discover_with(paths: &[String], walk: &Walk) -> Discovered {
 /// spells it): an error when it holds no kustomization, or a component.
 pub fn discover_kustomization(dir: &str, found: &mut Discovered) {
     let path = PathBuf::from(dir);
+    if kustomization::file_in(&path).is_none() {
+        let message = format!("-k: no {} in this directory", kustomization::FILE_NAMES.join(", "));
+        found.errors.push((dir.to_owned(), ReadError::Io(message)));
+        return;
+    }
     match kustomization::read(&path) {
-        Err(e) if e.line.is_none() && kustomization::file_in(&path).is_none() => found.errors.push((
-            dir.to_owned(),
-            ReadError::Io(format!("-k: no {} in this directory", kustomization::FILE_NAMES.join(", "))),
-        )),
         Err(e) => found.errors.push(unread_kustomization(e)),
         Ok(k) if k.component => found.errors.push((dir.to_owned(), ReadError::Component)),
         Ok(_) => found.add_rendered(&path, render::kustomize(&path)),

@@ -74,6 +74,16 @@ impl Template {
         }
     }
 
+    /// The file a finding at `rendered_line` is in and, when matched, its
+    /// line and column there: [`Template::place`], else the template's (or
+    /// the object's own) file without a line.
+    pub fn file_at(&self, rendered_line: u32) -> (&str, Option<(u32, Option<u32>)>) {
+        match self.place(rendered_line) {
+            Some((file, line, column)) => (file, Some((line, column))),
+            None => (&self.path, None),
+        }
+    }
+
     /// Whether the object was built by Kustomize (its `path` is the
     /// object's own file, not a Helm template).
     pub fn is_kustomize(&self) -> bool {
@@ -192,24 +202,19 @@ impl TemplateFinder {
             None => template,
         };
         let files = &mut active.files;
-        let mut read = |path: &Path| {
-            files
-                .entry(path.to_path_buf())
-                .or_insert_with(|| path.is_file().then(|| std::fs::read_to_string(path).ok()).flatten().map(Arc::from))
-                .clone()
-        };
-        template.locate(&active.base, rendered, &mut read)
+        template.locate(&active.base, rendered, &mut |path: &Path| read_once(files, path))
     }
 }
 
-impl Active {
-    fn read(&mut self, path: &Path) -> Option<Arc<str>> {
-        self.files
-            .entry(path.to_path_buf())
-            .or_insert_with(|| path.is_file().then(|| std::fs::read_to_string(path).ok()).flatten().map(Arc::from))
-            .clone()
-    }
+/// A file's text, read once per run (`None`: no file there).
+fn read_once(files: &mut HashMap<PathBuf, Option<Arc<str>>>, path: &Path) -> Option<Arc<str>> {
+    files
+        .entry(path.to_path_buf())
+        .or_insert_with(|| path.is_file().then(|| std::fs::read_to_string(path).ok()).flatten().map(Arc::from))
+        .clone()
+}
 
+impl Active {
     /// An object of a Kustomize build, placed in its own file and patches.
     fn place_built<'a>(
         &mut self,
@@ -219,7 +224,7 @@ impl Active {
     ) -> Template {
         let template = Template { kustomize: true, ..template };
         let path = self.base.join(&template.path);
-        let (Some(text), Some(build)) = (self.read(&path), build.build.as_ref()) else {
+        let (Some(text), Some(build)) = (read_once(&mut self.files, &path), build.build.as_ref()) else {
             return Template { on_disk: OnDisk::Missing, ..template };
         };
         let file: Arc<str> = template.path.as_str().into();

@@ -86,11 +86,8 @@ impl<'a> JsonFinding<'a> {
             fix: f.automatic_fix().map(|x| x.description.as_str()),
             template: l.template.as_ref().map(|t| {
                 // A Kustomize build's field may come from a patch: the file of the line.
-                let (path, line) = match t.place(l.line) {
-                    Some((file, line, _)) => (file, Some(line)),
-                    None => (t.path.as_str(), None),
-                };
-                JsonTemplate { path, line, exists: t.exists() }
+                let (path, at) = t.file_at(l.line);
+                JsonTemplate { path, line: at.map(|(line, _)| line), exists: t.exists() }
             }),
             assumptions: &f.assumptions,
         }

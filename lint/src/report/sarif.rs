@@ -233,10 +233,8 @@ fn related(l: &Located, primary: &str) -> Vec<Location> {
     } else {
         ("Helm template", "rendered by Helm")
     };
-    let (path, line) = match t.place(l.line) {
-        Some((file, line, column)) => (file, Some((line, Some(column.unwrap_or(l.column))))),
-        None => (t.path.as_str(), None),
-    };
+    let (path, at) = t.file_at(l.line);
+    let line = at.map(|(line, column)| (line, Some(column.unwrap_or(l.column))));
     if primary != path {
         let why = t.why_rendered_line().map_or(String::new(), |why| format!(" ({why})"));
         out.push((physical(path, line), format!("{source}{why}")));

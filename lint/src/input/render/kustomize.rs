@@ -17,6 +17,7 @@ use serde_json::Value;
 
 use super::kustomization::{self, Kustomization, Patch, Target};
 use super::source_map::{self, Piece, SourceMap};
+use crate::input::split::parts;
 use crate::input::{Document, Limits, parse_stream};
 
 /// The annotation kustomize writes an object's origin into.
@@ -68,12 +69,9 @@ fn is_executable(path: &Path) -> bool {
     path.is_file()
 }
 
-/// One Kustomize directory, built.
+/// What a Kustomize build keeps beside its output, to place findings by.
 #[derive(Debug)]
 pub struct Build {
-    /// The output, without the origin annotations, each object headed by
-    /// `# Source: FILE` where its file is on disk.
-    pub text: String,
     /// The patches of every kustomization the build read, in the order
     /// kustomize applied them, parsed once.
     pub patches: Vec<ParsedPatch>,
@@ -88,8 +86,10 @@ pub struct ParsedPatch {
     target: Option<Target>,
 }
 
-/// Builds `dir` with `builder`; the error is the builder's own message.
-pub fn build(builder: &Builder, dir: &Path) -> Result<Build, String> {
+/// Builds `dir` with `builder`: the output, without the origin
+/// annotations, each object headed by `# Source: FILE` where its file is
+/// on disk, and the build's patches. The error is the builder's own message.
+pub fn build(builder: &Builder, dir: &Path) -> Result<(String, Build), String> {
     let target = dir.canonicalize().map_err(|e| format!("{}: {e}", dir.display()))?;
     let scratch = tempfile::tempdir().map_err(|e| format!("a temporary directory: {e}"))?;
     let wrapper = scratch.path().canonicalize().map_err(|e| format!("a temporary directory: {e}"))?;
@@ -115,26 +115,22 @@ pub fn build(builder: &Builder, dir: &Path) -> Result<Build, String> {
     let built =
         String::from_utf8(output.stdout).map_err(|_| format!("{} wrote text that is not UTF-8", builder.name()))?;
     let cwd = std::env::current_dir().ok().and_then(|c| c.canonicalize().ok());
-    let shown = |origin: &str| {
-        let file = normalize(&wrapper.join(origin));
-        let relative = cwd.as_ref().and_then(|c| file.strip_prefix(c).ok()).map(Path::to_path_buf);
-        relative.unwrap_or(file).display().to_string()
-    };
-    let text = headed_by_origin(&built, &shown);
+    let shown = |file: &Path| shown_file(cwd.as_deref(), file);
+    // An origin is named from the directory kustomize built: ours.
+    let text = headed_by_origin(&built, &|origin: &str| shown(&wrapper.join(origin)));
     let mut patches = Vec::new();
     let mut seen = Vec::new();
     gather(&target, &mut seen, &mut patches);
-    let patches = patches.into_iter().map(|p| parse_patch(p, &shown_file(cwd.as_deref()))).collect();
-    Ok(Build { text, patches })
+    let patches = patches.into_iter().map(|p| parse_patch(p, &shown)).collect();
+    Ok((text, Build { patches }))
 }
 
-/// A file as shown: from the working directory when under it.
-fn shown_file(cwd: Option<&Path>) -> impl Fn(&Path) -> String + '_ {
-    move |file: &Path| {
-        let file = file.canonicalize().unwrap_or_else(|_| normalize(file));
-        let relative = cwd.and_then(|c| file.strip_prefix(c).ok()).map(Path::to_path_buf);
-        relative.unwrap_or(file).display().to_string()
-    }
+/// A file as shown, an object's origin or a patch alike: from the working
+/// directory when under it.
+fn shown_file(cwd: Option<&Path>, file: &Path) -> String {
+    let file = file.canonicalize().unwrap_or_else(|_| normalize(file));
+    let relative = cwd.and_then(|c| file.strip_prefix(c).ok()).map(Path::to_path_buf);
+    relative.unwrap_or(file).display().to_string()
 }
 
 fn parse_patch(patch: Patch, shown: &impl Fn(&Path) -> String) -> ParsedPatch {
@@ -168,7 +164,8 @@ fn gather(dir: &Path, seen: &mut Vec<PathBuf>, out: &mut Vec<Patch>) {
 /// edited by its lines and keeps every other line as kustomize wrote it.
 fn headed_by_origin(built: &str, shown: &impl Fn(&str) -> String) -> String {
     let mut out = String::with_capacity(built.len());
-    for document in built.split_inclusive_documents() {
+    for part in parts(built) {
+        let document = &built[part.start..part.end];
         let lines: Vec<&str> = document.lines().collect();
         let mut keep = vec![true; lines.len()];
         let mut origin: Option<String> = None;
@@ -225,30 +222,6 @@ fn headed_by_origin(built: &str, shown: &impl Fn(&str) -> String) -> String {
 
 fn indent_of(line: &str) -> usize {
     line.len() - line.trim_start_matches(' ').len()
-}
-
-/// Splitting a stream before each `---` line, keeping every line.
-trait Documents {
-    fn split_inclusive_documents(&self) -> Vec<&str>;
-}
-
-impl Documents for str {
-    fn split_inclusive_documents(&self) -> Vec<&str> {
-        let mut parts = Vec::new();
-        let mut start = 0;
-        let mut at = 0;
-        for line in self.split_inclusive('\n') {
-            if line.trim_end() == "---" && at > start {
-                parts.push(&self[start..at]);
-                start = at;
-            }
-            at += line.len();
-        }
-        if at > start {
-            parts.push(&self[start..at]);
-        }
-        parts
-    }
 }
 
 /// `to` named from `from` (both absolute and canonical).

@@ -9,11 +9,13 @@ pub mod kustomization;
 pub mod kustomize;
 pub mod source_map;
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 pub use helm_chart::HelmOptions;
 pub use kustomize::{Build, Builder};
+
+use kustomization::Kustomization;
 
 /// What made a rendered input.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -83,12 +85,12 @@ pub struct RenderOptions {
 /// Builds a Kustomize directory; the error says why it could not be.
 pub fn kustomize(dir: &Path) -> Result<Rendered, String> {
     let builder = Builder::on_path()?;
-    let build = kustomize::build(&builder, dir)?;
+    let (text, build) = kustomize::build(&builder, dir)?;
     Ok(Rendered {
         renderer: Renderer::Kustomize,
         dir: dir.to_path_buf(),
         name: name_of(Renderer::Kustomize, dir),
-        text: build.text.clone(),
+        text,
         build: Some(build),
     })
 }
@@ -125,23 +127,31 @@ pub struct KustomizePlan {
 pub fn plan(dirs: &[PathBuf]) -> KustomizePlan {
     let canonical = |p: &Path| p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
     let mut plan = KustomizePlan::default();
-    let mut read = Vec::new();
+    // Each kustomization read once, by canonical directory: the walk's,
+    // then those they build on (bases outside the walk too).
+    let mut read: HashMap<PathBuf, Kustomization> = HashMap::new();
+    let mut walked = Vec::new();
     for dir in dirs {
         match kustomization::read(dir) {
-            Ok(k) => read.push((dir, k)),
+            Ok(k) => {
+                walked.push((dir, canonical(dir), k.component));
+                read.insert(canonical(dir), k);
+            }
             Err(e) => plan.errors.push(e),
         }
     }
     let mut built_on: HashSet<PathBuf> = HashSet::new();
-    // Everything a kustomization reads, and what those read in turn,
-    // including bases outside the walk.
-    let mut stack: Vec<PathBuf> = read.iter().map(|(dir, _)| canonical(dir)).collect();
+    let mut stack: Vec<PathBuf> = walked.iter().map(|(_, key, _)| key.clone()).collect();
     let mut visited: HashSet<PathBuf> = HashSet::new();
     while let Some(dir) = stack.pop() {
         if !visited.insert(dir.clone()) {
             continue;
         }
-        let Ok(k) = kustomization::read(&dir) else { continue };
+        if !read.contains_key(&dir) {
+            let Ok(k) = kustomization::read(&dir) else { continue };
+            read.insert(dir.clone(), k);
+        }
+        let Some(k) = read.get(&dir) else { continue };
         plan.read.extend(k.files.iter().map(|f| canonical(f)));
         plan.read.extend(k.patches.iter().map(|p| canonical(&p.file)));
         for sub in k.resources.iter().chain(&k.components) {
@@ -150,12 +160,11 @@ pub fn plan(dirs: &[PathBuf]) -> KustomizePlan {
             stack.push(sub);
         }
     }
-    for (dir, k) in &read {
-        let key = canonical(dir);
+    for (dir, key, component) in walked {
         if built_on.contains(&key) {
             continue;
         }
-        if k.component {
+        if component {
             plan.orphan_components.push(dir.to_path_buf());
         } else {
             plan.roots.push(dir.to_path_buf());

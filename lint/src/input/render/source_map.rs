@@ -117,8 +117,7 @@ fn setter<'a>(
         let (pointer, found) = if piece.operations {
             in_operations(root, tokens, &piece.doc.value)?
         } else {
-            let found = translate(root, tokens, &piece.doc.value)?;
-            (found.0, found.1)
+            translate(root, tokens, &piece.doc.value)?
         };
         (!leaf || found == value).then_some((*piece, pointer))
     };

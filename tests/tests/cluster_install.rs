@@ -34,16 +34,7 @@ fn the_plain_manifests_apply_server_side_against_cert_managers_real_crds() {
     let crds = repo_root().join(TOOLS).join("crds");
     let crds = crds.to_string_lossy();
     plane.kubectl.run(&["apply", "--server-side", "-f", &crds]).ok();
-    plane
-        .kubectl
-        .run(&[
-            "wait",
-            "--for=condition=Established",
-            "crd/certificates.cert-manager.io",
-            "crd/issuers.cert-manager.io",
-            "--timeout=60s",
-        ])
-        .ok();
+    plane.kubectl.wait_established(&["certificates.cert-manager.io", "issuers.cert-manager.io"]);
 
     // The README's commands, as written.
     plane.kubectl.run(&["create", "namespace", "lifeguard"]).ok();

@@ -148,4 +148,23 @@ impl Client {
             if done(&value) { Ok(value) } else { Err(run.stdout.chars().take(400).collect()) }
         })
     }
+
+    /// Waits until every CRD named (`plural.group`) is Established, for at
+    /// most 60 s. Not `kubectl wait --for=condition=Established`: that fails
+    /// at once ("<nil> is of the type <nil>") when it reads the CRD before
+    /// the apiextensions controller has written its first condition.
+    pub fn wait_established(&self, crds: &[&str]) {
+        for crd in crds {
+            self.wait_until(
+                &format!("crd/{crd} Established"),
+                Duration::from_secs(60),
+                &["get", "crd", crd, "-o", "json"],
+                |c| {
+                    c["status"]["conditions"].as_array().is_some_and(|conditions| {
+                        conditions.iter().any(|c| c["type"] == "Established" && c["status"] == "True")
+                    })
+                },
+            );
+        }
+    }
 }

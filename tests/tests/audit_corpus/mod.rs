@@ -164,7 +164,7 @@ pub fn install_crd(plane: &ControlPlane, i: usize) -> bool {
     let (_, file, resource, group_version) = REPORTS[i];
     let Some(path) = installed_tool(file, INSTALLER) else { return false };
     plane.kubectl.run(&["apply", "--server-side", "-f", &path.to_string_lossy()]).ok();
-    plane.kubectl.run(&["wait", "--for=condition=Established", "--timeout=60s", &format!("crd/{resource}")]).ok();
+    plane.kubectl.wait_established(&[resource]);
     let schema = format!("/openapi/v3/apis/{group_version}");
     wait_for("the CRD's schema published", Duration::from_secs(60), || {
         let run = plane.kubectl.run(&["get", "--raw", &schema]);

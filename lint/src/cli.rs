@@ -230,8 +230,11 @@ fn lint(args: LintArgs) -> Result<u8> {
     for e in out.errors.iter().filter(|_| !annotated) {
         write!(stderr, "{}", report::text::input_error(e)).context("writing to stderr")?;
     }
-    for w in &out.warnings {
+    for w in out.warnings.iter().filter(|_| !annotated) {
         write!(stderr, "{}", report::text::input_warning(w)).context("writing to stderr")?;
+    }
+    for n in out.notes.iter().filter(|_| !annotated && !quiet) {
+        write!(stderr, "{}", report::text::input_note(n)).context("writing to stderr")?;
     }
     let report = |w: &mut dyn Write| match render {
         Some(render) => render.write(&out, quiet, w),

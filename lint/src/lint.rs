@@ -64,16 +64,21 @@ pub fn lint_found_with(found: Discovered, policy: &Policy, limits: &Limits, keep
     let seeds = std::mem::take(&mut read.seeds);
     let linted = crate::pipeline::lint_sources_in(&read.sources, &read.context_of, seeds, policy, limits, keep);
     let mut out = linted.outcome;
-    let mut errors = read.errors(linted.syntax_errors);
+    let mut syntax = linted.syntax_errors;
+    let templated = read.templated(&mut syntax);
+    let mut errors = read.errors(syntax);
     errors.append(&mut out.errors);
     out.errors = errors;
-    let notes = found.notes.iter().map(|(file, message)| InputError {
+    let whole_file = |(file, message): &(String, String)| InputError {
         file: file.clone(),
         line: None,
         column: None,
         message: message.clone(),
-    });
-    out.warnings.splice(0..0, notes);
+    };
+    out.warnings.splice(0..0, found.warnings.iter().map(whole_file));
+    // Notes by what they are: the files builds read, the templates
+    // skipped, then the inputs that held no object (each in input order).
+    out.notes.splice(0..0, found.notes.iter().map(whole_file).chain(templated));
     out
 }
 

@@ -129,7 +129,7 @@ pub fn resolve(
 ) -> Result<Resolved, String> {
     let mut resolved = Resolved::default();
     let mut finder = Finder::new(cwd);
-    let Discovered { inputs, mut errors, mut notes, allow_empty_stdin } = found;
+    let Discovered { inputs, mut errors, mut warnings, mut notes, walked, allow_empty_stdin } = found;
     let mut loaded: HashMap<PolicySource, Option<usize>> = HashMap::new();
     let overriding = arg.map(|a| PolicySource::choose(Some(a), cwd));
     // With no input at all, the run still reports discovery's errors, under
@@ -160,22 +160,31 @@ pub fn resolve(
         };
         let Some(index) = index else { continue };
         let Some(input) = input else {
-            resolved.runs.push((index, Discovered { allow_empty_stdin, ..Discovered::default() }));
+            resolved
+                .runs
+                .push((index, Discovered { allow_empty_stdin, walked: walked.clone(), ..Discovered::default() }));
             continue;
         };
         resolved.of_input.push((input.display_name(), index));
         resolved.by_name.insert(input.display_name(), index);
         match resolved.runs.last_mut() {
             Some((last, run)) if *last == index => run.inputs.push(input.clone()),
-            _ => resolved
-                .runs
-                .push((index, Discovered { inputs: vec![input.clone()], allow_empty_stdin, ..Discovered::default() })),
+            _ => resolved.runs.push((
+                index,
+                Discovered {
+                    inputs: vec![input.clone()],
+                    allow_empty_stdin,
+                    walked: walked.clone(),
+                    ..Discovered::default()
+                },
+            )),
         }
     }
     // Discovery's errors and notes are reported once, with the first run.
     match resolved.runs.first_mut() {
         Some((_, first)) => {
             first.errors.append(&mut errors);
+            first.warnings.append(&mut warnings);
             first.notes.append(&mut notes);
         }
         None => resolved.errors.extend(errors.into_iter().map(|(file, e)| InputError {

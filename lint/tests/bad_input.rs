@@ -110,7 +110,9 @@ fn json_files_are_strict_json() {
         assert_one_error(&r, at, what);
         let r = lint_beside_good("fine.yaml", text.as_bytes());
         assert_eq!(r.code, 1, "YAML flow syntax in a .yaml file is fine: {}", r.stderr);
-        assert_eq!(r.stderr, "");
+        // No pod spec in it (the object as YAML reads it): a note, no error.
+        assert!(r.stderr.starts_with("fine.yaml input note: no object checked: "), "{}", r.stderr);
+        assert_eq!(r.stderr.lines().count(), 1, "{}", r.stderr);
     }
     // A duplicate key is JSON; it warns as in YAML (and as kubectl's field validation does).
     let r = lint_beside_good("dup.json", b"{\"apiVersion\": \"v1\", \"kind\": \"Pod\", \"kind\": \"Pod\"}\n");
@@ -230,7 +232,14 @@ fn empty_documents_other_kinds_and_unnamed_objects_are_not_errors() {
         std::fs::write(dir.path().join(name), text).expect("write file");
     }
     let r = lint_in(dir.path(), &["lint", "."]);
-    assert_eq!(r.stderr, "", "no input error");
+    // No input error: a note for each input that gave no object, saying why.
+    assert_eq!(
+        r.stderr,
+        "./comments.yaml input note: no object checked: it holds no document\n\
+         ./empty.yaml input note: no object checked: it holds no document\n\
+         ./helm.yaml input note: no object checked: its kinds (ConfigMap, Secret) hold no pod template lifeguard reads\n\
+         ./separators.yaml input note: no object checked: it holds no document\n"
+    );
     // The unnamed Deployment (no name, namespace or image) is linted; its
     // probes name one port by name and one by number, which are the same port.
     assert_eq!(r.code, 1, "{}", r.stdout);
@@ -241,7 +250,7 @@ fn empty_documents_other_kinds_and_unnamed_objects_are_not_errors() {
         "{}",
         r.stdout
     );
-    assert!(r.stdout.contains("in 1 object across 5 files\n"), "{}", r.stdout);
+    assert!(r.stdout.contains("in 1 object across 5 files; 4 inputs with no object checked\n"), "{}", r.stdout);
 }
 
 /// `helm template ... | lifeguard lint -` where helm failed feeds an empty
@@ -266,5 +275,9 @@ fn an_empty_stdin_is_an_input_error_unless_allowed() {
     let r = support::lifeguard(dir.path(), &["lint", "-"], Some("{}\n"), &[]);
     assert_eq!(r.code, 0, "{}", r.stderr);
     let r = support::lifeguard(dir.path(), &["lint", "empty.yaml"], None, &[]);
-    assert_eq!((r.code, r.stderr.as_str()), (0, ""), "an empty file named on the command line is not an error");
+    assert_eq!(
+        (r.code, r.stderr.as_str()),
+        (0, "empty.yaml input note: no object checked: it holds no document\n"),
+        "an empty file named on the command line is not an error, and is said to hold nothing"
+    );
 }

@@ -165,7 +165,12 @@ fn the_lint_hook_fails_on_an_error_and_names_the_file() {
     assert!(stdout.contains("jobs/worker.yaml:19:13 info[exec-probe]"), "{stdout}");
     // chart/values.yaml is handed over but is not a manifest: it is not read.
     assert!(stdout.contains("across 4 files"), "{stdout}");
-    assert_eq!(String::from_utf8_lossy(&out.stderr), "", "no input error: the template was not passed");
+    // No input error (the template was not passed); a JSON file that is
+    // not a manifest is named as checking nothing, never an error.
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "package.json input note: no object checked: no document in it has a `kind` (not a Kubernetes manifest)\n"
+    );
 
     // A commit that stages only clean manifests passes.
     let clean = vec!["k8s/good.yml".to_owned(), "chart/values.yaml".to_owned()];

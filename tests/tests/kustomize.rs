@@ -208,9 +208,26 @@ fn a_repository_walk_builds_and_renders_without_an_input_error() {
     let out = tools.lifeguard(&tools.layouts, &["lint", "--format", "json", "--fail-on", "never", "."], None);
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
     let findings: Vec<Value> = serde_json::from_slice(&out.stdout).expect("JSON");
-    let errors: Vec<&Value> = findings.iter().filter(|f| f["rule"].is_null()).collect();
+    let about_inputs = |severity: &str| -> Vec<&Value> {
+        findings.iter().filter(|f| f["rule"].is_null() && f["severity"] == severity).collect()
+    };
+    let errors = about_inputs("error");
     assert!(errors.is_empty(), "{errors:#?}");
-    let files: BTreeSet<&str> = findings.iter().filter_map(|f| f["file"].as_str()).collect();
+    // Never silent: every input that gave no object is named with why; the
+    // files the builds read among them, the components nothing includes
+    // warned about.
+    let notes = about_inputs("info");
+    let note_of =
+        |file: &str| notes.iter().find(|n| n["file"] == file).and_then(|n| n["message"].as_str()).unwrap_or_default();
+    assert!(
+        note_of("./microservices-demo/kustomize/base/frontend.yaml").contains("a kustomization in this walk reads it"),
+        "{notes:#?}"
+    );
+    assert!(note_of("./kuberay/ray-operator/config/samples/ray-job.use-existing-raycluster.yaml").contains("RayJob"));
+    let warned: BTreeSet<&str> = about_inputs("warning").iter().filter_map(|w| w["file"].as_str()).collect();
+    assert!(warned.contains("./microservices-demo/kustomize/components/alloydb"), "{warned:?}");
+    let files: BTreeSet<&str> =
+        findings.iter().filter(|f| !f["rule"].is_null()).filter_map(|f| f["file"].as_str()).collect();
     for rendered in
         ["<kustomize build ./microservices-demo/kustomize>", "<helm template ./microservices-demo/helm-chart>"]
     {

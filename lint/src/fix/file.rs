@@ -47,6 +47,9 @@ pub struct FileFix {
     pub skipped: Vec<Skipped>,
     /// Input errors and fixes that failed verification.
     pub errors: Vec<InputError>,
+    /// Why nothing of it was fixed when that is no error (another tool's
+    /// template met in a walk).
+    pub notes: Vec<InputError>,
     /// Comments on or right above a value a fix changed that mention a
     /// number or the field: they may no longer be true.
     pub stale_comments: Vec<StaleComment>,
@@ -91,6 +94,7 @@ pub fn fix_text(
         remaining: Vec::new(),
         skipped: Vec::new(),
         errors: Vec::new(),
+        notes: Vec::new(),
         stale_comments: Vec::new(),
     };
     let (docs, error) = parse;

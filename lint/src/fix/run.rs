@@ -11,6 +11,7 @@ use super::diff;
 use super::file::{FileFix, fix_text};
 use crate::input::{Discovered, Input, Limits, discover};
 use crate::outcome::InputError;
+use crate::outcome::unchecked::settle_templated;
 use crate::pipeline::Text;
 
 /// One input and its fixes.
@@ -71,8 +72,13 @@ pub fn fix_each<T: Send>(
     keep: impl Fn(FixedInput) -> T + Sync,
     sink: impl FnMut(T),
 ) -> Vec<InputError> {
+    let walked = std::sync::Arc::clone(&found.walked);
     let step = |t: Text<'_>| {
-        let mut fix = fix_text(&t.name, t.text, t.parse, t.batch, policy, only, limits);
+        let (documents, mut syntax) = t.parse;
+        let is_walked = matches!(t.input, Input::File(p) if walked.contains(p));
+        let note = settle_templated(&mut syntax, t.text, is_walked);
+        let mut fix = fix_text(&t.name, t.text, (documents, syntax), t.batch, policy, only, limits);
+        fix.notes.extend(note);
         fix.errors.extend(t.error);
         keep(FixedInput { input: t.input.clone(), bom: starts_with_bom(t.input), fix })
     };

@@ -26,6 +26,8 @@ pub struct FileReport {
     pub tally: Tally,
     /// Its syntax error and the fixes that failed verification.
     pub errors: Vec<InputError>,
+    /// Why nothing of it was fixed, when that is no error.
+    pub notes: Vec<InputError>,
     /// Whether a finding at or above its threshold remains.
     pub failing: bool,
 }
@@ -74,7 +76,8 @@ impl Streamed {
             tally.add(f.tally);
         }
         let line = line_of(&tally, self.all_errors().count(), self.policy.as_deref(), mode);
-        s.push_str(&tail(self.all_errors(), &line));
+        let notes = self.files.iter().flat_map(|f| &f.notes);
+        s.push_str(&tail(self.all_errors(), notes, &line));
         s
     }
 }
@@ -147,6 +150,7 @@ fn keep(fixed: FixedInput, mode: Output, fail_on: &impl Fn(&str) -> Option<Sever
         },
         tally: Tally::of(&fix, fail_on),
         errors: std::mem::take(&mut fix.errors),
+        notes: std::mem::take(&mut fix.notes),
         failing,
     };
     let written = match (mode, input) {

@@ -102,16 +102,22 @@ pub fn file_block_mapped(
     s
 }
 
-/// The end of the report: every error, then the summary line.
-pub fn tail<'e>(errors: impl Iterator<Item = &'e InputError>, summary: &str) -> String {
+/// The end of the report: every error, every note (an input skipped that
+/// is no error), then the summary line.
+pub fn tail<'e>(
+    errors: impl Iterator<Item = &'e InputError>,
+    notes: impl Iterator<Item = &'e InputError>,
+    summary: &str,
+) -> String {
     let mut s = String::new();
-    for e in errors {
+    let labelled = errors.map(|e| ("error", e)).chain(notes.map(|e| ("note", e)));
+    for (label, e) in labelled {
         let at = match (e.line, e.column) {
             (Some(l), Some(c)) => format!("{}:{l}:{c}", e.file),
             (Some(l), None) => format!("{}:{l}", e.file),
             _ => e.file.clone(),
         };
-        let _ = writeln!(s, "{at} error: {}", e.message);
+        let _ = writeln!(s, "{at} {label}: {}", e.message);
     }
     let _ = writeln!(s, "{summary}");
     s

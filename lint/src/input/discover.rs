@@ -2,6 +2,7 @@
 //! `.yaml`/`.yml`/`.json`, honouring `.gitignore`), globs, `-` for stdin,
 //! minus what `--exclude` names; and reading them as text.
 
+use std::collections::HashSet;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -139,8 +140,15 @@ pub struct Discovered {
     pub inputs: Vec<Input>,
     /// Paths that could not be read.
     pub errors: Vec<(String, ReadError)>,
-    /// What a walk left out, and why, for the report's warnings: (path, reason).
+    /// What a walk left out that should have been checked, and why, for
+    /// the report's warnings: (path, reason).
+    pub warnings: Vec<(String, String)>,
+    /// What a walk left out that is checked otherwise, and why, for the
+    /// report's notes: (path, reason).
     pub notes: Vec<(String, String)>,
+    /// The files met in a walk (a directory, a glob) rather than named:
+    /// such a file that is another tool's template is skipped with a note.
+    pub walked: Arc<HashSet<PathBuf>>,
     /// `--allow-empty`: a stdin without a document is a clean result, not an error.
     pub allow_empty_stdin: bool,
 }
@@ -157,7 +165,7 @@ pub fn read_input(input: &Input, limits: &Limits, allow_empty_stdin: bool) -> Re
 
 /// Blank lines, comments and document markers only. A document holding
 /// `null` or `{}` is still a document someone wrote.
-fn holds_no_document(text: &str) -> bool {
+pub fn holds_no_document(text: &str) -> bool {
     text.lines().map(str::trim).all(|l| l.is_empty() || l.starts_with('#') || l == "---" || l == "...")
 }
 
@@ -266,7 +274,8 @@ fn chart_of_templates(dir: &Path) -> Option<PathBuf> {
 /// (resources, patches) are not linted on their own.
 pub fn discover_with(paths: &[String], walk: &Walk) -> Discovered {
     let mut found = Discovered::default();
-    let mut seen = std::collections::HashSet::new();
+    let mut seen = HashSet::new();
+    let mut walked = HashSet::new();
     for raw in paths {
         if raw == "-" {
             if seen.insert(None) {
@@ -275,6 +284,7 @@ pub fn discover_with(paths: &[String], walk: &Walk) -> Discovered {
             continue;
         }
         let path = PathBuf::from(raw);
+        let from_walk = std::fs::metadata(&path).map_or(is_glob(raw), |m| m.is_dir());
         let items = match std::fs::metadata(&path) {
             Ok(m) if m.is_dir() => match chart_of_templates(&path) {
                 Some(chart) => {
@@ -305,6 +315,9 @@ pub fn discover_with(paths: &[String], walk: &Walk) -> Discovered {
             match item {
                 Walked::File(file) => {
                     if seen.insert(Some(key(&file))) {
+                        if from_walk {
+                            walked.insert(file.clone());
+                        }
                         found.inputs.push(Input::File(file));
                     }
                 }
@@ -321,6 +334,7 @@ pub fn discover_with(paths: &[String], walk: &Walk) -> Discovered {
             }
         }
     }
+    found.walked = Arc::new(walked);
     found
 }
 
@@ -452,13 +466,19 @@ fn walk_dir(dir: &Path, glob: Option<&GlobMatcher>, walk: &Walk, found: &mut Dis
         let plan = render::plan(&kustomizations);
         found.errors.extend(plan.errors.into_iter().map(unread_kustomization));
         for component in &plan.orphan_components {
-            found.notes.push((
+            found.warnings.push((
                 component.display().to_string(),
                 "Kustomize component not built: no kustomization in the walk includes it (`components:`)".into(),
             ));
         }
         let read = |p: &Path| plan.read.contains(&p.canonicalize().unwrap_or_else(|_| p.to_path_buf()));
-        files.retain(|f| !read(f));
+        files.retain(|f| {
+            let alone = !read(f);
+            if !alone {
+                found.notes.push((f.display().to_string(), crate::outcome::unchecked::READ_BY_BUILD.to_owned()));
+            }
+            alone
+        });
         items.extend(plan.roots.into_iter().map(Walked::Kustomize));
         if let Ok(mut charts) = charts.lock() {
             items.extend(charts.drain(..).map(Walked::Chart));

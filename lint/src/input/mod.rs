@@ -16,8 +16,8 @@ pub mod yaml;
 
 pub use context::{Contexts, contexts};
 pub use discover::{
-    Discovered, Input, InputName, ReadError, Walk, discover, discover_kustomization, discover_with, is_manifest,
-    read_input, read_text,
+    Discovered, Input, InputName, ReadError, Walk, discover, discover_kustomization, discover_with, holds_no_document,
+    is_manifest, read_input, read_text,
 };
 pub use helm::{OnDisk, Template, TemplateFinder, TemplateScanner};
 pub use limits::Limits;

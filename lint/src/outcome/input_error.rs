@@ -33,3 +33,16 @@ impl std::fmt::Display for InputError {
         }
     }
 }
+
+/// How much an input's message weighs: an error (exit 2), a warning or a
+/// note (an input that gave no object to check), which never change the
+/// exit code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InputLevel {
+    /// Not linted (what it names); the run exits 2.
+    Error,
+    /// Linted, with something to know (a repeated key).
+    Warning,
+    /// Gave no object to check, and why.
+    Note,
+}

@@ -7,10 +7,11 @@ mod input_error;
 mod located;
 mod rendered;
 pub(crate) mod tally;
+pub mod unchecked;
 
 use policies::Severity;
 
-pub use input_error::InputError;
+pub use input_error::{InputError, InputLevel};
 pub use located::{Linted, Located, Origin, SuppressedAt};
 pub use rendered::Rendered;
 
@@ -23,6 +24,14 @@ pub struct Outcome {
     pub errors: Vec<InputError>,
     /// Input warnings (repeated keys): shown, never failing the run.
     pub warnings: Vec<InputError>,
+    /// Inputs that gave no object to check, each with why (only Services,
+    /// templated text of another tool, read by a Kustomize build): shown in
+    /// every format, never failing the run.
+    pub notes: Vec<InputError>,
+    /// The kinds of the objects of the input being linted that hold no pod
+    /// template lifeguard reads, for its note when it gives no object
+    /// (see [`unchecked`]); emptied once that input is done.
+    pub other_kinds: Vec<String>,
     /// Files (and stdin) read.
     pub files: usize,
     /// Pod-bearing objects linted.
@@ -74,12 +83,26 @@ impl Outcome {
         }
     }
 
+    /// Every message about an input, with its level: the errors, then the
+    /// warnings, then the notes, as every format lists them.
+    pub fn input_messages(&self) -> impl Iterator<Item = (InputLevel, &InputError)> {
+        let errors = self.errors.iter().map(|e| (InputLevel::Error, e));
+        let warnings = self.warnings.iter().map(|e| (InputLevel::Warning, e));
+        errors.chain(warnings).chain(self.notes.iter().map(|e| (InputLevel::Note, e)))
+    }
+
     /// Appends what a part of the input (a document, a chunk) found; `files`
     /// stays the caller's count.
     pub fn absorb(&mut self, mut part: Outcome) {
         self.findings.append(&mut part.findings);
         self.errors.append(&mut part.errors);
         self.warnings.append(&mut part.warnings);
+        self.notes.append(&mut part.notes);
+        for kind in part.other_kinds {
+            if !self.other_kinds.contains(&kind) {
+                self.other_kinds.push(kind);
+            }
+        }
         self.objects += part.objects;
         self.linted.append(&mut part.linted);
         self.suppressed.append(&mut part.suppressed);

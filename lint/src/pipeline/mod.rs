@@ -105,7 +105,17 @@ pub fn lint_each(
     let results = run(sources, seeds, limits, threads, &Lint, keep);
     let mut outcome = Outcome { files: sources.len(), ..Outcome::default() };
     let mut syntax_errors = Vec::new();
-    for (i, result) in results.into_iter().enumerate() {
+    for (i, mut result) in results.into_iter().enumerate() {
+        let kinds = std::mem::take(&mut result.out.other_kinds);
+        let unchecked = result.syntax.is_none() && result.out.objects == 0 && result.out.errors.is_empty();
+        if let Some(source) = sources.get(i).filter(|_| unchecked) {
+            result.out.notes.push(InputError {
+                file: source.name.to_owned(),
+                line: None,
+                column: None,
+                message: crate::outcome::unchecked::no_object(source.text, &kinds),
+            });
+        }
         outcome.absorb(result.out);
         if let Some(e) = result.syntax {
             syntax_errors.push((i, e));

@@ -4,8 +4,9 @@
 
 use policies::Batch;
 
-use crate::input::{Contexts, Discovered, InputName, Limits, contexts, read_input};
+use crate::input::{Contexts, Discovered, Input, InputName, Limits, contexts, read_input};
 use crate::outcome::InputError;
+use crate::outcome::unchecked::settle_templated;
 
 /// The inputs read, and what could not be.
 #[derive(Debug, Default)]
@@ -14,6 +15,8 @@ pub struct Read {
     pub sources: Vec<(String, String)>,
     /// The context of each source, an index into `seeds`.
     pub context_of: Vec<usize>,
+    /// Whether each source is a file a walk met (rather than one named).
+    pub walked: Vec<bool>,
     /// Per context, the Services of its files that were not named.
     pub seeds: Vec<Batch>,
     /// Paths discovery could not read, first.
@@ -34,6 +37,7 @@ pub fn read(found: &Discovered, limits: &Limits) -> Read {
             Ok(text) => {
                 out.sources.push((file, text));
                 out.context_of.push(context);
+                out.walked.push(matches!(input, Input::File(p) if found.walked.contains(p)));
             }
             Err(e) => out.unread.push((out.sources.len(), InputError::unread(file, &e))),
         }
@@ -51,6 +55,29 @@ pub(super) fn discovery_errors(found: &Discovered) -> Vec<InputError> {
 }
 
 impl Read {
+    /// Takes out of `syntax` the errors of files a walk met that are
+    /// another tool's templates (Jinja, Terraform): their notes, in input
+    /// order. A file named directly keeps its error, with a hint.
+    pub fn templated(&self, syntax: &mut Vec<(usize, InputError)>) -> Vec<InputError> {
+        let mut notes = Vec::new();
+        syntax.retain_mut(|(i, e)| {
+            let (Some((_, text)), walked) = (self.sources.get(*i), self.walked.get(*i).copied().unwrap_or(false))
+            else {
+                return true;
+            };
+            let mut error = Some(e.clone());
+            notes.extend(settle_templated(&mut error, text, walked));
+            match error {
+                Some(kept) => {
+                    *e = kept;
+                    true
+                }
+                None => false,
+            }
+        });
+        notes
+    }
+
     /// Every input error in input order: discovery's, then each input's
     /// read error or syntax error (`syntax`, by source index) where it came.
     pub fn errors(&mut self, syntax: Vec<(usize, InputError)>) -> Vec<InputError> {

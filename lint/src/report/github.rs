@@ -1,11 +1,12 @@
 //! `--format github`: GitHub Actions workflow commands, one per finding
 //! (`::error file=...,line=...,col=...,title=...::message`), which Actions
 //! shows as annotations on the pull request. Info findings are notices.
-//! Input errors are annotations too, so a failing run says why.
+//! Input errors, warnings and notes are annotations too, so a failing run
+//! says why and an input that gave nothing to check says so.
 
 use policies::Severity;
 
-use crate::outcome::{InputError, Located, Origin, Outcome};
+use crate::outcome::{InputError, InputLevel, Located, Origin, Outcome};
 
 /// Renders every finding, then every input error, one command per line.
 pub fn render(out: &Outcome) -> String {
@@ -13,8 +14,8 @@ pub fn render(out: &Outcome) -> String {
     for l in &out.findings {
         s.push_str(&finding(l));
     }
-    for e in &out.errors {
-        s.push_str(&input_error(e));
+    for (level, e) in out.input_messages() {
+        s.push_str(&input_message(level, e));
     }
     s
 }
@@ -53,7 +54,9 @@ pub fn finding(l: &Located) -> String {
     format!("::{command} file={},{at}title={title}::{}\n", property(file), data(&message))
 }
 
-pub(crate) fn input_error(e: &InputError) -> String {
+/// One message about an input as a workflow command: an error, a warning
+/// or (an input that gave no object to check) a notice.
+pub(crate) fn input_message(level: InputLevel, e: &InputError) -> String {
     let file = e.file.strip_prefix("./").unwrap_or(&e.file);
     let mut props = vec![format!("file={}", property(file))];
     if let Some(line) = e.line {
@@ -62,8 +65,13 @@ pub(crate) fn input_error(e: &InputError) -> String {
     if let Some(col) = e.column {
         props.push(format!("col={col}"));
     }
-    props.push(format!("title={}", property("lifeguard input error")));
-    format!("::error {}::{}\n", props.join(","), data(&e.message))
+    let (command, title) = match level {
+        InputLevel::Error => ("error", "lifeguard input error"),
+        InputLevel::Warning => ("warning", "lifeguard input warning"),
+        InputLevel::Note => ("notice", "lifeguard input note"),
+    };
+    props.push(format!("title={}", property(title)));
+    format!("::{command} {}::{}\n", props.join(","), data(&e.message))
 }
 
 /// Escapes a command's message, as the Actions toolkit does.

@@ -11,7 +11,7 @@ use std::borrow::Cow;
 
 use serde::Serialize;
 
-use crate::outcome::{InputError, Located, Origin, Outcome};
+use crate::outcome::{InputError, InputLevel, Located, Origin, Outcome};
 
 /// One finding as JSON.
 #[derive(Debug, Serialize)]
@@ -100,7 +100,8 @@ impl<'a> JsonFinding<'a> {
 pub struct JsonInputError<'a> {
     /// Always null: this is what tells an input error from a finding.
     pub rule: Option<&'a str>,
-    /// Always `error`: an input error exits 2.
+    /// `error` (the run exits 2), `warning` (linted, with something to
+    /// know) or `info` (the input gave no object to check, and why).
     pub severity: &'a str,
     /// File as given (`<stdin>` for stdin).
     pub file: &'a str,
@@ -135,9 +136,22 @@ pub struct JsonInputError<'a> {
 impl<'a> JsonInputError<'a> {
     /// Borrows an input error.
     pub fn new(e: &'a InputError) -> Self {
+        JsonInputError::at(InputLevel::Error, e)
+    }
+
+    /// Borrows an input's message of any level: a warning is `warning`, a
+    /// note (an input that gave no object to check) `info`.
+    pub fn at(level: InputLevel, e: &'a InputError) -> Self {
+        let (severity, help) = match level {
+            InputLevel::Error => {
+                ("error", "what this error names was not linted (the rest of the input was): correct it and run again")
+            }
+            InputLevel::Warning => ("warning", "the input was linted; this never changes the exit code"),
+            InputLevel::Note => ("info", "nothing of this input was checked; this never changes the exit code"),
+        };
         JsonInputError {
             rule: None,
-            severity: "error",
+            severity,
             file: &e.file,
             line: e.line,
             column: e.column,
@@ -146,7 +160,7 @@ impl<'a> JsonInputError<'a> {
             name: None,
             container: None,
             message: &e.message,
-            help: "what this error names was not linted (the rest of the input was): correct it and run again",
+            help,
             path: None,
             fixable: false,
             fix: None,
@@ -168,7 +182,7 @@ enum Entry<'a> {
 /// a trailing newline.
 pub fn render(out: &Outcome) -> String {
     let findings = out.findings.iter().map(|f| Entry::Finding(JsonFinding::new(f)));
-    let errors = out.errors.iter().map(|e| Entry::InputError(JsonInputError::new(e)));
+    let errors = out.input_messages().map(|(level, e)| Entry::InputError(JsonInputError::at(level, e)));
     let items: Vec<Entry<'_>> = findings.chain(errors).collect();
     let mut s = serde_json::to_string_pretty(&items).unwrap_or_else(|_| "[]".to_owned());
     s.push('\n');

@@ -14,7 +14,7 @@ use serde_sarif::sarif::{
     ResultLevel, Run, Sarif, Tool, ToolComponent,
 };
 
-use crate::outcome::{InputError, Located, Origin, Outcome};
+use crate::outcome::{InputError, InputLevel, Located, Origin, Outcome};
 use crate::report::rules::{docs_url, explain};
 
 /// The schema URI GitHub's documentation uses for SARIF 2.1.0.
@@ -100,12 +100,13 @@ fn run(out: &Outcome, seen: RulesSeen, results: Vec<SarifResult>) -> Run {
         .information_uri(env!("CARGO_PKG_REPOSITORY"))
         .rules(rules)
         .build();
-    let invocation = if out.errors.is_empty() {
+    let notifications: Vec<Notification> = out.input_messages().map(|(level, e)| notification(level, e)).collect();
+    let invocation = if notifications.is_empty() {
         Invocation::builder().execution_successful(true).build()
     } else {
         Invocation::builder()
-            .execution_successful(false)
-            .tool_execution_notifications(out.errors.iter().map(notification).collect::<Vec<_>>())
+            .execution_successful(out.errors.is_empty())
+            .tool_execution_notifications(notifications)
             .build()
     };
     Run::builder()
@@ -254,11 +255,16 @@ fn related(l: &Located, primary: &str) -> Vec<Location> {
         .collect()
 }
 
-fn notification(e: &InputError) -> Notification {
+fn notification(level: InputLevel, e: &InputError) -> Notification {
     let at = e.line.map(|line| (line, e.column));
+    let (level, label) = match level {
+        InputLevel::Error => ("error", "input error"),
+        InputLevel::Warning => ("warning", "input warning"),
+        InputLevel::Note => ("note", "input note"),
+    };
     Notification::builder()
-        .level(json!("error"))
-        .message(Message::builder().text(format!("input error: {}", e.message)).build())
+        .level(json!(level))
+        .message(Message::builder().text(format!("{label}: {}", e.message)).build())
         .locations(vec![Location::builder().physical_location(physical(&e.file, at)).build()])
         .build()
 }

@@ -125,7 +125,8 @@ impl Render {
             }
             Format::Json => {
                 let held = out.findings.iter().map(|l| Cow::Owned(json_entry(&json::JsonFinding::new(l))));
-                let errors = out.errors.iter().map(|e| Cow::Owned(json_entry(&json::JsonInputError::new(e))));
+                let errors =
+                    out.input_messages().map(|(level, e)| Cow::Owned(json_entry(&json::JsonInputError::at(level, e))));
                 let mut entries = pieces.map(Cow::Borrowed).chain(held).chain(errors).peekable();
                 if entries.peek().is_none() {
                     return w.write_all(b"[]\n");
@@ -142,8 +143,8 @@ impl Render {
                 for l in &out.findings {
                     w.write_all(github::finding(l).as_bytes())?;
                 }
-                for e in &out.errors {
-                    w.write_all(github::input_error(e).as_bytes())?;
+                for (level, e) in out.input_messages() {
+                    w.write_all(github::input_message(level, e).as_bytes())?;
                 }
                 Ok(())
             }

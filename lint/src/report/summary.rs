@@ -4,7 +4,7 @@ use policies::Severity;
 
 use crate::outcome::Outcome;
 
-/// `3 findings (1 error, 2 warnings, 0 info) in 4 objects across 2 files; 2 suppressed; 1 input error; policy .lifeguard.yaml`
+/// `3 findings (1 error, 2 warnings, 0 info) in 4 objects across 2 files; 2 suppressed; 1 input error; 1 input with no object checked; policy .lifeguard.yaml`
 pub fn line(out: &Outcome) -> String {
     let n = out.finding_count();
     let plural = |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
@@ -28,6 +28,11 @@ pub fn line(out: &Outcome) -> String {
     }
     if !out.errors.is_empty() {
         s.push_str(&format!("; {}", plural(out.errors.len(), "input error", "input errors")));
+    }
+    // Never silent: the inputs that gave no object to check are counted
+    // where the run's result is read, their notes say why.
+    if !out.notes.is_empty() {
+        s.push_str(&format!("; {} with no object checked", plural(out.notes.len(), "input", "inputs")));
     }
     if let Some(policy) = &out.policy {
         s.push_str(&format!("; {policy}"));

@@ -136,6 +136,11 @@ pub fn input_warning(e: &InputError) -> String {
     diagnostic(e, Severity::Warning, "input warning")
 }
 
+/// Renders one input note: an input that gave no object to check, and why.
+pub fn input_note(e: &InputError) -> String {
+    diagnostic(e, Severity::Info, "input note")
+}
+
 fn diagnostic(e: &InputError, severity: Severity, label: &str) -> String {
     let sev = severity_style(severity);
     let at = match (e.line, e.column) {

@@ -22,7 +22,7 @@ use std::io::Write;
 use policies::Severity;
 
 use crate::outcome::tally::{Counts, PLACES, Tally};
-use crate::outcome::{InputError, Located, Origin, Outcome};
+use crate::outcome::{InputError, InputLevel, Located, Origin, Outcome};
 use crate::report::rules::docs_url;
 use crate::report::{summary, text};
 use escape::push_escaped;
@@ -95,16 +95,14 @@ fn labelled(s: &mut String, class: &str, label: &str, text: &str) {
     s.push_str("</p>\n");
 }
 
-fn input_error(s: &mut String, e: &InputError) {
-    input_diagnostic(s, e, Severity::Error);
-}
-
-/// An input error or warning (a skipped chart template, a duplicate key:
-/// what the text report prints on stderr), as an item of its section.
-fn input_diagnostic(s: &mut String, e: &InputError, severity: Severity) {
-    let (class, label) = match severity {
-        Severity::Error => ("input-error sev-error", "input error"),
-        _ => ("input-warning sev-warning", "input warning"),
+/// An input error, warning or note (a chart that did not render, a
+/// duplicate key, a file with no object to check: what the text report
+/// prints on stderr), as an item of its section.
+fn input_diagnostic(s: &mut String, e: &InputError, level: InputLevel) {
+    let (class, label, severity) = match level {
+        InputLevel::Error => ("input-error sev-error", "input error", Severity::Error),
+        InputLevel::Warning => ("input-warning sev-warning", "input warning", Severity::Warning),
+        InputLevel::Note => ("input-note sev-info", "input note", Severity::Info),
     };
     s.push_str("<article class=\"item ");
     s.push_str(class);
@@ -163,7 +161,7 @@ pub(crate) fn write_streamed<'a>(
         s.push_str("<section class=\"errors\" id=\"input-errors\">\n<h2>Input errors</h2>\n");
         s.push_str("<p>What they name was not linted; the rest of the input was.</p>\n");
         for e in &out.errors {
-            input_error(&mut s, e);
+            input_diagnostic(&mut s, e, InputLevel::Error);
         }
         s.push_str("</section>\n");
     }
@@ -171,7 +169,15 @@ pub(crate) fn write_streamed<'a>(
         s.push_str("<section class=\"errors\" id=\"input-warnings\">\n<h2>Input warnings</h2>\n");
         s.push_str("<p>The input was linted; these never change the exit code.</p>\n");
         for e in &out.warnings {
-            input_diagnostic(&mut s, e, Severity::Warning);
+            input_diagnostic(&mut s, e, InputLevel::Warning);
+        }
+        s.push_str("</section>\n");
+    }
+    if !out.notes.is_empty() {
+        s.push_str("<section class=\"errors\" id=\"input-notes\">\n<h2>Inputs with no object checked</h2>\n");
+        s.push_str("<p>Each says why nothing of it was checked; these never change the exit code.</p>\n");
+        for e in &out.notes {
+            input_diagnostic(&mut s, e, InputLevel::Note);
         }
         s.push_str("</section>\n");
     }

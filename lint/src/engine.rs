@@ -101,7 +101,19 @@ pub(crate) fn lint_one(
     let locate = |pointer: &str| (seen.locate)(pointer).unwrap_or(Location { line: 0, column: 0 });
     let result = catch_unwind(AssertUnwindSafe(|| lint_object(object, batch, policy)));
     match result {
-        Ok(Ok(None)) => {}
+        Ok(Ok(None)) => {
+            // Containers where no table or declaration reads a pod template:
+            // said, with the declaration that has them checked.
+            if let Some(unread) = policies::model::unread_templates(object) {
+                let at = (seen.locate)(&format!("{prefix}{}", unread.first));
+                out.warnings.push(InputError {
+                    file: seen.file.to_string(),
+                    line: at.map(|a| a.line),
+                    column: at.map(|a| a.column),
+                    message: unread.message(object),
+                });
+            }
+        }
         Ok(Ok(Some(report))) => {
             out.objects += 1;
             let object_at = locate(prefix);

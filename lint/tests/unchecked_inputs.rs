@@ -132,3 +132,43 @@ fn fix_skips_a_template_met_in_a_walk_with_a_note_and_edits_nothing_of_it() {
     assert_eq!(r.code, 2, "{}", r.stderr);
     assert!(r.stderr.contains("it looks like templated text"), "{}", r.stderr);
 }
+
+const SANDBOX: &str = "apiVersion: extensions.agents.x-k8s.io/v1beta1\nkind: SandboxTemplate\nmetadata:\n  name: py\nspec:\n  podTemplate:\n    spec:\n      containers:\n      - name: runtime\n        livenessProbe: {httpGet: {path: /ready, port: 8888}}\n        readinessProbe: {httpGet: {path: /ready, port: 8888}}\n";
+
+#[test]
+fn containers_nothing_reads_are_a_warning_with_the_declaration_that_has_them_checked() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    std::fs::write(dir.path().join("sandbox.yaml"), SANDBOX).expect("write");
+    let r = lifeguard(dir.path(), &["lint", "sandbox.yaml"], None, &[("NO_COLOR", Some("1"))]);
+    assert_eq!(r.code, 0, "a warning never fails the run: {}", r.stderr);
+    let declaration =
+        "podTemplates: [{kind: SandboxTemplate, group: extensions.agents.x-k8s.io, templates: [/spec/podTemplate]}]";
+    assert!(
+        r.stderr.starts_with(&format!(
+            "sandbox.yaml:8:7 input warning: SandboxTemplate/py holds containers at /spec/podTemplate/spec/containers, in a pod template lifeguard does not read, so they are not checked: declare it in the policy: `{declaration}`\n"
+        )),
+        "{}",
+        r.stderr
+    );
+    let json: Vec<Value> =
+        serde_json::from_str(&lifeguard(dir.path(), &["lint", "--format", "json", "sandbox.yaml"], None, &[]).stdout)
+            .expect("JSON");
+    assert!(json.iter().any(|e| e["severity"] == "warning" && e["line"] == 8), "{json:#?}");
+
+    // Declared as the warning says, its pod is judged: no warning, a finding.
+    let policy = format!("apiVersion: lifeguard.dev/v1alpha1\nkind: Policy\n{declaration}\n");
+    std::fs::write(dir.path().join("policy.yaml"), policy).expect("write");
+    let r =
+        lifeguard(dir.path(), &["lint", "--policy", "policy.yaml", "sandbox.yaml"], None, &[("NO_COLOR", Some("1"))]);
+    assert_eq!(r.code, 1, "{}\n{}", r.stdout, r.stderr);
+    assert_eq!(r.stderr, "");
+    assert!(r.stdout.starts_with("sandbox.yaml:10:9 error[probe-endpoint-reused] SandboxTemplate/py"), "{}", r.stdout);
+    // simulate reads it the same way.
+    let r = lifeguard(
+        dir.path(),
+        &["simulate", "--policy", "policy.yaml", "sandbox.yaml"],
+        None,
+        &[("NO_COLOR", Some("1"))],
+    );
+    assert!(r.stdout.contains("SandboxTemplate/py"), "{}\n{}", r.stdout, r.stderr);
+}

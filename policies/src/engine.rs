@@ -46,7 +46,7 @@ impl ObjectReport {
 /// by template, each as the pod it makes; its findings come in template
 /// order, each pointing into the one object.
 pub fn lint_object(object: &Value, batch: &Batch, policy: &Policy) -> Result<Option<ObjectReport>, ModelError> {
-    let workloads = Workload::all_from_object(object)?;
+    let workloads = Workload::all_declared(object, policy.declared_pod_kinds())?;
     let Some(first) = workloads.first() else {
         return Ok(None);
     };

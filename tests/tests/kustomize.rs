@@ -226,6 +226,23 @@ fn a_repository_walk_builds_and_renders_without_an_input_error() {
     assert!(note_of("./kuberay/ray-operator/config/samples/ray-job.use-existing-raycluster.yaml").contains("RayJob"));
     let warned: BTreeSet<&str> = about_inputs("warning").iter().filter_map(|w| w["file"].as_str()).collect();
     assert!(warned.contains("./microservices-demo/kustomize/components/alloydb"), "{warned:?}");
+    // Containers no table reads (KubeRay's RayCronJob, LWS's DisaggregatedSet,
+    // built by kustomize) are warned about on their own file's line, with
+    // the declaration that has them checked.
+    let unread: Vec<(&str, &str)> = about_inputs("warning")
+        .iter()
+        .filter(|w| w["message"].as_str().is_some_and(|m| m.contains("in a pod template lifeguard does not read")))
+        .filter_map(|w| Some((w["file"].as_str()?, w["message"].as_str()?)))
+        .collect();
+    for (file, kind) in [
+        ("kuberay/ray-operator/config/samples/ray-cronjob.sample.yaml", "RayCronJob"),
+        ("lws/config/samples/disaggregatedset_v1_disaggregatedset.yaml", "DisaggregatedSet"),
+    ] {
+        assert!(
+            unread.iter().any(|(f, m)| f.ends_with(file) && m.contains(&format!("podTemplates: [{{kind: {kind},"))),
+            "{file}: {unread:#?}"
+        );
+    }
     let files: BTreeSet<&str> =
         findings.iter().filter(|f| !f["rule"].is_null()).filter_map(|f| f["file"].as_str()).collect();
     for rendered in

@@ -57,6 +57,14 @@ impl Keeper<Outcome> for Keep {
             for o in &mut outcome.linted {
                 o.template = Some(template.clone());
             }
+            // A warning about a rendered line (a repeated key, containers
+            // nothing reads) moves to the template or source line that made
+            // it, where that is known: no one can open the rendered stream.
+            for w in &mut outcome.warnings {
+                if let Some((file, line, column)) = w.line.and_then(|l| template.place(l)) {
+                    (w.file, w.line, w.column) = (file.to_owned(), Some(line), column);
+                }
+            }
         }
         if let Some(render) = &mut self.render {
             render.document(outcome);

@@ -25,13 +25,15 @@ mod service;
 pub mod shell_flow;
 pub mod shell_loop;
 mod typed;
+mod unread;
 mod window;
 mod workload;
 
 pub use pod_kinds::{
-    CUSTOM_POD_KINDS, CustomPodKind, POD_KINDS, PodKind, TemplatePath, custom_pod_kind, names_custom_pod_kind,
-    names_pod_kind, pod_kind, resources_by_group,
+    CUSTOM_POD_KINDS, CustomPodKind, DeclaredPodKind, POD_KINDS, PodKind, TemplatePath, custom_pod_kind, group_of,
+    names_custom_pod_kind, names_pod_kind, pod_kind, resources_by_group,
 };
+pub use unread::{UnreadTemplates, unread_templates};
 
 pub use annotations::{
     ANNOTATION_COLD_START, ANNOTATION_DRAIN, ANNOTATION_IGNORE, ANNOTATION_IGNORE_REASON, ANNOTATION_MUTATED,

@@ -217,10 +217,31 @@ pub const CUSTOM_POD_KINDS: &[CustomPodKind] = &[
     },
 ];
 
+/// A kind a policy declares the pod templates of (`podTemplates`): a
+/// custom resource beside those of [`CUSTOM_POD_KINDS`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DeclaredPodKind {
+    /// The kind (`SandboxTemplate`).
+    pub kind: String,
+    /// Its API group, any version.
+    pub group: String,
+    /// JSON pointers of its pod templates, `*` for every item of a list or
+    /// value of a map. A template holding `containers` itself is read as
+    /// a pod spec inline; else its `spec` is the pod spec.
+    pub templates: Vec<String>,
+    /// Whether its pods run until deleted rather than to completion.
+    pub long_running: bool,
+}
+
+/// The group of an `apiVersion` (`""` for the core group).
+pub fn group_of(api_version: &str) -> &str {
+    api_version.rsplit_once('/').map_or("", |(group, _)| group)
+}
+
 /// The custom pod-bearing kind of an object's `kind` and `apiVersion`'s
 /// group, if lifeguard reads it.
 pub fn custom_pod_kind(kind: &str, api_version: &str) -> Option<&'static CustomPodKind> {
-    let group = api_version.rsplit_once('/').map_or("", |(group, _)| group);
+    let group = group_of(api_version);
     CUSTOM_POD_KINDS.iter().find(|k| k.kind == kind && k.group == group)
 }
 

@@ -156,13 +156,29 @@ struct Location {
 /// a known custom resource's templates that are there, else
 /// `/spec/template` when it holds containers (an Argo Rollout, a Knative
 /// Service, a CloneSet).
-fn template_locations(object: &Value, kind: &str) -> Vec<Location> {
+fn template_locations(object: &Value, kind: &str, declared: &[super::DeclaredPodKind]) -> Vec<Location> {
     if let Some(k) = super::pod_kind(kind) {
         let long_running = !matches!(kind, "Job" | "CronJob");
         let (template, spec) = (k.template.to_owned(), k.spec.to_owned());
         return vec![Location { template, spec, long_running, injected_probes: None }];
     }
     let api_version = object.get("apiVersion").and_then(Value::as_str).unwrap_or_default();
+    // A policy's declaration comes first: it may read a kind lifeguard
+    // knows differently (a fork, a newer version's template).
+    let group = super::group_of(api_version);
+    if let Some(d) = declared.iter().find(|d| d.kind == kind && d.group == group) {
+        let mut out = Vec::new();
+        for pattern in &d.templates {
+            for template in expand(object, pattern) {
+                let inline = lookup(object, &template).and_then(|t| t.get("containers")).is_some();
+                let spec = if inline { template.clone() } else { join(&template, &["spec"]) };
+                if lookup(object, &spec).and_then(|s| s.get("containers")).is_some() {
+                    out.push(Location { template, spec, long_running: d.long_running, injected_probes: None });
+                }
+            }
+        }
+        return out;
+    }
     if let Some(k) = super::custom_pod_kind(kind, api_version) {
         let mut out = Vec::new();
         for t in k.templates {
@@ -236,7 +252,7 @@ impl Workload {
     /// LeaderWorkerSet's leader and workers) has [`Workload::all_from_object`].
     pub fn from_object(object: &Value) -> Result<Option<Workload>, ModelError> {
         let kind = object.get("kind").and_then(Value::as_str).unwrap_or_default();
-        match template_locations(object, kind).into_iter().next() {
+        match template_locations(object, kind, &[]).into_iter().next() {
             Some(at) => Workload::at(object, kind, &at),
             None => Ok(None),
         }
@@ -246,9 +262,15 @@ impl Workload {
     /// kind lists them ([`super::CUSTOM_POD_KINDS`]); empty for an object
     /// without any. The first that cannot be read is the error.
     pub fn all_from_object(object: &Value) -> Result<Vec<Workload>, ModelError> {
+        Workload::all_declared(object, &[])
+    }
+
+    /// [`Workload::all_from_object`], reading the pod templates of the kinds
+    /// a policy declares (`podTemplates`) too.
+    pub fn all_declared(object: &Value, declared: &[super::DeclaredPodKind]) -> Result<Vec<Workload>, ModelError> {
         let kind = object.get("kind").and_then(Value::as_str).unwrap_or_default();
         let mut out = Vec::new();
-        for at in template_locations(object, kind) {
+        for at in template_locations(object, kind, declared) {
             out.extend(Workload::at(object, kind, &at)?);
         }
         Ok(out)

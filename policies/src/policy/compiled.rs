@@ -12,9 +12,10 @@ use regex::RegexSet;
 use super::custom::CompiledCustom;
 use super::error::{Invalid, PolicyError};
 use super::exempt::CompiledExemption;
-use super::file::{API_VERSION, AdmissionMode, KIND, Metadata, PolicyFile, RuleConfig};
+use super::file::{API_VERSION, AdmissionMode, KIND, Metadata, PodTemplates, PolicyFile, RuleConfig};
 use super::validate::{glob_set, regex_reason, unknown_rule};
 use crate::finding::Severity;
+use crate::model::DeclaredPodKind;
 use crate::settings::Settings;
 
 /// A validated policy the rules and the engine read.
@@ -47,6 +48,9 @@ pub struct Policy {
     pub(crate) local_health_image_paths: RegexSet,
     pub(crate) drain_env: GlobSet,
     pub(crate) shutdown_env: GlobSet,
+    /// `podTemplates`, as written (for `to_file`) and as the model reads them.
+    pub(crate) pod_templates: Vec<PodTemplates>,
+    pub(crate) declared: Vec<DeclaredPodKind>,
 }
 
 impl Default for Policy {
@@ -71,6 +75,7 @@ pub(crate) fn file_with(settings: Settings) -> PolicyFile {
         rules: BTreeMap::new(),
         exemptions: Vec::new(),
         custom_rules: Vec::new(),
+        pod_templates: Vec::new(),
     }
 }
 
@@ -101,6 +106,8 @@ impl Policy {
             rules: BTreeMap::new(),
             exemptions: Vec::new(),
             custom: Vec::new(),
+            pod_templates: Vec::new(),
+            declared: Vec::new(),
             dependency_paths: RegexSet::empty(),
             slow_boot_names: RegexSet::empty(),
             slow_boot_paths: RegexSet::empty(),
@@ -192,6 +199,11 @@ impl Policy {
         self.shutdown_env.is_match(name)
     }
 
+    /// The kinds `podTemplates` declares, as the model reads them.
+    pub fn declared_pod_kinds(&self) -> &[DeclaredPodKind] {
+        &self.declared
+    }
+
     /// The policy as a file: every parameter, the rule switches, exemptions
     /// and custom rules, with `extends` resolved. Loading it gives the same policy.
     pub fn to_file(&self) -> PolicyFile {
@@ -202,6 +214,7 @@ impl Policy {
             rules: self.rules.clone(),
             exemptions: self.exemptions.iter().map(|e| e.spec.clone()).collect(),
             custom_rules: self.custom.iter().map(|c| c.spec.clone()).collect(),
+            pod_templates: self.pod_templates.clone(),
             ..file_with(self.settings.clone())
         }
     }
@@ -265,7 +278,10 @@ pub(crate) fn compile(file: PolicyFile, more_rules: &[String], origin: &str) -> 
         .enumerate()
         .map(|(i, spec)| CompiledExemption::new(spec.clone(), &format!("/exemptions/{i}"), &known))
         .collect::<Result<Vec<_>, _>>()?;
+    let declared = pod_templates(&file.pod_templates)?;
     Ok(Policy {
+        pod_templates: file.pod_templates.clone(),
+        declared,
         dependency_paths: regex_set("dependencyPaths", &s.dependency_paths)?,
         slow_boot_names: slow_boot_set(&s.slow_boot_images, false)?,
         slow_boot_paths: slow_boot_set(&s.slow_boot_images, true)?,
@@ -285,6 +301,46 @@ pub(crate) fn compile(file: PolicyFile, more_rules: &[String], origin: &str) -> 
         custom,
         settings: file.parameters,
     })
+}
+
+/// Checks `podTemplates` and gives the model's form: each kind once, not a
+/// built-in kind (whose template is fixed), with at least one template, each
+/// a JSON pointer into the object's `spec`.
+fn pod_templates(entries: &[PodTemplates]) -> Result<Vec<DeclaredPodKind>, Invalid> {
+    let mut declared: Vec<DeclaredPodKind> = Vec::new();
+    for (i, e) in entries.iter().enumerate() {
+        let at = |field: &str| format!("/podTemplates/{i}{field}");
+        if e.kind.is_empty() {
+            return Err(Invalid::at(at("/kind"), "must name a kind"));
+        }
+        if crate::model::names_pod_kind(&e.kind) {
+            return Err(Invalid::at(
+                at("/kind"),
+                format!("{} is a built-in kind: its pod template is read already", e.kind),
+            ));
+        }
+        if declared.iter().any(|d| d.kind == e.kind && d.group == e.group) {
+            return Err(Invalid::at(at(""), format!("{} in group {:?} is declared twice", e.kind, e.group)));
+        }
+        if e.templates.is_empty() {
+            return Err(Invalid::at(at("/templates"), "must list at least one template"));
+        }
+        for (j, t) in e.templates.iter().enumerate() {
+            if !t.starts_with("/spec/") || t.ends_with('/') || t.contains("//") {
+                return Err(Invalid::at(
+                    at(&format!("/templates/{j}")),
+                    format!("must be a JSON pointer under /spec (`/spec/podTemplate`), got {t:?}"),
+                ));
+            }
+        }
+        declared.push(DeclaredPodKind {
+            kind: e.kind.clone(),
+            group: e.group.clone(),
+            templates: e.templates.clone(),
+            long_running: !e.run_to_completion,
+        });
+    }
+    Ok(declared)
 }
 
 fn positive(key: &'static str, value: i64, zero_ok: bool) -> Result<(), Invalid> {

@@ -61,6 +61,32 @@ pub struct PolicyFile {
     /// House rules: a JSONPath and a predicate, reported like built-in findings.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub custom_rules: Vec<CustomRule>,
+    /// Custom resources whose pod templates lifeguard reads, beside the
+    /// built-in kinds and the custom resources it knows: one entry per kind.
+    /// `lint` warns where an object holds `containers` at a path nothing
+    /// declares, with the entry to add.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pod_templates: Vec<PodTemplates>,
+}
+
+/// Where one kind of custom resource keeps its pod templates.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct PodTemplates {
+    /// The kind (`SandboxTemplate`).
+    pub kind: String,
+    /// Its API group (`extensions.agents.x-k8s.io`), any version; `""` for
+    /// the core group.
+    pub group: String,
+    /// JSON pointers of its pod templates (`/spec/podTemplate`), `*` for
+    /// every item of a list or value of a map (`/spec/groups/*/template`).
+    /// A template whose own fields hold `containers` is a pod spec inline;
+    /// else its `spec` is the pod spec.
+    pub templates: Vec<String>,
+    /// Whether its pods run to completion (a job's) rather than until
+    /// deleted (a server's); false when unset.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub run_to_completion: bool,
 }
 
 /// What the admission webhook does with an object's findings.

@@ -77,7 +77,7 @@ pub fn simulate_object(
     scenarios: &[Scenario],
     assumptions: &Assumptions,
 ) -> Result<Option<ObjectSimulation>, ModelError> {
-    let workloads = Workload::all_from_object(object)?;
+    let workloads = Workload::all_declared(object, policy.declared_pod_kinds())?;
     let Some(first) = workloads.first() else {
         return Ok(None);
     };

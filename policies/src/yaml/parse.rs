@@ -136,7 +136,9 @@ impl Builder<'_> {
         match self.stack.last() {
             Some(Frame::Skip(_)) => true,
             Some(Frame::Map { key: Some((k, _, merge)), path, .. }) => {
-                if *merge || (*path == PATH.len() - 1 && k == PATH[PATH.len() - 1]) {
+                // `containers` anywhere but the pod template's path may be a
+                // pod template lifeguard does not read, which it warns about.
+                if *merge || (!self.services_only && k == PATH[PATH.len() - 1]) {
                     self.rebuild = true;
                     return false;
                 }
@@ -325,7 +327,16 @@ impl Builder<'_> {
                 self.rebuild = true;
                 Ok(())
             }
-            Event::SequenceStart(..) => self.push_frame(Frame::Skip(Skipped::new(false, start)), start),
+            Event::SequenceStart(..) => {
+                // A list of containers deep in a kind lifeguard does not
+                // read: built in full, to say where its pod template is. A
+                // CRD's schema has `containers` too, but as a mapping.
+                let containers = |s: &Skipped| s.is_map && s.key.as_deref() == Some(PATH[PATH.len() - 1]);
+                if !self.services_only && matches!(self.stack.last(), Some(Frame::Skip(s)) if containers(s)) {
+                    self.rebuild = true;
+                }
+                self.push_frame(Frame::Skip(Skipped::new(false, start)), start)
+            }
             Event::MappingStart(..) => self.push_frame(Frame::Skip(Skipped::new(true, start)), start),
             Event::SequenceEnd | Event::MappingEnd => match self.stack.pop() {
                 Some(Frame::Skip(skipped)) => {

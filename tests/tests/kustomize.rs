@@ -296,3 +296,39 @@ fn kubectl_kustomize_builds_when_kustomize_is_not_on_path_and_neither_is_one_err
         "the rest linted"
     );
 }
+
+/// `simulate` reads builds and charts as `lint` does: the verdicts of
+/// `simulate -k DIR` and of a chart directory are those of the tool's own
+/// output piped in, object for object (the file each names aside).
+#[test]
+fn simulate_gives_a_build_and_a_chart_the_verdicts_of_their_output_piped_in() {
+    let Some(tools) = tools() else { return };
+    let cwd = tools.layouts.clone();
+    let verdicts = |args: &[&str], stdin: Option<&[u8]>| -> Vec<(Value, Value, Value, Value, Value)> {
+        let mut all = vec!["simulate", "--format", "json"];
+        all.extend_from_slice(args);
+        let out = tools.lifeguard(&cwd, &all, stdin);
+        assert_ne!(out.status.code(), Some(2), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        let entries: Vec<Value> = serde_json::from_slice(&out.stdout).expect("JSON");
+        let fields = |e: &Value| (e["kind"].clone(), e["name"].clone(), e["container"].clone(), e["scenario"].clone());
+        entries
+            .iter()
+            .map(|e| {
+                let (k, n, c, s) = fields(e);
+                (k, n, c, s, e["verdict"].clone())
+            })
+            .collect()
+    };
+    let overlay = "lws/config/samples";
+    let built = verdicts(&["-k", overlay], None);
+    assert!(built.iter().any(|v| v.0 == "LeaderWorkerSet"), "{built:#?}");
+    let output = Command::new(&tools.kustomize).args(["build", overlay]).current_dir(&cwd).output().expect("kustomize");
+    assert_eq!(built, verdicts(&["-"], Some(&output.stdout)), "simulate -k and kustomize build | simulate - differ");
+
+    let chart = "kuberay/helm-chart/ray-cluster";
+    let native = verdicts(&[chart, "--release-name", "ray"], None);
+    assert!(native.iter().any(|v| v.0 == "RayCluster"), "{native:#?}");
+    let helm = installed_tool("target/tools/helm", ".ci/install-helm.sh").expect("helm");
+    let output = Command::new(helm).args(["template", "ray", chart]).current_dir(&cwd).output().expect("helm");
+    assert_eq!(native, verdicts(&["-"], Some(&output.stdout)), "a chart and helm template | simulate - differ");
+}

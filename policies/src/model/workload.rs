@@ -167,33 +167,17 @@ fn template_locations(object: &Value, kind: &str, declared: &[super::DeclaredPod
     // knows differently (a fork, a newer version's template).
     let group = super::group_of(api_version);
     if let Some(d) = declared.iter().find(|d| d.kind == kind && d.group == group) {
-        let mut out = Vec::new();
-        for pattern in &d.templates {
-            for template in expand(object, pattern) {
-                let inline = lookup(object, &template).and_then(|t| t.get("containers")).is_some();
-                let spec = if inline { template.clone() } else { join(&template, &["spec"]) };
-                if lookup(object, &spec).and_then(|s| s.get("containers")).is_some() {
-                    out.push(Location { template, spec, long_running: d.long_running, injected_probes: None });
-                }
-            }
-        }
-        return out;
+        let specs = d.templates.iter().flat_map(|pattern| pod_specs(object, pattern, None));
+        return specs
+            .map(|(template, spec)| Location { template, spec, long_running: d.long_running, injected_probes: None })
+            .collect();
     }
     if let Some(k) = super::custom_pod_kind(kind, api_version) {
         let mut out = Vec::new();
         for t in k.templates {
-            for template in expand(object, t.template) {
-                let spec = if t.inline { template.clone() } else { join(&template, &["spec"]) };
-                // A template without containers (a KServe predictor that
-                // names only its model) has no pod spec to read.
-                if lookup(object, &spec).and_then(|s| s.get("containers")).is_some() {
-                    out.push(Location {
-                        template,
-                        spec,
-                        long_running: t.long_running,
-                        injected_probes: t.injected_probes,
-                    });
-                }
+            for (template, spec) in pod_specs(object, t.template, Some(t.inline)) {
+                let (long_running, injected_probes) = (t.long_running, t.injected_probes);
+                out.push(Location { template, spec, long_running, injected_probes });
             }
         }
         return out;
@@ -207,6 +191,24 @@ fn template_locations(object: &Value, kind: &str, declared: &[super::DeclaredPod
         }],
         None => Vec::new(),
     }
+}
+
+/// The templates `pattern` names in `object` that hold a pod spec, each as
+/// `(template, spec)`: the spec is the template itself when `inline`
+/// (`None`: when the template's own fields hold `containers`), else its
+/// `spec`. A template without containers (a KServe predictor that names
+/// only its model) has no pod spec to read.
+fn pod_specs<'o>(
+    object: &'o Value,
+    pattern: &str,
+    inline: Option<bool>,
+) -> impl Iterator<Item = (String, String)> + 'o {
+    expand(object, pattern).into_iter().filter_map(move |template| {
+        let holds = |pointer: &str| lookup(object, pointer).and_then(|v| v.get("containers")).is_some();
+        let spec =
+            if inline.unwrap_or_else(|| holds(&template)) { template.clone() } else { join(&template, &["spec"]) };
+        holds(&spec).then_some((template, spec))
+    })
 }
 
 /// The pointers a pattern names in `object`: each `*` token stands for

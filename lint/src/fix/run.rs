@@ -76,7 +76,10 @@ pub fn fix_each<T: Send>(
     let step = |t: Text<'_>| {
         let (documents, mut syntax) = t.parse;
         let is_walked = matches!(t.input, Input::File(p) if walked.contains(p));
-        let note = settle_templated(&mut syntax, t.text, is_walked);
+        let note = syntax.as_mut().and_then(|e| settle_templated(e, t.text, is_walked));
+        if note.is_some() {
+            syntax = None;
+        }
         let mut fix = fix_text(&t.name, t.text, (documents, syntax), t.batch, policy, only, limits);
         fix.notes.extend(note);
         fix.errors.extend(t.error);

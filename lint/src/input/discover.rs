@@ -284,8 +284,9 @@ pub fn discover_with(paths: &[String], walk: &Walk) -> Discovered {
             continue;
         }
         let path = PathBuf::from(raw);
-        let from_walk = std::fs::metadata(&path).map_or(is_glob(raw), |m| m.is_dir());
-        let items = match std::fs::metadata(&path) {
+        let metadata = std::fs::metadata(&path);
+        let from_walk = metadata.as_ref().map_or(is_glob(raw), std::fs::Metadata::is_dir);
+        let items = match metadata {
             Ok(m) if m.is_dir() => match chart_of_templates(&path) {
                 Some(chart) => {
                     found.errors.push((raw.clone(), ReadError::ChartTemplates { chart }));

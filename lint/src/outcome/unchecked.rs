@@ -83,19 +83,18 @@ pub fn templated(text: &str, error_line: Option<u32>) -> Option<(u32, &'static s
     first
 }
 
-/// Settles the syntax error of one input that looks like another tool's
-/// template: met in a walk (`walked`), the error is taken and its note
-/// returned (the file is skipped); named directly, the error stays and says
-/// what the file looks like.
-pub fn settle_templated(error: &mut Option<InputError>, text: &str, walked: bool) -> Option<InputError> {
-    let e = error.as_mut()?;
+/// Settles the syntax error `e` of one input that looks like another
+/// tool's template: met in a walk (`walked`), its note is returned and the
+/// error is to be dropped (the file is skipped); named directly, the error
+/// stays and now says what the file looks like.
+pub fn settle_templated(e: &mut InputError, text: &str, walked: bool) -> Option<InputError> {
     let (line, marker, what) = templated(text, e.line)?;
     if !walked {
         e.message.push_str(&templated_hint(line, marker, what));
         return None;
     }
-    let file = error.take()?.file;
-    Some(InputError { file, line: Some(line), column: None, message: templated_note(line, marker, what) })
+    let message = templated_note(line, marker, what);
+    Some(InputError { file: e.file.clone(), line: Some(line), column: None, message })
 }
 
 /// The note of a file met in a walk that does not parse because it is

@@ -61,19 +61,12 @@ impl Read {
     pub fn templated(&self, syntax: &mut Vec<(usize, InputError)>) -> Vec<InputError> {
         let mut notes = Vec::new();
         syntax.retain_mut(|(i, e)| {
-            let (Some((_, text)), walked) = (self.sources.get(*i), self.walked.get(*i).copied().unwrap_or(false))
-            else {
-                return true;
-            };
-            let mut error = Some(e.clone());
-            notes.extend(settle_templated(&mut error, text, walked));
-            match error {
-                Some(kept) => {
-                    *e = kept;
-                    true
-                }
-                None => false,
-            }
+            let Some((_, text)) = self.sources.get(*i) else { return true };
+            let walked = self.walked.get(*i).copied().unwrap_or(false);
+            let note = settle_templated(e, text, walked);
+            let kept = note.is_none();
+            notes.extend(note);
+            kept
         });
         notes
     }

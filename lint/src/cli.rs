@@ -15,6 +15,7 @@ use crate::lint::lint_resolved;
 use crate::options::{
     EXPLAIN_TOPIC, FailOn, POLICY_NAME, RULE_NAME, RunArgs, SIMULATE_TOPIC, did_you_mean, set_color, unknown_rule,
 };
+use crate::outcome::InputLevel;
 use crate::output::{write_file_with, write_plain_stdout_with, write_stdout, write_stdout_with};
 use crate::pipeline::Keep;
 use crate::policy_discovery::Resolved;
@@ -227,14 +228,10 @@ fn lint(args: LintArgs) -> Result<u8> {
     // GitHub annotations on stdout already carry every input error, and an
     // Actions log shows both streams: each error is said once.
     let annotated = args.format == Format::Github && args.output_file.is_none();
-    for e in out.errors.iter().filter(|_| !annotated) {
-        write!(stderr, "{}", report::text::input_error(e)).context("writing to stderr")?;
-    }
-    for w in out.warnings.iter().filter(|_| !annotated) {
-        write!(stderr, "{}", report::text::input_warning(w)).context("writing to stderr")?;
-    }
-    for n in out.notes.iter().filter(|_| !annotated && !quiet) {
-        write!(stderr, "{}", report::text::input_note(n)).context("writing to stderr")?;
+    // `--quiet` keeps the errors and warnings, not the notes.
+    let quieted = |level: InputLevel| quiet && level == InputLevel::Note;
+    for (level, e) in out.input_messages().filter(|&(level, _)| !annotated && !quieted(level)) {
+        write!(stderr, "{}", report::text::input_message(level, e)).context("writing to stderr")?;
     }
     let report = |w: &mut dyn Write| match render {
         Some(render) => render.write(&out, quiet, w),

@@ -1,6 +1,8 @@
 //! Inputs that could not be read, parsed or understood, placed as finely
 //! as the failure allows.
 
+use policies::Severity;
+
 use crate::input::ReadError;
 
 /// An input that could not be read, parsed or understood.
@@ -45,4 +47,24 @@ pub enum InputLevel {
     Warning,
     /// Gave no object to check, and why.
     Note,
+}
+
+impl InputLevel {
+    /// How every format names it: `input error`, `input warning`, `input note`.
+    pub fn label(self) -> &'static str {
+        match self {
+            InputLevel::Error => "input error",
+            InputLevel::Warning => "input warning",
+            InputLevel::Note => "input note",
+        }
+    }
+
+    /// The severity every format shows it with (a note as info).
+    pub fn severity(self) -> Severity {
+        match self {
+            InputLevel::Error => Severity::Error,
+            InputLevel::Warning => Severity::Warning,
+            InputLevel::Note => Severity::Info,
+        }
+    }
 }

@@ -23,11 +23,7 @@ pub fn render(out: &Outcome) -> String {
 /// One finding as a workflow command.
 pub fn finding(l: &Located) -> String {
     let f = &l.finding;
-    let command = match f.severity {
-        Severity::Error => "error",
-        Severity::Warning => "warning",
-        Severity::Info => "notice",
-    };
+    let command = command(f.severity);
     let mut message = format!("{}: {}", l.object(), f.located_message());
     if l.origin == Origin::Cluster {
         // No file to attach to: the annotation is the run's, and names the object and field.
@@ -65,13 +61,17 @@ pub(crate) fn input_message(level: InputLevel, e: &InputError) -> String {
     if let Some(col) = e.column {
         props.push(format!("col={col}"));
     }
-    let (command, title) = match level {
-        InputLevel::Error => ("error", "lifeguard input error"),
-        InputLevel::Warning => ("warning", "lifeguard input warning"),
-        InputLevel::Note => ("notice", "lifeguard input note"),
-    };
-    props.push(format!("title={}", property(title)));
-    format!("::{command} {}::{}\n", props.join(","), data(&e.message))
+    props.push(format!("title={}", property(&format!("lifeguard {}", level.label()))));
+    format!("::{} {}::{}\n", command(level.severity()), props.join(","), data(&e.message))
+}
+
+/// The workflow command of a severity: info is a notice.
+fn command(severity: Severity) -> &'static str {
+    match severity {
+        Severity::Error => "error",
+        Severity::Warning => "warning",
+        Severity::Info => "notice",
+    }
 }
 
 /// Escapes a command's message, as the Actions toolkit does.

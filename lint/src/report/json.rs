@@ -142,16 +142,16 @@ impl<'a> JsonInputError<'a> {
     /// Borrows an input's message of any level: a warning is `warning`, a
     /// note (an input that gave no object to check) `info`.
     pub fn at(level: InputLevel, e: &'a InputError) -> Self {
-        let (severity, help) = match level {
+        let help = match level {
             InputLevel::Error => {
-                ("error", "what this error names was not linted (the rest of the input was): correct it and run again")
+                "what this error names was not linted (the rest of the input was): correct it and run again"
             }
-            InputLevel::Warning => ("warning", "the input was linted; this never changes the exit code"),
-            InputLevel::Note => ("info", "nothing of this input was checked; this never changes the exit code"),
+            InputLevel::Warning => "the input was linted; this never changes the exit code",
+            InputLevel::Note => "nothing of this input was checked; this never changes the exit code",
         };
         JsonInputError {
             rule: None,
-            severity,
+            severity: level.severity().as_str(),
             file: &e.file,
             line: e.line,
             column: e.column,

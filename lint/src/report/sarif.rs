@@ -257,14 +257,9 @@ fn related(l: &Located, primary: &str) -> Vec<Location> {
 
 fn notification(level: InputLevel, e: &InputError) -> Notification {
     let at = e.line.map(|line| (line, e.column));
-    let (level, label) = match level {
-        InputLevel::Error => ("error", "input error"),
-        InputLevel::Warning => ("warning", "input warning"),
-        InputLevel::Note => ("note", "input note"),
-    };
     Notification::builder()
-        .level(json!(level))
-        .message(Message::builder().text(format!("{label}: {}", e.message)).build())
+        .level(json!(level_of(level.severity())))
+        .message(Message::builder().text(format!("{}: {}", level.label(), e.message)).build())
         .locations(vec![Location::builder().physical_location(physical(&e.file, at)).build()])
         .build()
 }

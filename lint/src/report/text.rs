@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 use anstyle::{AnsiColor, Style};
 use policies::Severity;
 
-use crate::outcome::{InputError, Located, Origin, Outcome};
+use crate::outcome::{InputError, InputLevel, Located, Origin, Outcome};
 use crate::report::summary;
 
 const BOLD: Style = Style::new().bold();
@@ -128,21 +128,13 @@ pub fn helm_note(l: &Located) -> Option<(&'static str, String)> {
 
 /// Renders one input error.
 pub fn input_error(e: &InputError) -> String {
-    diagnostic(e, Severity::Error, "input error")
+    input_message(InputLevel::Error, e)
 }
 
-/// Renders one input warning (it never changes the exit code).
-pub fn input_warning(e: &InputError) -> String {
-    diagnostic(e, Severity::Warning, "input warning")
-}
-
-/// Renders one input note: an input that gave no object to check, and why.
-pub fn input_note(e: &InputError) -> String {
-    diagnostic(e, Severity::Info, "input note")
-}
-
-fn diagnostic(e: &InputError, severity: Severity, label: &str) -> String {
-    let sev = severity_style(severity);
+/// Renders one message about an input: an error, a warning or a note
+/// (warnings and notes never change the exit code).
+pub fn input_message(level: InputLevel, e: &InputError) -> String {
+    let (sev, label) = (severity_style(level.severity()), level.label());
     let at = match (e.line, e.column) {
         (Some(l), Some(c)) => format!("{}:{l}:{c}", e.file),
         (Some(l), None) => format!("{}:{l}", e.file),

@@ -99,13 +99,11 @@ fn labelled(s: &mut String, class: &str, label: &str, text: &str) {
 /// duplicate key, a file with no object to check: what the text report
 /// prints on stderr), as an item of its section.
 fn input_diagnostic(s: &mut String, e: &InputError, level: InputLevel) {
-    let (class, label, severity) = match level {
-        InputLevel::Error => ("input-error sev-error", "input error", Severity::Error),
-        InputLevel::Warning => ("input-warning sev-warning", "input warning", Severity::Warning),
-        InputLevel::Note => ("input-note sev-info", "input note", Severity::Info),
-    };
+    let (label, severity) = (level.label(), level.severity());
     s.push_str("<article class=\"item ");
-    s.push_str(class);
+    s.push_str(&label.replace(' ', "-"));
+    s.push(' ');
+    s.push_str(page::class(Some(severity)));
     s.push_str("\">\n<h3>");
     page::badge(s, Some(severity));
     s.push(' ');
@@ -157,27 +155,34 @@ pub(crate) fn write_streamed<'a>(
     }
     tally.document(&out.findings);
     let mut s = String::from("</section>\n");
-    if !out.errors.is_empty() {
-        s.push_str("<section class=\"errors\" id=\"input-errors\">\n<h2>Input errors</h2>\n");
-        s.push_str("<p>What they name was not linted; the rest of the input was.</p>\n");
-        for e in &out.errors {
-            input_diagnostic(&mut s, e, InputLevel::Error);
-        }
-        s.push_str("</section>\n");
-    }
-    if !out.warnings.is_empty() {
-        s.push_str("<section class=\"errors\" id=\"input-warnings\">\n<h2>Input warnings</h2>\n");
-        s.push_str("<p>The input was linted; these never change the exit code.</p>\n");
-        for e in &out.warnings {
-            input_diagnostic(&mut s, e, InputLevel::Warning);
-        }
-        s.push_str("</section>\n");
-    }
-    if !out.notes.is_empty() {
-        s.push_str("<section class=\"errors\" id=\"input-notes\">\n<h2>Inputs with no object checked</h2>\n");
-        s.push_str("<p>Each says why nothing of it was checked; these never change the exit code.</p>\n");
-        for e in &out.notes {
-            input_diagnostic(&mut s, e, InputLevel::Note);
+    // One section per level, each only when it has an item.
+    let sections = [
+        (
+            InputLevel::Error,
+            &out.errors,
+            "input-errors",
+            "Input errors",
+            "What they name was not linted; the rest of the input was.",
+        ),
+        (
+            InputLevel::Warning,
+            &out.warnings,
+            "input-warnings",
+            "Input warnings",
+            "The input was linted; these never change the exit code.",
+        ),
+        (
+            InputLevel::Note,
+            &out.notes,
+            "input-notes",
+            "Inputs with no object checked",
+            "Each says why nothing of it was checked; these never change the exit code.",
+        ),
+    ];
+    for (level, items, id, title, intro) in sections.into_iter().filter(|(_, items, ..)| !items.is_empty()) {
+        s.push_str(&format!("<section class=\"errors\" id=\"{id}\">\n<h2>{title}</h2>\n<p>{intro}</p>\n"));
+        for e in items {
+            input_diagnostic(&mut s, e, level);
         }
         s.push_str("</section>\n");
     }

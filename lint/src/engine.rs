@@ -58,16 +58,7 @@ pub(crate) fn lint_document(
     for (prefix, object) in objects_in(&doc.value) {
         let at = |pointer: &str| Some(doc.locate(pointer));
         let seen = Seen { file: &shared_file, template, origin: Origin::File, locate: &at };
-        let before = (out.objects, out.errors.len());
         lint_one(&seen, &prefix, object, batch, policy, out);
-        // An object neither judged nor refused: its kind names why its
-        // input gave nothing to check, if none of its objects did.
-        let kind = object.get("kind").and_then(Value::as_str).filter(|k| !k.is_empty());
-        if let Some(kind) = kind.filter(|_| before == (out.objects, out.errors.len()))
-            && !out.other_kinds.iter().any(|k| k == kind)
-        {
-            out.other_kinds.push(kind.to_owned());
-        }
     }
 }
 
@@ -102,6 +93,14 @@ pub(crate) fn lint_one(
     let result = catch_unwind(AssertUnwindSafe(|| lint_object(object, batch, policy)));
     match result {
         Ok(Ok(None)) => {
+            // Its kind names why its input gave nothing to check, if none of
+            // the input's objects did.
+            let kind = object.get("kind").and_then(Value::as_str).filter(|k| !k.is_empty());
+            if let Some(kind) = kind
+                && !out.other_kinds.iter().any(|k| k == kind)
+            {
+                out.other_kinds.push(kind.to_owned());
+            }
             // Containers where no table or declaration reads a pod template:
             // said, with the declaration that has them checked.
             if let Some(unread) = policies::model::unread_templates(object) {

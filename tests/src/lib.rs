@@ -35,6 +35,13 @@ pub fn corpus_dir() -> Option<PathBuf> {
     None
 }
 
+/// LeaderWorkerSet's CRD in the corpus (its chart's, unchanged), and the
+/// CRD it holds.
+pub const LWS_CRD: (&str, &str) = (
+    "layouts/lws/charts/lws/crds/leaderworkerset.x-k8s.io_leaderworkersets.yaml",
+    "leaderworkersets.leaderworkerset.x-k8s.io",
+);
+
 /// A tool `.ci/run` installs under the repository (`target/tools/helm`),
 /// or `None` after printing why the test skips.
 pub fn installed_tool(relative: &str, installer: &str) -> Option<PathBuf> {

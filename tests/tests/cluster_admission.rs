@@ -142,6 +142,68 @@ fn mutate_stores_the_fixes_and_apply_dry_run_server_gives_the_same_object_storin
     assert_eq!(comparable(&dry), comparable(&stored));
 }
 
+/// The naive GPU server ([`deployment::naive_gpu`]'s template) as a
+/// LeaderWorkerSet's leader and workers: how GPU serving often runs.
+fn naive_gpu_lws(name: &str) -> Value {
+    let template = deployment::naive_gpu(name)["spec"]["template"].clone();
+    json!({"apiVersion": "leaderworkerset.x-k8s.io/v1", "kind": "LeaderWorkerSet", "metadata": {"name": name},
+        "spec": {"replicas": 1, "leaderWorkerTemplate": {"size": 2, "leaderTemplate": template, "workerTemplate": template}}})
+}
+
+/// The chart registers both webhooks for the custom kinds of the engine's
+/// table: with LeaderWorkerSet's own CRD installed, its leader and worker
+/// templates are refused under enforce and fixed under mutate, each as
+/// the Deployment of the same pod would be.
+#[test]
+fn a_leaderworkerset_is_refused_under_enforce_and_fixed_under_mutate_like_its_deployment() {
+    let Some((plane, _)) = cluster() else { return };
+    let Some(corpus) = lifeguard_e2e::corpus_dir() else { return };
+    let (file, crd) = lifeguard_e2e::LWS_CRD;
+    plane.kubectl.install_crds(&corpus.join(file), &[crd]);
+    let templates = ["leaderTemplate", "workerTemplate"];
+
+    plane.kubectl.namespace("enforce-lws", &["lifeguard.dev/mode=enforce"]);
+    let run = create(plane, "enforce-lws", &naive_gpu_lws("llm"), &[]);
+    assert_eq!(run.code, 1, "{run:#?}");
+    assert!(
+        run.stderr.contains("denied the request: lifeguard denied LeaderWorkerSet/enforce-lws/llm: "),
+        "{}",
+        run.stderr
+    );
+    for template in templates {
+        let at = format!("- startup-probe-missing container \"vllm\" at /spec/leaderWorkerTemplate/{template}/spec/");
+        assert!(run.stderr.contains(&at), "{at}: {}", run.stderr);
+    }
+    assert!(plane.kubectl.get("enforce-lws", "leaderworkerset", "llm").is_none(), "nothing is stored");
+
+    plane.kubectl.namespace("mutate-lws", &["lifeguard.dev/mutate=true"]);
+    let run = create(plane, "mutate-lws", &naive_gpu_lws("llm"), &[]);
+    assert_eq!(run.code, 0, "{run:#?}");
+    let stored = plane.kubectl.get("mutate-lws", "leaderworkerset", "llm").expect("stored");
+    let deployment = {
+        plane.kubectl.namespace("mutate-lws-deployment", &["lifeguard.dev/mutate=true"]);
+        let run = create(plane, "mutate-lws-deployment", &deployment::naive_gpu("llm"), &[]);
+        assert_eq!(run.code, 0, "{run:#?}");
+        plane.kubectl.get("mutate-lws-deployment", "deployment", "llm").expect("stored")
+    };
+    let fixed = &container(&deployment, "vllm")["startupProbe"];
+    assert!(fixed.is_object(), "{deployment:#}");
+    for template in templates {
+        let startup = &stored["spec"]["leaderWorkerTemplate"][template]["spec"]["containers"][0]["startupProbe"];
+        // The same probe; the API server defaults a Deployment's
+        // (`scheme`, `timeoutSeconds`, ...), a custom resource's not.
+        let set = startup.as_object().map(|p| p.len()).unwrap_or_default();
+        assert_eq!(set, 3, "{template}: {stored:#}");
+        for field in ["periodSeconds", "failureThreshold"] {
+            assert_eq!(startup[field], fixed[field], "{template}: {stored:#}");
+        }
+        for field in ["path", "port"] {
+            assert_eq!(startup["httpGet"][field], fixed["httpGet"][field], "{template}: {stored:#}");
+        }
+    }
+    assert_eq!(stored["metadata"]["annotations"]["lifeguard.dev/mutated"], "startup-probe-missing");
+}
+
 #[test]
 fn a_sidecar_injected_after_lifeguard_is_fixed_on_reinvocation() {
     let Some((plane, _)) = cluster() else { return };

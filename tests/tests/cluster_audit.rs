@@ -300,7 +300,7 @@ fn the_charts_read_only_role_is_enough_and_a_refused_list_is_a_warning() {
     }
     // A kind of the engine's own table installed: the chart's role must
     // grant it without being told (audit lists it outright).
-    install_lws_crd(plane, &corpus, work);
+    install_lws_crd(plane, &corpus);
     let job = json!({"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "once", "namespace": work},
         "spec": {"template": {"spec": {"restartPolicy": "Never", "containers": [{"name": "run", "image": "example/run:1",
             "readinessProbe": {"exec": {"command": ["true"]}}}]}}}});
@@ -392,7 +392,7 @@ fn a_leaderworkerset_is_audited_by_the_engines_table_not_its_schema() {
     let ns = "audit-lws";
     plane.kubectl.namespace(ns, &[]);
     plane.kubectl.default_service_account(ns);
-    install_lws_crd(plane, &corpus, ns);
+    install_lws_crd(plane, &corpus);
     let server = |name: &str, probe: Value| {
         json!({"name": name, "image": "vllm/vllm-openai:v0.8.5", "resources": {"limits": {"nvidia.com/gpu": "8"}},
             "livenessProbe": probe})
@@ -421,16 +421,64 @@ fn a_leaderworkerset_is_audited_by_the_engines_table_not_its_schema() {
     assert_eq!(paths, expected, "{}", audit.stdout);
 }
 
-/// LeaderWorkerSet's CRD, from its chart in the corpus, applied and
-/// established (listable in `ns`). Idempotent: tests sharing the control
-/// plane may each install it.
-fn install_lws_crd(plane: &ControlPlane, corpus: &std::path::Path, ns: &str) {
-    let crd = corpus.join("layouts/lws/charts/lws/crds/leaderworkerset.x-k8s.io_leaderworkersets.yaml");
-    let crd = crd.to_str().expect("a UTF-8 path");
-    let created = plane.kubectl.run(&["apply", "--server-side", "-f", crd]);
-    assert_eq!(created.code, 0, "{}", created.stderr);
-    lifeguard_e2e::cluster::process::wait_for("the LWS CRD established", Duration::from_secs(30), || {
-        let run = plane.kubectl.run(&["get", "leaderworkersets.leaderworkerset.x-k8s.io", "-n", ns]);
-        if run.code == 0 { Ok(()) } else { Err(run.stderr) }
-    });
+/// LeaderWorkerSet's CRD, from its chart in the corpus, applied and established.
+fn install_lws_crd(plane: &ControlPlane, corpus: &Path) {
+    let (file, crd) = lifeguard_e2e::LWS_CRD;
+    plane.kubectl.install_crds(&corpus.join(file), &[crd]);
+}
+
+/// A CRD whose schema leaves its spec open, as agent-sandbox's
+/// SandboxTemplate does: nothing in it says where its pod template is.
+fn open_crd() -> Value {
+    json!({
+        "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+        "metadata": {"name": "sandboxtemplates.declared.lifeguard.dev"},
+        "spec": {"group": "declared.lifeguard.dev", "scope": "Namespaced",
+            "names": {"plural": "sandboxtemplates", "singular": "sandboxtemplate", "kind": "SandboxTemplate"},
+            "versions": [{"name": "v1", "served": true, "storage": true, "schema": {"openAPIV3Schema": {
+                "type": "object", "properties": {"spec": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}}}]}
+    })
+}
+
+/// A kind the engine does not know and whose schema shows no pod template
+/// is read once the policy's `podTemplates` declares it, and judged at the
+/// declared template; without the declaration it is not listed at all.
+#[test]
+fn a_kind_the_policy_declares_is_audited() {
+    let Some(plane) = ControlPlane::shared() else { return };
+    let ns = "audit-declared";
+    plane.kubectl.namespace(ns, &[]);
+    plane.kubectl.default_service_account(ns);
+    plane.kubectl.apply(&open_crd());
+    plane.kubectl.wait_established(&["sandboxtemplates.declared.lifeguard.dev"]);
+    let sandbox = json!({"apiVersion": "declared.lifeguard.dev/v1", "kind": "SandboxTemplate",
+        "metadata": {"name": "agent", "namespace": ns},
+        "spec": {"podTemplate": {"metadata": {"annotations": declared_dependency()}, "spec": reused_endpoint_spec()}}});
+    let applied = plane.kubectl.apply(&sandbox);
+    assert_eq!(applied.code, 0, "{}", applied.stderr);
+
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let policy = dir.path().join("policy.yaml");
+    std::fs::write(
+        &policy,
+        "apiVersion: lifeguard.dev/v1alpha1\nkind: Policy\nmetadata: {name: sandboxes}\nextends: default\n\
+         podTemplates:\n- kind: SandboxTemplate\n  group: declared.lifeguard.dev\n  templates: [/spec/podTemplate]\n",
+    )
+    .expect("the policy is written");
+    let policy = policy.to_str().expect("a UTF-8 path");
+    let kinds = |args: &[&str]| -> BTreeSet<(String, String)> {
+        let base = ["audit", "--format", "json", "--fail-on", "never", "-n", ns];
+        let audit = lifeguard(plane, &[&base[..], args].concat());
+        assert_eq!(audit.code, 0, "{audit:#?}");
+        let findings: Vec<Value> = serde_json::from_str(&audit.stdout).expect("a JSON array");
+        findings
+            .iter()
+            .filter(|f| f["kind"] == "SandboxTemplate")
+            .filter_map(|f| Some((f["rule"].as_str()?.to_owned(), f["path"].as_str()?.to_owned())))
+            .collect()
+    };
+    assert_eq!(kinds(&[]), BTreeSet::new(), "undeclared, its schema shows no template");
+    let declared = kinds(&["--policy", policy]);
+    let reused = ("probe-endpoint-reused".to_owned(), "/spec/podTemplate/spec/containers/0/livenessProbe".to_owned());
+    assert!(declared.contains(&reused), "{declared:?}");
 }

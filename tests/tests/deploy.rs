@@ -281,6 +281,10 @@ fn extra_rules_reach_namespaced_kinds_only() {
             r#"webhook.extraRules=[{{"apiGroups":["argoproj.io"],"apiVersions":["*"],"resources":["rollouts"]{scope}}}]"#
         )
     };
+    // The engine's custom kinds are registered unless turned off.
+    for (_, w) in webhooks(&objects(&render(&["--set", "webhook.customResources=false"]))) {
+        assert_eq!(group_resources(&w["rules"]), pod_resources(), "{w}");
+    }
     let objs = objects(&render(&["--set-json", &rule("")]));
     for (_, w) in webhooks(&objs) {
         let rules = w["rules"].as_array().cloned().unwrap_or_default();
@@ -441,7 +445,9 @@ fn webhook_configurations_follow_the_contract() {
         for ns in ["kube-system", "lifeguard"] {
             assert!(excluded["values"].as_array().is_some_and(|v| v.contains(&json!(ns))), "{name} never selects {ns}");
         }
-        assert_eq!(group_resources(&w["rules"]), pod_resources(), "{name} registers for the engine's pod kinds");
+        let mut expected = pod_resources();
+        expected.extend(custom_pod_resources());
+        assert_eq!(group_resources(&w["rules"]), expected, "{name} registers for the engine's pod kinds");
         if kind == "MutatingWebhookConfiguration" {
             assert_eq!(w["reinvocationPolicy"], "IfNeeded");
         }

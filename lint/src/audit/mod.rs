@@ -25,6 +25,7 @@ use std::io::Write as _;
 use std::time::Duration;
 
 use anyhow::{Context, Result};
+use policies::model::DeclaredPodKind;
 use serde_json::Value;
 
 pub use args::{AuditArgs, AuditFormat};
@@ -111,7 +112,7 @@ async fn audit(args: AuditArgs) -> Result<u8> {
         }
     };
     let mut reading = Reading::default();
-    let kinds = match kinds(&args, &fetcher, &mut reading).await {
+    let kinds = match kinds(&args, policy.declared_pod_kinds(), &fetcher, &mut reading).await {
         Ok(k) => k,
         Err(e) => {
             eprintln!("lifeguard: {e}");
@@ -292,13 +293,19 @@ async fn namespaces(args: &AuditArgs, fetcher: &Fetcher) -> Result<Vec<String>, 
 }
 
 /// The kinds to read: the built-in pod-bearing kinds and the custom
-/// resources with a pod template, narrowed by `--kinds`.
-async fn kinds(args: &AuditArgs, fetcher: &Fetcher, reading: &mut Reading) -> Result<Vec<Resource>, String> {
+/// resources with a pod template (or declared by the policy's
+/// `podTemplates`), narrowed by `--kinds`.
+async fn kinds(
+    args: &AuditArgs,
+    declared: &[DeclaredPodKind],
+    fetcher: &Fetcher,
+    reading: &mut Reading,
+) -> Result<Vec<Resource>, String> {
     let mut all = Resource::built_in();
     let wanted = |r: &Resource| args.kinds.is_empty() || args.kinds.iter().any(|k| r.named_by(k));
     let custom_wanted = args.kinds.is_empty() || args.kinds.iter().any(|k| !all.iter().any(|r| r.named_by(k)));
     if custom_wanted {
-        match discover_custom(fetcher, &args.kinds).await {
+        match discover_custom(fetcher, &args.kinds, declared).await {
             Ok(custom) => all.extend(custom),
             // Every later request would be refused the same way.
             Err(e @ FetchError::Refused { .. }) => return Err(e.to_string()),
@@ -314,9 +321,14 @@ async fn kinds(args: &AuditArgs, fetcher: &Fetcher, reading: &mut Reading) -> Re
 }
 
 /// The custom resources whose schema has a pod template, those whose pod
-/// templates the engine knows (a LeaderWorkerSet's, a RayCluster's), and
-/// any that `--kinds` names outright (a schema may leave the template open).
-async fn discover_custom(fetcher: &Fetcher, named: &[String]) -> Result<Vec<Resource>, FetchError> {
+/// templates the engine knows (a LeaderWorkerSet's, a RayCluster's) or the
+/// policy declares, and any that `--kinds` names outright (a schema may
+/// leave the template open).
+async fn discover_custom(
+    fetcher: &Fetcher,
+    named: &[String],
+    declared: &[DeclaredPodKind],
+) -> Result<Vec<Resource>, FetchError> {
     let discovery = fetcher.get_as("/apis", resources::AGGREGATED_DISCOVERY, "discover the API groups", "get").await?;
     let candidates = resources::candidates(&discovery);
     let mut by_version: BTreeMap<String, Vec<Resource>> = BTreeMap::new();
@@ -325,8 +337,9 @@ async fn discover_custom(fetcher: &Fetcher, named: &[String]) -> Result<Vec<Reso
     }
     let mut out = Vec::new();
     for (api_version, resources) in by_version {
-        let (outright, rest): (Vec<Resource>, Vec<Resource>) =
-            resources.into_iter().partition(|r| r.known_pod_bearing() || named.iter().any(|k| r.named_by(k)));
+        let (outright, rest): (Vec<Resource>, Vec<Resource>) = resources
+            .into_iter()
+            .partition(|r| r.known_pod_bearing() || r.declared_in(declared) || named.iter().any(|k| r.named_by(k)));
         out.extend(outright);
         if rest.is_empty() {
             continue;

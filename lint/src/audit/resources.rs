@@ -5,7 +5,7 @@
 
 use std::collections::BTreeSet;
 
-use policies::model::POD_KINDS;
+use policies::model::{DeclaredPodKind, POD_KINDS};
 use serde_json::Value;
 
 /// One resource to list.
@@ -52,6 +52,12 @@ impl Resource {
     /// it is read whatever its schema says.
     pub fn known_pod_bearing(&self) -> bool {
         policies::model::custom_pod_kind(&self.kind, &self.api_version()).is_some()
+    }
+
+    /// Whether the policy's `podTemplates` declares this kind (kind and
+    /// group; any version), so it is read whatever its schema says.
+    pub fn declared_in(&self, declared: &[DeclaredPodKind]) -> bool {
+        declared.iter().any(|d| d.kind == self.kind && d.group == self.group)
     }
 
     /// `deployments.apps`, `pods`: as kubectl and RBAC name it.

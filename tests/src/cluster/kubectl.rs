@@ -149,6 +149,17 @@ impl Client {
         })
     }
 
+    /// Applies a project's CRD file (server-side: a real CRD is too large
+    /// for the last-applied annotation) and waits until the CRDs it holds,
+    /// named `plural.group`, are Established. Idempotent: tests sharing a
+    /// control plane may each install it.
+    pub fn install_crds(&self, file: &Path, crds: &[&str]) {
+        let file = file.to_str().expect("a UTF-8 path");
+        let applied = self.run(&["apply", "--server-side", "-f", file]);
+        assert_eq!(applied.code, 0, "{}", applied.stderr);
+        self.wait_established(crds);
+    }
+
     /// Waits until every CRD named (`plural.group`) is Established, for at
     /// most 60 s. Not `kubectl wait --for=condition=Established`: that fails
     /// at once ("<nil> is of the type <nil>") when it reads the CRD before

@@ -54,6 +54,39 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
   apiVersions: [v1]
   resources: [jobs, cronjobs]
   scope: Namespaced
+{{- if .Values.webhook.customResources }}
+{{- /* The engine's table of custom kinds (CUSTOM_POD_KINDS; tests/tests/deploy.rs holds them equal). */}}
+- operations: [CREATE, UPDATE]
+  apiGroups: [leaderworkerset.x-k8s.io]
+  apiVersions: ["*"]
+  resources: [leaderworkersets]
+  scope: Namespaced
+- operations: [CREATE, UPDATE]
+  apiGroups: [ray.io]
+  apiVersions: ["*"]
+  resources: [rayclusters, rayservices, rayjobs]
+  scope: Namespaced
+- operations: [CREATE, UPDATE]
+  apiGroups: [serving.kserve.io]
+  apiVersions: ["*"]
+  resources: [inferenceservices]
+  scope: Namespaced
+- operations: [CREATE, UPDATE]
+  apiGroups: [kubeflow.org]
+  apiVersions: ["*"]
+  resources: [pytorchjobs, tfjobs, mpijobs]
+  scope: Namespaced
+- operations: [CREATE, UPDATE]
+  apiGroups: [jobset.x-k8s.io]
+  apiVersions: ["*"]
+  resources: [jobsets]
+  scope: Namespaced
+- operations: [CREATE, UPDATE]
+  apiGroups: [orchestration.aibrix.ai]
+  apiVersions: ["*"]
+  resources: [rayclusterfleets, stormservices]
+  scope: Namespaced
+{{- end }}
 {{- range .Values.webhook.extraRules }}
 - operations: [CREATE, UPDATE]
   apiGroups: {{ toJson .apiGroups }}

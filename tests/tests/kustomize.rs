@@ -7,53 +7,11 @@
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::Command;
 
-use lifeguard_e2e::cluster::webhook::workspace_binary;
-use lifeguard_e2e::{corpus_dir, installed_tool, repo_root};
+use lifeguard_e2e::support::layouts::{snapshot, tools};
+use lifeguard_e2e::{installed_tool, repo_root};
 use serde_json::Value;
-
-/// The lifeguard binary, kustomize, helm and the layouts, or `None` (skipped).
-struct Tools {
-    lifeguard: PathBuf,
-    kustomize: PathBuf,
-    layouts: PathBuf,
-    path: String,
-}
-
-fn tools() -> Option<Tools> {
-    let kustomize = installed_tool("target/tools/kustomize", ".ci/install-kustomize.sh")?;
-    let helm = installed_tool("target/tools/helm", ".ci/install-helm.sh")?;
-    let layouts = corpus_dir()?.join("layouts");
-    let lifeguard = workspace_binary("lifeguard", "lifeguard")?;
-    // kustomize and helm on PATH, as a user has them; nothing else of ours.
-    let mut dirs: Vec<PathBuf> = vec![kustomize.parent()?.to_path_buf()];
-    dirs.extend(helm.parent().map(Path::to_path_buf));
-    dirs.extend(std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()));
-    let path = std::env::join_paths(dirs).ok()?.to_string_lossy().into_owned();
-    Some(Tools { lifeguard, kustomize, layouts, path })
-}
-
-impl Tools {
-    fn lifeguard(&self, dir: &Path, args: &[&str], stdin: Option<&[u8]>) -> Output {
-        let mut command = Command::new(&self.lifeguard);
-        command.args(args).current_dir(dir).env("PATH", &self.path).env_remove("LIFEGUARD_POLICY");
-        command.stdin(if stdin.is_some() { Stdio::piped() } else { Stdio::null() });
-        let mut child = command.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("lifeguard runs");
-        if let (Some(bytes), Some(mut pipe)) = (stdin, child.stdin.take()) {
-            std::io::Write::write_all(&mut pipe, bytes).expect("write stdin");
-        }
-        child.wait_with_output().expect("lifeguard ends")
-    }
-
-    fn json(&self, dir: &Path, args: &[&str], stdin: Option<&[u8]>) -> Vec<Value> {
-        let mut all = vec!["lint", "--format", "json", "--fail-on", "never"];
-        all.extend_from_slice(args);
-        let out = self.lifeguard(dir, &all, stdin);
-        assert_eq!(out.status.code(), Some(0), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
-        serde_json::from_slice(&out.stdout).expect("a JSON report")
-    }
-}
 
 /// What a finding says of which object, wherever it is placed.
 fn said(findings: &[Value]) -> BTreeSet<String> {
@@ -169,11 +127,14 @@ fn a_patch_is_not_an_object_and_the_field_it_sets_lands_on_its_line() {
         stdout.contains("prod/liveness.yaml:11:9 ") && stdout.contains("rendered: <kustomize build ./prod>:"),
         "{stdout}"
     );
-    // fix says why it cannot write, and writes nothing.
+    // fix writes the grace period where the patch sets it, and nothing else.
     let fixed = tools.lifeguard(root, &["fix", "."], None);
     let stderr = String::from_utf8_lossy(&fixed.stderr);
-    assert_eq!(before, snapshot(root), "fix wrote a file: {stderr}");
-    assert!(!stderr.contains("panicked"), "{stderr}");
+    let changed: Vec<PathBuf> =
+        snapshot(root).into_iter().zip(&before).filter(|(a, b)| a != *b).map(|(a, _)| a.0).collect();
+    assert_eq!(changed, [root.join("prod/liveness.yaml")], "{stderr}");
+    let patch = std::fs::read_to_string(root.join("prod/liveness.yaml")).expect("read");
+    assert!(patch.contains("      terminationGracePeriodSeconds: 25\n"), "{patch}\n{stderr}");
 }
 
 #[test]
@@ -253,14 +214,6 @@ fn a_repository_walk_builds_and_renders_without_an_input_error() {
     // No file a build reads is linted on its own.
     assert!(!files.iter().any(|f| f.contains("kustomize/base/")), "{files:?}");
     let _ = repo_root();
-}
-
-/// Every file under `dir` and its bytes.
-fn snapshot(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
-    let mut files = Vec::new();
-    lifeguard_e2e::yaml_files(dir, &mut files);
-    files.sort();
-    files.into_iter().map(|f| (f.clone(), std::fs::read(&f).unwrap_or_default())).collect()
 }
 
 #[test]

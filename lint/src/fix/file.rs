@@ -26,6 +26,15 @@ pub struct ObjectFixes {
     pub object: String,
     /// The fixes, in the order they were applied.
     pub applied: Vec<AppliedFix>,
+    /// Which document of the text the object is in.
+    pub doc: usize,
+    /// The object's pointer in its document (`""`; a `List` item's `/items/N`).
+    pub prefix: String,
+    /// The operations written, relative to the object.
+    pub operations: Vec<json_patch::PatchOperation>,
+    /// The files its fixes were written to, when not this text (a
+    /// Kustomize build's base or patch).
+    pub written_to: Vec<String>,
 }
 
 /// The outcome of fixing one file's text.
@@ -53,12 +62,16 @@ pub struct FileFix {
     /// Comments on or right above a value a fix changed that mention a
     /// number or the field: they may no longer be true.
     pub stale_comments: Vec<StaleComment>,
+    /// For a Kustomize build, the user's files its fixes are written to
+    /// (its own text, the build's output, is never written).
+    pub sources: Vec<super::SourceFix>,
 }
 
 impl FileFix {
-    /// Whether the fixed text differs from the original.
+    /// Whether the fixed text differs from the original, or files of a
+    /// build are fixed.
     pub fn changed(&self) -> bool {
-        self.fixed != self.original
+        self.fixed != self.original || !self.sources.is_empty()
     }
 
     /// Number of fixes applied.
@@ -96,6 +109,7 @@ pub fn fix_text(
         errors: Vec::new(),
         notes: Vec::new(),
         stale_comments: Vec::new(),
+        sources: Vec::new(),
     };
     let (docs, error) = parse;
     if let Some(e) = error {
@@ -125,13 +139,20 @@ pub fn fix_text(
             let ctx = Ctx { file, doc: d, json, batch, policy, only, limits };
             let done = catch_unwind(AssertUnwindSafe(|| fix_object(&ctx, &place, &doc_text, &mut expected[doc])));
             match done {
-                Ok(Fixed { findings, edited, applied, skipped, errors, changed: scalars }) => {
+                Ok(Fixed { findings, edited, applied, skipped, errors, changed: scalars, operations }) => {
                     left.extend(findings.into_iter().map(|f| (doc, place.prefix.clone(), f)));
                     out.skipped.extend(skipped);
                     out.errors.extend(errors);
                     if let Some(edited) = edited {
                         doc_text = Cow::Owned(edited);
-                        out.objects.push(ObjectFixes { object: place.name.clone(), applied });
+                        out.objects.push(ObjectFixes {
+                            object: place.name.clone(),
+                            applied,
+                            doc,
+                            prefix: place.prefix.clone(),
+                            operations,
+                            written_to: Vec::new(),
+                        });
                         changed.push((doc, scalars));
                     }
                 }
@@ -179,25 +200,30 @@ pub fn fix_text(
         }
     }
     for (doc, prefix, finding) in left {
-        let pointer = format!("{prefix}{}", finding.pointer);
-        let at = fixed_docs.get(doc).map(|d| d.locate(&pointer)).unwrap_or_default();
-        let object = fixed_docs.get(doc).and_then(|d| d.value.pointer(&prefix));
-        let text = |p: &str| object.and_then(|o| o.pointer(p)).and_then(Value::as_str).map(std::sync::Arc::<str>::from);
-        out.remaining.push(Located {
-            file: file.into(),
-            line: at.line,
-            column: at.column,
-            kind: text("/kind").unwrap_or_else(|| "".into()),
-            namespace: text("/metadata/namespace"),
-            name: text("/metadata/name"),
-            object_at: fixed_docs.get(doc).map(|d| d.locate(&prefix)).unwrap_or_default(),
-            template: None,
-            origin: crate::outcome::Origin::File,
-            pointer,
-            finding,
-        });
+        out.remaining.push(located(file, fixed_docs.get(doc), &prefix, finding));
     }
     out
+}
+
+/// A finding of the object at `prefix` of `doc`, located in it.
+pub(super) fn located(file: &str, doc: Option<&Document>, prefix: &str, finding: Finding) -> Located {
+    let pointer = format!("{prefix}{}", finding.pointer);
+    let at = doc.map(|d| d.locate(&pointer)).unwrap_or_default();
+    let object = doc.and_then(|d| d.value.pointer(prefix));
+    let text = |p: &str| object.and_then(|o| o.pointer(p)).and_then(Value::as_str).map(std::sync::Arc::<str>::from);
+    Located {
+        file: file.into(),
+        line: at.line,
+        column: at.column,
+        kind: text("/kind").unwrap_or_else(|| "".into()),
+        namespace: text("/metadata/namespace"),
+        name: text("/metadata/name"),
+        object_at: doc.map(|d| d.locate(prefix)).unwrap_or_default(),
+        template: None,
+        origin: crate::outcome::Origin::File,
+        pointer,
+        finding,
+    }
 }
 
 /// Byte ranges of the documents: each from the start of its first line to

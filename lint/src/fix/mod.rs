@@ -5,6 +5,7 @@
 pub mod diff;
 pub mod edit;
 pub mod file;
+pub mod kustomize;
 mod layout;
 mod object;
 mod path;
@@ -19,6 +20,7 @@ mod text;
 
 pub use edit::EditError;
 pub use file::{FileFix, ObjectFixes, Skipped, fix_text};
+pub use kustomize::SourceFix;
 pub use run::{FixOutcome, FixedInput, Output, fix_each, fix_found, fix_paths, write};
 pub use stale::StaleComment;
 #[cfg(test)]

@@ -64,6 +64,8 @@ pub(super) struct Fixed {
     pub(super) errors: Vec<InputError>,
     /// Scalars the fixes changed: pointer from the document root, old and new value.
     pub(super) changed: Vec<Changed>,
+    /// The operations written, relative to the object.
+    pub(super) operations: Vec<json_patch::PatchOperation>,
 }
 
 /// Fixes one object in its document's text `doc_text`; on success the
@@ -117,6 +119,7 @@ pub(super) fn fix_object(ctx: &Ctx<'_>, place: &Place<'_>, doc_text: &str, expec
                 done.edited = Some(text);
                 done.applied = plan.applied;
                 done.findings = plan.remaining;
+                done.operations = plan.operations;
                 return done;
             }
             Err((pointer, error)) => {

@@ -81,6 +81,8 @@ pub fn fix_each<T: Send>(
             syntax = None;
         }
         let mut fix = fix_text(&t.name, t.text, (documents, syntax), t.batch, policy, only, limits);
+        let planner = super::kustomize::Planner { batch: t.batch, policy, only };
+        super::kustomize::to_sources(t.input, &mut fix, &planner, limits);
         fix.notes.extend(note);
         fix.errors.extend(t.error);
         keep(FixedInput { input: t.input.clone(), bom: starts_with_bom(t.input), fix })
@@ -107,8 +109,10 @@ pub enum Output {
 /// `stdout`. Failed writes become errors of the outcome.
 pub fn write(out: &mut FixOutcome, mode: Output, stdout: &mut impl std::io::Write) -> std::io::Result<()> {
     let mut errors = Vec::new();
+    let mut sources = super::kustomize::Sources::default();
     for i in &out.inputs {
         let fix = &i.fix;
+        errors.extend(fix.sources.iter().filter_map(|f| sources.claim(&fix.file, f.clone(), &Limits::default()).err()));
         match (mode, &i.input) {
             (Output::Diff, _) => stdout.write_all(diff::unified(&fix.file, &fix.original, &fix.fixed).as_bytes())?,
             (Output::InPlace, Input::Stdin) => stdout.write_all(fix.fixed.as_bytes())?,
@@ -117,9 +121,20 @@ pub fn write(out: &mut FixOutcome, mode: Output, stdout: &mut impl std::io::Writ
             }
             (Output::InPlace, Input::File(_)) => {}
             (Output::InPlace, Input::Rendered(r)) => {
-                if fix.changed() {
+                if fix.fixed != fix.original {
                     errors.push(not_written(r));
                 }
+            }
+        }
+    }
+    for source in sources.done() {
+        match mode {
+            Output::Diff => {
+                stdout.write_all(diff::unified(&source.file, &source.original, &source.fixed).as_bytes())?
+            }
+            Output::InPlace => {
+                let path = std::path::Path::new(&source.file);
+                errors.extend(write_fixed(path, &source.file, source.fixed.as_bytes()).err());
             }
         }
     }
@@ -149,24 +164,18 @@ pub(super) fn write_fixed(path: &std::path::Path, file: &str, bytes: &[u8]) -> R
     })
 }
 
-/// Why the fixes of a built or rendered input were not written: they are
-/// edits of the tool's output, and the files that set the fields (a base,
-/// a patch, a template) are the user's to change.
+/// Why the fixes of a rendered chart were not written: they are edits of
+/// `helm template`'s output, and its templates are not YAML to edit. (A
+/// Kustomize build's are written in the user's files: `super::kustomize`.)
 pub fn not_written(rendered: &crate::input::render::Rendered) -> InputError {
-    use crate::input::render::Renderer;
-    let (what, pipe) = match rendered.renderer {
-        Renderer::Kustomize => {
-            ("a Kustomize build's bases and patches", format!("kustomize build {}", rendered.dir.display()))
-        }
-        Renderer::Helm => ("a Helm chart's templates", format!("helm template RELEASE {}", rendered.dir.display())),
-    };
+    let pipe = format!("helm template RELEASE {}", rendered.dir.display());
     InputError {
         file: rendered.name.clone(),
         line: None,
         column: None,
         message: format!(
-            "not fixed: `fix` does not edit {what}; `lifeguard lint` names the line that sets each field, and \
-             `{pipe} | lifeguard fix --diff -` shows the fixes on the output"
+            "not fixed: `fix` does not edit a Helm chart's templates; `lifeguard lint` names the template line of \
+             each finding, and `{pipe} | lifeguard fix --diff -` shows the fixes on the output"
         ),
     }
 }

@@ -6,10 +6,11 @@
 //! the same way.
 
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use policies::Severity;
 
+use super::SourceFix;
 use super::diff;
 use super::run::{FixedInput, Output, fix_each, with_bom, write_fixed};
 use super::summary::{Tally, file_block, file_block_mapped, line_of, tail};
@@ -45,6 +46,8 @@ pub struct Streamed {
     /// Whether `--fail-on never` was given: then nothing but an error fails
     /// the run, not even a change made (or, with `--diff`, to make).
     pub never_fail: bool,
+    /// The user's files the Kustomize builds' fixes change, each once.
+    pub source_files: usize,
 }
 
 impl Streamed {
@@ -60,7 +63,9 @@ impl Streamed {
     pub fn exit_code(&self) -> u8 {
         if self.all_errors().next().is_some() {
             2
-        } else if self.files.iter().any(|f| f.failing || (f.tally.files > 0 && !self.never_fail)) {
+        } else if self.files.iter().any(|f| f.failing || (f.tally.files > 0 && !self.never_fail))
+            || (self.source_files > 0 && !self.never_fail)
+        {
             1
         } else {
             0
@@ -69,7 +74,7 @@ impl Streamed {
 
     /// The report on stderr: each file's lines, the errors, the summary line.
     pub fn render(&self, mode: Output) -> String {
-        let mut tally = Tally::default();
+        let mut tally = Tally { files: self.source_files, ..Tally::default() };
         let mut s = String::new();
         for f in &self.files {
             s.push_str(&f.block);
@@ -86,7 +91,17 @@ impl Streamed {
 enum Written {
     Nothing,
     Stdout(String),
-    File { path: PathBuf, file: String, bytes: Vec<u8> },
+    File {
+        path: PathBuf,
+        file: String,
+        bytes: Vec<u8>,
+    },
+    /// A build's fixes in the user's files: written once every build is
+    /// done, whichever builds read the file.
+    Sources {
+        build: String,
+        files: Vec<SourceFix>,
+    },
 }
 
 /// Fixes each run of `resolved` with its policy and writes each file's
@@ -110,6 +125,7 @@ pub fn fix_and_write(
     let keep = |fixed: FixedInput| keep(fixed, mode, &threshold);
     let mut stdout_error = None;
     let mut write_errors = Vec::new();
+    let mut sources = super::kustomize::Sources::default();
     let threads = crate::pipeline::threads();
     for (index, found) in runs {
         let Some(in_force) = resolved.policies.get(index) else { continue };
@@ -119,11 +135,29 @@ pub fn fix_and_write(
                     Written::Nothing => {}
                     Written::Stdout(text) => stdout_error = stdout.write_all(text.as_bytes()).err(),
                     Written::File { path, file, bytes } => write_errors.extend(write_fixed(&path, &file, &bytes).err()),
+                    // Written once every build is done: the others read these files as they were.
+                    Written::Sources { build, files } => {
+                        write_errors.extend(files.into_iter().filter_map(|f| sources.claim(&build, f, limits).err()));
+                    }
                 }
             }
             out.files.push(report);
         });
         out.errors.append(&mut errors);
+    }
+    let sources: Vec<SourceFix> = sources.done().collect();
+    out.source_files = sources.len();
+    for source in sources {
+        match mode {
+            Output::Diff if stdout_error.is_none() => {
+                let diff = diff::unified(&source.file, &source.original, &source.fixed);
+                stdout_error = stdout.write_all(diff.as_bytes()).err();
+            }
+            Output::Diff => {}
+            Output::InPlace => {
+                write_errors.extend(write_fixed(Path::new(&source.file), &source.file, source.fixed.as_bytes()).err());
+            }
+        }
     }
     let written = match stdout_error {
         Some(e) => Err(e),
@@ -140,6 +174,9 @@ pub fn fix_and_write(
 /// that fixed it.
 fn keep(fixed: FixedInput, mode: Output, fail_on: &impl Fn(&str) -> Option<Severity>) -> (Written, FileReport) {
     let FixedInput { input, bom, mut fix } = fixed;
+    if mode == Output::InPlace {
+        super::kustomize::lines_as_fixed(&mut fix);
+    }
     // `--diff` prints the diff and names lines as read: one diff gives both.
     let diff = (mode == Output::Diff).then(|| diff::unified_and_map(&fix.file, &fix.original, &fix.fixed));
     let failing = fix.remaining.iter().any(|l| fail_on(&l.file).is_some_and(|min| l.finding.severity >= min));
@@ -154,6 +191,9 @@ fn keep(fixed: FixedInput, mode: Output, fail_on: &impl Fn(&str) -> Option<Sever
         failing,
     };
     let written = match (mode, input) {
+        (_, Input::Rendered(r)) if !fix.sources.is_empty() => {
+            Written::Sources { build: r.name.clone(), files: std::mem::take(&mut fix.sources) }
+        }
         (Output::Diff, _) => Written::Stdout(diff.map(|(text, _)| text).unwrap_or_default()),
         (Output::InPlace, Input::Stdin) => Written::Stdout(std::mem::take(&mut fix.fixed)),
         (Output::InPlace, Input::File(path)) if fix.changed() => {
@@ -161,7 +201,7 @@ fn keep(fixed: FixedInput, mode: Output, fail_on: &impl Fn(&str) -> Option<Sever
         }
         (Output::InPlace, Input::File(_)) => Written::Nothing,
         (Output::InPlace, Input::Rendered(r)) => {
-            if fix.changed() {
+            if fix.fixed != fix.original {
                 report.errors.push(crate::fix::run::not_written(&r));
             }
             Written::Nothing

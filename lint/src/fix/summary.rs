@@ -41,8 +41,10 @@ pub fn file_block_mapped(
         _ => line,
     };
     for o in &fix.objects {
+        // A build's fixes name the files they are written to.
+        let file = if o.written_to.is_empty() { fix.file.clone() } else { o.written_to.join(", ") };
         for a in &o.applied {
-            let _ = writeln!(s, "{}: {} {}: [{}] {}", fix.file, verb, o.object, a.rule, a.description);
+            let _ = writeln!(s, "{file}: {} {}: [{}] {}", verb, o.object, a.rule, a.description);
         }
     }
     for c in &fix.stale_comments {
@@ -157,7 +159,8 @@ impl Tally {
             inputs: 1,
             fixes: fix.fix_count(),
             objects: fix.objects.len(),
-            files: usize::from(fix.changed()),
+            // A build's files are counted once for the run (`Streamed`): builds share bases.
+            files: usize::from(fix.fixed != fix.original),
             without: remaining().filter(|l| l.finding.fix.is_none()).count(),
             opt_in: remaining().filter(|l| applies(l) == Some(Applicability::OptIn)).count(),
             unfixed: remaining().filter(|l| applies(l) == Some(Applicability::Automatic)).count(),

@@ -6,5 +6,6 @@
 
 pub mod applied;
 pub mod deployment;
+pub mod layouts;
 pub mod review;
 pub mod webhook;

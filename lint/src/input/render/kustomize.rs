@@ -69,12 +69,36 @@ fn is_executable(path: &Path) -> bool {
     path.is_file()
 }
 
-/// What a Kustomize build keeps beside its output, to place findings by.
+/// What a Kustomize build keeps beside its output, to place findings by
+/// and to build it again with edited files.
 #[derive(Debug)]
 pub struct Build {
     /// The patches of every kustomization the build read, in the order
     /// kustomize applied them, parsed once.
     pub patches: Vec<ParsedPatch>,
+    /// The directory built and those of every kustomization it builds on,
+    /// canonical.
+    pub dirs: Vec<PathBuf>,
+    /// The files its kustomizations name outside those directories'
+    /// top level (resources, patches, kustomize's configuration), canonical.
+    pub files: Vec<PathBuf>,
+}
+
+/// Where a value is to be written in the user's files: the document of a
+/// file and the pointer there ([`source_map::target`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WriteAt {
+    /// The file as shown (from the working directory when under it).
+    pub file: Arc<str>,
+    /// Which document of the file.
+    pub index: usize,
+    /// The pointer in that document.
+    pub pointer: String,
+    /// Where it is in the file: the field, or the mapping it goes in.
+    pub at: crate::input::Location,
+    /// Written inside a kustomization's inline patch (a block scalar), not
+    /// a file of its own.
+    pub inline: bool,
 }
 
 /// A patch, parsed, and the file it is shown in.
@@ -118,11 +142,19 @@ pub fn build(builder: &Builder, dir: &Path) -> Result<(String, Build), String> {
     let shown = |file: &Path| shown_file(cwd.as_deref(), file);
     // An origin is named from the directory kustomize built: ours.
     let text = headed_by_origin(&built, &|origin: &str| shown(&wrapper.join(origin)));
-    let mut patches = Vec::new();
-    let mut seen = Vec::new();
-    gather(&target, &mut seen, &mut patches);
-    let patches = patches.into_iter().map(|p| parse_patch(p, &shown)).collect();
-    Ok((text, Build { patches }))
+    let mut read = Read::default();
+    gather(&target, &mut read);
+    let patches = read.patches.into_iter().map(|p| parse_patch(p, &shown)).collect();
+    let files = read.files.iter().map(|f| f.canonicalize().unwrap_or_else(|_| normalize(f))).collect();
+    Ok((text, Build { patches, dirs: read.dirs, files }))
+}
+
+/// What [`gather`] collects of the kustomizations a build reads.
+#[derive(Debug, Default)]
+struct Read {
+    dirs: Vec<PathBuf>,
+    files: Vec<PathBuf>,
+    patches: Vec<Patch>,
 }
 
 /// A file as shown, an object's origin or a patch alike: from the working
@@ -141,19 +173,20 @@ fn parse_patch(patch: Patch, shown: &impl Fn(&Path) -> String) -> ParsedPatch {
 /// Every patch of `dir`'s kustomization and of those it builds on, in the
 /// order kustomize applies them: a kustomization's resources first, then
 /// its components, then its own patches.
-fn gather(dir: &Path, seen: &mut Vec<PathBuf>, out: &mut Vec<Patch>) {
+fn gather(dir: &Path, out: &mut Read) {
     let key = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
-    if seen.contains(&key) {
+    if out.dirs.contains(&key) {
         return;
     }
-    seen.push(key);
-    let Ok(Kustomization { resources, components, patches, .. }) = kustomization::read(dir) else { return };
+    out.dirs.push(key);
+    let Ok(Kustomization { resources, components, patches, files, .. }) = kustomization::read(dir) else { return };
     for sub in resources.iter().chain(&components) {
         if kustomization::file_in(sub).is_some() {
-            gather(sub, seen, out);
+            gather(sub, out);
         }
     }
-    out.extend(patches);
+    out.files.extend(files);
+    out.patches.extend(patches);
 }
 
 /// kustomize's output with each object's origin annotation taken out (and
@@ -255,21 +288,59 @@ fn normalize(path: &Path) -> PathBuf {
 
 impl Build {
     /// Where each line of `rendered`, one built object, came from, given
-    /// its origin file's text (`None`: not on disk).
+    /// its origin file's text.
     pub fn map(&self, origin_file: &Arc<str>, origin_text: &str, rendered: &str) -> Option<SourceMap> {
+        self.with_pieces(origin_file, origin_text, rendered, |built, origin, patches| {
+            source_map::map(built, origin, patches)
+        })
+    }
+
+    /// Where each value written at one of `pointers` of `rendered`, one
+    /// built object, is to be written in the user's files for the build to
+    /// give it ([`source_map::target`]), given its origin file's text.
+    pub fn targets(
+        &self,
+        origin_file: &Arc<str>,
+        origin_text: &str,
+        rendered: &str,
+        pointers: &[String],
+    ) -> Option<Vec<Option<WriteAt>>> {
+        self.with_pieces(origin_file, origin_text, rendered, |built, origin, patches| {
+            let target = |pointer: &String| {
+                let (piece, there) = source_map::target(&built.value, pointer, origin, patches)?;
+                Some(WriteAt {
+                    file: Arc::clone(piece.file),
+                    index: piece.index,
+                    at: piece.place(&there),
+                    pointer: there,
+                    inline: piece.at != (1, 0),
+                })
+            };
+            pointers.iter().map(target).collect()
+        })
+    }
+
+    /// `f` on the built object of `rendered`, the document of its origin
+    /// file it was built from, and the patches that apply to it, in order.
+    fn with_pieces<R>(
+        &self,
+        origin_file: &Arc<str>,
+        origin_text: &str,
+        rendered: &str,
+        f: impl FnOnce(&Document, Option<Piece<'_>>, &[Piece<'_>]) -> R,
+    ) -> Option<R> {
         let (mut built, _) = parse_stream(rendered, &Limits::default());
         let built = built.drain(..).next()?;
         let (kind, name) = kind_and_name(&built.value);
         let (origins, _) = parse_stream(origin_text, &Limits::default());
-        let origin = origins.iter().find(|d| applies(&d.value, kind, name)).map(|doc| Piece {
-            file: origin_file,
-            doc,
-            at: (1, 0),
-            operations: false,
-        });
+        let origin = origins
+            .iter()
+            .enumerate()
+            .find(|(_, d)| applies(&d.value, kind, name))
+            .map(|(index, doc)| Piece { file: origin_file, doc, at: (1, 0), operations: false, index });
         let mut pieces = Vec::new();
         for patch in &self.patches {
-            for doc in &patch.docs {
+            for (index, doc) in patch.docs.iter().enumerate() {
                 let operations = doc.value.is_array();
                 let targeted = patch.target.as_ref().is_some_and(|t| {
                     t.kind.as_deref().is_none_or(|k| k == kind)
@@ -277,11 +348,11 @@ impl Build {
                 });
                 let own = patch.target.is_none() && !operations && applies(&doc.value, kind, name);
                 if (targeted || own) && patch.at.0 > 0 {
-                    pieces.push(Piece { file: &patch.file, doc, at: patch.at, operations });
+                    pieces.push(Piece { file: &patch.file, doc, at: patch.at, operations, index });
                 }
             }
         }
-        Some(source_map::map(&built, origin, &pieces))
+        Some(f(&built, origin, &pieces))
     }
 }
 

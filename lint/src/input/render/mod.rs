@@ -7,6 +7,7 @@
 pub mod helm_chart;
 pub mod kustomization;
 pub mod kustomize;
+pub mod rebuild;
 pub mod source_map;
 
 use std::collections::{HashMap, HashSet};

@@ -50,10 +50,14 @@ pub struct Piece<'a> {
     pub at: (u32, u32),
     /// A JSON 6902 patch (a list of operations), not an object.
     pub operations: bool,
+    /// Which document of its text it is.
+    pub index: usize,
 }
 
 impl Piece<'_> {
-    fn place(&self, pointer: &str) -> Location {
+    /// Where `pointer` of the document is in the file (its nearest
+    /// ancestor's place when the field is not there).
+    pub fn place(&self, pointer: &str) -> Location {
         let at = self.doc.locate(pointer);
         Location { line: at.line + self.at.0 - 1, column: at.column + self.at.1 }
     }
@@ -101,6 +105,58 @@ pub fn map(built: &Document, origin: Option<Piece<'_>>, patches: &[Piece<'_>]) -
         }
     }
     out
+}
+
+/// Where a value written at `pointer` of the built object is to be written
+/// in the user's files for the build to give it: in the piece that set the
+/// deepest field of `pointer` the built object has (the field itself when
+/// it exists, a value to change; else the mapping a new member goes in),
+/// at that field's pointer there with the members it lacks appended. `None`
+/// where no piece holds that field, or the new member would be a list's.
+pub fn target<'a>(
+    built: &Value,
+    pointer: &str,
+    origin: Option<Piece<'a>>,
+    patches: &[Piece<'a>],
+) -> Option<(Piece<'a>, String)> {
+    let tokens: Vec<String> = pointer.split('/').skip(1).map(|t| t.replace("~1", "/").replace("~0", "~")).collect();
+    let mut held = tokens.len();
+    let value = loop {
+        match lookup(built, &tokens[..held]) {
+            Some(value) => break value,
+            None => held = held.checked_sub(1)?,
+        }
+    };
+    if held < tokens.len() && !value.is_object() {
+        return None;
+    }
+    // A new member goes in the mapping as the last JSON 6902 operation that
+    // wrote it whole left it: what the origin had there was replaced.
+    let written_whole = (held < tokens.len())
+        .then(|| {
+            patches.iter().rev().filter(|p| p.operations).find_map(|p| {
+                let (pointer, _) = in_operations(built, &tokens[..held], &p.doc.value)?;
+                Some((*p, pointer))
+            })
+        })
+        .flatten();
+    let (piece, mut there) = match written_whole {
+        Some(found) => found,
+        None => setter(built, &tokens[..held], value, origin, patches)?,
+    };
+    for token in &tokens[held..] {
+        there.push('/');
+        there.push_str(&token.replace('~', "~0").replace('/', "~1"));
+    }
+    Some((piece, there))
+}
+
+fn lookup<'v>(value: &'v Value, tokens: &[String]) -> Option<&'v Value> {
+    tokens.iter().try_fold(value, |at, token| match at {
+        Value::Object(map) => map.get(token),
+        Value::Array(items) => items.get(token.parse::<usize>().ok()?),
+        _ => None,
+    })
 }
 
 /// The piece that set the built field at `tokens`, and the field's pointer
@@ -214,9 +270,9 @@ mod tests {
         let patch_text = "kind: Deployment\nmetadata:\n  name: app\nspec:\n  template:\n    spec:\n      containers:\n      - name: app\n        env:\n        - name: MODE\n          value: prod\n";
         let (built, base, patch) = (doc(built_text), doc(base_text), doc(patch_text));
         let (base_file, patch_file): (Arc<str>, Arc<str>) = ("base/app.yaml".into(), "prod/kustomization.yaml".into());
-        let origin = Piece { file: &base_file, doc: &base, at: (1, 0), operations: false };
+        let origin = Piece { file: &base_file, doc: &base, at: (1, 0), operations: false, index: 0 };
         // An inline patch whose text begins at line 20, indented by 4.
-        let patches = [Piece { file: &patch_file, doc: &patch, at: (20, 4), operations: false }];
+        let patches = [Piece { file: &patch_file, doc: &patch, at: (20, 4), operations: false, index: 0 }];
         let map = map(&built, Some(origin), &patches);
         let at = |needle: &str| map.get(line_of(built_text, needle)).map(|(f, l)| (f.to_owned(), l.line));
         let base_line = |needle: &str| u32::try_from(line_of(base_text, needle) + 1).expect("small");
@@ -234,6 +290,47 @@ mod tests {
     }
 
     #[test]
+    fn a_value_is_written_where_the_build_takes_its_field_from() {
+        let built_text = "kind: Deployment\nspec:\n  template:\n    spec:\n      terminationGracePeriodSeconds: 5\n      containers:\n      - name: app\n        image: app:2\n        env:\n        - name: MODE\n          value: prod\n";
+        let base_text = "kind: Deployment\nspec:\n  template:\n    spec:\n      containers:\n      - name: app\n        image: app:1\n";
+        let patch_text = "kind: Deployment\nspec:\n  template:\n    spec:\n      terminationGracePeriodSeconds: 5\n      containers:\n      - name: app\n        env:\n        - name: MODE\n          value: prod\n";
+        let (built, base, patch) = (doc(built_text), doc(base_text), doc(patch_text));
+        let (f_base, f_patch): (Arc<str>, Arc<str>) = ("base.yaml".into(), "patch.yaml".into());
+        let origin = Some(Piece { file: &f_base, doc: &base, at: (1, 0), operations: false, index: 0 });
+        let patches = [Piece { file: &f_patch, doc: &patch, at: (1, 0), operations: false, index: 0 }];
+        let at =
+            |pointer: &str| target(&built.value, pointer, origin, &patches).map(|(p, at)| (p.file.to_string(), at));
+        let container = "/spec/template/spec/containers/0";
+        // A new member: in the mapping where the origin holds it.
+        assert_eq!(
+            at(&format!("{container}/startupProbe")),
+            Some(("base.yaml".into(), format!("{container}/startupProbe")))
+        );
+        // A value a patch set: in that patch.
+        let grace = "/spec/template/spec/terminationGracePeriodSeconds";
+        assert_eq!(at(grace), Some(("patch.yaml".into(), grace.into())));
+        assert_eq!(
+            at(&format!("{container}/env/0/value")),
+            Some(("patch.yaml".into(), format!("{container}/env/0/value")))
+        );
+        // A transformer's value (the image tag): nowhere.
+        assert_eq!(at(&format!("{container}/image")), None);
+        // A member of a list: not placed.
+        assert_eq!(at(&format!("{container}/env/1")), None);
+        // A container a JSON 6902 operation wrote whole: in its value.
+        let ops_text =
+            "- op: replace\n  path: /spec/template/spec/containers/0\n  value:\n    name: app\n    image: app:2\n";
+        let ops = doc(ops_text);
+        let f_ops: Arc<str> = "ops.yaml".into();
+        let patches = [Piece { file: &f_ops, doc: &ops, at: (1, 0), operations: true, index: 0 }];
+        let placed = target(&built.value, &format!("{container}/startupProbe"), origin, &patches);
+        assert_eq!(
+            placed.map(|(p, at)| (p.file.to_string(), at)),
+            Some(("ops.yaml".into(), "/0/value/startupProbe".into()))
+        );
+    }
+
+    #[test]
     fn a_json_patch_sets_what_its_operation_adds() {
         let built_text = "kind: Deployment\nspec:\n  template:\n    spec:\n      containers:\n      - name: app\n        readinessProbe:\n          periodSeconds: 5\n";
         let ops_text =
@@ -241,8 +338,9 @@ mod tests {
         let base_text = "kind: Deployment\nspec:\n  template:\n    spec:\n      containers:\n      - name: app\n";
         let (built, ops, base) = (doc(built_text), doc(ops_text), doc(base_text));
         let (f_ops, f_base): (Arc<str>, Arc<str>) = ("ops.yaml".into(), "base.yaml".into());
-        let patches = [Piece { file: &f_ops, doc: &ops, at: (1, 0), operations: true }];
-        let map = map(&built, Some(Piece { file: &f_base, doc: &base, at: (1, 0), operations: false }), &patches);
+        let patches = [Piece { file: &f_ops, doc: &ops, at: (1, 0), operations: true, index: 0 }];
+        let map =
+            map(&built, Some(Piece { file: &f_base, doc: &base, at: (1, 0), operations: false, index: 0 }), &patches);
         let at = |needle: &str| map.get(line_of(built_text, needle)).map(|(f, l)| (f.to_owned(), l.line));
         assert_eq!(at("periodSeconds: 5"), Some(("ops.yaml".into(), 4)));
         assert_eq!(at("readinessProbe:"), Some(("ops.yaml".into(), 3)), "the object the operation wrote: its value");

@@ -181,7 +181,8 @@ fn a_repository_walk_builds_and_renders_without_an_input_error() {
     let note_of =
         |file: &str| notes.iter().find(|n| n["file"] == file).and_then(|n| n["message"].as_str()).unwrap_or_default();
     assert!(
-        note_of("./microservices-demo/kustomize/base/frontend.yaml").contains("a kustomization in this walk reads it"),
+        note_of("./microservices-demo/kustomize/base/frontend.yaml")
+            .contains("./microservices-demo/kustomize/base/kustomization.yaml reads it"),
         "{notes:#?}"
     );
     assert!(note_of("./kuberay/ray-operator/config/samples/ray-job.use-existing-raycluster.yaml").contains("RayJob"));

@@ -472,13 +472,11 @@ fn walk_dir(dir: &Path, glob: Option<&GlobMatcher>, walk: &Walk, found: &mut Dis
                 "Kustomize component not built: no kustomization in the walk includes it (`components:`)".into(),
             ));
         }
-        let read = |p: &Path| plan.read.contains(&p.canonicalize().unwrap_or_else(|_| p.to_path_buf()));
+        let read_by = |p: &Path| plan.read.get(&p.canonicalize().unwrap_or_else(|_| p.to_path_buf()));
         files.retain(|f| {
-            let alone = !read(f);
-            if !alone {
-                found.notes.push((f.display().to_string(), crate::outcome::unchecked::READ_BY_BUILD.to_owned()));
-            }
-            alone
+            let Some(kustomization) = read_by(f) else { return true };
+            found.notes.push((f.display().to_string(), crate::outcome::unchecked::read_by_build(kustomization)));
+            false
         });
         items.extend(plan.roots.into_iter().map(Walked::Kustomize));
         if let Ok(mut charts) = charts.lock() {

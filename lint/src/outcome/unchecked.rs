@@ -35,9 +35,15 @@ pub fn no_object(text: &str, other_kinds: &[String]) -> String {
 }
 
 /// The note of a file a Kustomize build of the same walk reads (a base's
-/// resource, a patch, a component's file): its objects are checked as
-/// built, never alone (a patch is not an object).
-pub const READ_BY_BUILD: &str = "not linted on its own: a kustomization in this walk reads it (a resource, patch or component file); its objects are checked as built";
+/// resource, a patch, a component's file), naming the kustomization that
+/// does: its objects are checked as built, never alone (a patch is not an
+/// object).
+pub fn read_by_build(kustomization: &std::path::Path) -> String {
+    format!(
+        "not linted on its own: {} reads it (a resource, patch or component file); its objects are checked as built",
+        kustomization.display()
+    )
+}
 
 /// Kinds as a list, the first few named.
 fn listed(kinds: &[&String]) -> String {

@@ -116,8 +116,9 @@ pub fn helm(dir: &Path, options: &RenderOptions) -> Result<Rendered, String> {
 pub struct KustomizePlan {
     /// The directories to build, in the walk's order.
     pub roots: Vec<PathBuf>,
-    /// Canonical paths of the files some kustomization reads.
-    pub read: HashSet<PathBuf>,
+    /// Canonical paths of the files some kustomization reads, and the
+    /// (first) kustomization file that reads each.
+    pub read: HashMap<PathBuf, PathBuf>,
     /// Components nothing in the walk includes: not built.
     pub orphan_components: Vec<PathBuf>,
     /// Kustomizations that could not be read: (file, line, message).
@@ -153,8 +154,9 @@ pub fn plan(dirs: &[PathBuf]) -> KustomizePlan {
             read.insert(dir.clone(), k);
         }
         let Some(k) = read.get(&dir) else { continue };
-        plan.read.extend(k.files.iter().map(|f| canonical(f)));
-        plan.read.extend(k.patches.iter().map(|p| canonical(&p.file)));
+        for file in k.files.iter().chain(k.patches.iter().map(|p| &p.file)) {
+            plan.read.entry(canonical(file)).or_insert_with(|| k.file.clone());
+        }
         for sub in k.resources.iter().chain(&k.components) {
             let sub = canonical(sub);
             built_on.insert(sub.clone());

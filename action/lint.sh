@@ -9,6 +9,7 @@
 #   LG_HELM_ARGS   more `helm template` arguments (`--values ci.yaml`), whitespace-separated
 #   LG_POLICY      --policy (empty: each file's nearest .lifeguard.yaml, else the default pack)
 #   LG_FAIL_ON     --fail-on (empty: the policy's denySeverity)
+#   LG_BASELINE    --baseline (empty: none): only findings not in it fail
 #   LG_SARIF       where the SARIF report goes
 #   LG_ANNOTATIONS `true`: findings as GitHub annotations; else as text in the log
 #
@@ -27,6 +28,7 @@ read -r -a charts <<<"${LG_CHARTS:-}"
 read -r -a helm_args <<<"${LG_HELM_ARGS:-}"
 common=()
 [[ -n "${LG_POLICY:-}" ]] && common+=(--policy "$LG_POLICY")
+[[ -n "${LG_BASELINE:-}" ]] && common+=(--baseline "$LG_BASELINE")
 fail_on=()
 [[ -n "${LG_FAIL_ON:-}" ]] && fail_on+=(--fail-on "$LG_FAIL_ON")
 format=text

@@ -125,7 +125,11 @@ fn run_phase(phase: &str, count: usize) {
                 let threads = if phase == "lint" { threads } else { 1 };
                 // As `lifeguard lint` does: templates looked for on disk, and
                 // the text report rendered as documents are linted.
-                let keep = &mut Keep { templates: TemplateFinder::on_disk(None), render: Render::new(Format::Text) };
+                let keep = &mut Keep {
+                    templates: TemplateFinder::on_disk(None),
+                    render: Render::new(Format::Text),
+                    ..Keep::default()
+                };
                 let linted = lint_each(&source, vec![Batch::default()], &limits, threads, keep);
                 assert!(linted.syntax_errors.is_empty(), "generated YAML must parse");
                 assert_eq!(linted.outcome.objects, count);

@@ -10,6 +10,7 @@ use std::path::PathBuf;
 use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
 
+use crate::baseline::{Baseline, Recorder};
 use crate::input::{Limits, TemplateFinder};
 use crate::lint::lint_resolved;
 use crate::options::{
@@ -116,6 +117,15 @@ pub struct LintArgs {
     /// the `chart/templates/x.yaml` of Helm's `# Source:` comments.
     #[arg(long, value_name = "DIR")]
     pub helm_chart_root: Option<String>,
+    /// Accept the findings this baseline file lists (by rule, object and
+    /// container, not line): only new ones are reported and fail the run;
+    /// accepted ones no longer found are noted, so the file shrinks.
+    #[arg(long, value_name = "FILE")]
+    pub baseline: Option<PathBuf>,
+    /// Write every finding of this run to a baseline file (exit 0 but for
+    /// input errors), for `--baseline` to accept from now on.
+    #[arg(long, value_name = "FILE")]
+    pub write_baseline: Option<PathBuf>,
 }
 
 /// `lifeguard fix` flags.
@@ -220,9 +230,23 @@ fn lint(args: LintArgs) -> Result<u8> {
     // template paths are the repository's, from where lifeguard runs.
     let plain =
         args.output_file.is_none() && anstream::AutoStream::choice(&std::io::stdout()) == anstream::ColorChoice::Never;
+    let baseline = match args.baseline.as_deref().map(read_baseline).transpose() {
+        Ok(b) => b,
+        Err(e) => {
+            eprintln!("lifeguard: {e}");
+            return Ok(2);
+        }
+    };
     let render = Render::new(args.format).map(|r| if plain { r.plain() } else { r });
-    let mut keep = Keep { templates: TemplateFinder::on_disk(args.helm_chart_root.as_deref()), render };
-    let out = lint_resolved(&mut resolved, &Limits::default(), &mut keep);
+    let render = render.map(|r| if baseline.is_some() { r.with_baseline() } else { r });
+    let mut keep = Keep {
+        templates: TemplateFinder::on_disk(args.helm_chart_root.as_deref()),
+        render,
+        baseline,
+        record: args.write_baseline.is_some().then(Recorder::default),
+    };
+    let mut out = lint_resolved(&mut resolved, &Limits::default(), &mut keep);
+    out.warnings.extend(keep.baseline.as_ref().and_then(Baseline::unmatched));
     let render = keep.render.take();
     let mut stderr = anstream::stderr();
     // GitHub annotations on stdout already carry every input error, and an
@@ -247,7 +271,22 @@ fn lint(args: LintArgs) -> Result<u8> {
     if !quiet && (args.format != Format::Text || args.output_file.is_some()) {
         writeln!(stderr, "{}", report::summary::line(&out)).context("writing to stderr")?;
     }
+    if let (Some(path), Some(record)) = (&args.write_baseline, &keep.record) {
+        std::fs::write(path, record.file_text()).with_context(|| format!("writing {}", path.display()))?;
+        // Today's findings are the baseline: only an input error fails.
+        return Ok(if out.errors.is_empty() { 0 } else { 2 });
+    }
     Ok(resolved.exit_code(&out, flag))
+}
+
+/// A `--baseline` file, read; the error names the file and line.
+fn read_baseline(path: &std::path::Path) -> std::result::Result<Baseline, String> {
+    let shown = path.display().to_string();
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{shown}: cannot read the baseline: {e}"))?;
+    Baseline::parse(&shown, &text).map_err(|e| match (e.line, e.column) {
+        (Some(line), Some(column)) => format!("{}:{line}:{column}: {}", e.file, e.message),
+        _ => format!("{}: {}", e.file, e.message),
+    })
 }
 
 /// The rules any of the policies in force runs, for JUnit's test cases.

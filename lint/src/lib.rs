@@ -3,6 +3,7 @@
 //! with `file:line:column`. It never decides what is a finding.
 
 pub mod audit;
+pub mod baseline;
 pub mod cli;
 pub mod engine;
 pub mod export;

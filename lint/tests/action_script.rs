@@ -142,3 +142,28 @@ fn fail_on_never_passes_and_no_target_is_an_error() {
     assert_eq!(nothing.code, 2);
     assert!(nothing.stdout.contains("::error title=lifeguard::give the action `paths`"), "{}", nothing.stdout);
 }
+
+#[test]
+fn a_baseline_accepts_todays_findings_and_sarif_marks_them() {
+    if !on_path("jq") {
+        return skip("jq is not on PATH (the action merges SARIF reports with it; every GitHub runner has it)");
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    let baseline = dir.path().join("baseline.json");
+    let baseline = baseline.to_str().expect("UTF-8");
+    let lifeguard = Command::new(env!("CARGO_BIN_EXE_lifeguard"))
+        .args(["lint", "--write-baseline", baseline, "lint/examples"])
+        .current_dir(repo_root())
+        .env_remove("LIFEGUARD_POLICY")
+        .output()
+        .expect("lifeguard runs");
+    assert!(lifeguard.status.success(), "{}", String::from_utf8_lossy(&lifeguard.stderr));
+    let with = step(&[("LG_PATHS", "lint/examples"), ("LG_BASELINE", baseline), ("LG_FAIL_ON", "info")], None);
+    assert_eq!(with.code, 0, "{}", with.stdout);
+    let all = with.sarif["runs"][0]["results"].as_array().cloned().unwrap_or_default();
+    let states: Vec<&str> = all.iter().filter_map(|r| r["baselineState"].as_str()).collect();
+    assert_eq!(states.len(), all.len(), "every result has its state");
+    assert!(!states.is_empty() && states.iter().all(|s| *s == "unchanged"), "{states:?}");
+    let without = step(&[("LG_PATHS", "lint/examples"), ("LG_FAIL_ON", "info")], None);
+    assert_eq!(without.code, 1, "the same findings fail without it");
+}

@@ -62,7 +62,11 @@ fn a_chart_rendered_by_helm_is_linted_with_findings_at_its_templates() {
     assert_eq!(finding.template.as_ref().map(|t| t.path.as_str()), Some("demo/templates/deployment.yaml"));
     assert_eq!(rendered.lines().nth(finding.line as usize - 1).map(str::trim), Some("livenessProbe:"));
 
-    let finder = &mut Keep { templates: TemplateFinder::on_disk(Some(CHART)).from(&repo_root()), render: None };
+    let finder = &mut Keep {
+        templates: TemplateFinder::on_disk(Some(CHART)).from(&repo_root()),
+        render: None,
+        ..Keep::default()
+    };
     let out = lint_found_with(discover(&[file.display().to_string()]), &Policy::default(), &Limits::default(), finder);
     let (path, line) = out.findings[0].shown_at();
     assert_eq!(path, "tests/fixtures/charts/demo/templates/deployment.yaml");
@@ -98,7 +102,8 @@ fn lint_chart(helm: &Path, home: &Path, dir: &Path, chart: &str) -> (String, lif
     let rendered = helm_in(helm, home, dir, &["template", "rel", chart]);
     let file = home.join("rendered.yaml");
     std::fs::write(&file, &rendered).expect("write the rendered stream");
-    let finder = &mut Keep { templates: TemplateFinder::on_disk(Some(chart)).from(dir), render: None };
+    let finder =
+        &mut Keep { templates: TemplateFinder::on_disk(Some(chart)).from(dir), render: None, ..Keep::default() };
     let out = lint_found_with(discover(&[file.display().to_string()]), &Policy::default(), &Limits::default(), finder);
     assert!(out.errors.is_empty(), "{:?}", out.errors);
     (rendered, out)

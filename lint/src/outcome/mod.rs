@@ -41,6 +41,8 @@ pub struct Outcome {
     /// Findings the policy suppressed (exemptions, ignore annotations):
     /// counted in the summary, never judged.
     pub suppressed: Vec<SuppressedAt>,
+    /// Findings the baseline accepts (`--baseline`), out of `findings`.
+    pub baselined: Vec<Located>,
     /// The policy in force, as the summary names it (`policy .lifeguard.yaml`);
     /// `None` for the `default` pack nothing chose.
     pub policy: Option<String>,
@@ -65,6 +67,12 @@ impl Outcome {
     /// Count of suppressed findings, rendered ones' included.
     pub fn suppressed_count(&self) -> usize {
         self.suppressed.len() + self.rendered.suppressed
+    }
+
+    /// Findings the baseline accepts (`--baseline`): not reported but in
+    /// SARIF (as `unchanged`), and never failing the run.
+    pub fn baselined_count(&self) -> usize {
+        self.baselined.len() + self.rendered.baselined
     }
 
     /// Whether a finding of a file for which `fails(file, severity)` holds was found.
@@ -106,6 +114,7 @@ impl Outcome {
         self.objects += part.objects;
         self.linted.append(&mut part.linted);
         self.suppressed.append(&mut part.suppressed);
+        self.baselined.append(&mut part.baselined);
         self.rendered.absorb(part.rendered);
     }
 }

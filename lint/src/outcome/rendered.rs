@@ -23,6 +23,8 @@ pub struct Rendered {
     by_severity: [usize; 3],
     /// Suppressed findings dropped (they are only counted).
     pub(crate) suppressed: usize,
+    /// Findings the baseline accepts, dropped once rendered (SARIF's) or counted.
+    pub(crate) baselined: usize,
     /// The most severe finding rendered of each file, in input order.
     worst: Vec<(Arc<str>, Severity)>,
     /// The counts of the HTML report's summary (`None` for other formats).
@@ -102,6 +104,7 @@ impl Rendered {
             *count += more;
         }
         self.suppressed += part.suppressed;
+        self.baselined += part.baselined;
         for (file, severity) in &part.worst {
             self.worsen(file, *severity);
         }

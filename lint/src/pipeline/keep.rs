@@ -5,6 +5,7 @@ use policies::Batch;
 
 use super::source::Source;
 use super::step::{Keeper, Step};
+use crate::baseline::{Baseline, Recorder};
 use crate::engine::lint_document;
 use crate::input::{Document, Template, TemplateFinder};
 use crate::outcome::Outcome;
@@ -39,6 +40,11 @@ pub struct Keep {
     pub templates: TemplateFinder,
     /// Renders each document's findings as it comes (by default, they are kept).
     pub render: Option<Render>,
+    /// The findings accepted for now (`--baseline`): each one it accepts
+    /// moves to the outcome's `baselined`, in input order.
+    pub baseline: Option<Baseline>,
+    /// Records every finding for a baseline file (`--write-baseline`).
+    pub record: Option<Recorder>,
 }
 
 impl Keeper<Outcome> for Keep {
@@ -65,6 +71,13 @@ impl Keeper<Outcome> for Keep {
                     (w.file, w.line, w.column) = (file.to_owned(), Some(line), column);
                 }
             }
+        }
+        if let Some(record) = &mut self.record {
+            outcome.findings.iter().for_each(|l| record.record(l));
+        }
+        if let Some(baseline) = &mut self.baseline {
+            let (accepted, new) = std::mem::take(&mut outcome.findings).into_iter().partition(|l| baseline.claim(l));
+            (outcome.baselined, outcome.findings) = (accepted, new);
         }
         if let Some(render) = &mut self.render {
             render.document(outcome);

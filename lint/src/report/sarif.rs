@@ -59,10 +59,39 @@ impl RulesSeen {
     }
 
     /// A finding's result as `to_string_pretty` prints it in the `results`
-    /// array of the report (indented four levels), after its separator.
-    pub(crate) fn result_entry(&mut self, l: &Located) -> String {
-        let pretty = serde_json::to_string_pretty(&self.result(l)).unwrap_or_else(|_| "null".to_owned());
+    /// array of the report (indented four levels), after its separator;
+    /// with its `baselineState` when a baseline is in use.
+    pub(crate) fn result_entry(&mut self, l: &Located, state: Option<BaselineState>) -> String {
+        let result = self.result(l);
+        let pretty = match state {
+            None => serde_json::to_string_pretty(&result),
+            Some(state) => serde_json::to_value(result).and_then(|mut value| {
+                if let Some(fields) = value.as_object_mut() {
+                    fields.insert("baselineState".to_owned(), json!(state.as_str()));
+                }
+                serde_json::to_string_pretty(&value)
+            }),
+        };
+        let pretty = pretty.unwrap_or_else(|_| "null".to_owned());
         super::entries::indented(&pretty, "        ")
+    }
+}
+
+/// A result's `baselineState` (SARIF 2.1.0, 3.27.24) against `--baseline`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BaselineState {
+    /// Not in the baseline: it fails the run.
+    New,
+    /// Accepted by the baseline.
+    Unchanged,
+}
+
+impl BaselineState {
+    fn as_str(self) -> &'static str {
+        match self {
+            BaselineState::New => "new",
+            BaselineState::Unchanged => "unchanged",
+        }
     }
 }
 

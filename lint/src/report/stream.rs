@@ -31,6 +31,9 @@ pub struct Render {
     /// Where a text finding is written before it joins the report: one
     /// buffer reused rather than a string per finding.
     scratch: String,
+    /// Whether a baseline is in use: SARIF then gives each result its
+    /// `baselineState`, and lists the accepted ones as `unchanged`.
+    baseline: bool,
 }
 
 impl Render {
@@ -42,7 +45,13 @@ impl Render {
             color: true,
             sarif: sarif::RulesSeen::default(),
             scratch: String::new(),
+            baseline: false,
         })
+    }
+
+    /// The same renderer, for a run with a baseline (`--baseline`).
+    pub fn with_baseline(self) -> Render {
+        Render { baseline: true, ..self }
     }
 
     /// The same renderer, with the text format's styles left out: for a
@@ -61,7 +70,10 @@ impl Render {
             match self.format {
                 Format::Json => rendered.push_str(&json_entry(&json::JsonFinding::new(l))),
                 Format::Github => rendered.push_str(&github::finding(l)),
-                Format::Sarif => rendered.push_str(&self.sarif.result_entry(l)),
+                Format::Sarif => {
+                    let state = self.baseline.then_some(sarif::BaselineState::New);
+                    rendered.push_str(&self.sarif.result_entry(l, state));
+                }
                 Format::Html => {
                     self.scratch.clear();
                     html::write_finding(&mut self.scratch, l);
@@ -80,9 +92,16 @@ impl Render {
             tally.document(&out.findings);
             rendered.tally = Some(tally);
         }
+        if self.format == Format::Sarif {
+            for l in &out.baselined {
+                rendered.push_str(&self.sarif.result_entry(l, Some(sarif::BaselineState::Unchanged)));
+            }
+        }
         rendered.suppressed = out.suppressed.len();
+        rendered.baselined = out.baselined.len();
         out.findings = Vec::new();
         out.suppressed = Vec::new();
+        out.baselined = Vec::new();
         out.linted = Vec::new();
         out.rendered.absorb(rendered);
     }
@@ -120,7 +139,8 @@ impl Render {
         let pieces = out.rendered.pieces();
         match self.format {
             Format::Sarif => {
-                let held: Vec<String> = out.findings.iter().map(|l| self.sarif.result_entry(l)).collect();
+                let state = self.baseline.then_some(sarif::BaselineState::New);
+                let held: Vec<String> = out.findings.iter().map(|l| self.sarif.result_entry(l, state)).collect();
                 sarif::write_streamed(out, self.sarif, pieces.chain(held.iter().map(String::as_str)), w)
             }
             Format::Json => {

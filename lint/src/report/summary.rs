@@ -26,6 +26,10 @@ pub fn line(out: &Outcome) -> String {
     if suppressed > 0 {
         s.push_str(&format!("; {suppressed} suppressed"));
     }
+    let baselined = out.baselined_count();
+    if baselined > 0 {
+        s.push_str(&format!("; {baselined} accepted by the baseline"));
+    }
     if !out.errors.is_empty() {
         s.push_str(&format!("; {}", plural(out.errors.len(), "input error", "input errors")));
     }

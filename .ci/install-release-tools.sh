@@ -10,6 +10,9 @@
 #   musl-tools               Debian's (or Ubuntu's): musl-gcc for the native musl build
 #   qemu-user                Debian's (or Ubuntu's): qemu-aarch64 runs the aarch64
 #                            binary in the test, and in the release workflow's smoke check
+#   krew, validate-krew-manifest  built from their Go module (sigs.k8s.io/krew,
+#                            pinned below) into target/tools/krew: the test checks the
+#                            release's krew manifest and installs the plugin with them
 # The distribution's packages are whatever its stable release ships (security
 # updates included), so they are not pinned; `dpkg -s` is checked first, so a
 # second run does not touch apt. Idempotent: the PyPI tools carry a version
@@ -59,3 +62,20 @@ if ((${#missing[@]})); then
   echo "installed ${missing[*]}"
 fi
 qemu-aarch64 --version | head -1
+
+# krew and its manifest validator, from the Go module proxy (checked against
+# the checksum database), built outside the tree's own module.
+KREW_VERSION=v0.4.3
+KREW="target/tools/krew"
+if [[ ! -f "$KREW/.krew-$KREW_VERSION" ]]; then
+  command -v go >/dev/null 2>&1 || { echo "install-release-tools: go is required for krew" >&2; exit 1; }
+  work="$(mktemp -d)"
+  (cd "$work" && GOBIN="$work/bin" GOFLAGS=-mod=mod go install \
+    "sigs.k8s.io/krew/cmd/krew@$KREW_VERSION" "sigs.k8s.io/krew/cmd/validate-krew-manifest@$KREW_VERSION")
+  rm -rf "$KREW"
+  mkdir -p "$KREW"
+  mv "$work/bin/krew" "$work/bin/validate-krew-manifest" "$KREW/"
+  rm -rf "$work"
+  touch "$KREW/.krew-$KREW_VERSION"
+fi
+echo "krew $KREW_VERSION in $KREW"

@@ -16,6 +16,13 @@
 #       writes OUTDIR/SOURCE_COMMIT (the full SHA of the commit checked out,
 #       one line) and OUTDIR/SHA256SUMS (`sha256sum` format, one line for
 #       each lifeguard-*.tar.gz and SOURCE_COMMIT in OUTDIR).
+#   deploy/build-release.sh --krew VERSION [OUTDIR]
+#       writes OUTDIR/lifeguard.yaml, the krew plugin manifest of release
+#       vVERSION (`kubectl krew install --manifest`, or a krew index): one
+#       platform per archive SHA256SUMS lists, with its download URL under
+#       https://github.com/$GITHUB_REPOSITORY (lifeguard-dev/lifeguard when
+#       unset) and its checksum. krew links the archive's `lifeguard` as
+#       `kubectl-lifeguard`, so `kubectl lifeguard audit` runs it.
 # OUTDIR defaults to target/release-assets.
 #
 # The asset names are a contract: the GitHub Action (action.yml) downloads
@@ -24,11 +31,17 @@
 set -eu
 
 usage() {
-  echo "usage: $0 TARGET [OUTDIR] | $0 --sums [OUTDIR]" >&2
+  echo "usage: $0 TARGET [OUTDIR] | $0 --sums [OUTDIR] | $0 --krew VERSION [OUTDIR]" >&2
   exit 2
 }
-[ "$#" -ge 1 ] && [ "$#" -le 2 ] || usage
+[ "$#" -ge 1 ] || usage
 ACTION="$1"
+if [ "$ACTION" = "--krew" ]; then
+  [ "$#" -ge 2 ] && [ "$#" -le 3 ] || usage
+  VERSION="${2#v}"
+  shift
+fi
+[ "$#" -le 2 ] || usage
 OUTDIR="${2:-}"
 CALLER="$(pwd)"
 cd "$(dirname "$0")/.."
@@ -57,6 +70,60 @@ if [ "$ACTION" = "--sums" ]; then
   )
   echo "wrote $OUTDIR/SOURCE_COMMIT ($commit) and $OUTDIR/SHA256SUMS:"
   cat "$OUTDIR/SHA256SUMS"
+  exit 0
+fi
+
+if [ "$ACTION" = "--krew" ]; then
+  [ -f "$OUTDIR/SHA256SUMS" ] || { echo "build-release: no SHA256SUMS in $OUTDIR (run --sums first)" >&2; exit 1; }
+  repo="${GITHUB_REPOSITORY:-lifeguard-dev/lifeguard}"
+  manifest="$OUTDIR/lifeguard.yaml"
+  {
+    cat <<EOF
+apiVersion: krew.googlecontainertools.github.com/v1alpha2
+kind: Plugin
+metadata:
+  name: lifeguard
+spec:
+  version: v$VERSION
+  homepage: https://github.com/$repo
+  shortDescription: Find probe and shutdown anti-patterns in workloads
+  description: |
+    Audits the workloads of a cluster for Kubernetes probe and pod-lifecycle
+    anti-patterns (one endpoint for liveness and readiness, a missing
+    startup probe on a slow boot, a grace period shorter than the preStop)
+    with the rules of lifeguard's linter: kubectl lifeguard audit. The same
+    binary lints, fixes and simulates manifests: kubectl lifeguard lint k8s/.
+  platforms:
+EOF
+    # One platform per archive: its Rust target says its OS and architecture.
+    grep ' lifeguard-.*\.tar\.gz$' "$OUTDIR/SHA256SUMS" | while read -r sum name; do
+      target="${name#lifeguard-}"
+      target="${target%.tar.gz}"
+      case "$target" in
+        x86_64-unknown-linux-*) os=linux arch=amd64 ;;
+        aarch64-unknown-linux-*) os=linux arch=arm64 ;;
+        x86_64-apple-darwin) os=darwin arch=amd64 ;;
+        aarch64-apple-darwin) os=darwin arch=arm64 ;;
+        *) echo "build-release: no krew platform for $target" >&2; exit 1 ;;
+      esac
+      cat <<EOF
+  - selector:
+      matchLabels:
+        os: $os
+        arch: $arch
+    uri: https://github.com/$repo/releases/download/v$VERSION/$name
+    sha256: $sum
+    files:
+    - from: lifeguard
+      to: .
+    - from: LICENSE
+      to: .
+    bin: lifeguard
+EOF
+    done
+  } >"$manifest.partial"
+  mv -f "$manifest.partial" "$manifest"
+  echo "wrote $manifest"
   exit 0
 fi
 

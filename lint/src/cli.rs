@@ -162,6 +162,20 @@ pub struct RulesArgs {
     pub format: ListFormat,
 }
 
+impl Cli {
+    /// The command line, named in help and errors as it was invoked: run
+    /// as `kubectl-lifeguard` (krew's link, or the binary renamed), kubectl
+    /// runs it for `kubectl lifeguard ...`, so that is its name.
+    pub fn parse_invoked() -> Cli {
+        let invoked = std::env::args_os().next().map(PathBuf::from);
+        let plugin = invoked.as_deref().and_then(|p| p.file_stem()).is_some_and(|n| n == "kubectl-lifeguard");
+        let command = <Cli as clap::CommandFactory>::command();
+        let command = if plugin { command.bin_name("kubectl lifeguard") } else { command };
+        let matches = command.get_matches();
+        <Cli as clap::FromArgMatches>::from_arg_matches(&matches).unwrap_or_else(|e| e.exit())
+    }
+}
+
 /// Runs a parsed command line; returns the exit code.
 pub fn run(cli: Cli) -> Result<u8> {
     match cli.command {

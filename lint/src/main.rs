@@ -2,8 +2,6 @@
 
 use std::process::ExitCode;
 
-use clap::Parser;
-
 // glibc's malloc spends about a fifth of a lint in malloc and free, and
 // more when one thread frees what another built (a stream's findings are
 // reported on the thread that writes the output); mimalloc does not.
@@ -14,7 +12,7 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 // The binary's edge: an error that ends the run is told on stderr.
 #[allow(clippy::print_stderr)]
 fn main() -> ExitCode {
-    let cli = lifeguard::cli::Cli::parse();
+    let cli = lifeguard::cli::Cli::parse_invoked();
     match lifeguard::cli::run(cli) {
         Ok(code) => ExitCode::from(code),
         Err(e) => {

@@ -4,7 +4,10 @@
 //! under `qemu-aarch64` from its archive, prints byte for byte what the
 //! x86_64 one prints for every example of `lint/examples/`, in JSON and in
 //! text, and for `--version`; the archives hold what the Action expects at
-//! their root; `SHA256SUMS` verifies with `sha256sum -c`.
+//! their root; `SHA256SUMS` verifies with `sha256sum -c`; the krew
+//! manifest made of them validates with krew's own validator, and the
+//! plugin krew installs from the x86_64 archive is what the real `kubectl
+//! lifeguard` runs, against a real API server.
 //!
 //! Nothing is built here: a build in the workspace's `target/` would wait
 //! for the lock the running `cargo test` holds, and the aarch64 build takes
@@ -53,7 +56,8 @@ fn assets() -> Option<PathBuf> {
 /// The newest of the files the binaries are built from, and when it changed.
 fn newest_source() -> Option<(SystemTime, PathBuf)> {
     let root = repo_root();
-    let mut files = vec![root.join("Cargo.lock"), root.join("Cargo.toml"), root.join("README.md")];
+    let mut files =
+        vec![root.join("Cargo.lock"), root.join("Cargo.toml"), root.join("README.md"), root.join("LICENSE")];
     files.extend(["deploy/build-webhook.sh", "deploy/build-release.sh"].map(|f| root.join(f)));
     for dir in ["webhook", "policies", "lint"] {
         files.push(root.join(dir).join("Cargo.toml"));
@@ -236,4 +240,72 @@ fn sha256sums_verifies_and_names_every_asset() {
     let commit = std::fs::read_to_string(assets.join("SOURCE_COMMIT")).expect("read SOURCE_COMMIT");
     let sha = commit.strip_suffix('\n').unwrap_or_else(|| panic!("SOURCE_COMMIT is one line: {commit:?}"));
     assert!(sha.len() == 40 && sha.bytes().all(|b| b.is_ascii_hexdigit()), "SOURCE_COMMIT: {commit:?}");
+}
+
+#[test]
+fn krew_installs_the_plugin_its_manifest_describes_and_kubectl_runs_it() {
+    let Some(assets) = assets() else { return };
+    let Some(krew) = lifeguard_e2e::installed_tool("target/tools/krew/krew", ".ci/install-release-tools.sh") else {
+        return;
+    };
+    let validator = krew.with_file_name("validate-krew-manifest");
+    let Some(plane) = lifeguard_e2e::cluster::ControlPlane::shared() else { return };
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::copy(assets.join("SHA256SUMS"), dir.path().join("SHA256SUMS")).expect("copy SHA256SUMS");
+    let made = output(
+        Command::new("sh")
+            .arg(repo_root().join("deploy/build-release.sh"))
+            .args(["--krew", "v0.1.0"])
+            .arg(dir.path())
+            .env_remove("GITHUB_REPOSITORY"),
+    );
+    assert!(made.status.success(), "{}", String::from_utf8_lossy(&made.stderr));
+    let manifest = dir.path().join("lifeguard.yaml");
+    let text = std::fs::read_to_string(&manifest).expect("the manifest");
+    for (target, platform) in [(X86_64, "os: linux\n        arch: amd64"), (AARCH64, "os: linux\n        arch: arm64")]
+    {
+        let uri = format!(
+            "uri: https://github.com/lifeguard-dev/lifeguard/releases/download/v0.1.0/{}",
+            archive_name(target)
+        );
+        assert!(text.contains(&uri) && text.contains(platform), "{text}");
+    }
+    // krew's own checks: the schema, every platform used, none overlapping.
+    let valid = output(Command::new(&validator).arg("-manifest").arg(&manifest).arg("-skip-install"));
+    assert!(valid.status.success(), "{}", String::from_utf8_lossy(&valid.stderr));
+    // Installed as a user installs it, from the x86_64 archive (its checksum checked by krew).
+    let root = dir.path().join("krew");
+    let installed = output(
+        Command::new(&krew)
+            .args(["install", "--manifest"])
+            .arg(&manifest)
+            .arg("--archive")
+            .arg(assets.join(archive_name(X86_64)))
+            .env("KREW_ROOT", &root)
+            .env("KREW_OS", "linux")
+            .env("KREW_ARCH", "amd64"),
+    );
+    assert!(installed.status.success(), "{}", String::from_utf8_lossy(&installed.stderr));
+    let kubectl = |args: &[&str]| {
+        let mut path = vec![root.join("bin"), repo_root().join("target/tools")];
+        path.extend(std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()));
+        output(
+            Command::new("kubectl")
+                .args(args)
+                .env("PATH", std::env::join_paths(path).expect("PATH"))
+                .env("KUBECONFIG", &plane.kubeconfig)
+                .env("NO_COLOR", "1")
+                .env_remove("LIFEGUARD_POLICY"),
+        )
+    };
+    let version = kubectl(&["lifeguard", "--version"]);
+    let unpacked = unpack(&assets.join(archive_name(X86_64)));
+    let own = output(Command::new(unpacked.path().join("lifeguard")).arg("--version"));
+    assert_eq!(version.stdout, own.stdout, "kubectl runs the archive's lifeguard");
+    let help = kubectl(&["lifeguard", "audit", "--help"]);
+    assert!(String::from_utf8_lossy(&help.stdout).contains("Usage: kubectl lifeguard audit [OPTIONS]"));
+    plane.kubectl.namespace("krew-plugin", &[]);
+    let audit = kubectl(&["lifeguard", "audit", "-n", "krew-plugin", "--format", "json"]);
+    assert_eq!(audit.status.code(), Some(0), "{}", String::from_utf8_lossy(&audit.stderr));
+    assert_eq!(String::from_utf8_lossy(&audit.stdout).trim(), "[]", "an empty namespace has no finding");
 }

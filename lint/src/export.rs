@@ -24,13 +24,15 @@ pub enum ExportCommand {
     /// Print two ValidatingAdmissionPolicies and their bindings, NAME-deny
     /// (the rules at or above denySeverity) and NAME-warn (the rest), carrying
     /// the rules CEL can check, exactly or in part (never reporting what the
-    /// linter does not). The same objects in every mode, the bindings'
-    /// actions set by it, so an apply replaces another mode's export.
+    /// linter does not), and a pair more (NAME-deny-2, ...) per further pod
+    /// template of the custom kinds. The same objects in every mode, the
+    /// bindings' actions set by it, so an apply replaces another mode's export.
     Vap(VapArgs),
     /// Print a MutatingAdmissionPolicy NAME-fix and its binding carrying the
     /// fixes `lifeguard fix` makes for the rules `export vap` covers, where
     /// CEL computes them exactly from the container's own spec and the
-    /// policy's constants, one mutation per fix.
+    /// policy's constants, one mutation per fix (and NAME-fix-2 for a
+    /// LeaderWorkerSet's workers).
     Map(MapArgs),
 }
 
@@ -176,9 +178,16 @@ fn run_vap(args: VapArgs, write_stdout: impl Fn(&str) -> Result<()>) -> Result<u
     for (rule, why) in &export.left_out {
         text.push_str(&format!("# Left out: {rule} ({why}).\n"));
     }
+    for (template, objects) in &export.templates {
+        text.push_str(&format!("# Judged: {template} (by {objects}).\n"));
+    }
+    for (template, why) in &export.templates_left_out {
+        text.push_str(&format!("# Not judged: {template} ({why}).\n"));
+    }
     text.push_str(&format!(
-        "# Every mode writes the same objects, {name}-deny (the rules at or above denySeverity) and {name}-warn (the rest);\n\
-         # the mode sets their bindings' actions, so applying this over another mode's export replaces it. Remove them:\n\
+        "# Every mode writes the same objects, {name}-deny (the rules at or above denySeverity) and {name}-warn (the rest),\n\
+         # and a -2, -3, ... pair of them for the further pod templates of the custom kinds above; the mode sets their\n\
+         # bindings' actions, so applying this over another mode's export replaces it. Remove them:\n\
          # kubectl delete validatingadmissionpolicybindings,validatingadmissionpolicies -l {label}={name}\n",
         name = args.name,
         label = vap::EXPORT_LABEL,
@@ -239,6 +248,12 @@ fn run_map(args: MapArgs, write_stdout: impl Fn(&str) -> Result<()>) -> Result<u
     );
     for (rule, why) in &export.left_out {
         text.push_str(&format!("# Left out: {rule} ({why}).\n"));
+    }
+    for (template, object) in &export.templates {
+        text.push_str(&format!("# Fixed: {template} (by {object}).\n"));
+    }
+    for (template, why) in &export.templates_left_out {
+        text.push_str(&format!("# Not fixed: {template} ({why}).\n"));
     }
     text.push_str(&format!(
         "# Remove them: kubectl delete mutatingadmissionpolicybindings,mutatingadmissionpolicies -l {label}={name}\n",

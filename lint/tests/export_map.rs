@@ -45,7 +45,8 @@ fn before_1_36_the_beta_api_must_be_asked_for() {
     assert!(r.stderr.contains("served from Kubernetes 1.36, not by 1.35"), "{}", r.stderr);
     let beta = export(&["--policy", "default", "--map-api", "v1beta1"]);
     assert_eq!(beta.code, 0, "{}", beta.stderr);
-    assert_eq!(beta.stdout.matches("apiVersion: admissionregistration.k8s.io/v1beta1\n").count(), 2, "{}", beta.stdout);
+    // NAME-fix and NAME-fix-2 (a LeaderWorkerSet's workers), each with its binding.
+    assert_eq!(beta.stdout.matches("apiVersion: admissionregistration.k8s.io/v1beta1\n").count(), 4, "{}", beta.stdout);
     // The same objects but for the API version and the header.
     let v1 = export(&["--policy", "default", "--kube-version", "1.36"]).stdout;
     let body = |text: &str| text.split_once("\n---\n").map(|(_, b)| b.to_owned()).unwrap_or_default();
@@ -91,6 +92,22 @@ fn a_bad_name_version_or_policy_is_a_usage_error() {
     assert!(r.stderr.contains("--name \"Not_A_Name\""), "{}", r.stderr);
     let named = export(&["--name", "probes", "--kube-version", "1.37"]);
     assert_eq!(named.stdout.matches("  name: probes-fix\n").count(), 2, "{}", named.stdout);
+    assert_eq!(named.stdout.matches("  name: probes-fix-2\n").count(), 2, "{}", named.stdout);
+    // Which custom kinds' templates it fixes, and which not, and why.
+    assert!(
+        named.stdout.contains(
+            "# Fixed: LeaderWorkerSet (leaderworkerset.x-k8s.io) /spec/leaderWorkerTemplate/workerTemplate (by probes-fix-2).\n"
+        ),
+        "{}",
+        named.stdout
+    );
+    assert!(
+        named.stdout.contains(
+            "# Not fixed: InferenceService (serving.kserve.io) /spec/predictor (an ApplyConfiguration merges"
+        ),
+        "{}",
+        named.stdout
+    );
     assert!(named.stdout.contains("policyName: probes-fix\n"), "{}", named.stdout);
     assert!(
         named.stdout.contains(

@@ -26,31 +26,59 @@ fn each_pack_exports_the_same_objects_every_time() {
     }
 }
 
+/// The pairs an export writes: the built-in kinds' and a pair per further
+/// pod template of the known custom kinds (KServe's four components).
+const PAIRS: usize = 4;
+
+/// `out` with each binding's action as enforce writes it: Deny for each
+/// `-deny` one, Warn for each `-warn` one (they alternate).
+fn actions_as_enforce(out: &str) -> String {
+    let mut parts = out.split("validationActions:\n    - ");
+    let mut text = parts.next().unwrap_or_default().to_owned();
+    for (i, rest) in parts.enumerate() {
+        let after = rest.split_once('\n').map_or("", |(_, after)| after);
+        text.push_str(&format!("validationActions:\n    - {}\n{after}", if i % 2 == 0 { "Deny" } else { "Warn" }));
+    }
+    text
+}
+
 #[test]
 fn modes_choose_the_bindings_actions_and_nothing_else() {
     // The same objects in every mode, so an apply of one replaces the
     // other's: only the header's mode, the bindings' actions and their
     // `lifeguard.dev/mode` differ from enforce's.
     let enforce = export(&["--policy", "default"]).stdout;
-    assert_eq!(enforce.matches("kind: ValidatingAdmissionPolicy\n").count(), 2, "{enforce}");
+    assert_eq!(enforce.matches("kind: ValidatingAdmissionPolicy\n").count(), 2 * PAIRS, "{enforce}");
     for (mode, deny, warn) in [("enforce", "Deny", "Warn"), ("warn", "Warn", "Warn"), ("audit", "Audit", "Audit")] {
         let out = export(&["--policy", "default", "--mode", mode]).stdout;
         let actions: Vec<&str> =
             out.split("validationActions:\n    - ").skip(1).filter_map(|rest| rest.lines().next()).collect();
-        assert_eq!(actions, [deny, warn], "{mode}");
-        let as_enforce = out
-            .replace(&format!("(mode {mode},"), "(mode enforce,")
-            .replace(&format!("lifeguard.dev/mode: {mode}"), "lifeguard.dev/mode: enforce")
-            .replacen(&format!("validationActions:\n    - {deny}"), "validationActions:\n    - Deny", 1)
-            .replacen(&format!("validationActions:\n    - {warn}\n"), "validationActions:\n    - Warn\n", 1);
+        assert_eq!(actions, [deny, warn].repeat(PAIRS), "{mode}");
+        let as_enforce = actions_as_enforce(
+            &out.replace(&format!("(mode {mode},"), "(mode enforce,")
+                .replace(&format!("lifeguard.dev/mode: {mode}"), "lifeguard.dev/mode: enforce"),
+        );
         assert_eq!(as_enforce, enforce, "{mode}");
     }
     let audit = export(&["--policy", "default", "--mode", "audit", "--name", "probes"]).stdout;
-    for name in ["probes-deny", "probes-warn"] {
+    for name in ["probes-deny", "probes-warn", "probes-deny-2", "probes-warn-4"] {
         assert_eq!(audit.matches(&format!("  name: {name}\n")).count(), 2, "{audit}");
     }
-    assert_eq!(audit.matches("    lifeguard.dev/export: probes\n").count(), 4, "{audit}");
+    assert_eq!(audit.matches("    lifeguard.dev/export: probes\n").count(), 4 * PAIRS, "{audit}");
     assert!(audit.contains("kubectl delete validatingadmissionpolicybindings,validatingadmissionpolicies -l lifeguard.dev/export=probes\n"), "{audit}");
+    // Which custom kinds' templates are judged, by which objects, and which are not, and why.
+    assert!(
+        audit.contains(
+            "# Judged: LeaderWorkerSet (leaderworkerset.x-k8s.io) /spec/leaderWorkerTemplate/workerTemplate (by probes-deny-2, probes-warn-2).\n"
+        ),
+        "{audit}"
+    );
+    assert!(
+        audit.contains(
+            "# Not judged: RayCluster (ray.io) /spec/workerGroupSpecs/*/template (behind a `*`: any number of pod specs"
+        ),
+        "{audit}"
+    );
 }
 
 #[test]

@@ -79,4 +79,13 @@ fn a_declaration_that_cannot_be_right_is_refused_at_its_place() {
     assert!(e.contains("podTemplates[1]") && e.contains("declared twice"), "{e}");
     let e = refused("podTemplates:\n- {kind: X, templates: [/spec/a]}\n");
     assert!(e.contains("group"), "{e}");
+    // The resource is an admission rule's: a lowercase plural, or the export's apply fails.
+    for bad in ["Sandboxes", "sandbox_templates", "-x", "sandboxtemplates/status"] {
+        let e =
+            refused(&format!("podTemplates:\n- {{kind: X, group: a.b, resource: {bad:?}, templates: [/spec/a]}}\n"));
+        assert!(e.contains("podTemplates[0].resource") && e.contains("plural"), "{bad}: {e}");
+    }
+    let ok = "apiVersion: lifeguard.dev/v1alpha1\nkind: Policy\npodTemplates:\n- {kind: X, group: a.b, resource: xs, templates: [/spec/a]}\n";
+    let policy = Policy::load(ok, "p.yaml").unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(policy.declared_pod_kinds()[0].resource.as_deref(), Some("xs"));
 }

@@ -229,6 +229,9 @@ pub struct DeclaredPodKind {
     /// value of a map. A template holding `containers` itself is read as
     /// a pod spec inline; else its `spec` is the pod spec.
     pub templates: Vec<String>,
+    /// Its resource, the plural in admission rules, where the policy names
+    /// it (the exports match the kind only then).
+    pub resource: Option<String>,
     /// Whether its pods run until deleted rather than to completion.
     pub long_running: bool,
 }

@@ -333,10 +333,28 @@ fn pod_templates(entries: &[PodTemplates]) -> Result<Vec<DeclaredPodKind>, Inval
                 ));
             }
         }
+        // The API server refuses an admission rule whose resource is not a
+        // lowercase DNS label: a bad one would fail the whole export's apply.
+        let label = |r: &str| {
+            let ok = |b: u8| b.is_ascii_lowercase() || b.is_ascii_digit();
+            r.len() <= 63
+                && r.bytes().all(|b| ok(b) || b == b'-')
+                && r.bytes().next().is_some_and(ok)
+                && r.bytes().last().is_some_and(ok)
+        };
+        if let Some(resource) = e.resource.as_deref().filter(|r| !label(r)) {
+            return Err(Invalid::at(
+                at("/resource"),
+                format!(
+                    "must be the resource's plural as its CRD names it (lowercase, `sandboxtemplates`), got {resource:?}"
+                ),
+            ));
+        }
         declared.push(DeclaredPodKind {
             kind: e.kind.clone(),
             group: e.group.clone(),
             templates: e.templates.clone(),
+            resource: e.resource.clone(),
             long_running: !e.run_to_completion,
         });
     }

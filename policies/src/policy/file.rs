@@ -83,6 +83,11 @@ pub struct PodTemplates {
     /// A template whose own fields hold `containers` is a pod spec inline;
     /// else its `spec` is the pod spec.
     pub templates: Vec<String>,
+    /// Its resource, the plural in URLs and admission rules
+    /// (`sandboxtemplates`): `export vap` matches the kind only when it is
+    /// given, as a plural cannot be told from the kind.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resource: Option<String>,
     /// Whether its pods run to completion (a job's) rather than until
     /// deleted (a server's); false when unset.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]

@@ -80,7 +80,7 @@ pub(crate) fn fixes(rule: &Rule, policy: &Policy, _exempt: &str) -> Vec<Fix> {
     if s.min_liveness_timeout_seconds > I32_MAX {
         which.push_str(&format!(" && !{slow}"));
     }
-    let set = |field, value| Set { part: "livenessProbe", field, value };
+    let timeout_value = format!("({slow} ? {} : {timeout})", s.min_liveness_timeout_seconds);
     vec![Fix {
         rule: rule.name,
         variable: "fixLivenessTooAggressive",
@@ -88,8 +88,15 @@ pub(crate) fn fixes(rule: &Rule, policy: &Policy, _exempt: &str) -> Vec<Fix> {
         change: Change::Containers {
             which,
             set: vec![
-                set("failureThreshold", raised),
-                set("timeoutSeconds", format!("({slow} ? {} : {timeout})", s.min_liveness_timeout_seconds)),
+                Set { part: "livenessProbe", field: "failureThreshold", value: raised, when: None },
+                // Written where it is raised, or kept where it was set: an
+                // unset timeout stays unset, as `lifeguard fix` leaves it.
+                Set {
+                    part: "livenessProbe",
+                    field: "timeoutSeconds",
+                    value: timeout_value,
+                    when: Some(format!("({slow} || has(c.livenessProbe.timeoutSeconds))")),
+                },
             ],
         },
     }]

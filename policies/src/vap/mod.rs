@@ -36,6 +36,7 @@ mod regex;
 mod shutdown;
 pub(crate) mod startup_budget_too_short;
 pub(crate) mod startup_probe_missing;
+pub(crate) mod templates;
 
 use serde_json::Value;
 
@@ -64,17 +65,25 @@ pub struct Options {
 }
 
 /// The export: its objects, and the covered rules it leaves out (disabled
-/// by the policy, or under an exemption whose globs CEL cannot express).
+/// by the policy, or under an exemption whose globs CEL cannot express),
+/// and the custom kinds' pod templates it reads and those it does not.
 #[derive(Debug, Clone, Default)]
 pub struct Export {
     /// The ValidatingAdmissionPolicies `NAME-deny` and `NAME-warn`, each
-    /// followed by its binding: the same names in every mode, so an export
-    /// applied over another replaces it.
+    /// followed by its binding, then `NAME-deny-2` and `NAME-warn-2` (the
+    /// second pod template of the custom kinds that have one), ...: the same
+    /// names in every mode, so an export applied over another replaces it.
     pub objects: Vec<Value>,
     /// Each covered rule left out, and why.
     pub left_out: Vec<(&'static str, String)>,
     /// The rules in the objects.
     pub rules: Vec<&'static str>,
+    /// The custom kinds' pod templates judged, `Kind (group) /pointer`,
+    /// each with the objects that judge it (`NAME-deny-2`, ...).
+    pub templates: Vec<(String, String)>,
+    /// Each custom kind's pod template not judged, `Kind (group) /pointer`,
+    /// and why.
+    pub templates_left_out: Vec<(String, String)>,
 }
 
 /// The policy's covered rules as admission policies. `Err` when an
@@ -105,12 +114,18 @@ pub fn export(policy: &Policy, options: &Options) -> Result<Export, CelError> {
         validations.extend((checks.0)(rule, policy).into_iter().map(|check| check.validation(&exempt, &exempt_object)));
     }
     // The same objects in every mode (see `objects`): the policies split by
-    // severity, the mode in the bindings' actions.
+    // severity, the mode in the bindings' actions; a pair per template slot.
     let (deny, warn): (Vec<&Validation>, Vec<&Validation>) =
         validations.iter().partition(|v| policy.denies(v.severity));
-    for (group, validations) in [(Group::Deny, deny), (Group::Warn, warn)] {
-        out.objects.extend(objects::pair(group, &options.name, policy, options.mode, &validations));
+    let reached = templates::templates(policy);
+    for slot in &reached.slots {
+        for (group, validations) in [(Group::Deny, &deny), (Group::Warn, &warn)] {
+            out.objects.extend(objects::pair(group, &options.name, policy, options.mode, slot, validations));
+        }
+        let names = format!("{}-deny{suffix}, {}-warn{suffix}", options.name, options.name, suffix = slot.suffix());
+        out.templates.extend(slot.customs.iter().map(|r| (r.name(), names.clone())));
     }
+    out.templates_left_out = reached.left_out;
     cel_library::check(objects::expressions(&out.objects), options.kube_version)?;
     Ok(out)
 }
@@ -134,10 +149,32 @@ mod tests {
         out.objects.iter().filter_map(|o| o["metadata"]["name"].as_str()).collect()
     }
 
+    /// Every pair's names, slot by slot: the built-in kinds' pair first,
+    /// then one per further template of the known custom kinds (KServe's
+    /// four components make four slots).
+    const NAMES: [&str; 16] = [
+        "lifeguard-deny",
+        "lifeguard-deny",
+        "lifeguard-warn",
+        "lifeguard-warn",
+        "lifeguard-deny-2",
+        "lifeguard-deny-2",
+        "lifeguard-warn-2",
+        "lifeguard-warn-2",
+        "lifeguard-deny-3",
+        "lifeguard-deny-3",
+        "lifeguard-warn-3",
+        "lifeguard-warn-3",
+        "lifeguard-deny-4",
+        "lifeguard-deny-4",
+        "lifeguard-warn-4",
+        "lifeguard-warn-4",
+    ];
+
     #[test]
     fn enforce_splits_deny_and_warn_by_the_deny_severity() {
         let out = export(&Policy::default(), &options(AdmissionMode::Enforce));
-        assert_eq!(names(&out), ["lifeguard-deny", "lifeguard-deny", "lifeguard-warn", "lifeguard-warn"]);
+        assert_eq!(names(&out), NAMES);
         let rules =
             |i: usize| out.objects[i]["metadata"]["annotations"]["lifeguard.dev/rules"].as_str().map(str::to_owned);
         let deny = rules(0).expect("rules");
@@ -185,7 +222,7 @@ mod tests {
         file.deny_severity = Some(Severity::Info);
         let policy = Policy::from_file(file, "test").expect("policy");
         let out = export(&policy, &options(AdmissionMode::Enforce));
-        assert_eq!(names(&out), ["lifeguard-deny", "lifeguard-deny", "lifeguard-warn", "lifeguard-warn"]);
+        assert_eq!(names(&out), NAMES);
         let warn = &out.objects[2];
         assert_eq!(warn["metadata"]["annotations"]["lifeguard.dev/rules"], "");
         // The API server requires a validation: one that always holds, and no variables to evaluate.
@@ -193,6 +230,41 @@ mod tests {
         assert_eq!(warn["spec"]["validations"][0]["expression"], "true");
         assert!(warn["spec"].get("variables").is_none());
         assert_eq!(out.objects[3]["spec"]["validationActions"], json!(["Warn"]));
+    }
+
+    #[test]
+    fn each_slot_matches_its_kinds_and_says_which_templates_it_judges() {
+        let out = export(&Policy::default(), &options(AdmissionMode::Enforce));
+        let rules = |i: usize| out.objects[i]["spec"]["matchConstraints"]["resourceRules"].clone();
+        // The built-in kinds as before, then each custom kind's group, any version.
+        let first = rules(0);
+        assert_eq!(first[0]["apiGroups"], json!([""]));
+        assert_eq!(first[0]["resources"], json!(["replicationcontrollers", "pods", "podtemplates"]));
+        assert_eq!(first[2]["apiGroups"], json!(["batch"]));
+        assert_eq!(first[3]["apiGroups"], json!(["leaderworkerset.x-k8s.io"]));
+        assert_eq!(first[3]["apiVersions"], json!(["*"]));
+        assert_eq!(first[4]["resources"], json!(["rayclusters", "rayservices", "rayjobs"]));
+        assert_eq!(rules(2), first, "NAME-warn matches what NAME-deny does");
+        let second = rules(4);
+        let groups: Vec<&Value> = second.as_array().into_iter().flatten().map(|r| &r["apiGroups"][0]).collect();
+        assert_eq!(groups, ["leaderworkerset.x-k8s.io", "ray.io", "serving.kserve.io"]);
+        assert_eq!(second[1]["resources"], json!(["rayjobs"]));
+        assert_eq!(
+            out.templates[0],
+            (
+                "LeaderWorkerSet (leaderworkerset.x-k8s.io) /spec/leaderWorkerTemplate/leaderTemplate".to_owned(),
+                "lifeguard-deny, lifeguard-warn".to_owned()
+            )
+        );
+        assert!(out.templates.iter().any(|(t, objects)| t.starts_with("RayJob (ray.io) /spec/submitterPodTemplate")
+            && objects == "lifeguard-deny-2, lifeguard-warn-2"));
+        assert!(
+            out.templates_left_out.iter().any(|(t, _)| t == "TFJob (kubeflow.org) /spec/tfReplicaSpecs/*/template")
+        );
+        // Every slot's policy carries the same validations.
+        for i in [4, 8, 12] {
+            assert_eq!(out.objects[i]["spec"]["validations"], out.objects[0]["spec"]["validations"]);
+        }
     }
 
     #[test]

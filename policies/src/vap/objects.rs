@@ -9,6 +9,7 @@ use serde_json::{Value, json};
 
 use super::cel;
 use super::check::Validation;
+use super::templates::Slot;
 use crate::policy::{AdmissionMode, Policy};
 use crate::scope::OutOfScope;
 
@@ -23,11 +24,13 @@ pub(crate) enum Group {
 }
 
 impl Group {
-    /// The object's name for the export `name`.
-    pub(crate) fn object_name(self, name: &str) -> String {
+    /// The object's name for the export `name`: `NAME-deny`, or
+    /// `NAME-deny-2` for the second template slot, ...
+    pub(crate) fn object_name(self, name: &str, slot: &Slot) -> String {
+        let suffix = slot.suffix();
         match self {
-            Group::Deny => format!("{name}-deny"),
-            Group::Warn => format!("{name}-warn"),
+            Group::Deny => format!("{name}-deny{suffix}"),
+            Group::Warn => format!("{name}-warn{suffix}"),
         }
     }
 
@@ -46,33 +49,50 @@ impl Group {
 /// that `kubectl delete -l` (or `kubectl apply --prune -l`) finds them all.
 pub const EXPORT_LABEL: &str = "lifeguard.dev/export";
 
-/// The policy, then its binding.
+/// The policy of one slot and group, then its binding.
 pub(crate) fn pair(
     group: Group,
     name: &str,
     policy: &Policy,
     mode: AdmissionMode,
+    slot: &Slot,
     validations: &[&Validation],
 ) -> [Value; 2] {
-    let object = group.object_name(name);
-    [admission_policy(&object, name, policy, validations), binding(&object, name, group.action(mode), mode)]
+    let object = group.object_name(name, slot);
+    [admission_policy(&object, name, policy, slot, validations), binding(&object, name, group.action(mode), mode)]
 }
 
-/// The kinds the webhook registers for (the chart's rules): the built-in
-/// pod-bearing kinds, a rule per API group.
-fn resource_rules() -> Value {
-    let rules: Vec<Value> = crate::model::resources_by_group()
-        .into_iter()
-        .map(|((group, version), resources)| {
-            json!({
-                "apiGroups": [group],
-                "apiVersions": [version],
-                "operations": ["CREATE", "UPDATE"],
-                "resources": resources,
-                "scope": "Namespaced",
-            })
+/// The kinds the slot reads: in slot 0 the built-in pod-bearing kinds the
+/// webhook registers for (the chart's rules), a rule per API group and
+/// version; then the slot's custom kinds, a rule per group, any version
+/// (the template's place is the same in each version lifeguard reads).
+fn resource_rules(slot: &Slot) -> Value {
+    let rule = |group: &str, versions: Vec<&str>, resources: Vec<&str>| {
+        json!({
+            "apiGroups": [group],
+            "apiVersions": versions,
+            "operations": ["CREATE", "UPDATE"],
+            "resources": resources,
+            "scope": "Namespaced",
         })
-        .collect();
+    };
+    let mut rules: Vec<Value> = Vec::new();
+    if slot.builtins {
+        rules.extend(
+            crate::model::resources_by_group()
+                .into_iter()
+                .map(|((group, version), resources)| rule(group, vec![version], resources)),
+        );
+    }
+    let mut groups: Vec<(&str, Vec<&str>)> = Vec::new();
+    for r in &slot.customs {
+        match groups.iter_mut().find(|(g, _)| *g == r.group) {
+            Some((_, resources)) if !resources.contains(&r.resource.as_str()) => resources.push(&r.resource),
+            Some(_) => {}
+            None => groups.push((&r.group, vec![&r.resource])),
+        }
+    }
+    rules.extend(groups.into_iter().map(|(group, resources)| rule(group, vec!["*"], resources)));
     Value::Array(rules)
 }
 
@@ -81,34 +101,35 @@ pub(super) fn labels(export: &str) -> Value {
     json!({ "app.kubernetes.io/managed-by": "lifeguard", EXPORT_LABEL: export })
 }
 
-/// What every export matches, as the webhook: the kinds it registers for,
-/// CREATE and UPDATE, never `kube-system`.
-pub(super) fn match_constraints() -> Value {
+/// What every export matches, as the webhook: the kinds it registers for
+/// (and the slot's custom kinds), CREATE and UPDATE, never `kube-system`.
+pub(super) fn match_constraints(slot: &Slot) -> Value {
     json!({
         "namespaceSelector": {
             "matchExpressions": [
                 { "key": "kubernetes.io/metadata.name", "operator": "NotIn", "values": ["kube-system"] }
             ]
         },
-        "resourceRules": resource_rules(),
+        "resourceRules": resource_rules(slot),
     })
 }
 
 /// The match conditions every export shares: the engine's scope
 /// ([`crate::scope`]), one condition per reason an object is not judged,
-/// and on UPDATE only when the pod template changes.
-pub(super) fn match_conditions() -> Vec<Value> {
+/// and on UPDATE only when the pod template (the slot's) changes.
+pub(super) fn match_conditions(slot: &Slot) -> Vec<Value> {
     let condition = |(name, expression): (&str, String)| json!({ "name": name, "expression": expression });
-    let mut conditions: Vec<Value> = OutOfScope::ALL.iter().filter_map(scope_condition).map(condition).collect();
-    conditions.push(condition(("update-changes-the-template", cel::changes_the_template())));
+    let mut conditions: Vec<Value> =
+        OutOfScope::ALL.iter().filter_map(|reason| scope_condition(reason, slot)).map(condition).collect();
+    conditions.push(condition(("update-changes-the-template", cel::changes_the_template(slot))));
     conditions
 }
 
 /// The match condition that holds when an object is not out of scope for
 /// `reason`, or `None` where the binding's rules say it instead.
-fn scope_condition(reason: &OutOfScope) -> Option<(&'static str, String)> {
+fn scope_condition(reason: &OutOfScope, slot: &Slot) -> Option<(&'static str, String)> {
     match reason {
-        OutOfScope::NoPodSpec => Some(("has-a-pod-spec", cel::has_pod_spec())),
+        OutOfScope::NoPodSpec => Some(("has-a-pod-spec", cel::has_pod_spec(slot))),
         OutOfScope::Controlled(_) => Some((
             "not-controller-owned",
             "!has(object.metadata.ownerReferences) || \
@@ -122,7 +143,7 @@ fn scope_condition(reason: &OutOfScope) -> Option<(&'static str, String)> {
     }
 }
 
-fn admission_policy(name: &str, export: &str, policy: &Policy, validations: &[&Validation]) -> Value {
+fn admission_policy(name: &str, export: &str, policy: &Policy, slot: &Slot, validations: &[&Validation]) -> Value {
     // A rule with findings at several severities has a validation for each.
     let mut rules: Vec<&str> = validations.iter().map(|v| v.rule).collect();
     rules.dedup();
@@ -137,7 +158,7 @@ fn admission_policy(name: &str, export: &str, policy: &Policy, validations: &[&V
         checks.push(json!({ "expression": "true", "message": "no rule of the policy is at this severity" }));
         Vec::new()
     } else {
-        cel::variables(policy)
+        cel::variables(policy, slot)
             .into_iter()
             .map(|(name, expression)| json!({ "name": name, "expression": expression }))
             .collect()
@@ -146,8 +167,8 @@ fn admission_policy(name: &str, export: &str, policy: &Policy, validations: &[&V
         // A CEL error (a cost limit, say) admits the object: the API
         // server's hot path never fails because of lifeguard.
         "failurePolicy": "Ignore",
-        "matchConstraints": match_constraints(),
-        "matchConditions": match_conditions(),
+        "matchConstraints": match_constraints(slot),
+        "matchConditions": match_conditions(slot),
     });
     if !variables.is_empty() {
         spec["variables"] = Value::Array(variables);

@@ -192,8 +192,7 @@ fn reach(http: &str, path_error: &str, policy: &Policy) -> (String, String) {
 
 pub(crate) fn checks(rule: &Rule, policy: &Policy) -> Vec<Check> {
     let (http, tcp, exec, grpc) = (same_http(), same_tcp(), same_exec(), same_grpc());
-    let long_running = "(object.kind != 'Job' && object.kind != 'CronJob' && (!has(variables.podSpec.restartPolicy) || \
-                        variables.podSpec.restartPolicy == 'Always'))";
+    let long_running = super::shutdown::LONG_RUNNING;
     // A long-running workload's shared tcpSocket is `readiness-port-only`'s.
     let tcp_finding = format!("({tcp} && !{long_running})");
     let handler = format!("({http} || {exec} || {grpc})");

@@ -92,7 +92,7 @@ pub(crate) fn fixes(rule: &Rule, policy: &Policy, _exempt: &str) -> Vec<Fix> {
             as_submitted: false,
             change: Change::Containers {
                 which: format!("{finding} && {fits}"),
-                set: vec![Set { part: probe, field: "failureThreshold", value: n }],
+                set: vec![Set { part: probe, field: "failureThreshold", value: n, when: None }],
             },
         }
     };

@@ -119,9 +119,9 @@ pub(super) fn variables(policy: &Policy) -> Vec<(&'static str, String)> {
     ]
 }
 
-/// Whether the pod runs until deleted (`Workload::long_running`).
-pub(super) const LONG_RUNNING: &str = "(object.kind != 'Job' && object.kind != 'CronJob' && \
-     (!has(variables.podSpec.restartPolicy) || variables.podSpec.restartPolicy == 'Always'))";
+/// Whether the pod runs until deleted (`Workload::long_running`): the
+/// variable each slot computes for its kinds (`cel::variables`).
+pub(super) const LONG_RUNNING: &str = "variables.longRunning";
 
 /// `terminationGracePeriodSeconds` of the pod (the API server's default 30).
 pub(super) const GRACE: &str = "(has(variables.podSpec.terminationGracePeriodSeconds) ? \

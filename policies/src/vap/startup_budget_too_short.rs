@@ -153,7 +153,7 @@ pub(crate) fn fixes(rule: &Rule, policy: &Policy, _exempt: &str) -> Vec<Fix> {
         as_submitted: false,
         change: Change::Containers {
             which: format!("{} && {severities} && {threshold} <= {I32_MAX}", short_of_cold_start(policy)),
-            set: vec![Set { part: "startupProbe", field: "failureThreshold", value: threshold }],
+            set: vec![Set { part: "startupProbe", field: "failureThreshold", value: threshold, when: None }],
         },
     }]
 }

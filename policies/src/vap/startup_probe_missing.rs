@@ -103,8 +103,7 @@ pub(crate) fn checks(rule: &Rule, policy: &Policy) -> Vec<Check> {
         ],
     };
     if s.require_startup_probe_for_gpu {
-        let long_running = "object.kind != 'Job' && object.kind != 'CronJob' && \
-                            (!has(variables.podSpec.restartPolicy) || variables.podSpec.restartPolicy == 'Always')";
+        let long_running = super::shutdown::LONG_RUNNING;
         checks.push(Check {
             rule: rule.name,
             severity: over.unwrap_or(Severity::Error),
@@ -145,11 +144,14 @@ pub(crate) fn fixes(rule: &Rule, policy: &Policy, _exempt: &str) -> Vec<Fix> {
     // The probe's timing first, then its handler copied beside it as written.
     let handler = "(has(c.livenessProbe.httpGet) ? 'httpGet' : has(c.livenessProbe.tcpSocket) ? 'tcpSocket' : \
                    has(c.livenessProbe.exec) ? 'exec' : 'grpc')";
-    // The copied timeout, bounded by the new probe's period.
+    // The copied timeout, bounded by the new probe's period; none where
+    // liveness has none, as `lifeguard fix` writes it (a custom resource's
+    // template is stored without the default the API server gives a pod's).
     let timeout = field("timeoutSeconds", 1);
     let timing = format!(
-        "{{'timeoutSeconds': int({timeout} > {startup_period} ? {startup_period} : {timeout}), 'periodSeconds': \
-         {startup_period}, 'failureThreshold': {threshold}}}"
+        "(has(c.livenessProbe.timeoutSeconds) ? {{'timeoutSeconds': int({timeout} > {startup_period} ? {startup_period} : {timeout}), \
+         'periodSeconds': {startup_period}, 'failureThreshold': {threshold}}} : \
+         {{'periodSeconds': {startup_period}, 'failureThreshold': {threshold}}})"
     );
     let long_window = super::probe_window_too_long::too_long("livenessProbe", s.max_liveness_window_seconds);
     let (fits, lowered) = super::probe_window_too_long::lowered("livenessProbe", policy);

@@ -29,6 +29,11 @@ fn too_long(value: &str) -> bool {
 /// preStop hooks, drains or budgets CEL does not read as the linter does.
 pub(crate) fn carried_rules(object: &Value, policy: &Policy) -> Vec<String> {
     let Some(w) = Workload::from_object(object).ok().flatten() else { return Vec::new() };
+    carried_rules_of(&w, policy)
+}
+
+/// [`carried_rules`] of one pod template.
+pub(crate) fn carried_rules_of(w: &Workload, policy: &Policy) -> Vec<String> {
     let cold_too_long = w.annotations.get(ANNOTATION_COLD_START).is_some_and(|v| too_long(v));
     let unsure = w.containers().any(|c| {
         c.gpu_resource().is_none()
@@ -36,7 +41,7 @@ pub(crate) fn carried_rules(object: &Value, policy: &Policy) -> Vec<String> {
             && !c.declares_ports()
             && policy.is_slow_boot_image(c.image())
     });
-    let shutdown_readable = readable(object, policy, |_| true);
+    let shutdown_readable = readable(w, policy, |_| true);
     coverage::coverage()
         .into_iter()
         .filter(|(_, carried)| matches!(carried, Carried::Yes(_) | Carried::Partly(_)))
@@ -93,7 +98,12 @@ pub(crate) fn fixed_by_lifeguard(object: &Value, policy: &str, rules: &[String])
 /// lifecycle (by name, init containers included) and the pod's grace period.
 pub(crate) fn touched(stored: &Value) -> Value {
     let Some(w) = Workload::from_object(stored).ok().flatten() else { return Value::Null };
-    let spec = stored.pointer(&w.spec_pointer).cloned().unwrap_or_default();
+    touched_at(stored, &w.spec_pointer)
+}
+
+/// [`touched`] of the pod spec at `spec_pointer`.
+pub(crate) fn touched_at(stored: &Value, spec_pointer: &str) -> Value {
+    let spec = stored.pointer(spec_pointer).cloned().unwrap_or_default();
     let mut containers = BTreeMap::new();
     for list in ["initContainers", "containers"] {
         for c in spec[list].as_array().into_iter().flatten() {

@@ -12,7 +12,10 @@
 //! template change is; a second `kubectl apply` changes nothing; a rule in
 //! `lifeguard.dev/ignore` is not fixed; what only the linter reads is left
 //! as it came; 20 containers are fixed within the cost budget; the seed's
-//! GPU model server is stored with `failureThreshold: 49`.
+//! GPU model server is stored with `failureThreshold: 49`; a
+//! LeaderWorkerSet, and a head or a submitter of KubeRay's kinds (their
+//! real CRDs), is fixed in each template as `lifeguard fix` fixes it, a Ray
+//! worker group left as it came (`custom_resources.rs`).
 //!
 //! The policies are cluster-wide objects, so the tests take turns.
 
@@ -20,6 +23,7 @@
 #![allow(clippy::print_stderr)]
 
 mod boundaries;
+mod custom_resources;
 mod expected;
 mod install;
 // The VAP tests' harness: the corpus, the fixtures, what the VAP flags and
@@ -31,6 +35,16 @@ mod subset;
 #[path = "../cluster_vap/support.rs"]
 mod support;
 mod updates;
+// The custom resources the VAP tests judge: their CRDs, the corpus's and the made ones.
+#[allow(dead_code)]
+#[path = "../cluster_vap/lws.rs"]
+mod lws;
+#[allow(dead_code)]
+#[path = "../cluster_vap/per_template.rs"]
+mod per_template;
+#[allow(dead_code)]
+#[path = "../cluster_vap/ray.rs"]
+mod ray;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Mutex;
@@ -70,7 +84,8 @@ fn every_pack_is_accepted_by_the_api_server() {
     for policy in policies {
         for kube in ["1.36", "1.37"] {
             let yaml = export_map(&["--policy", &policy, "--kube-version", kube]);
-            assert_eq!(yaml.matches("kind: MutatingAdmissionPolicyBinding\n").count(), 1, "{policy}: {yaml}");
+            // NAME-fix, and NAME-fix-2 for a LeaderWorkerSet's workers.
+            assert_eq!(yaml.matches("kind: MutatingAdmissionPolicyBinding\n").count(), 2, "{policy}: {yaml}");
             let run = plane.kubectl.run_with_input(&["apply", "--dry-run=server", "-f", "-"], Some(&yaml));
             assert_eq!(run.code, 0, "{policy} {kube}: {run:#?}");
             assert_eq!(run.warnings(), Vec::<&str>::new(), "{policy} {kube}: {run:#?}");
@@ -195,6 +210,24 @@ fn parity(plane: &ControlPlane, pack: &str) {
     assert!(compared >= 250, "{compared} objects compared");
     remove_map(plane);
     support::remove(plane);
+}
+
+#[test]
+fn leaderworkersets_are_stored_with_exactly_the_fixes_lifeguard_fix_makes_in_each_template() {
+    let Some(plane) = ControlPlane::shared() else { return };
+    let _turn = TURN.lock().unwrap_or_else(|e| e.into_inner());
+    for pack in ["default", "gpu-serving"] {
+        custom_resources::parity(plane, pack);
+    }
+}
+
+#[test]
+fn ray_objects_are_stored_with_exactly_the_fixes_lifeguard_fix_makes_in_the_head_and_the_submitter() {
+    let Some(plane) = ControlPlane::shared() else { return };
+    let _turn = TURN.lock().unwrap_or_else(|e| e.into_inner());
+    for pack in ["default", "gpu-serving"] {
+        custom_resources::ray_parity(plane, pack);
+    }
 }
 
 #[test]

@@ -51,7 +51,12 @@ pub(crate) fn every_pack_and_mode_is_accepted(plane: &ControlPlane, extra: &[&st
     for policy in &policies {
         for mode in ["enforce", "warn", "audit"] {
             let yaml = export_with(&["--policy", policy, "--mode", mode], extra);
-            assert_eq!(yaml.matches("kind: ValidatingAdmissionPolicyBinding\n").count(), 2, "{policy} {mode}: {yaml}");
+            let pairs = crate::support::SLOT_SUFFIXES.len();
+            assert_eq!(
+                yaml.matches("kind: ValidatingAdmissionPolicyBinding\n").count(),
+                2 * pairs,
+                "{policy} {mode}: {yaml}"
+            );
             let run = plane.kubectl.run_with_input(&["apply", "--dry-run=server", "-f", "-"], Some(&yaml));
             assert_eq!(run.code, 0, "{policy} {mode}: {run:#?}");
             assert_eq!(run.warnings(), Vec::<&str>::new(), "{policy} {mode}: {run:#?}");

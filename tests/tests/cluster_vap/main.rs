@@ -8,7 +8,10 @@
 //! linter denies it, and a bad fixture with a rule named; cold-start values
 //! and preStop hooks are read as the linter reads them; a pod of 20
 //! containers is judged within the budget; an export applied over another
-//! mode's replaces it (`modes.rs`). The first two are `checks.rs`, which
+//! mode's replaces it (`modes.rs`); the pod templates of LeaderWorkerSets
+//! (its real CRD) are judged each as the linter judges it
+//! (`lws.rs`), and so are the head groups and RayJob submitters of
+//! KubeRay's kinds, their worker groups left to the linter (`ray.rs`). The first two are `checks.rs`, which
 //! the version matrix (`cluster_versions.rs`) runs on older API servers.
 //!
 //! The policies are cluster-wide, so the tests take turns.
@@ -17,7 +20,10 @@
 #![allow(clippy::print_stderr)]
 
 mod checks;
+mod lws;
 mod modes;
+mod per_template;
+mod ray;
 mod reading;
 mod subset;
 mod support;
@@ -47,6 +53,38 @@ fn under_warn_the_fixtures_and_the_corpus_get_exactly_the_linters_covered_findin
     let Some(plane) = ControlPlane::shared() else { return };
     let _turn = TURN.lock().unwrap_or_else(|e| e.into_inner());
     checks::parity_of_the_packs(plane, &[]);
+}
+
+#[test]
+fn under_warn_leaderworkersets_get_exactly_the_linters_covered_findings_in_each_template() {
+    let Some(plane) = ControlPlane::shared() else { return };
+    let _turn = TURN.lock().unwrap_or_else(|e| e.into_inner());
+    for pack in ["default", "gpu-serving"] {
+        lws::parity(plane, pack);
+    }
+}
+
+#[test]
+fn under_warn_ray_objects_get_exactly_the_linters_covered_findings_in_the_head_and_the_submitter() {
+    let Some(plane) = ControlPlane::shared() else { return };
+    let _turn = TURN.lock().unwrap_or_else(|e| e.into_inner());
+    for pack in ["default", "gpu-serving"] {
+        ray::parity(plane, pack);
+    }
+}
+
+#[test]
+fn a_policy_that_declares_leaderworkerset_is_judged_as_the_linter_reads_the_declaration() {
+    let Some(plane) = ControlPlane::shared() else { return };
+    let _turn = TURN.lock().unwrap_or_else(|e| e.into_inner());
+    lws::declared(plane);
+}
+
+#[test]
+fn under_deny_a_leaderworkerset_with_a_bad_worker_template_is_refused() {
+    let Some(plane) = ControlPlane::shared() else { return };
+    let _turn = TURN.lock().unwrap_or_else(|e| e.into_inner());
+    lws::deny(plane);
 }
 
 #[test]

@@ -102,12 +102,17 @@ fn expected(mode: &str) -> Vec<String> {
         _ => ("Audit", "Audit"),
     };
     let binding = |name: &str, action: &str| format!("ValidatingAdmissionPolicyBinding {name} [{action}] mode {mode}");
-    let mut out = vec![
-        "ValidatingAdmissionPolicy lifeguard-deny".to_owned(),
-        "ValidatingAdmissionPolicy lifeguard-warn".to_owned(),
-        binding("lifeguard-deny", deny),
-        binding("lifeguard-warn", warn),
-    ];
+    // A pair per template slot: the built-in kinds' and the custom kinds' further templates.
+    let mut out = Vec::new();
+    for suffix in crate::support::SLOT_SUFFIXES {
+        let (d, w) = (format!("lifeguard-deny{suffix}"), format!("lifeguard-warn{suffix}"));
+        out.extend([
+            format!("ValidatingAdmissionPolicy {d}"),
+            format!("ValidatingAdmissionPolicy {w}"),
+            binding(&d, deny),
+            binding(&w, warn),
+        ]);
+    }
     out.sort();
     out
 }
@@ -206,11 +211,12 @@ fn removal(plane: &ControlPlane, ns: &str, error: &Value) {
     let prune = commands.iter().find(|c| c.contains("--prune")).expect("docs/vap.md: the --prune line");
     let delete = commands.iter().find(|c| c.starts_with("kubectl delete ")).expect("docs/vap.md: the delete line");
     plane.kubectl.run_with_input(&["apply", "-f", "-"], Some(&export(&["--mode", "audit", "--name", "other"]))).ok();
-    assert_eq!(stored(plane).len(), 8, "{:#?}", stored(plane));
+    let objects = 4 * crate::support::SLOT_SUFFIXES.len();
+    assert_eq!(stored(plane).len(), 2 * objects, "{:#?}", stored(plane));
     let run = shell(plane, prune);
     eprintln!("$ {prune}\n{}", run.stdout.trim_end());
     assert_eq!(run.code, 0, "{run:#?}");
-    assert_eq!(run.stdout.matches(" pruned").count(), 4, "{run:#?}");
+    assert_eq!(run.stdout.matches(" pruned").count(), objects, "{run:#?}");
     assert_eq!(stored(plane), expected("enforce"), "the other export pruned, this one kept");
     let run = shell(plane, delete);
     eprintln!("$ {delete}\n{}", run.stdout.trim_end());

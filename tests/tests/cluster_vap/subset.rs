@@ -12,8 +12,11 @@ use crate::support::covered;
 /// of a wholly covered rule, the documented part of a partly covered one
 /// (`lifeguard export vap --explain` says what each misses).
 pub(crate) fn carried(f: &Finding, object: &Value, policy: &Policy) -> bool {
+    let Some(w) = workload_of(f, object, policy) else { return false };
+    if !reached(&w, object) {
+        return false;
+    }
     let container = || {
-        let w = Workload::from_object(object).ok().flatten()?;
         let c = w.containers().find(|c| Some(c.name()) == f.container.as_deref())?;
         Some((
             c.gpu_resource().is_some(),
@@ -37,16 +40,43 @@ pub(crate) fn carried(f: &Finding, object: &Value, policy: &Policy) -> bool {
         }
         // Where CEL reads every preStop, drain and budget as the linter does:
         // the finding's container, or for the pod's grace period all of them.
-        "prestop-sleep-only" => readable(object, policy, |c| Some(c.name()) == f.container.as_deref()),
-        "grace-period-too-short" => f.container.is_none() || readable(object, policy, |_| true),
+        "prestop-sleep-only" => readable(&w, policy, |c| Some(c.name()) == f.container.as_deref()),
+        "grace-period-too-short" => f.container.is_none() || readable(&w, policy, |_| true),
         _ => true,
     }
 }
 
+/// The pod template a finding is in: of the object's, the one whose
+/// template's pointer is the longest prefix of the finding's (a KServe
+/// predictor's holds its workerSpec's); for a finding outside every
+/// template (an annotation of the object), the first.
+pub(crate) fn workload_of(f: &Finding, object: &Value, policy: &Policy) -> Option<Workload> {
+    let all = Workload::all_declared(object, policy.declared_pod_kinds()).ok()?;
+    let under = |w: &Workload| in_template(&f.pointer, w);
+    let first = all.first().cloned();
+    all.into_iter().filter(under).max_by_key(|w| w.template_pointer.len()).or(first)
+}
+
+/// Whether `pointer` is in the workload's pod template (a Pod's is the whole object).
+pub(crate) fn in_template(pointer: &str, w: &Workload) -> bool {
+    pointer.starts_with(&format!("{}/", w.template_pointer))
+}
+
+/// Whether `lifeguard export vap` judges the pod template: a built-in
+/// kind's, or a custom kind's that its table names without a `*` (the
+/// export's header lists the others as not judged).
+pub(crate) fn reached(w: &Workload, object: &Value) -> bool {
+    if policies::model::names_pod_kind(&w.kind) {
+        return true;
+    }
+    let api_version = object["apiVersion"].as_str().unwrap_or_default();
+    policies::model::custom_pod_kind(&w.kind, api_version)
+        .is_some_and(|k| k.templates.iter().any(|t| !t.template.contains('*') && t.template == w.template_pointer))
+}
+
 /// Whether CEL reads the shutdown needs of the chosen containers as the
 /// linter does (`lifeguard export vap --explain`, prestop-sleep-only).
-pub(crate) fn readable(object: &Value, policy: &Policy, chosen: impl Fn(&ContainerView<'_>) -> bool) -> bool {
-    let Some(w) = Workload::from_object(object).ok().flatten() else { return true };
+pub(crate) fn readable(w: &Workload, policy: &Policy, chosen: impl Fn(&ContainerView<'_>) -> bool) -> bool {
     let too_long = |v: &str| {
         let digits = v.trim().trim_start_matches(['+', '-']).trim_start_matches('0');
         digits.len() >= 19 && digits.bytes().all(|b| b.is_ascii_digit())

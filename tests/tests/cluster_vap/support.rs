@@ -17,6 +17,11 @@ use serde_json::{Value, json};
 
 use crate::subset::carried;
 
+/// The suffixes of the pairs an export of a built-in pack writes: the
+/// built-in kinds' (and each custom kind's first template), then one per
+/// further template of the known custom kinds (KServe's four components).
+pub(crate) const SLOT_SUFFIXES: [&str; 4] = ["", "-2", "-3", "-4"];
+
 /// `lifeguard export vap ARGS`: its YAML.
 pub(crate) fn export(args: &[&str]) -> String {
     let binary = workspace_binary("lifeguard", "lifeguard").expect("the lifeguard binary");

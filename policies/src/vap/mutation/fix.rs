@@ -62,6 +62,11 @@ pub(crate) struct Set {
     pub(crate) field: &'static str,
     /// The value, CEL over `c`.
     pub(crate) value: String,
+    /// When the field is written (CEL over `c`), `None` for always: a field
+    /// `lifeguard fix` leaves unset where it changes nothing stays unset (a
+    /// custom resource's template gets no default the API server would
+    /// give a pod's).
+    pub(crate) when: Option<String>,
 }
 
 /// A JSON Patch operation below a container.

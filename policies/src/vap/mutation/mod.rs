@@ -25,6 +25,7 @@
 
 mod build;
 pub mod coverage;
+mod custom_kinds;
 pub(crate) mod fix;
 pub(crate) mod int;
 mod objects;
@@ -37,6 +38,7 @@ use super::kube_version::{KubeVersion, MapApi};
 use crate::policy::Policy;
 use crate::rules::{MapExport, RULES};
 pub use coverage::Carried;
+pub use custom_kinds::{MERGED_BY_NAME, NOT_MERGED_BY_NAME};
 
 /// What to export.
 #[derive(Debug, Clone)]
@@ -59,6 +61,12 @@ pub struct Export {
     pub left_out: Vec<(&'static str, String)>,
     /// The rules whose fixes the policy carries.
     pub rules: Vec<&'static str>,
+    /// The custom kinds' pod templates fixed, `Kind (group) /pointer`, each
+    /// with the object that fixes it (`NAME-fix-2`, ...).
+    pub templates: Vec<(String, String)>,
+    /// Each custom kind's pod template not fixed, `Kind (group) /pointer`,
+    /// and why.
+    pub templates_left_out: Vec<(String, String)>,
 }
 
 /// The policy's carried rules as a MutatingAdmissionPolicy and its binding.
@@ -97,7 +105,13 @@ pub fn export(policy: &Policy, options: &Options) -> Result<Export, CelError> {
     }
     // Stable: the rest keep the registry's order, in which `lifeguard fix` merges them.
     mutations.sort_by_key(|fix| !fix.as_submitted);
-    out.objects = objects::pair(&options.name, options.api, policy, &mutations).into();
+    let (slots, left_out) = custom_kinds::slots(policy);
+    for slot in &slots {
+        out.objects.extend(objects::pair(&options.name, options.api, policy, slot, &mutations));
+        let object = objects::object_name(&options.name, slot);
+        out.templates.extend(slot.customs.iter().map(|r| (r.name(), object.clone())));
+    }
+    out.templates_left_out = left_out;
     cel_library::check(objects::expressions(&out.objects), options.kube_version)?;
     Ok(out)
 }

@@ -1,5 +1,7 @@
 //! The objects of `export map`: the MutatingAdmissionPolicy `NAME-fix`
-//! and its binding, with the VAP's match constraints and conditions.
+//! and its binding (and `NAME-fix-2`, ..., for the further pod templates
+//! of the custom kinds it fixes), with the VAP's match constraints and
+//! conditions of the same template slot.
 
 use serde_json::{Value, json};
 
@@ -9,19 +11,21 @@ use crate::policy::Policy;
 use crate::vap::cel;
 use crate::vap::kube_version::MapApi;
 use crate::vap::objects::{labels, match_conditions, match_constraints};
+use crate::vap::templates::Slot;
 
-/// The policy's name for the export `name`.
-pub(crate) fn object_name(name: &str) -> String {
-    format!("{name}-fix")
+/// The policy's name for the export `name` and the template slot:
+/// `NAME-fix`, `NAME-fix-2`, ...
+pub(crate) fn object_name(name: &str, slot: &Slot) -> String {
+    format!("{name}-fix{}", slot.suffix())
 }
 
-/// The policy, then its binding.
-pub(super) fn pair(name: &str, api: MapApi, policy: &Policy, fixes: &[Fix]) -> [Value; 2] {
-    let object = object_name(name);
+/// The policy of one template slot, then its binding.
+pub(super) fn pair(name: &str, api: MapApi, policy: &Policy, slot: &Slot, fixes: &[Fix]) -> [Value; 2] {
+    let object = object_name(name, slot);
     let mut rules: Vec<&str> = fixes.iter().map(|f| f.rule).collect();
     rules.sort_by_key(|r| crate::rules::RULES.iter().position(|known| known.name == *r));
     rules.dedup();
-    let mut conditions = match_conditions();
+    let mut conditions = match_conditions(slot);
     // What `/mutate` refuses to patch on an UPDATE: a Pod's or a Job's
     // template cannot change after creation, so a fix would make the API
     // server reject the user's update.
@@ -29,7 +33,7 @@ pub(super) fn pair(name: &str, api: MapApi, policy: &Policy, fixes: &[Fix]) -> [
         "name": "update-may-change-the-template",
         "expression": "request.operation != 'UPDATE' || (object.kind != 'Pod' && object.kind != 'Job')",
     }));
-    let mut mutations: Vec<Value> = fixes.iter().map(build::mutation).collect();
+    let mut mutations: Vec<Value> = fixes.iter().map(|fix| build::mutation(fix, slot)).collect();
     let variables: Vec<Value> = if mutations.is_empty() {
         // The API server requires a mutation, and this policy must exist to
         // replace what an earlier export put under its name: one that
@@ -38,10 +42,10 @@ pub(super) fn pair(name: &str, api: MapApi, policy: &Policy, fixes: &[Fix]) -> [
             .push(json!({ "patchType": "ApplyConfiguration", "applyConfiguration": { "expression": "Object{}" } }));
         Vec::new()
     } else {
-        cel::variables(policy)
+        cel::variables(policy, slot)
             .into_iter()
             .map(|(name, expression)| json!({ "name": name, "expression": expression }))
-            .chain([build::pod_spec_path()])
+            .chain([build::pod_spec_path(slot)])
             .chain(fixes.iter().map(build::variable))
             .collect()
     };
@@ -49,7 +53,7 @@ pub(super) fn pair(name: &str, api: MapApi, policy: &Policy, fixes: &[Fix]) -> [
         // A CEL error leaves the object as it came: the API server's hot
         // path never fails because of lifeguard.
         "failurePolicy": "Ignore",
-        "matchConstraints": match_constraints(),
+        "matchConstraints": match_constraints(slot),
         "matchConditions": conditions,
         // Another admission plugin's change after this one's is looked at
         // again; a fixed object needs no change, so this converges.

@@ -73,7 +73,8 @@ fn the_rewrite_runs_first_and_the_grace_periods_in_the_registrys_order() {
 #[test]
 fn the_objects_match_what_mutate_patches() {
     let out = export(&Policy::default(), &options()).expect("compiles");
-    let [map, binding] = &out.objects[..] else { panic!("two objects: {:?}", out.objects) };
+    // The built-in kinds' pair first (a LeaderWorkerSet's workers' after it).
+    let [map, binding, ..] = &out.objects[..] else { panic!("two objects at least") };
     assert_eq!(map["apiVersion"], "admissionregistration.k8s.io/v1");
     assert_eq!(map["kind"], "MutatingAdmissionPolicy");
     assert_eq!(map["metadata"]["name"], "lifeguard-fix");
@@ -95,8 +96,27 @@ fn the_objects_match_what_mutate_patches() {
             "update-may-change-the-template"
         ]
     );
-    // The same constraints as the ValidatingAdmissionPolicies'.
-    assert_eq!(map["spec"]["matchConstraints"], crate::vap::objects::match_constraints());
+    // The same kinds as the ValidatingAdmissionPolicies of the slot, but
+    // the custom kinds whose containers an ApplyConfiguration cannot merge.
+    let vap = crate::vap::export(
+        &Policy::default(),
+        &crate::vap::Options {
+            mode: crate::policy::AdmissionMode::Enforce,
+            name: "lifeguard".to_owned(),
+            kube_version: OLDEST,
+        },
+    )
+    .expect("compiles");
+    let rules = |o: &Value| o["spec"]["matchConstraints"]["resourceRules"].as_array().cloned().unwrap_or_default();
+    let fixed = rules(map);
+    assert_eq!(fixed[..], rules(&vap.objects[0])[..5], "the built-in kinds, then LeaderWorkerSet, then KubeRay's");
+    assert_eq!(fixed[3]["resources"], json!(["leaderworkersets"]));
+    assert_eq!(fixed[4]["resources"], json!(["rayclusters", "rayservices", "rayjobs"]));
+    assert_eq!(fixed.len(), 5, "not KServe's, nor AIBrix's");
+    assert_eq!(
+        map["spec"]["matchConstraints"]["namespaceSelector"],
+        vap.objects[0]["spec"]["matchConstraints"]["namespaceSelector"]
+    );
     assert_eq!(binding["kind"], "MutatingAdmissionPolicyBinding");
     assert_eq!(binding["spec"], json!({"policyName": "lifeguard-fix"}));
     for object in &out.objects {
@@ -175,5 +195,79 @@ fn every_pack_compiles_at_the_oldest_release() {
             kube_version: OLDEST,
         };
         crate::vap::export(&policy, &vap).unwrap_or_else(|e| panic!("{pack}: {e}"));
+    }
+}
+
+#[test]
+fn the_templates_of_leaderworkerset_and_kuberay_are_fixed_and_every_other_custom_template_is_said_to_be_left_out() {
+    let out = export(&Policy::default(), &options()).expect("compiles");
+    let names: Vec<&str> = out.objects.iter().filter_map(|o| o["metadata"]["name"].as_str()).collect();
+    assert_eq!(names, ["lifeguard-fix", "lifeguard-fix", "lifeguard-fix-2", "lifeguard-fix-2"]);
+    let fixed: Vec<(&str, &str)> = out.templates.iter().map(|(t, o)| (t.as_str(), o.as_str())).collect();
+    assert_eq!(
+        fixed,
+        [
+            ("LeaderWorkerSet (leaderworkerset.x-k8s.io) /spec/leaderWorkerTemplate/leaderTemplate", "lifeguard-fix"),
+            ("RayCluster (ray.io) /spec/headGroupSpec/template", "lifeguard-fix"),
+            ("RayService (ray.io) /spec/rayClusterConfig/headGroupSpec/template", "lifeguard-fix"),
+            ("RayJob (ray.io) /spec/rayClusterSpec/headGroupSpec/template", "lifeguard-fix"),
+            ("LeaderWorkerSet (leaderworkerset.x-k8s.io) /spec/leaderWorkerTemplate/workerTemplate", "lifeguard-fix-2"),
+            ("RayJob (ray.io) /spec/submitterPodTemplate", "lifeguard-fix-2"),
+        ]
+    );
+    // Every other known template is named, with why.
+    let known: usize = crate::model::CUSTOM_POD_KINDS.iter().map(|k| k.templates.len()).sum();
+    assert_eq!(out.templates.len() + out.templates_left_out.len(), known, "{:?}", out.templates_left_out);
+    let why = |t: &str| out.templates_left_out.iter().find(|(n, _)| n == t).map(|(_, w)| w.as_str());
+    assert_eq!(why("InferenceService (serving.kserve.io) /spec/predictor"), Some(NOT_MERGED_BY_NAME));
+    assert_eq!(
+        why("RayClusterFleet (orchestration.aibrix.ai) /spec/template/spec/headGroupSpec/template"),
+        Some(NOT_MERGED_BY_NAME)
+    );
+    assert_eq!(why("RayCluster (ray.io) /spec/workerGroupSpecs/*/template"), Some(crate::vap::templates::WILDCARD));
+    // The second policy matches LeaderWorkerSets and RayJobs alone and writes into the workers' or the submitter's pod spec.
+    let workers = &out.objects[2]["spec"];
+    let rules = &workers["matchConstraints"]["resourceRules"];
+    assert_eq!(rules.as_array().map(Vec::len), Some(2));
+    assert_eq!(rules[0]["resources"], json!(["leaderworkersets"]));
+    assert_eq!(rules[1]["resources"], json!(["rayjobs"]));
+    let path = workers["variables"].as_array().into_iter().flatten().find(|v| v["name"] == "podSpecPath");
+    assert_eq!(
+        path.map(|v| v["expression"].clone()),
+        Some(json!(
+            "(object.kind == 'LeaderWorkerSet' && object.apiVersion.startsWith('leaderworkerset.x-k8s.io/')) ? \
+             '/spec/leaderWorkerTemplate/workerTemplate/spec' : '/spec/submitterPodTemplate/spec'"
+        ))
+    );
+    let mutations = workers["mutations"].as_array().into_iter().flatten();
+    let applied = mutations.filter_map(|m| m.pointer("/applyConfiguration/expression")?.as_str()).next();
+    let mutation = applied.unwrap_or_default();
+    assert!(
+        mutation.contains("spec: Object.spec{leaderWorkerTemplate: Object.spec.leaderWorkerTemplate{workerTemplate: \
+             Object.spec.leaderWorkerTemplate.workerTemplate{spec: Object.spec.leaderWorkerTemplate.workerTemplate.spec{"),
+        "{mutation}"
+    );
+}
+
+#[test]
+fn a_declared_kind_is_not_fixed_even_where_it_redeclares_a_leaderworkerset() {
+    let policy = crate::Policy::load(
+        "apiVersion: lifeguard.dev/v1alpha1\nkind: Policy\npodTemplates:\n\
+         - {kind: LeaderWorkerSet, group: leaderworkerset.x-k8s.io, resource: leaderworkersets, templates: [/spec/x]}\n",
+        "test.yaml",
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let out = export(&policy, &options()).expect("compiles");
+    assert!(!out.templates.iter().any(|(t, _)| t.starts_with("LeaderWorkerSet")), "{:?}", out.templates);
+    assert!(
+        out.templates_left_out.iter().any(|(t, why)| t == "LeaderWorkerSet (leaderworkerset.x-k8s.io) /spec/x"
+            && why.starts_with("a declared kind's")),
+        "{:?}",
+        out.templates_left_out
+    );
+    for object in out.objects.iter().filter(|o| o["kind"] == "MutatingAdmissionPolicy") {
+        let rules = &object["spec"]["matchConstraints"]["resourceRules"];
+        let groups: Vec<&Value> = rules.as_array().into_iter().flatten().map(|r| &r["apiGroups"][0]).collect();
+        assert!(!groups.contains(&&json!("leaderworkerset.x-k8s.io")), "{groups:?}");
     }
 }

@@ -5,7 +5,7 @@ use serde_json::Value;
 
 use crate::error::ModelError;
 use crate::finding::Finding;
-use crate::model::{Batch, Workload, objects_in};
+use crate::model::{Batch, Workload};
 use crate::policy::{Policy, Suppressed};
 use crate::rules::{Ctx, RULES};
 
@@ -72,17 +72,4 @@ pub fn lint_object(object: &Value, batch: &Batch, policy: &Policy) -> Result<Opt
     }
     crate::fix::hold_back_info_fixes(&mut report.findings, policy);
     Ok(Some(report))
-}
-
-/// Lints every object of several documents read together.
-pub fn lint_batch(docs: &[Value], policy: &Policy) -> Vec<Result<Option<ObjectReport>, ModelError>> {
-    let objects: Vec<(String, &Value)> = docs.iter().flat_map(objects_in).collect();
-    let batch = Batch::from_objects(objects.iter().map(|(_, v)| *v));
-    objects
-        .iter()
-        .map(|(prefix, object)| {
-            lint_object(object, &batch, policy)
-                .map_err(|e| ModelError { pointer: format!("{prefix}{}", e.pointer), message: e.message })
-        })
-        .collect()
 }

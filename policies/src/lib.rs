@@ -31,7 +31,7 @@ pub mod wording;
 pub mod yaml;
 
 pub use assumption::{About, Assumption, Source};
-pub use engine::{ObjectReport, lint_batch, lint_object};
+pub use engine::{ObjectReport, lint_object};
 pub use error::ModelError;
 pub use finding::{Applicability, Finding, Fix, Naming, Severity};
 pub use fix::{AppliedFix, FixPlan, plan_fixes};

@@ -5,7 +5,7 @@
 use saphyr_parser::ScalarStyle;
 use serde_json::{Map, Value};
 
-use crate::input::scalar;
+use policies::yaml::scalar;
 
 /// How the surrounding text is laid out.
 #[derive(Debug, Clone, PartialEq, Eq)]

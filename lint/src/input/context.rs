@@ -9,8 +9,8 @@ use std::path::{Path, PathBuf};
 
 use policies::Batch;
 
+use super::Limits;
 use super::discover::{Input, is_manifest, read_text};
-use super::limits::Limits;
 use super::services::{may_hold_a_service, services_in};
 
 /// The context of each input and what the files that were not named add.

@@ -11,7 +11,7 @@ use globset::{GlobBuilder, GlobMatcher, GlobSet, GlobSetBuilder};
 use ignore::WalkBuilder;
 use thiserror::Error;
 
-use super::limits::Limits;
+use super::Limits;
 use super::render::{self, RenderOptions, Rendered, kustomization};
 use super::strict_json::strict_json_error;
 

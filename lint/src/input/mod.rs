@@ -5,14 +5,11 @@ pub mod context;
 pub mod discover;
 pub mod helm;
 pub mod helm_lines;
-pub mod limits;
 pub mod render;
-pub mod scalar;
 pub mod services;
 pub mod source;
 pub mod split;
 pub mod strict_json;
-pub mod yaml;
 
 pub use context::{Contexts, contexts};
 pub use discover::{
@@ -20,7 +17,10 @@ pub use discover::{
     is_manifest, read_input, read_text,
 };
 pub use helm::{OnDisk, Template, TemplateFinder, TemplateScanner};
-pub use limits::Limits;
+// The loader lives in the engine crate (policy files are YAML too).
+pub use policies::yaml::limits::Limits;
+pub use policies::yaml::parse::{
+    ParseError, parse_part_each, parse_part_lean, parse_part_services, parse_stream, parse_stream_each,
+};
 pub use services::{may_hold_a_service, services_in, services_of};
 pub use source::{Document, Location, SourceFile};
-pub use yaml::{ParseError, parse_part_each, parse_part_lean, parse_part_services, parse_stream, parse_stream_each};

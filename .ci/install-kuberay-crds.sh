@@ -37,17 +37,9 @@ if ! command -v go >/dev/null 2>&1; then
 fi
 export GOTOOLCHAIN="${GOTOOLCHAIN:-local}"
 
-json="$(go mod download -json "$KUBERAY")"
-field() { printf '%s\n' "$json" | sed -n "s/^[[:space:]]*\"$1\": \"\(.*\)\",\{0,1\}$/\1/p" | head -1; }
-if [[ -n "$(field Error)" ]]; then
-  echo "install-kuberay-crds: $KUBERAY: $(field Error)" >&2
-  exit 1
-fi
-if [[ "$(field Sum)" != "$KUBERAY_SUM" ]]; then
-  echo "install-kuberay-crds: $KUBERAY has hash $(field Sum), not the pinned $KUBERAY_SUM" >&2
-  exit 1
-fi
-dir="$(field Dir)"
+# shellcheck source=.ci/go-module-dir.sh
+source .ci/go-module-dir.sh
+dir="$(module_dir install-kuberay-crds "$KUBERAY" "$KUBERAY_SUM")"
 mkdir -p "$TOOLS"
 rm -f "$TOOLS"/.installed-*
 for file in "${FILES[@]}"; do

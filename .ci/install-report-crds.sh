@@ -39,25 +39,11 @@ if ! command -v go >/dev/null 2>&1; then
 fi
 export GOTOOLCHAIN="${GOTOOLCHAIN:-local}"
 
-# module_dir MODULE@VERSION SUM: downloads the module and prints its
-# directory, after checking its hash is the pinned one.
-module_dir() {
-  local json field
-  json="$(go mod download -json "$1")"
-  field() { printf '%s\n' "$json" | sed -n "s/^[[:space:]]*\"$1\": \"\(.*\)\",\{0,1\}$/\1/p" | head -1; }
-  if [[ -n "$(field Error)" ]]; then
-    echo "install-report-crds: $1: $(field Error)" >&2
-    exit 1
-  fi
-  if [[ "$(field Sum)" != "$2" ]]; then
-    echo "install-report-crds: $1 has hash $(field Sum), not the pinned $2" >&2
-    exit 1
-  fi
-  field Dir
-}
+# shellcheck source=.ci/go-module-dir.sh
+source .ci/go-module-dir.sh
 
-openreports_dir="$(module_dir "$OPENREPORTS" "$OPENREPORTS_SUM")"
-kyverno_dir="$(module_dir "$KYVERNO" "$KYVERNO_SUM")"
+openreports_dir="$(module_dir install-report-crds "$OPENREPORTS" "$OPENREPORTS_SUM")"
+kyverno_dir="$(module_dir install-report-crds "$KYVERNO" "$KYVERNO_SUM")"
 mkdir -p "$TOOLS"
 rm -f "$TOOLS"/.installed-*
 install -m 0644 "$openreports_dir/config/crd/openreports.io_reports.yaml" "$TOOLS/openreports.io_reports.yaml"

@@ -127,17 +127,7 @@ pub fn write(out: &mut FixOutcome, mode: Output, stdout: &mut impl std::io::Writ
             }
         }
     }
-    for source in sources.done() {
-        match mode {
-            Output::Diff => {
-                stdout.write_all(diff::unified(&source.file, &source.original, &source.fixed).as_bytes())?
-            }
-            Output::InPlace => {
-                let path = std::path::Path::new(&source.file);
-                errors.extend(write_fixed(path, &source.file, source.fixed.as_bytes()).err());
-            }
-        }
-    }
+    errors.extend(sources.write(mode, stdout)?);
     stdout.flush()?;
     out.errors.extend(errors);
     Ok(())

@@ -6,7 +6,7 @@
 //! the same way.
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use policies::Severity;
 
@@ -145,18 +145,12 @@ pub fn fix_and_write(
         });
         out.errors.append(&mut errors);
     }
-    let sources: Vec<SourceFix> = sources.done().collect();
     out.source_files = sources.len();
-    for source in sources {
-        match mode {
-            Output::Diff if stdout_error.is_none() => {
-                let diff = diff::unified(&source.file, &source.original, &source.fixed);
-                stdout_error = stdout.write_all(diff.as_bytes()).err();
-            }
-            Output::Diff => {}
-            Output::InPlace => {
-                write_errors.extend(write_fixed(Path::new(&source.file), &source.file, source.fixed.as_bytes()).err());
-            }
+    // A diff is not printed after stdout failed; files are written still.
+    if stdout_error.is_none() || mode == Output::InPlace {
+        match sources.write(mode, stdout) {
+            Ok(errors) => write_errors.extend(errors),
+            Err(e) => stdout_error = Some(e),
         }
     }
     let written = match stdout_error {

@@ -309,38 +309,15 @@ pub(crate) fn deny(plane: &ControlPlane) {
     assert_eq!(run.code, 1, "{run:#?}");
     assert!(run.stderr.contains("ValidatingAdmissionPolicy 'lifeguard-deny' with binding 'lifeguard-deny' denied request: probe-port-unknown"), "{run:#?}");
     // A scale of the object admitted before is not judged; a change of its workers' template is.
-    let scale = plane.kubectl.run(&[
-        "patch",
-        "leaderworkerset",
-        "old",
-        "-n",
-        ns,
-        "--type=merge",
-        "-p",
-        r#"{"spec":{"replicas":2}}"#,
-    ]);
+    let patch =
+        |merge: &str| plane.kubectl.run(&["patch", "leaderworkerset", "old", "-n", ns, "--type=merge", "-p", merge]);
+    let scale = patch(r#"{"spec":{"replicas":2}}"#);
     assert_eq!(scale.code, 0, "a scale is not judged: {scale:#?}");
-    let leader = plane.kubectl.run(&[
-        "patch",
-        "leaderworkerset",
-        "old",
-        "-n",
-        ns,
-        "--type=merge",
-        "-p",
-        r#"{"spec":{"leaderWorkerTemplate":{"leaderTemplate":{"metadata":{"annotations":{"rev":"2"}}}}}}"#,
-    ]);
+    let leader =
+        patch(r#"{"spec":{"leaderWorkerTemplate":{"leaderTemplate":{"metadata":{"annotations":{"rev":"2"}}}}}}"#);
     assert_eq!(leader.code, 0, "a change of the leader's template judges the leader's alone: {leader:#?}");
-    let workers = plane.kubectl.run(&[
-        "patch",
-        "leaderworkerset",
-        "old",
-        "-n",
-        ns,
-        "--type=merge",
-        "-p",
-        r#"{"spec":{"leaderWorkerTemplate":{"workerTemplate":{"metadata":{"annotations":{"rev":"2"}}}}}}"#,
-    ]);
+    let workers =
+        patch(r#"{"spec":{"leaderWorkerTemplate":{"workerTemplate":{"metadata":{"annotations":{"rev":"2"}}}}}}"#);
     assert_eq!(workers.code, 1, "a change of the workers' template is judged: {workers:#?}");
     assert!(
         workers.stderr.contains("'lifeguard-deny-2'") && workers.stderr.contains("probe-port-unknown"),

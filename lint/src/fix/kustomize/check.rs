@@ -4,13 +4,10 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use serde_json::Value;
-
 use super::place::{Placed, Placing, place_object};
+use super::sources::{Edit, write_edits};
 use super::{Origins, Planner, SourceFix};
-use crate::engine::parse_text;
 use crate::fix::FileFix;
-use crate::fix::splice;
 use crate::input::render::Rendered;
 use crate::input::render::kustomize::Builder;
 use crate::input::render::rebuild::rebuild;
@@ -106,7 +103,7 @@ pub(super) fn place_and_check(
 }
 
 /// A file as read, as edited, and the edits.
-type Edited = (String, String, Vec<(usize, String, Value)>);
+type Edited = (String, String, Vec<Edit>);
 
 /// The user's files with the placed edits written in, each object's all or
 /// none: `file -> (as read, edited)`, and the objects whose edits could not
@@ -126,24 +123,34 @@ fn write(placed: &[&Placed], limits: &Limits) -> (BTreeMap<String, Edited>, Vec<
 }
 
 fn write_object(p: &Placed, texts: &mut BTreeMap<String, Edited>, limits: &Limits) -> Result<(), String> {
+    // A file's edits in the object's order, with where each is in the file.
+    let mut by_file: Vec<(String, Vec<Edit>, Vec<u32>)> = Vec::new();
     for (at, value) in &p.edits {
         let file = at.file.to_string();
+        let i = match by_file.iter().position(|(f, ..)| *f == file) {
+            Some(i) => i,
+            None => {
+                by_file.push((file, Vec::new(), Vec::new()));
+                by_file.len() - 1
+            }
+        };
+        by_file[i].1.push((at.index, at.pointer.clone(), value.clone()));
+        by_file[i].2.push(at.at.line);
+    }
+    for (file, edits, lines) in by_file {
         if !texts.contains_key(&file) {
             let text = std::fs::read_to_string(&file).map_err(|e| format!("{file}: {e}"))?;
             texts.insert(file.clone(), (text.clone(), text, Vec::new()));
         }
-        let Some((_, text, edits)) = texts.get_mut(&file) else { continue };
-        edits.push((at.index, at.pointer.clone(), value.clone()));
-        let json = serde_json::from_str::<Value>(text).is_ok();
-        let edited = splice::apply_all(text, at.index, &[(at.pointer.clone(), value)], json, limits)
-            .map_err(|(_, e)| format!("{file}:{}: {e}", at.at.line))?;
-        // Read back: the file parses and holds the value where it was written.
-        let (docs, error) = parse_text(&file, &edited, limits);
-        let holds = docs.get(at.index).and_then(|d| d.value.pointer(&at.pointer)) == Some(value);
-        if error.is_some() || !holds {
-            return Err(format!("{file}:{}: the edited file would not read back as the fixed value", at.at.line));
-        }
+        let Some((_, text, written)) = texts.get_mut(&file) else { continue };
+        let edited = write_edits(&file, text, &edits, written, limits).map_err(|(i, why)| {
+            // A text that does not parse is named at the first edit's line.
+            let at = lines.get(i.unwrap_or(0)).map_or_else(|| file.clone(), |line| format!("{file}:{line}"));
+            let why = why.unwrap_or_else(|| "the edited file would not read back as the fixed value".to_owned());
+            format!("{at}: {why}")
+        })?;
         *text = edited;
+        written.extend(edits);
     }
     Ok(())
 }

@@ -7,6 +7,8 @@ use std::path::PathBuf;
 use serde_json::Value;
 
 use crate::engine::parse_text;
+use crate::fix::diff::unified;
+use crate::fix::run::{Output, write_fixed};
 use crate::fix::splice;
 use crate::input::Limits;
 use crate::outcome::InputError;
@@ -22,7 +24,7 @@ pub struct SourceFix {
     /// Its text with the fixes.
     pub fixed: String,
     /// What was written: the document, the pointer there and the value.
-    pub edits: Vec<(usize, String, Value)>,
+    pub edits: Vec<Edit>,
 }
 
 /// The user's files the builds of a run fix: two builds that read one base
@@ -46,29 +48,80 @@ impl Sources {
             self.files.insert(key, (build.to_owned(), source));
             return Ok(());
         };
-        let json = serde_json::from_str::<Value>(&merged.original).is_ok();
-        let mut text = merged.fixed.clone();
-        for (index, pointer, value) in &source.edits {
-            text = splice::apply_all(&text, *index, &[(pointer.clone(), value)], json, limits)
-                .map_err(|(_, e)| conflict(&source.file, build, first, &e.to_string()))?;
-        }
         // Every build's values must hold in the file with them all.
-        let (docs, error) = parse_text(&source.file, &text, limits);
-        let holds = |(index, pointer, value): &(usize, String, Value)| {
-            docs.get(*index).and_then(|d| d.value.pointer(pointer)) == Some(value)
-        };
-        if error.is_some() || !merged.edits.iter().chain(&source.edits).all(holds) {
-            return Err(conflict(&source.file, build, first, "the builds derive different values from it"));
-        }
+        let text =
+            write_edits(&source.file, &merged.fixed, &source.edits, &merged.edits, limits).map_err(|(_, why)| {
+                let why = why.unwrap_or_else(|| "the builds derive different values from it".to_owned());
+                conflict(&source.file, build, first, &why)
+            })?;
         merged.fixed = text;
         merged.edits.extend(source.edits);
         Ok(())
     }
 
-    /// Every file fixed, with the fixes of all builds.
-    pub fn done(self) -> impl Iterator<Item = SourceFix> {
-        self.files.into_values().map(|(_, source)| source)
+    /// How many files are fixed.
+    pub fn len(&self) -> usize {
+        self.files.len()
     }
+
+    /// Whether no file is fixed.
+    pub fn is_empty(&self) -> bool {
+        self.files.is_empty()
+    }
+
+    /// Writes every file fixed, with the fixes of all builds: in place, or
+    /// its diff to `stdout` (`--diff`). The `Err` is stdout's; the files
+    /// that could not be written are in the `Ok`.
+    pub fn write(self, mode: Output, stdout: &mut impl std::io::Write) -> std::io::Result<Vec<InputError>> {
+        let mut errors = Vec::new();
+        for (_, source) in self.files.into_values() {
+            match mode {
+                Output::Diff => stdout.write_all(unified(&source.file, &source.original, &source.fixed).as_bytes())?,
+                Output::InPlace => {
+                    let path = std::path::Path::new(&source.file);
+                    errors.extend(write_fixed(path, &source.file, source.fixed.as_bytes()).err());
+                }
+            }
+        }
+        Ok(errors)
+    }
+}
+
+/// One value written: the document, the pointer there and the value.
+pub(super) type Edit = (usize, String, Value);
+
+/// `text` of `file` with `edits` written one after another, read back: it
+/// must parse, and the last value each of `held` (written before) and of
+/// `edits` writes at a place must hold in it (two rules' fixes may set one
+/// field in turn: a grace period for the preStop, then for the shutdown).
+/// On failure, the edit at fault when one is (its index in `edits`), and
+/// why the splice failed (`None`: the text does not read back as written).
+pub(super) fn write_edits(
+    file: &str,
+    text: &str,
+    edits: &[Edit],
+    held: &[Edit],
+    limits: &Limits,
+) -> Result<String, (Option<usize>, Option<String>)> {
+    let json = serde_json::from_str::<Value>(text).is_ok();
+    let mut text = text.to_owned();
+    for (i, (index, pointer, value)) in edits.iter().enumerate() {
+        text = splice::apply_all(&text, *index, &[(pointer.clone(), value)], json, limits)
+            .map_err(|(_, e)| (Some(i), Some(e.to_string())))?;
+    }
+    let (docs, error) = parse_text(file, &text, limits);
+    let holds = |(index, pointer, value): &Edit| docs.get(*index).and_then(|d| d.value.pointer(pointer)) == Some(value);
+    if error.is_some() {
+        return Err((None, None));
+    }
+    let last = |all: &[Edit], i: usize| !all[i + 1..].iter().any(|(d, p, _)| *d == all[i].0 && *p == all[i].1);
+    if let Some(i) = (0..edits.len()).find(|&i| last(edits, i) && !holds(&edits[i])) {
+        return Err((Some(i), None));
+    }
+    if (0..held.len()).any(|i| last(held, i) && !holds(&held[i])) {
+        return Err((None, None));
+    }
+    Ok(text)
 }
 
 fn conflict(file: &str, build: &str, first: &str, why: &str) -> InputError {

@@ -120,9 +120,12 @@ pub fn target<'a>(
     patches: &[Piece<'a>],
 ) -> Option<(Piece<'a>, String)> {
     let tokens: Vec<String> = pointer.split('/').skip(1).map(|t| t.replace("~1", "/").replace("~0", "~")).collect();
+    // The pointer's prefix of `n` tokens ends where its `n+1`-th `/` is.
+    let ends: Vec<usize> = pointer.match_indices('/').map(|(i, _)| i).skip(1).chain([pointer.len()]).collect();
     let mut held = tokens.len();
     let value = loop {
-        match lookup(built, &tokens[..held]) {
+        let prefix = if held == 0 { "" } else { &pointer[..*ends.get(held - 1)?] };
+        match built.pointer(prefix) {
             Some(value) => break value,
             None => held = held.checked_sub(1)?,
         }
@@ -149,14 +152,6 @@ pub fn target<'a>(
         there.push_str(&token.replace('~', "~0").replace('/', "~1"));
     }
     Some((piece, there))
-}
-
-fn lookup<'v>(value: &'v Value, tokens: &[String]) -> Option<&'v Value> {
-    tokens.iter().try_fold(value, |at, token| match at {
-        Value::Object(map) => map.get(token),
-        Value::Array(items) => items.get(token.parse::<usize>().ok()?),
-        _ => None,
-    })
 }
 
 /// The piece that set the built field at `tokens`, and the field's pointer

@@ -3,7 +3,9 @@
 //! CRD is one error naming it; with OpenReports' CRD, each namespace's
 //! Report is written by server-side apply as field manager `lifeguard`, a
 //! rerun replaces it in place, a namespace with no workload left loses it,
-//! and reports of other sources stay.
+//! and reports of other sources stay. A namespace of 3,000 workloads, whose
+//! one report the API server refuses, gets parts it stores, and a rerun
+//! with fewer workloads removes the parts it no longer needs.
 
 mod audit_corpus;
 
@@ -72,7 +74,7 @@ fn reports_are_written_replaced_and_removed_and_a_missing_crd_is_named() {
     assert!(
         first
             .stderr
-            .contains("lifeguard: wrote 2 reports.openreports.io (0 removed from namespaces with no workload left)"),
+            .contains("lifeguard: wrote 2 reports.openreports.io in 2 namespaces (0 removed: parts no longer needed"),
         "{}",
         first.stderr
     );
@@ -101,7 +103,7 @@ fn reports_are_written_replaced_and_removed_and_a_missing_crd_is_named() {
     assert!(
         second
             .stderr
-            .contains("lifeguard: wrote 1 reports.openreports.io (1 removed from namespaces with no workload left)"),
+            .contains("lifeguard: wrote 1 reports.openreports.io in 1 namespace (1 removed: parts no longer needed"),
         "{}",
         second.stderr
     );
@@ -117,8 +119,93 @@ fn reports_are_written_replaced_and_removed_and_a_missing_crd_is_named() {
     }
     // Nothing left to remove: a third run removes nothing.
     let third = write("openreports");
-    assert!(third.stderr.contains("wrote 1 reports.openreports.io (0 removed"), "{}", third.stderr);
+    assert!(third.stderr.contains("wrote 1 reports.openreports.io in 1 namespace (0 removed"), "{}", third.stderr);
     for n in [ns, gone] {
         plane.kubectl.run(&["delete", "namespace", n, "--wait=false"]).ok();
     }
+    // After the CRD is installed: the test of a large namespace needs it.
+    a_large_namespace_gets_reports_in_parts(plane);
+}
+
+/// Workloads in the large namespace: half of them with a finding.
+const LARGE: usize = 3_000;
+
+/// 3,000 Deployments in one namespace: their results in one report are
+/// refused by the API server; `--write-reports` stores them in parts, each
+/// what `--format openreports` prints, and a rerun after 2,000 are deleted
+/// keeps the parts it needs and removes the rest (and no other source's).
+fn a_large_namespace_gets_reports_in_parts(plane: &ControlPlane) {
+    let ns = "write-reports-large";
+    plane.kubectl.namespace(ns, &[]);
+    let items: Vec<Value> = (0..LARGE)
+        .map(|i| {
+            let liveness = if i % 2 == 0 { "/readyz" } else { "/livez" };
+            let mut d = deployment(ns, &format!("app-{i:04}"), liveness);
+            d["metadata"]["labels"] = json!({"batch": if i < 1_000 { "kept" } else { "deleted" }});
+            d
+        })
+        .collect();
+    let list = json!({"apiVersion": "v1", "kind": "List", "items": items}).to_string();
+    plane.kubectl.run_with_input(&["create", "-f", "-", "-o", "name"], Some(&list)).ok();
+    plane.kubectl.apply(&foreign_report(ns));
+    let write = || lifeguard(plane, &["audit", "-n", ns, "--write-reports", "openreports", "--fail-on", "never"]);
+    let stored = || -> Vec<Value> {
+        let list = plane.kubectl.run(&["get", "reports.openreports.io", "-n", ns, "-o", "json"]).json();
+        let mut ours: Vec<Value> = list["items"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|r| r["metadata"]["labels"]["app.kubernetes.io/managed-by"] == "lifeguard")
+            .cloned()
+            .collect();
+        ours.sort_by_key(|r| {
+            r["metadata"]["labels"]["lifeguard.dev/report-part"].as_str().and_then(|p| p.parse::<u32>().ok())
+        });
+        ours
+    };
+    let count = |reports: &[Value]| reports.iter().map(|r| results(r).len()).sum::<usize>();
+
+    let first = write();
+    assert_eq!(first.code, 0, "{first:#?}");
+    let parts = stored();
+    assert_eq!(parts.len(), 3, "1,000 results a part");
+    assert!(
+        first.stderr.contains(&format!("wrote {} reports.openreports.io in 1 namespace", parts.len())),
+        "{}",
+        first.stderr
+    );
+    assert_eq!(count(&parts), LARGE, "a pass per sound workload, a result for the other's finding");
+    let names: Vec<&str> = parts.iter().filter_map(|r| r["metadata"]["name"].as_str()).collect();
+    let expected: Vec<String> =
+        (1..=parts.len()).map(|n| if n == 1 { "lifeguard".into() } else { format!("lifeguard-{n}") }).collect();
+    assert_eq!(names, expected);
+    // What `--format openreports` prints is what is stored.
+    let printed = lifeguard(plane, &["audit", "-n", ns, "--format", "openreports", "--fail-on", "never"]);
+    let (docs, _) = lifeguard::input::parse_stream(&printed.stdout, &lifeguard::input::Limits::default());
+    assert_eq!(docs.len(), parts.len());
+    for (doc, part) in docs.iter().zip(&parts) {
+        assert_eq!(results(&doc.value), results(part));
+    }
+    // Why parts: the same results in one report are refused.
+    let mut whole = parts[0].clone();
+    whole["metadata"] = json!({"name": "lifeguard-whole", "namespace": ns});
+    whole["results"] =
+        Value::Array(parts.iter().flat_map(|r| r["results"].as_array().cloned().unwrap_or_default()).collect());
+    let refused = plane.kubectl.run_with_input(&["create", "-f", "-"], Some(&whole.to_string()));
+    assert_ne!(refused.code, 0, "{} results in one report are stored", count(&parts));
+    assert!(refused.stderr.contains("etcdserver: request is too large"), "{}", refused.stderr);
+
+    // 2,000 fewer workloads: fewer parts, the rest removed.
+    plane.kubectl.run(&["delete", "deployments", "-n", ns, "-l", "batch=deleted", "--wait=false"]).ok();
+    let second = write();
+    assert_eq!(second.code, 0, "{second:#?}");
+    let kept = stored();
+    assert_eq!(count(&kept), 1_000);
+    assert_eq!(kept.len(), 1);
+    assert_eq!(kept[0]["metadata"]["name"], "lifeguard");
+    assert_eq!(kept[0]["metadata"]["uid"], parts[0]["metadata"]["uid"], "the first part is replaced in place");
+    assert!(second.stderr.contains("wrote 1 reports.openreports.io in 1 namespace (2 removed"), "{}", second.stderr);
+    let other = plane.kubectl.get(ns, "reports.openreports.io", "other-scanner").expect("the other tool's report");
+    assert_eq!(results(&other), [("require-labels".into(), "pass".into(), String::new())]);
+    plane.kubectl.run(&["delete", "namespace", ns, "--wait=false"]).ok();
 }

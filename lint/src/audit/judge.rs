@@ -1,6 +1,6 @@
 //! One namespace's objects judged with its Services, as `lint` judges a
 //! file's: the same engine, the same policy, findings located by object
-//! and JSON pointer instead of line.
+//! and JSON pointer instead of line; page by page as they are listed.
 
 use std::sync::Arc;
 
@@ -12,7 +12,8 @@ use crate::engine::{Seen, lint_one};
 use crate::outcome::{Origin, Outcome};
 use crate::report::policy_report::Workload;
 
-/// What was read of one namespace.
+/// What was read of one namespace, whole: for callers (tests) that judge
+/// it as `audit` judges the pages it lists.
 #[derive(Debug, Default)]
 pub struct Namespace {
     /// Its name.
@@ -51,68 +52,99 @@ pub struct Judged {
     pub workloads: Vec<Workload>,
 }
 
-/// Judges a namespace's objects in the engine's scope (controller-owned
-/// ones counted and skipped, as the webhook skips them; those being deleted
-/// skipped) with its Services; with a `simulation`, also
-/// simulates each workload judged.
-pub fn judge(namespace: Namespace, policy: &Policy, mut simulation: Option<&mut Simulation>) -> Judged {
-    // Read whole, even none: an audit knows every Service of the namespace,
-    // so "no Service selects it" is a fact, not a gap in the input.
-    let mut batch = Batch::default();
-    if let Some(services) = &namespace.services {
-        batch.has_services = true;
-        for service in services {
-            batch.add(service);
+/// Judges a namespace's objects as they are read, page by page, so memory
+/// holds a page of objects and the findings, not the namespace: in the
+/// engine's scope (controller-owned ones counted and skipped, as the webhook
+/// skips them; those being deleted skipped), with its Services; with a
+/// simulation, also simulates each workload judged.
+pub struct Judge<'p> {
+    policy: &'p Policy,
+    batch: Batch,
+    file: Arc<str>,
+    judged: Judged,
+    /// The worst workload so far: its severity, how many findings of it, its label.
+    worst: Option<(Severity, usize, String)>,
+}
+
+impl<'p> Judge<'p> {
+    /// A judge of namespace `name`, whose Services are `services` (`None`
+    /// when they could not be listed).
+    pub fn new(name: &str, services: Option<&[Value]>, policy: &'p Policy) -> Judge<'p> {
+        // Read whole, even none: an audit knows every Service of the namespace,
+        // so "no Service selects it" is a fact, not a gap in the input.
+        let mut batch = Batch::default();
+        if let Some(services) = services {
+            batch.has_services = true;
+            for service in services {
+                batch.add(service);
+            }
         }
+        let judged = Judged {
+            outcome: Outcome { origin: Origin::Cluster, ..Outcome::default() },
+            row: Row { namespace: name.to_owned(), ..Row::default() },
+            ..Judged::default()
+        };
+        Judge { policy, batch, file: name.into(), judged, worst: None }
     }
-    let file: Arc<str> = namespace.name.as_str().into();
-    let no_line = |_: &str| None;
-    let seen = Seen { file: &file, template: None, origin: Origin::Cluster, locate: &no_line };
-    let mut out = Outcome { origin: Origin::Cluster, ..Outcome::default() };
-    let mut row = Row { namespace: namespace.name.clone(), ..Row::default() };
-    let mut worst: Option<(Severity, usize, String)> = None;
-    let mut verdicts = Vec::new();
-    let mut workloads = Vec::new();
-    for object in &namespace.objects {
-        match Scope::default().admits(object) {
-            Ok(()) => {}
-            Err(OutOfScope::Controlled(_)) => {
-                row.owned += 1;
+
+    /// Judges a page of objects.
+    pub fn objects(&mut self, objects: &[Value], mut simulation: Option<&mut Simulation>) {
+        let no_line = |_: &str| None;
+        let seen = Seen { file: &self.file, template: None, origin: Origin::Cluster, locate: &no_line };
+        let Judged { outcome: out, row, verdicts, workloads } = &mut self.judged;
+        for object in objects {
+            match Scope::default().admits(object) {
+                Ok(()) => {}
+                Err(OutOfScope::Controlled(_)) => {
+                    row.owned += 1;
+                    continue;
+                }
+                Err(_) => continue,
+            }
+            let (findings_before, objects_before) = (out.findings.len(), out.objects);
+            lint_one(&seen, "", object, &self.batch, self.policy, out);
+            if out.objects == objects_before {
                 continue;
             }
-            Err(_) => continue,
-        }
-        let (findings_before, objects_before) = (out.findings.len(), out.objects);
-        lint_one(&seen, "", object, &batch, policy, &mut out);
-        if out.objects == objects_before {
-            continue;
-        }
-        row.workloads += 1;
-        let text = |p: &str| object.pointer(p).and_then(Value::as_str).unwrap_or_default().to_owned();
-        workloads.push(Workload {
-            api_version: text("/apiVersion"),
-            kind: text("/kind"),
-            name: text("/metadata/name"),
-            uid: text("/metadata/uid"),
-            findings: findings_before..out.findings.len(),
-        });
-        if let Some(simulation) = simulation.as_deref_mut() {
-            verdicts.extend(simulation.run(object, &batch, policy));
-        }
-        let found = &out.findings[findings_before..];
-        for f in found {
-            row.findings[slot(f.finding.severity)] += 1;
-        }
-        if let Some(top) = found.iter().map(|f| f.finding.severity).max() {
-            let count = found.iter().filter(|f| f.finding.severity == top).count();
-            let label = found.first().map(|f| f.object()).unwrap_or_default();
-            if worst.as_ref().is_none_or(|(s, n, _)| (top, count) > (*s, *n)) {
-                worst = Some((top, count, label));
+            row.workloads += 1;
+            let text = |p: &str| object.pointer(p).and_then(Value::as_str).unwrap_or_default().to_owned();
+            workloads.push(Workload {
+                api_version: text("/apiVersion"),
+                kind: text("/kind"),
+                name: text("/metadata/name"),
+                uid: text("/metadata/uid"),
+                findings: findings_before..out.findings.len(),
+            });
+            if let Some(simulation) = simulation.as_deref_mut() {
+                verdicts.extend(simulation.run(object, &self.batch, self.policy));
+            }
+            let found = &out.findings[findings_before..];
+            for f in found {
+                row.findings[slot(f.finding.severity)] += 1;
+            }
+            if let Some(top) = found.iter().map(|f| f.finding.severity).max() {
+                let count = found.iter().filter(|f| f.finding.severity == top).count();
+                let label = found.first().map(|f| f.object()).unwrap_or_default();
+                if self.worst.as_ref().is_none_or(|(s, n, _)| (top, count) > (*s, *n)) {
+                    self.worst = Some((top, count, label));
+                }
             }
         }
     }
-    row.worst = worst.map(|(severity, _, label)| (label, severity));
-    Judged { outcome: out, row, verdicts, workloads }
+
+    /// What judging the namespace gave.
+    pub fn finish(self) -> Judged {
+        let mut judged = self.judged;
+        judged.row.worst = self.worst.map(|(severity, _, label)| (label, severity));
+        judged
+    }
+}
+
+/// Judges a namespace read whole, as [`Judge`] judges it page by page.
+pub fn judge(namespace: Namespace, policy: &Policy, simulation: Option<&mut Simulation>) -> Judged {
+    let mut judge = Judge::new(&namespace.name, namespace.services.as_deref(), policy);
+    judge.objects(&namespace.objects, simulation);
+    judge.finish()
 }
 
 fn slot(severity: Severity) -> usize {

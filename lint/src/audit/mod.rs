@@ -1,8 +1,9 @@
 //! `lifeguard audit`: judges what runs in a cluster now, through the
 //! Kubernetes API, with the engine, policy and report formats of `lint`.
 //! Namespaces are read one at a time (their Services, then each kind,
-//! page by page), judged, rendered and dropped: memory holds one
-//! namespace, not the cluster.
+//! page by page), each page judged as it comes and dropped, each
+//! namespace's findings rendered and dropped: memory holds a page of
+//! objects and one namespace's findings, not the cluster.
 
 // A command's edge: it tells the user on stderr what it reads and what failed.
 #![allow(clippy::print_stderr)]
@@ -25,6 +26,7 @@ use std::io::Write as _;
 use std::time::Duration;
 
 use anyhow::{Context, Result};
+use policies::Policy;
 use policies::model::DeclaredPodKind;
 use serde_json::Value;
 
@@ -36,7 +38,7 @@ use crate::report::policy_report::Reports;
 use crate::report::stream::Render;
 use crate::report::{self, Format};
 use fetch::{FetchError, Fetcher};
-use judge::{Judged, Namespace, Row};
+use judge::{Judge, Judged, Row};
 use resources::Resource;
 use verdicts::Simulation;
 use write::Writer;
@@ -141,6 +143,13 @@ async fn audit(args: AuditArgs) -> Result<u8> {
             return Ok(2);
         }
     }
+    // Opened now: the findings are written as each namespace is judged, so
+    // memory does not grow with the cluster (SARIF, HTML and JUnit, whole
+    // documents, are written at the end).
+    let mut sink = match &args.output_file {
+        Some(path) => crate::output::Sink::file(path)?,
+        None => crate::output::Sink::stdout(plain),
+    };
     let mut total = Outcome { origin: Origin::Cluster, policy: Some(policy_name.clone()), ..Outcome::default() };
     let mut rows: Vec<Row> = Vec::new();
     let html = args.format == AuditFormat::Findings(Format::Html);
@@ -152,21 +161,21 @@ async fn audit(args: AuditArgs) -> Result<u8> {
     // JUnit groups cases across the whole report, so it keeps the findings.
     for name in namespaces {
         let failed_before = reading.failed;
-        let namespace = read_namespace(&fetcher, &name, &kinds, args.selector.as_deref(), &mut reading).await;
+        let read = Read { fetcher: &fetcher, kinds: &kinds, selector: args.selector.as_deref(), policy: &policy };
+        let (judged, objects) = read.namespace(&name, &mut reading, simulation.as_mut()).await;
         if reading.fatal.is_some() {
             break;
         }
         if args.verbose {
-            eprintln!("lifeguard: namespace {name}: {} objects", namespace.objects.len());
+            eprintln!("lifeguard: namespace {name}: {objects} objects");
         }
-        let Judged { outcome: mut part, row, verdicts, workloads } =
-            judge::judge(namespace, &policy, simulation.as_mut());
+        let Judged { outcome: mut part, row, verdicts, workloads } = judged;
         let timelines = simulation.as_mut().map(Simulation::take_kept).unwrap_or_default();
         if let Some(writer) = &mut writer {
             // A namespace read in part would lose the results of what was not read.
             if reading.failed == failed_before {
-                let report = writer.reports.object(&name, &workloads, &part.findings, &verdicts);
-                if let Err(e) = writer.write(&name, report).await {
+                let reports = writer.reports.objects(&name, &workloads, &part.findings, &verdicts);
+                if let Err(e) = writer.write(&name, &reports).await {
                     reading.fatal = Some(e.to_string());
                 }
             } else {
@@ -186,6 +195,11 @@ async fn audit(args: AuditArgs) -> Result<u8> {
         }
         total.files += 1;
         total.absorb(part);
+        match &mut output {
+            Output::Findings(Some(render)) => sink.write_with(|w| render.stream(&mut total, w)),
+            Output::Findings(None) => {}
+            Output::Reports(_) => sink.write_with(|w| report::policy_report::stream(&mut total, w)),
+        }
         rows.push(row);
         if reading.fatal.is_some() {
             break;
@@ -231,11 +245,8 @@ async fn audit(args: AuditArgs) -> Result<u8> {
         }
         Ok(())
     };
-    match &args.output_file {
-        Some(path) => crate::output::write_file_with(path, write_report)?,
-        None if plain => crate::output::write_plain_stdout_with(write_report)?,
-        None => crate::output::write_stdout_with(write_report)?,
-    }
+    sink.write_with(write_report);
+    sink.finish()?;
     if !quiet && (!text || args.output_file.is_some()) {
         if let Some(section) = simulated.as_deref().filter(|_| !text) {
             writeln!(stderr, "{section}").context("writing to stderr")?;
@@ -246,9 +257,11 @@ async fn audit(args: AuditArgs) -> Result<u8> {
     if let Some(writer) = writer.as_ref().filter(|_| !quiet) {
         writeln!(
             stderr,
-            "lifeguard: wrote {} {} ({} removed from namespaces with no workload left)",
+            "lifeguard: wrote {} {} in {} namespace{} ({} removed: parts no longer needed, or namespaces with no workload left)",
             writer.written,
             writer.reports.kind().crd(),
+            writer.namespaces,
+            if writer.namespaces == 1 { "" } else { "s" },
             writer.removed
         )
         .context("writing to stderr")?;
@@ -353,34 +366,53 @@ async fn discover_custom(
     Ok(out)
 }
 
-/// Reads one namespace: its Services, then every kind.
-async fn read_namespace(
-    fetcher: &Fetcher,
-    name: &str,
-    kinds: &[Resource],
-    selector: Option<&str>,
-    reading: &mut Reading,
-) -> Namespace {
-    let mut namespace = Namespace { name: name.to_owned(), ..Namespace::default() };
-    let mut services = Vec::new();
-    match fetcher.list(&resources::services(), name, None, |page| services.extend(page)).await {
-        Ok(_) => {
-            reading.lists += 1;
-            namespace.services = Some(services);
+/// What reading a namespace takes.
+struct Read<'a> {
+    fetcher: &'a Fetcher,
+    kinds: &'a [Resource],
+    selector: Option<&'a str>,
+    policy: &'a Policy,
+}
+
+impl Read<'_> {
+    /// Reads and judges one namespace: its Services, then every kind, each
+    /// page judged as it is listed. Returns what was judged and how many
+    /// objects were read.
+    async fn namespace(
+        &self,
+        name: &str,
+        reading: &mut Reading,
+        mut simulation: Option<&mut Simulation>,
+    ) -> (Judged, usize) {
+        let mut services = Vec::new();
+        let services = match self.fetcher.list(&resources::services(), name, None, |page| services.extend(page)).await {
+            Ok(_) => {
+                reading.lists += 1;
+                Some(services)
+            }
+            Err(e) => {
+                note(reading, &resources::services(), name, e);
+                None
+            }
+        };
+        let mut judge = Judge::new(name, services.as_deref(), self.policy);
+        drop(services);
+        let mut objects = 0;
+        for kind in self.kinds {
+            if reading.fatal.is_some() {
+                break;
+            }
+            let each = |page: Vec<Value>| judge.objects(&page, simulation.as_deref_mut());
+            match self.fetcher.list(kind, name, self.selector, each).await {
+                Ok(n) => {
+                    reading.lists += 1;
+                    objects += n;
+                }
+                Err(e) => note(reading, kind, name, e),
+            }
         }
-        Err(e) => note(reading, &resources::services(), name, e),
+        (judge.finish(), objects)
     }
-    for kind in kinds {
-        if reading.fatal.is_some() {
-            break;
-        }
-        let objects = &mut namespace.objects;
-        match fetcher.list(kind, name, selector, |page| objects.extend(page)).await {
-            Ok(_) => reading.lists += 1,
-            Err(e) => note(reading, kind, name, e),
-        }
-    }
-    namespace
 }
 
 /// Notes a list that failed: refused lists are warnings (the rest is

@@ -1,13 +1,16 @@
 //! `lifeguard audit --write-reports openreports|policyreport`: each
-//! namespace's report written to the cluster as it is judged, with
-//! server-side apply (field manager `lifeguard`), so a rerun replaces it in
-//! place; a namespace with no workload left loses lifeguard's report, and
-//! no other.
+//! namespace's reports (one, or parts of bounded size) written to the
+//! cluster as it is judged, with server-side apply (field manager
+//! `lifeguard`), so a rerun replaces them in place; parts a rerun no longer
+//! needs, and a namespace's reports once it has no workload left, are
+//! removed, and no other source's.
 
+use kube::core::Request;
+use kube::core::params::{DeleteParams, ListParams};
 use serde_json::Value;
 
 use super::fetch::{FetchError, Fetcher};
-use crate::report::policy_report::{MANAGED_BY, REPORT_NAME, ReportKind, Reports, SOURCE};
+use crate::report::policy_report::{MANAGED_BY, PART_LABEL, ReportKind, Reports, SOURCE};
 
 /// Writes the reports of one audit.
 pub struct Writer<'a> {
@@ -16,14 +19,17 @@ pub struct Writer<'a> {
     pub reports: Reports,
     /// Reports written.
     pub written: usize,
-    /// Reports removed: their namespace has no workload left.
+    /// Namespaces whose reports were written.
+    pub namespaces: usize,
+    /// Reports removed: parts a rerun no longer needs, or a namespace's
+    /// once it has no workload left.
     pub removed: usize,
 }
 
 impl<'a> Writer<'a> {
     /// A writer of `reports` through `fetcher`.
     pub fn new(fetcher: &'a Fetcher, reports: Reports) -> Writer<'a> {
-        Writer { fetcher, reports, written: 0, removed: 0 }
+        Writer { fetcher, reports, written: 0, namespaces: 0, removed: 0 }
     }
 
     /// Fails unless the API server serves the reports' resource: one error
@@ -52,30 +58,41 @@ impl<'a> Writer<'a> {
         }
     }
 
-    /// Writes `namespace`'s report, or removes lifeguard's when it has none
-    /// (no workload judged): only the object of lifeguard's name and label.
-    pub async fn write(&mut self, namespace: &str, report: Option<Value>) -> Result<(), FetchError> {
+    /// Writes `namespace`'s reports (parts numbered from 1, as
+    /// [`Reports::objects`] makes them), then removes lifeguard's reports
+    /// of the namespace that are not among them: parts of an earlier run
+    /// that had more, or all of them when there is none (no workload
+    /// judged). Only objects of lifeguard's label go.
+    pub async fn write(&mut self, namespace: &str, reports: &[Value]) -> Result<(), FetchError> {
+        let crd = self.reports.kind().crd();
         let collection = format!(
             "/apis/{}/namespaces/{namespace}/{}",
             self.reports.kind().api_version(),
             self.reports.kind().plural()
         );
-        match report {
-            Some(report) => {
-                let what = format!("apply {}/{REPORT_NAME} in namespace {namespace}", self.reports.kind().crd());
-                self.fetcher.apply(&format!("{collection}/{REPORT_NAME}"), &report, SOURCE, &what).await?;
-                self.written += 1;
-            }
-            None => {
-                let what = format!("delete {}/{REPORT_NAME} in namespace {namespace}", self.reports.kind().crd());
-                let path = format!(
-                    "{collection}?labelSelector={}%3D{}&fieldSelector=metadata.name%3D{REPORT_NAME}",
-                    MANAGED_BY.0, MANAGED_BY.1
-                );
-                let deleted = self.fetcher.delete(&path, &what, "deletecollection").await?;
-                self.removed += deleted.get("items").and_then(Value::as_array).map_or(0, Vec::len);
-            }
+        for report in reports {
+            let name = report.pointer("/metadata/name").and_then(Value::as_str).unwrap_or_default();
+            let what = format!("apply {crd}/{name} in namespace {namespace}");
+            self.fetcher.apply(&format!("{collection}/{name}"), report, SOURCE, &what).await?;
+            self.written += 1;
         }
+        if !reports.is_empty() {
+            self.namespaces += 1;
+        }
+        let mut selector = format!("{}={}", MANAGED_BY.0, MANAGED_BY.1);
+        if !reports.is_empty() {
+            let parts: Vec<String> = (1..=reports.len()).map(|n| n.to_string()).collect();
+            // `notin` also selects lifeguard's reports without the label:
+            // one an earlier version wrote is replaced by part 1's apply,
+            // which labels it, before this runs.
+            selector.push_str(&format!(",{PART_LABEL} notin ({})", parts.join(",")));
+        }
+        let what = format!("delete {crd} no longer needed in namespace {namespace}");
+        let request = Request::new(&collection)
+            .delete_collection(&DeleteParams::default(), &ListParams::default().labels(&selector))
+            .map_err(|e| FetchError::Failed { what: what.clone(), message: e.to_string() })?;
+        let deleted = self.fetcher.delete(&request.uri().to_string(), &what, "deletecollection").await?;
+        self.removed += deleted.get("items").and_then(Value::as_array).map_or(0, Vec::len);
         Ok(())
     }
 }

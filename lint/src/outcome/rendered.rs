@@ -92,6 +92,12 @@ impl Rendered {
         self.pieces.iter().map(String::as_str)
     }
 
+    /// Takes the text rendered so far, for a report written as it goes
+    /// (`audit`'s namespaces); the counts stay.
+    pub(crate) fn take_pieces(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.pieces)
+    }
+
     /// Appends what a later part of the input rendered.
     pub fn absorb(&mut self, part: Rendered) {
         for piece in part.pieces {

@@ -5,9 +5,19 @@
 //! Reporter reads. Both carry the same results; only the API group, the
 //! kind and where `source` goes differ.
 //!
-//! The reports are a multi-document YAML stream, one document per
-//! namespace: each is written as its namespace is judged and stands alone
-//! (a `List` would hold every namespace under one `items`).
+//! The reports are a multi-document YAML stream, a document per report:
+//! each is written as its namespace is judged and stands alone (a `List`
+//! would hold every namespace under one `items`).
+//!
+//! A namespace's results are split into reports of bounded size
+//! ([`MAX_RESULTS`], [`MAX_BYTES`]), a workload's results never across
+//! two: one object per namespace stops being storable at about 2,000
+//! results (etcd refuses a request over 1.5 MiB), and readers (Policy
+//! Reporter, `kubectl get reports`) aggregate every report of a source in
+//! a namespace, so parts read as one. Bounded parts rather than a report
+//! per workload: a rerun rewrites every report it owns (the results carry
+//! its time), and parts keep that to a few writes per namespace where a
+//! report per workload would be one write per workload on every run.
 
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -24,8 +34,29 @@ use crate::report::rules::docs_url;
 /// that writes them.
 pub const SOURCE: &str = "lifeguard";
 
-/// Every namespace's report has this name: a rerun replaces it.
+/// A namespace's first report has this name, its next ones `lifeguard-2`,
+/// `lifeguard-3`...: a rerun replaces them.
 pub const REPORT_NAME: &str = "lifeguard";
+
+/// The label that numbers a namespace's reports (`"1"` for
+/// [`REPORT_NAME`]): a rerun that writes fewer removes the rest by it.
+pub const PART_LABEL: &str = "lifeguard.dev/report-part";
+
+/// The most results one report holds: a page of `kubectl get` output a
+/// reader can still take in, and, at the few hundred bytes a result takes,
+/// well under what etcd stores in one object ([`MAX_BYTES`] bounds the
+/// rest).
+pub const MAX_RESULTS: usize = 1_000;
+
+/// The most bytes of JSON one report's results take: half of etcd's
+/// default request limit (1.5 MiB), leaving room for the rest of the
+/// object, its managed fields, and results with long messages.
+pub const MAX_BYTES: usize = 768 * 1024;
+
+/// The name of a namespace's `part`-th report (from 1).
+pub fn report_name(part: usize) -> String {
+    if part <= 1 { REPORT_NAME.to_owned() } else { format!("{REPORT_NAME}-{part}") }
+}
 
 /// The label Policy Reporter and `kubectl -l` select lifeguard's reports by.
 pub const MANAGED_BY: (&str, &str) = ("app.kubernetes.io/managed-by", "lifeguard");
@@ -151,78 +182,117 @@ impl Reports {
         self.kind
     }
 
-    /// The report of `namespace`: a result per finding of `findings` (the
+    /// The reports of `namespace`: a result per finding of `findings` (the
     /// namespace's, which `workloads` index), one `pass` per workload
     /// without any, and with `--simulate`, each container's verdicts
     /// (`verdicts`: the JSON entries of the namespace) in its findings'
-    /// properties. `None` when no workload was judged: a namespace with
-    /// nothing to judge gets no report.
-    pub fn object(
+    /// properties; split into parts of at most [`MAX_RESULTS`] results and
+    /// [`MAX_BYTES`] of them, a workload's results in one part. Empty when
+    /// no workload was judged: a namespace with nothing to judge gets no
+    /// report.
+    pub fn objects(
         &self,
         namespace: &str,
         workloads: &[Workload],
         findings: &[Located],
         verdicts: &[Value],
-    ) -> Option<Value> {
-        if workloads.is_empty() {
-            return None;
-        }
+    ) -> Vec<Value> {
+        self.split(namespace, workloads, findings, verdicts, MAX_RESULTS, MAX_BYTES)
+    }
+
+    /// [`Reports::objects`] with the bounds given.
+    fn split(
+        &self,
+        namespace: &str,
+        workloads: &[Workload],
+        findings: &[Located],
+        verdicts: &[Value],
+        max_results: usize,
+        max_bytes: usize,
+    ) -> Vec<Value> {
         let scenarios = by_container(verdicts);
-        let mut results = Vec::new();
-        let mut summary = [("pass", 0), ("fail", 0), ("warn", 0), ("error", 0), ("skip", 0)];
+        let mut parts = Vec::new();
+        let mut part = Part::default();
         for w in workloads {
-            let resource = json!([{
-                "apiVersion": w.api_version, "kind": w.kind, "name": w.name, "namespace": namespace, "uid": w.uid,
-            }]);
-            let found = findings.get(w.findings.clone()).unwrap_or_default();
-            if found.is_empty() {
-                summary[0].1 += 1;
-                let message = format!("no finding from the {} rules the policy runs", self.rules);
-                results.push(self.result(PASS_POLICY, "pass", None, message, resource, Map::new()));
-                continue;
+            let results = self.results(namespace, w, findings, &scenarios);
+            let bytes: usize = results.iter().map(|(r, _)| json_len(r)).sum();
+            let full = part.results.len() + results.len() > max_results || part.bytes + bytes > max_bytes;
+            if full && !part.results.is_empty() {
+                parts.push(std::mem::take(&mut part));
             }
-            for l in found {
-                let f = &l.finding;
-                let outcome = if f.severity >= self.deny { "fail" } else { "warn" };
-                summary[if outcome == "fail" { 1 } else { 2 }].1 += 1;
-                let mut properties = Map::new();
-                if let Some(container) = &f.container {
-                    properties.insert("container".into(), json!(container));
-                }
-                properties.insert("pointer".into(), json!(l.pointer));
-                let (label, note) = f.fix_labelled();
-                properties.insert("fix".into(), json!(format!("{label} {note}")));
-                if policies::rules::find(&f.rule).is_some() {
-                    properties.insert("docs".into(), json!(docs_url(&f.rule)));
-                }
-                let key = (w.kind.as_str(), w.name.as_str(), f.container.as_deref().unwrap_or_default());
-                for (scenario, verdict) in scenarios.get(&key).into_iter().flatten() {
-                    properties.insert(format!("simulate.{scenario}"), json!(verdict));
-                }
-                // The result names the container in a field of its own.
-                let message = f.short.clone();
-                let severity = Some(severity(f.severity));
-                results.push(self.result(&f.rule, outcome, severity, message, resource.clone(), properties));
+            part.bytes += bytes;
+            for (result, outcome) in results {
+                part.count(outcome);
+                part.results.push(Value::Object(result));
             }
         }
+        if !part.results.is_empty() {
+            parts.push(part);
+        }
+        parts.into_iter().enumerate().map(|(i, part)| self.report(namespace, i + 1, part)).collect()
+    }
+
+    /// A workload's results, each with its outcome's slot in the summary.
+    fn results(
+        &self,
+        namespace: &str,
+        w: &Workload,
+        findings: &[Located],
+        scenarios: &BTreeMap<Container<'_>, Vec<(&str, &str)>>,
+    ) -> Vec<(Map<String, Value>, usize)> {
+        let resource = json!([{
+            "apiVersion": w.api_version, "kind": w.kind, "name": w.name, "namespace": namespace, "uid": w.uid,
+        }]);
+        let found = findings.get(w.findings.clone()).unwrap_or_default();
+        if found.is_empty() {
+            let message = format!("no finding from the {} rules the policy runs", self.rules);
+            return vec![(self.result(PASS_POLICY, "pass", None, message, resource, Map::new()), 0)];
+        }
+        let mut results = Vec::with_capacity(found.len());
+        for l in found {
+            let f = &l.finding;
+            let (outcome, slot) = if f.severity >= self.deny { ("fail", 1) } else { ("warn", 2) };
+            let mut properties = Map::new();
+            if let Some(container) = &f.container {
+                properties.insert("container".into(), json!(container));
+            }
+            properties.insert("pointer".into(), json!(l.pointer));
+            let (label, note) = f.fix_labelled();
+            properties.insert("fix".into(), json!(format!("{label} {note}")));
+            if policies::rules::find(&f.rule).is_some() {
+                properties.insert("docs".into(), json!(docs_url(&f.rule)));
+            }
+            let key = (w.kind.as_str(), w.name.as_str(), f.container.as_deref().unwrap_or_default());
+            for (scenario, verdict) in scenarios.get(&key).into_iter().flatten() {
+                properties.insert(format!("simulate.{scenario}"), json!(verdict));
+            }
+            // The result names the container in a field of its own.
+            let message = f.short.clone();
+            let severity = Some(severity(f.severity));
+            results.push((self.result(&f.rule, outcome, severity, message, resource.clone(), properties), slot));
+        }
+        results
+    }
+
+    /// The `number`-th report of `namespace`, holding `part`.
+    fn report(&self, namespace: &str, number: usize, part: Part) -> Value {
         let mut report = Map::new();
         report.insert("apiVersion".into(), json!(self.kind.api_version()));
         report.insert("kind".into(), json!(self.kind.kind()));
         report.insert(
             "metadata".into(),
-            json!({"name": REPORT_NAME, "namespace": namespace, "labels": {MANAGED_BY.0: MANAGED_BY.1}}),
+            json!({"name": report_name(number), "namespace": namespace,
+                "labels": {MANAGED_BY.0: MANAGED_BY.1, PART_LABEL: number.to_string()}}),
         );
         // Policy Reporter reads a PolicyReport's source from each result;
         // a Report says it once.
         if self.kind == ReportKind::Openreports {
             report.insert("source".into(), json!(SOURCE));
         }
-        report.insert(
-            "summary".into(),
-            Value::Object(summary.iter().map(|(k, n)| ((*k).to_owned(), json!(n))).collect()),
-        );
-        report.insert("results".into(), Value::Array(results.into_iter().map(Value::Object).collect()));
-        Some(Value::Object(report))
+        let summary = SUMMARY.iter().zip(part.summary).map(|(k, n)| ((*k).to_owned(), json!(n))).collect();
+        report.insert("summary".into(), Value::Object(summary));
+        report.insert("results".into(), Value::Array(part.results));
+        Value::Object(report)
     }
 
     /// One result: its rule (as both `policy` and `rule`), outcome and
@@ -262,7 +332,7 @@ impl Reports {
     /// document's: the counts (and so the exit code and summary) stay.
     pub fn namespace(&self, out: &mut Outcome, namespace: &str, workloads: &[Workload], verdicts: &[Value]) {
         let mut rendered = Rendered::default();
-        if let Some(report) = self.object(namespace, workloads, &out.findings, verdicts) {
+        for report in self.objects(namespace, workloads, &out.findings, verdicts) {
             rendered.push_str("---\n");
             rendered.push_str(&policies::yaml::to_yaml(&report));
         }
@@ -283,6 +353,51 @@ pub fn write(out: &Outcome, w: &mut dyn Write) -> std::io::Result<()> {
         w.write_all(piece.as_bytes())?;
     }
     Ok(())
+}
+
+/// Writes the reports rendered into `out` so far and drops them: each
+/// document stands alone, so the stream is written as it is made.
+pub fn stream(out: &mut Outcome, w: &mut dyn Write) -> std::io::Result<()> {
+    out.rendered.take_pieces().iter().try_for_each(|p| w.write_all(p.as_bytes()))
+}
+
+/// The summary's outcomes, in the order reports list them.
+const SUMMARY: [&str; 5] = ["pass", "fail", "warn", "error", "skip"];
+
+/// One report's results as they are gathered.
+#[derive(Default)]
+struct Part {
+    results: Vec<Value>,
+    /// Their JSON's length.
+    bytes: usize,
+    /// Counts by [`SUMMARY`]'s outcomes.
+    summary: [usize; 5],
+}
+
+impl Part {
+    fn count(&mut self, slot: usize) {
+        if let Some(n) = self.summary.get_mut(slot) {
+            *n += 1;
+        }
+    }
+}
+
+/// The length of `value` as compact JSON, as the API server receives it.
+fn json_len(value: &Map<String, Value>) -> usize {
+    struct Counter(usize);
+    impl std::io::Write for Counter {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0 += buf.len();
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut counter = Counter(0);
+    // Writing to a counter cannot fail.
+    let _ = serde_json::to_writer(&mut counter, value);
+    counter.0
 }
 
 /// A container of a workload: `(kind, name, container)`.
@@ -314,9 +429,98 @@ mod tests {
         assert_eq!([Severity::Error, Severity::Warning, Severity::Info].map(severity), ["high", "medium", "info"]);
     }
 
+    /// A namespace of `n` Deployments, every other one with a liveness
+    /// probe that kills on the first failure on the readiness endpoint,
+    /// judged as `audit` judges it.
+    fn judged(n: usize) -> crate::audit::judge::Judged {
+        let deployment = |i: usize| {
+            let liveness = if i % 2 == 0 {
+                json!({"httpGet": {"path": "/readyz", "port": 8080}, "failureThreshold": 1})
+            } else {
+                Value::Null
+            };
+            let mut container = json!({"name": "app", "image": "example/app:1",
+                "readinessProbe": {"httpGet": {"path": "/readyz", "port": 8080}}});
+            if !liveness.is_null() {
+                container["livenessProbe"] = liveness;
+            }
+            json!({"apiVersion": "apps/v1", "kind": "Deployment",
+                "metadata": {"name": format!("app-{i}"), "namespace": "shop", "uid": format!("uid-{i}")},
+                "spec": {"template": {"spec": {"containers": [container]}}}})
+        };
+        let namespace = crate::audit::judge::Namespace {
+            name: "shop".into(),
+            objects: (0..n).map(deployment).collect(),
+            services: Some(Vec::new()),
+        };
+        crate::audit::judge::judge(namespace, &Policy::default(), None)
+    }
+
+    fn results(report: &Value) -> Vec<Value> {
+        report["results"].as_array().cloned().unwrap_or_default()
+    }
+
+    /// The workload (`name`) of each result.
+    fn names(results: &[Value]) -> Vec<String> {
+        results.iter().map(|r| r["resources"][0]["name"].as_str().unwrap_or_default().to_owned()).collect()
+    }
+
+    #[test]
+    fn a_namespace_is_split_into_numbered_parts_that_never_split_a_workload() {
+        let judged = judged(7);
+        let reports = Reports::new(ReportKind::Openreports, &Policy::default(), UNIX_EPOCH);
+        let (workloads, findings) = (&judged.workloads, &judged.outcome.findings);
+        let whole = reports.objects("shop", workloads, findings, &[]);
+        assert_eq!(whole.len(), 1, "7 workloads fit one report");
+        let all = results(&whole[0]);
+        let failing = all.iter().filter(|r| r["result"] == "fail" || r["result"] == "warn").count();
+        assert!(failing >= 4 && all.len() > 7, "every other workload has a finding: {all:#?}");
+
+        let parts = reports.split("shop", workloads, findings, &[], 3, usize::MAX);
+        assert!(parts.len() > 2, "{parts:#?}");
+        let mut joined = Vec::new();
+        for (i, part) in parts.iter().enumerate() {
+            let number = i + 1;
+            assert_eq!(part["metadata"]["name"], report_name(number));
+            assert_eq!(part["metadata"]["labels"][PART_LABEL], number.to_string());
+            assert_eq!(part["metadata"]["labels"][MANAGED_BY.0], MANAGED_BY.1);
+            let these = results(part);
+            let counted: u64 = SUMMARY.iter().map(|k| part["summary"][k].as_u64().unwrap_or_default()).sum();
+            assert_eq!(counted, these.len() as u64, "the summary counts the part's own results");
+            let mut workloads = names(&these);
+            workloads.dedup();
+            assert!(these.len() <= 3 || workloads.len() == 1, "over the bound only with one workload: {these:#?}");
+            joined.extend(these);
+        }
+        assert_eq!(joined, all, "the parts hold every result, in order");
+        let split: Vec<Vec<String>> = parts.iter().map(|p| names(&results(p))).collect();
+        for (a, b) in split.iter().zip(split.iter().skip(1)) {
+            assert_ne!(a.last(), b.first(), "a workload's results stay in one part: {split:?}");
+        }
+        assert_eq!(report_name(1), "lifeguard");
+        assert_eq!(report_name(2), "lifeguard-2");
+    }
+
+    #[test]
+    fn a_part_is_bounded_by_the_bytes_of_its_results() {
+        let judged = judged(6);
+        let reports = Reports::new(ReportKind::Policyreport, &Policy::default(), UNIX_EPOCH);
+        let (workloads, findings) = (&judged.workloads, &judged.outcome.findings);
+        let whole = reports.objects("shop", workloads, findings, &[]);
+        let bytes = |r: &Value| results(r).iter().map(|x| x.to_string().len()).sum::<usize>();
+        let limit = bytes(&whole[0]) / 3;
+        let parts = reports.split("shop", workloads, findings, &[], usize::MAX, limit);
+        assert!(parts.len() >= 3, "{} parts", parts.len());
+        for part in &parts {
+            let mut workloads = names(&results(part));
+            workloads.dedup();
+            assert!(bytes(part) <= limit || workloads.len() == 1, "{} > {limit}", bytes(part));
+        }
+    }
+
     #[test]
     fn a_namespace_with_no_workload_gets_no_report() {
         let reports = Reports::new(ReportKind::Openreports, &Policy::default(), UNIX_EPOCH);
-        assert_eq!(reports.object("empty", &[], &[], &[]), None);
+        assert_eq!(reports.objects("empty", &[], &[], &[]), Vec::<Value>::new());
     }
 }

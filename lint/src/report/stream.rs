@@ -34,6 +34,9 @@ pub struct Render {
     /// Whether a baseline is in use: SARIF then gives each result its
     /// `baselineState`, and lists the accepted ones as `unchanged`.
     baseline: bool,
+    /// Whether [`Render::stream`] has written the JSON array's opening and
+    /// first entry.
+    opened: bool,
 }
 
 impl Render {
@@ -46,6 +49,7 @@ impl Render {
             sarif: sarif::RulesSeen::default(),
             scratch: String::new(),
             baseline: false,
+            opened: false,
         })
     }
 
@@ -132,6 +136,35 @@ impl Render {
         out.rendered.absorb(rendered);
     }
 
+    /// Writes the text rendered so far into `out` and drops it, for a report
+    /// whose size would otherwise grow with the input until its end
+    /// (`audit`'s namespaces): text, GitHub commands and JSON, which are
+    /// sequences of entries. SARIF and HTML are documents whose head
+    /// depends on the whole input, so they keep their text for
+    /// [`Render::write`]. What `stream` and `write` write together is what
+    /// `write` alone would.
+    pub(crate) fn stream(&mut self, out: &mut Outcome, w: &mut dyn Write) -> std::io::Result<()> {
+        match self.format {
+            Format::Sarif | Format::Html | Format::Junit => Ok(()),
+            Format::Json => {
+                let pieces = out.rendered.take_pieces();
+                if pieces.is_empty() {
+                    return Ok(());
+                }
+                if self.opened {
+                    pieces.iter().try_for_each(|p| w.write_all(p.as_bytes()))
+                } else {
+                    self.opened = true;
+                    w.write_all(b"[")?;
+                    write_entries(pieces.iter(), w)
+                }
+            }
+            Format::Text | Format::Github => {
+                out.rendered.take_pieces().iter().try_for_each(|p| w.write_all(p.as_bytes()))
+            }
+        }
+    }
+
     /// Writes the whole report of `out` (whose findings were rendered as
     /// they came, and any it still holds after them): what the format's
     /// `render` gives for the same findings. `quiet`: text without its summary.
@@ -148,6 +181,11 @@ impl Render {
                 let errors =
                     out.input_messages().map(|(level, e)| Cow::Owned(json_entry(&json::JsonInputError::at(level, e))));
                 let mut entries = pieces.map(Cow::Borrowed).chain(held).chain(errors).peekable();
+                if self.opened {
+                    // The array is open and has its first entry: the rest follow it.
+                    entries.try_for_each(|e| w.write_all(e.as_bytes()))?;
+                    return w.write_all(b"\n]\n");
+                }
                 if entries.peek().is_none() {
                     return w.write_all(b"[]\n");
                 }
@@ -188,5 +226,68 @@ impl Render {
                 w.write_all(line.as_bytes())
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use policies::Policy;
+    use serde_json::{Value, json};
+
+    use super::*;
+    use crate::audit::judge::{Judged, Namespace, judge};
+    use crate::outcome::Origin;
+
+    /// A namespace of Deployments, those named in `reused` with their
+    /// readiness endpoint reused for liveness.
+    fn namespace(name: &str, deployments: &[(&str, bool)]) -> Namespace {
+        let objects = deployments
+            .iter()
+            .map(|(d, reused)| {
+                let liveness = if *reused { "/readyz" } else { "/livez" };
+                let probe = |path: &str| json!({"httpGet": {"path": path, "port": 8080}});
+                json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": d, "namespace": name},
+                    "spec": {"template": {"spec": {"containers": [{"name": "app", "image": "example/app:1",
+                        "livenessProbe": probe(liveness), "readinessProbe": probe("/readyz")}]}}}})
+            })
+            .collect::<Vec<Value>>();
+        Namespace { name: name.into(), objects, services: Some(Vec::new()) }
+    }
+
+    /// The report of `namespaces` as `audit` writes it: each namespace
+    /// judged and rendered in turn, and with `stream`, written as it is.
+    fn audited(format: Format, stream: bool) -> String {
+        let namespaces = [
+            namespace("clean", &[("web", false)]),
+            namespace("shop", &[("orders", true), ("cart", false), ("pay", true)]),
+            namespace("empty", &[]),
+            namespace("ml", &[("serve", true)]),
+        ];
+        let mut render = Render::new(format).expect("a streamed format").plain();
+        let mut total = Outcome { origin: Origin::Cluster, ..Outcome::default() };
+        let mut bytes = Vec::new();
+        for ns in namespaces {
+            let Judged { outcome: mut part, verdicts, .. } = judge(ns, &Policy::default(), None);
+            render.document(&mut part);
+            render.json_entries(&mut part, &verdicts);
+            total.files += 1;
+            total.absorb(part);
+            if stream {
+                render.stream(&mut total, &mut bytes).expect("write to memory");
+            }
+        }
+        render.write(&total, false, &mut bytes).expect("write to memory");
+        String::from_utf8(bytes).expect("UTF-8")
+    }
+
+    #[test]
+    fn a_report_written_as_it_goes_is_the_report_written_at_the_end() {
+        for format in [Format::Text, Format::Json, Format::Github, Format::Sarif, Format::Html] {
+            let (streamed, whole) = (audited(format, true), audited(format, false));
+            assert_eq!(streamed, whole, "{format:?}");
+            assert!(whole.contains("orders") && whole.contains("serve"), "{format:?}: {whole}");
+        }
+        let json: Value = serde_json::from_str(&audited(Format::Json, true)).expect("JSON");
+        assert_eq!(json.as_array().map(Vec::len), Some(3), "{json:#}");
     }
 }

@@ -37,7 +37,7 @@ fn sarif_for_snapshot(stdout: &str) -> Value {
     for rule in rules {
         let id = rule["id"].as_str().expect("rule id").to_owned();
         // The same link as the cluster reports' `docs` property and the HTML report's.
-        assert_eq!(rule["helpUri"], lifeguard::report::rules::docs_url(&id), "{id}");
+        assert_eq!(rule["helpUri"], policies::rules::docs_url(&id), "{id}");
         for format in ["text", "markdown"] {
             let help = rule["help"][format].as_str().expect("rule help");
             assert!(help.starts_with(&format!("# {id}\n")), "{id}: {help}");

@@ -51,7 +51,7 @@ pub fn diagnostics(uri: &Uri, analysis: &Analysis) -> Vec<Diagnostic> {
             range: placed.range,
             severity: Some(severity(f.severity)),
             code: Some(NumberOrString::String(f.rule.clone())),
-            code_description: Uri::from_str(&crate::report::rules::docs_url(&f.rule))
+            code_description: Uri::from_str(&policies::rules::docs_url(&f.rule))
                 .ok()
                 .map(|href| CodeDescription { href }),
             source: Some(SOURCE.to_owned()),

@@ -28,7 +28,7 @@ use policies::{Policy, Severity};
 use serde_json::{Map, Value, json};
 
 use crate::outcome::{Located, Outcome, Rendered};
-use crate::report::rules::docs_url;
+use policies::rules::docs_url;
 
 /// What the reports say they come from (`source`), and the field manager
 /// that writes them.

@@ -4,15 +4,6 @@ use std::fmt::Write as _;
 
 use policies::rules::{FixAvailability, RULES, Rule};
 
-/// Where the rules' documentation is: a row per rule in docs/rules.md.
-pub const RULES_PAGE: &str = "https://github.com/lifeguard-dev/lifeguard/blob/main/docs/rules.md";
-
-/// The link to a rule's documentation (its row of docs/rules.md), as
-/// editors and cluster reports give it.
-pub fn docs_url(rule: &str) -> String {
-    format!("{RULES_PAGE}#{rule}")
-}
-
 /// One line per rule: name, default severity, fixable, summary.
 pub fn text() -> String {
     let width = RULES.iter().map(|r| r.name.len()).max().unwrap_or(0);

@@ -15,7 +15,8 @@ use serde_sarif::sarif::{
 };
 
 use crate::outcome::{InputError, InputLevel, Located, Origin, Outcome};
-use crate::report::rules::{docs_url, explain};
+use crate::report::rules::explain;
+use policies::rules::docs_url;
 
 /// The schema URI GitHub's documentation uses for SARIF 2.1.0.
 const SCHEMA_URI: &str = "https://json.schemastore.org/sarif-2.1.0.json";

@@ -155,7 +155,8 @@ pub(crate) fn functions(expression: &str) -> BTreeSet<String> {
             }
             let name = &expression[start..i];
             let mut next = i;
-            while next < bytes.len() && bytes[next] == b' ' {
+            // The exports' layout may put a line break between a call's name and its `(`.
+            while next < bytes.len() && bytes[next].is_ascii_whitespace() {
                 next += 1;
             }
             let follows = bytes.get(next);

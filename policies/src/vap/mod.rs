@@ -17,6 +17,7 @@
 
 mod cel;
 pub mod cel_library;
+mod cel_text;
 pub(crate) mod check;
 pub mod coverage;
 mod exemptions;
@@ -31,6 +32,7 @@ pub(crate) mod probe_endpoint_reused;
 pub(crate) mod probe_invalid;
 pub(crate) mod probe_port_unknown;
 pub(crate) mod probe_window_too_long;
+mod ratchet;
 pub(crate) mod readiness_port_only;
 mod regex;
 mod shutdown;
@@ -62,6 +64,10 @@ pub struct Options {
     pub name: String,
     /// The release whose CEL environment the expressions must compile in.
     pub kube_version: KubeVersion,
+    /// Whether `NAME-deny` judges an UPDATE only by the findings its old
+    /// object did not have (by rule and container, as the webhook's
+    /// ratchet), or the whole object.
+    pub ratchet: bool,
 }
 
 /// The export: its objects, and the covered rules it leaves out (disabled
@@ -84,6 +90,23 @@ pub struct Export {
     /// Each custom kind's pod template not judged, `Kind (group) /pointer`,
     /// and why.
     pub templates_left_out: Vec<(String, String)>,
+    /// What each binding does, and where.
+    pub bindings: Vec<Bound>,
+}
+
+/// What one binding does, and where.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Bound {
+    /// The binding's name (its policy's).
+    pub name: String,
+    /// Its action: `Deny`, `Warn` or `Audit`.
+    pub action: &'static str,
+    /// The namespaces it judges, as its policy's `namespaceSelector`.
+    pub namespaces: Value,
+    /// The rules its policy carries.
+    pub rules: Vec<&'static str>,
+    /// Whether an UPDATE is judged only by the findings the old object did not have.
+    pub ratcheted: bool,
 }
 
 /// The policy's covered rules as admission policies. `Err` when an
@@ -111,7 +134,12 @@ pub fn export(policy: &Policy, options: &Options) -> Result<Export, CelError> {
             }
         };
         out.rules.push(rule.name);
-        validations.extend((checks.0)(rule, policy).into_iter().map(|check| check.validation(&exempt, &exempt_object)));
+        validations.extend(
+            (checks.0)(rule, policy)
+                .into_iter()
+                .enumerate()
+                .map(|(index, check)| check.validation(index, &exempt, &exempt_object)),
+        );
     }
     // The same objects in every mode (see `objects`): the policies split by
     // severity, the mode in the bindings' actions; a pair per template slot.
@@ -119,8 +147,31 @@ pub fn export(policy: &Policy, options: &Options) -> Result<Export, CelError> {
         validations.iter().partition(|v| policy.denies(v.severity));
     let reached = templates::templates(policy);
     for slot in &reached.slots {
-        for (group, validations) in [(Group::Deny, &deny), (Group::Warn, &warn)] {
-            out.objects.extend(objects::pair(group, &options.name, policy, options.mode, slot, validations));
+        // Only NAME-deny may deny: NAME-warn warns of every finding, old or new.
+        for (group, group_validations, ratchet) in [(Group::Deny, &deny, options.ratchet), (Group::Warn, &warn, false)]
+        {
+            let ratchet = ratchet && !group_validations.is_empty();
+            let pair = objects::pair(
+                group,
+                &options.name,
+                policy,
+                options.mode,
+                slot,
+                group_validations,
+                &validations,
+                ratchet,
+            );
+            out.objects.extend(pair);
+            let validations = group_validations;
+            let mut rules: Vec<&'static str> = validations.iter().map(|v| v.rule).collect();
+            rules.dedup();
+            out.bindings.push(Bound {
+                name: group.object_name(&options.name, slot),
+                action: group.action(options.mode),
+                namespaces: objects::match_constraints(slot)["namespaceSelector"].clone(),
+                rules,
+                ratcheted: ratchet,
+            });
         }
         let names = format!("{}-deny{suffix}, {}-warn{suffix}", options.name, options.name, suffix = slot.suffix());
         out.templates.extend(slot.customs.iter().map(|r| (r.name(), names.clone())));
@@ -138,7 +189,7 @@ mod tests {
     use crate::finding::Severity;
 
     fn options(mode: AdmissionMode) -> Options {
-        Options { mode, name: "lifeguard".to_owned(), kube_version: kube_version::OLDEST }
+        Options { mode, name: "lifeguard".to_owned(), kube_version: kube_version::OLDEST, ratchet: true }
     }
 
     fn export(policy: &Policy, options: &Options) -> Export {

@@ -8,6 +8,7 @@
 use serde_json::{Value, json};
 
 use super::cel;
+use super::cel_text::layout;
 use super::check::Validation;
 use super::templates::Slot;
 use crate::policy::{AdmissionMode, Policy};
@@ -49,7 +50,14 @@ impl Group {
 /// that `kubectl delete -l` (or `kubectl apply --prune -l`) finds them all.
 pub const EXPORT_LABEL: &str = "lifeguard.dev/export";
 
-/// The policy of one slot and group, then its binding.
+/// The width of the CEL's lines, so that with the YAML's indentation
+/// every line of an export is short enough to review in a diff.
+pub(crate) const CEL_WIDTH: usize = 120;
+
+/// The policy of one slot and group, then its binding. `all` is every
+/// validation of the export; with `ratchet`, the policy reads the old
+/// object by all of its rules' checks.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn pair(
     group: Group,
     name: &str,
@@ -57,9 +65,14 @@ pub(crate) fn pair(
     mode: AdmissionMode,
     slot: &Slot,
     validations: &[&Validation],
+    all: &[Validation],
+    ratchet: bool,
 ) -> [Value; 2] {
     let object = group.object_name(name, slot);
-    [admission_policy(&object, name, policy, slot, validations), binding(&object, name, group.action(mode), mode)]
+    [
+        admission_policy(&object, name, policy, slot, validations, all, ratchet),
+        binding(&object, name, group.action(mode), mode),
+    ]
 }
 
 /// The kinds the slot reads: in slot 0 the built-in pod-bearing kinds the
@@ -143,13 +156,30 @@ fn scope_condition(reason: &OutOfScope, slot: &Slot) -> Option<(&'static str, St
     }
 }
 
-fn admission_policy(name: &str, export: &str, policy: &Policy, slot: &Slot, validations: &[&Validation]) -> Value {
+fn admission_policy(
+    name: &str,
+    export: &str,
+    policy: &Policy,
+    slot: &Slot,
+    validations: &[&Validation],
+    all: &[Validation],
+    ratchet: bool,
+) -> Value {
     // A rule with findings at several severities has a validation for each.
     let mut rules: Vec<&str> = validations.iter().map(|v| v.rule).collect();
     rules.dedup();
+    let cel = |expression: &str| layout(expression, CEL_WIDTH);
+    let vars = super::ratchet::variables(policy, slot, validations, all, ratchet);
     let mut checks: Vec<Value> = validations
         .iter()
-        .map(|v| json!({ "expression": v.expression, "messageExpression": v.message, "reason": "Invalid" }))
+        .map(|v| {
+            let old = vars.old(v.rule);
+            json!({
+                "expression": cel(&v.expression(old)),
+                "messageExpression": cel(&v.message(old, &vars.sided)),
+                "reason": "Invalid",
+            })
+        })
         .collect();
     let variables: Vec<Value> = if checks.is_empty() {
         // The API server refuses a policy without a validation, and this one
@@ -158,17 +188,26 @@ fn admission_policy(name: &str, export: &str, policy: &Policy, slot: &Slot, vali
         checks.push(json!({ "expression": "true", "message": "no rule of the policy is at this severity" }));
         Vec::new()
     } else {
-        cel::variables(policy, slot)
+        vars.list
             .into_iter()
-            .map(|(name, expression)| json!({ "name": name, "expression": expression }))
+            .map(|(name, expression)| json!({ "name": name, "expression": cel(&expression) }))
             .collect()
     };
+    let conditions: Vec<Value> = match_conditions(slot)
+        .into_iter()
+        .map(|mut c| {
+            if let Some(expression) = c["expression"].as_str() {
+                c["expression"] = Value::String(cel(expression));
+            }
+            c
+        })
+        .collect();
     let mut spec = json!({
         // A CEL error (a cost limit, say) admits the object: the API
         // server's hot path never fails because of lifeguard.
         "failurePolicy": "Ignore",
         "matchConstraints": match_constraints(slot),
-        "matchConditions": match_conditions(slot),
+        "matchConditions": conditions,
     });
     if !variables.is_empty() {
         spec["variables"] = Value::Array(variables);

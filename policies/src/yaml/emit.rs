@@ -1,6 +1,8 @@
 //! Writing JSON values as block-style YAML that this loader (and any YAML
 //! 1.2 reader, and go-yaml v2 with its YAML 1.1 booleans) reads back to the
-//! same values: `lifeguard policy show`.
+//! same values: `lifeguard policy show`, the exports. A string of several
+//! lines is a literal block (`|-`), each of its lines a line of the file,
+//! so a long CEL expression laid out on lines reads as it was laid out.
 
 use serde_json::Value;
 
@@ -59,12 +61,36 @@ fn nested(value: &Value, indent: usize, out: &mut String) {
             out.push('\n');
             sequence(items, indent + 2, out);
         }
+        Value::String(s) if literal_block(s) => {
+            let chomp = if s.ends_with('\n') { "" } else { "-" };
+            out.push_str(&format!(" |{chomp}\n"));
+            for line in s.strip_suffix('\n').unwrap_or(s).split('\n') {
+                if !line.is_empty() {
+                    out.push_str(&" ".repeat(indent + 2));
+                    out.push_str(line);
+                }
+                out.push('\n');
+            }
+        }
         other => {
             out.push(' ');
-            out.push_str(&scalar(other));
+            out.push_str(&folded(&scalar(other), indent));
             out.push('\n');
         }
     }
+}
+
+/// Whether `s` reads back the same from a literal block: several lines of
+/// printable characters, none ending in a blank (a reader may keep or drop
+/// it), the first not starting with one (it would set the indentation), and
+/// at most one final newline (`|` keeps one, `|-` none).
+fn literal_block(s: &str) -> bool {
+    let body = s.strip_suffix('\n').unwrap_or(s);
+    body.contains('\n')
+        && !body.ends_with('\n')
+        && !body.starts_with([' ', '\n'])
+        && !s.chars().any(|c| c.is_control() && c != '\n' || c == '\u{feff}')
+        && body.split('\n').all(|line| !line.ends_with([' ', '\t']))
 }
 
 fn scalar(value: &Value) -> String {
@@ -90,6 +116,35 @@ fn string(s: &str) -> String {
     if plain { s.to_owned() } else { serde_json::to_string(s).unwrap_or_else(|_| format!("{s:?}")) }
 }
 
+/// The longest line of a double-quoted string that can be folded.
+const QUOTED_WIDTH: usize = 120;
+
+/// A double-quoted `quoted` longer than 160 characters and without blanks
+/// (a list such as `a,b,c`) folded after commas with escaped line breaks
+/// (`\` at a line's end joins it to the next, whose indentation is not
+/// read), each continuation at `indent`: it reads back whole.
+fn folded(quoted: &str, indent: usize) -> String {
+    if quoted.len() <= 160 || !quoted.starts_with('"') || quoted.contains(char::is_whitespace) {
+        return quoted.to_owned();
+    }
+    let mut out = String::new();
+    let mut line = 0;
+    let mut chars = quoted.chars().peekable();
+    while let Some(c) = chars.next() {
+        out.push(c);
+        line += 1;
+        // After a comma, before a character the reader keeps (not a blank,
+        // which it would strip as the next line's indentation).
+        let keeps = chars.peek().is_some_and(|next| !next.is_whitespace() && *next != '"');
+        if c == ',' && keeps && line >= QUOTED_WIDTH / 2 {
+            out.push_str("\\\n");
+            out.push_str(&" ".repeat(indent + 2));
+            line = 0;
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::json;
@@ -105,12 +160,24 @@ mod tests {
             "tricky": ["true", "10", "", " x", "a: b", "#c", "-x", "^/ready/?$", "*DRAIN", "1.30", "null", "é"],
             "empty": {}, "none": [],
             "list": [{"name": "a", "when": {"lt": 5}}, {"name": "b", "when": "exists"}],
-            "nested": {"deep": {"x": [1, [2, 3]]}}
+            "nested": {"deep": {"x": [1, [2, 3]]}},
+            "folded": ["a,b,c,", "x".repeat(70) + &",y".repeat(60) + ",z,", ",".repeat(200), "a, b,".repeat(40)],
+            "lines": ["a &&\n  b(\"x\")\n\n: 'y'", "one\ntwo\n", " lead\nx", "trail \nx", "tab\t\nx", "two\n\n"]
         });
         let text = to_yaml(&value);
         let (docs, err) = parse_stream(&text, &Limits::default());
         assert_eq!(err, None, "{text}");
         assert_eq!(docs[0].value, value, "{text}");
         assert!(text.contains("\n  - name: a\n    when:\n      lt: 5\n"), "{text}");
+        // A long list without blanks is folded after commas; one with blanks is not.
+        assert!(text.contains(",y,\\\n    y,y"), "{text}");
+        assert!(text.contains(&format!("\"{}\"\n", "a, b,".repeat(40))), "{text}");
+        // Several lines are a literal block, but where a reader would read them otherwise.
+        assert!(
+            text.contains(
+                "lines:\n  - |-\n    a &&\n      b(\"x\")\n\n    : 'y'\n  - |\n    one\n    two\n  - \" lead"
+            ),
+            "{text}"
+        );
     }
 }

@@ -308,7 +308,8 @@ pub(crate) fn deny(plane: &ControlPlane) {
     let run = dry_run(plane, ns, &bad_leader);
     assert_eq!(run.code, 1, "{run:#?}");
     assert!(run.stderr.contains("ValidatingAdmissionPolicy 'lifeguard-deny' with binding 'lifeguard-deny' denied request: probe-port-unknown"), "{run:#?}");
-    // A scale of the object admitted before is not judged; a change of its workers' template is.
+    // A scale of the object admitted before is not judged; a change of its
+    // workers' template is, by the findings the old workers did not have.
     let patch =
         |merge: &str| plane.kubectl.run(&["patch", "leaderworkerset", "old", "-n", ns, "--type=merge", "-p", merge]);
     let scale = patch(r#"{"spec":{"replicas":2}}"#);
@@ -318,9 +319,14 @@ pub(crate) fn deny(plane: &ControlPlane) {
     assert_eq!(leader.code, 0, "a change of the leader's template judges the leader's alone: {leader:#?}");
     let workers =
         patch(r#"{"spec":{"leaderWorkerTemplate":{"workerTemplate":{"metadata":{"annotations":{"rev":"2"}}}}}}"#);
-    assert_eq!(workers.code, 1, "a change of the workers' template is judged: {workers:#?}");
+    assert_eq!(workers.code, 0, "the workers' old findings are not new: {workers:#?}");
+    let added = r#"[{"op": "add", "path": "/spec/leaderWorkerTemplate/workerTemplate/spec/containers/-",
+        "value": {"name": "cache", "image": "example/cache:1", "livenessProbe": {"tcpSocket": {"port": "redis"}}}}]"#;
+    let workers = plane.kubectl.run(&["patch", "leaderworkerset", "old", "-n", ns, "--type=json", "-p", added]);
+    assert_eq!(workers.code, 1, "a new finding in the workers' template is judged: {workers:#?}");
     assert!(
-        workers.stderr.contains("'lifeguard-deny-2'") && workers.stderr.contains("probe-port-unknown"),
+        workers.stderr.contains("'lifeguard-deny-2'")
+            && workers.stderr.contains("probe-port-unknown: container \"cache\""),
         "{workers:#?}"
     );
     plane.kubectl.run(&["delete", "leaderworkerset", "old", "-n", ns, "--wait=false"]).ok();
@@ -343,7 +349,8 @@ pub(crate) fn declared(plane: &ControlPlane) {
     let file = dir.path().join("declared.yaml");
     std::fs::write(&file, text).expect("write the policy");
     let yaml = export(&["--policy", &file.display().to_string(), "--mode", "warn"]);
-    assert!(yaml.contains("# Judged: LeaderWorkerSet (leaderworkerset.x-k8s.io) /spec/leaderWorkerTemplate/workerTemplate (by lifeguard-deny, lifeguard-warn).\n"), "{yaml}");
+    // The header's comments are filled: read with their lines joined.
+    assert!(yaml.replace("\n#   ", " ").contains("# Judged: LeaderWorkerSet (leaderworkerset.x-k8s.io) /spec/leaderWorkerTemplate/workerTemplate (by lifeguard-deny, lifeguard-warn).\n"), "{yaml}");
     install(plane, &yaml, ns);
     let policy = Policy::load(text, "declared.yaml").unwrap_or_else(|e| panic!("{e}"));
     let none = json!({});

@@ -29,8 +29,10 @@ mod subset;
 mod support;
 
 use std::sync::Mutex;
+use std::time::Duration;
 
 use lifeguard_e2e::cluster::ControlPlane;
+use lifeguard_e2e::cluster::process::wait_for;
 use lifeguard_e2e::repo_root;
 use policies::{Batch, Policy, lint_object};
 use serde_json::{Value, json};
@@ -94,7 +96,9 @@ fn under_deny_a_bad_object_is_refused_with_the_rule_named_and_a_good_one_admitte
     let ns = "vap-deny";
     namespace(plane, ns);
     // Created before the policy: an update that leaves its template alone
-    // is not judged (as the webhook's ratchet lets a relabel through).
+    // is not judged, and one that changes it is judged only by the findings
+    // the old object did not have, as the webhook's ratchet (same rule,
+    // same container).
     let dir = repo_root().join("lint/tests/fixtures/rules/probe-port-unknown");
     let old = objects(&dir.join("bad.yaml")).into_iter().find(|o| o["kind"] == "Deployment").expect("a bad Deployment");
     let name = old["metadata"]["name"].as_str().expect("name").to_owned();
@@ -106,18 +110,38 @@ fn under_deny_a_bad_object_is_refused_with_the_rule_named_and_a_good_one_admitte
     assert_eq!(relabel.code, 0, "a relabel is not judged: {relabel:#?}");
     let scale = plane.kubectl.run(&["scale", "deployment", &name, "-n", ns, "--replicas=3"]);
     assert_eq!(scale.code, 0, "a scale is not judged: {scale:#?}");
-    let template = plane.kubectl.run(&[
-        "patch",
-        "deployment",
-        &name,
-        "-n",
-        ns,
-        "--type=merge",
-        "-p",
-        r#"{"spec":{"template":{"metadata":{"annotations":{"rev":"2"}}}}}"#,
-    ]);
-    assert_eq!(template.code, 1, "a template change is judged: {template:#?}");
-    assert!(template.stderr.contains("probe-port-unknown"), "{}", template.stderr);
+    let patch =
+        |patch: &str| plane.kubectl.run(&["patch", "deployment", &name, "-n", ns, "--type=strategic", "-p", patch]);
+    let bump = r#"{"spec":{"template":{"spec":{"containers":[{"name":"app","image":"example/app:2.1"}]}}}}"#;
+    let run = patch(bump);
+    assert_eq!(run.code, 0, "an image bump keeps the findings the workload had: {run:#?}");
+    let annotate = r#"{"spec":{"template":{"metadata":{"annotations":{"rev":"2"}}}}}"#;
+    assert_eq!(patch(annotate).code, 0, "a template change without a new finding goes through");
+    // A new finding: a container the old object did not have, with a port
+    // it does not declare. Refused, naming it alone.
+    let added = r#"{"spec":{"template":{"spec":{"containers":[{"name":"cache","image":"example/cache:1",
+        "livenessProbe":{"tcpSocket":{"port":"redis"}}}]}}}}"#;
+    let run = patch(added);
+    assert_eq!(run.code, 1, "a new finding is refused: {run:#?}");
+    assert!(
+        run.stderr.contains("denied request: probe-port-unknown: container \"cache\": port \"redis\""),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        !run.stderr.contains("container \"app\"") && !run.stderr.contains("container \"worker\""),
+        "{}",
+        run.stderr
+    );
+    // `--ratchet=false` judges the whole object: the same bump is refused.
+    // (The policies replaced in place: the API server acts on the new one within seconds.)
+    install(plane, &export(&["--policy", "default", "--mode", "enforce", "--ratchet=false"]), ns);
+    let bump = r#"{"spec":{"template":{"spec":{"containers":[{"name":"app","image":"example/app:2.2"}]}}}}"#;
+    wait_for("the export without the ratchet in force", Duration::from_secs(30), || {
+        let run = plane.kubectl.run(&["patch", "deployment", &name, "-n", ns, "--dry-run=server", "-p", bump]);
+        let judged = run.code == 1 && run.stderr.contains("probe-port-unknown: container \"app\"");
+        if judged { Ok(()) } else { Err(format!("{run:?}")) }
+    });
     for object in objects(&dir.join("bad.yaml")) {
         let run = dry_run(plane, ns, &object);
         assert_eq!(run.code, 1, "{run:#?}");
@@ -281,5 +305,27 @@ fn a_pod_of_20_containers_is_judged_within_the_cost_budget() {
     for rule in ["probe-port-unknown", "prestop-sleep-only", "grace-period-too-short"] {
         assert!(flagged(&run).contains(&(rule.to_owned(), "c19".to_owned())), "{rule}: {run:#?}");
     }
+    // An UPDATE reads the old object as well: the same containers in a
+    // Deployment, stored, then given one new finding (c3's liveness on a
+    // port it does not declare). Every check reads both objects, and the
+    // ratchet still names c3 alone: the old findings (c19's) are not new.
+    let template = json!({"metadata": {"labels": {"app": "twenty"}, "annotations": annotations}, "spec": {"containers": containers}});
+    let deployment = json!({
+        "apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "twenty"},
+        "spec": {"replicas": 0, "selector": {"matchLabels": {"app": "twenty"}}, "template": template}
+    });
+    let created = plane.kubectl.run_with_input(&["create", "-n", ns, "-f", "-"], Some(&deployment.to_string()));
+    assert_eq!(created.code, 0, "{created:#?}");
+    let new_finding =
+        r#"{"spec":{"template":{"spec":{"containers":[{"name":"c3","livenessProbe":{"httpGet":{"port":"gone"}}}]}}}}"#;
+    let run = plane.kubectl.run(&["patch", "deployment", "twenty", "-n", ns, "--dry-run=server", "-p", new_finding]);
+    assert_eq!(run.code, 0, "{run:#?}");
+    let flagged = flagged(&run);
+    assert!(flagged.contains(&("probe-port-unknown".to_owned(), "c3".to_owned())), "{run:#?}");
+    for rule in ["probe-port-unknown", "prestop-sleep-only", "grace-period-too-short"] {
+        assert!(!flagged.contains(&(rule.to_owned(), "c19".to_owned())), "{rule}: old, not new: {run:#?}");
+    }
+    // NAME-warn is not ratcheted: its findings are warned of on every template change.
+    assert!(flagged.iter().any(|(rule, _)| rule == "liveness-too-aggressive"), "{run:#?}");
     remove(plane);
 }

@@ -23,9 +23,9 @@ use policies::Severity;
 
 use crate::outcome::tally::{Counts, PLACES, Tally};
 use crate::outcome::{InputError, InputLevel, Located, Origin, Outcome};
-use crate::report::rules::docs_url;
 use crate::report::{summary, text};
 use escape::push_escaped;
+use policies::rules::docs_url;
 
 /// Appends one finding as an `<article>` whose `data-severity` and
 /// `data-rule` the page's filters read.

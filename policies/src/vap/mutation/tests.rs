@@ -104,6 +104,7 @@ fn the_objects_match_what_mutate_patches() {
             mode: crate::policy::AdmissionMode::Enforce,
             name: "lifeguard".to_owned(),
             kube_version: OLDEST,
+            ratchet: true,
         },
     )
     .expect("compiles");
@@ -193,6 +194,7 @@ fn every_pack_compiles_at_the_oldest_release() {
             mode: crate::policy::AdmissionMode::Enforce,
             name: "lifeguard".to_owned(),
             kube_version: OLDEST,
+            ratchet: true,
         };
         crate::vap::export(&policy, &vap).unwrap_or_else(|e| panic!("{pack}: {e}"));
     }

@@ -223,3 +223,27 @@ fn the_kube_version_is_1_34_or_later_and_changes_only_the_header_today() {
     assert_eq!(r.code, 2);
     assert!(r.stderr.contains("\"latest\" is not a Kubernetes version: write MAJOR.MINOR"), "{}", r.stderr);
 }
+
+/// What `kubectl apply` keeps of an object in its
+/// `last-applied-configuration` annotation is the whole object, and the API
+/// server refuses annotations over 256 KiB in all: each exported object
+/// stays under this, leaving room for a policy's own exemptions.
+const APPLIED: usize = 230 * 1024;
+
+#[test]
+fn every_object_fits_what_kubectl_apply_keeps_of_it() {
+    for pack in ["default", "strict", "gpu-serving"] {
+        for ratchet in ["--ratchet=true", "--ratchet=false"] {
+            let out = export(&["--policy", pack, ratchet]);
+            assert_eq!(out.code, 0, "{}", out.stderr);
+            let (docs, errors) = lifeguard::input::parse_stream(&out.stdout, &lifeguard::input::Limits::default());
+            assert!(errors.is_none(), "{errors:?}");
+            assert!(docs.len() >= 8, "{pack}: {} objects", docs.len());
+            for doc in &docs {
+                let size = doc.value.to_string().len();
+                let name = doc.value.pointer("/metadata/name").and_then(|n| n.as_str()).unwrap_or_default();
+                assert!(size < APPLIED, "{pack} {ratchet}: {name} is {size} bytes of JSON");
+            }
+        }
+    }
+}

@@ -7,6 +7,7 @@
 
 use std::collections::BTreeMap;
 use std::path::Path;
+use std::time::Duration;
 
 use policies::yaml::{Limits, parse_stream};
 use policies::{Batch, Policy};
@@ -159,7 +160,7 @@ pub fn apply_twice(kubectl: &Client, namespace: &str, objects: &[(String, Value)
     // Refusals of the first apply are the objects' own (placeholders,
     // privileged containers, fields of a newer release): left out.
     apply(renamed.iter().map(|(_, o)| o).collect());
-    let first = stored(kubectl, namespace, mode);
+    let first = settled(kubectl, namespace, mode);
     let again: Vec<&(String, Value)> = renamed.iter().filter(|(_, o)| first.contains_key(&key(o))).collect();
     let second = apply(again.iter().map(|(_, o)| o).collect());
     let mut out = Reapplied { stored: again.len(), ..Reapplied::default() };
@@ -174,7 +175,7 @@ pub fn apply_twice(kubectl: &Client, namespace: &str, objects: &[(String, Value)
             continue;
         };
         let differs: Vec<&str> = [
-            ("spec", &before["spec"] != &now["spec"]),
+            ("spec", before["spec"] != now["spec"]),
             ("generation", before["metadata"]["generation"] != now["metadata"]["generation"]),
             ("resourceVersion", before["metadata"]["resourceVersion"] != now["metadata"]["resourceVersion"]),
         ]
@@ -193,6 +194,27 @@ pub fn apply_twice(kubectl: &Client, namespace: &str, objects: &[(String, Value)
         }
     }
     out
+}
+
+/// [`stored`] once two reads a second apart agree: where
+/// kube-controller-manager runs, a new Deployment's controller writes its
+/// revision annotation and status just after the apply, which must not be
+/// taken for the second apply's doing (a test that shares its control
+/// plane with one that starts the controllers starts them first).
+fn settled(kubectl: &Client, namespace: &str, mode: ApplyMode) -> BTreeMap<(String, String), Value> {
+    let versions = |objects: &BTreeMap<(String, String), Value>| -> Vec<Value> {
+        objects.values().map(|o| o["metadata"]["resourceVersion"].clone()).collect()
+    };
+    let mut last = stored(kubectl, namespace, mode);
+    for _ in 0..30 {
+        std::thread::sleep(Duration::from_secs(1));
+        let now = stored(kubectl, namespace, mode);
+        if versions(&now) == versions(&last) {
+            return now;
+        }
+        last = now;
+    }
+    panic!("the objects of {namespace} still change after 30 s");
 }
 
 /// An object's identity in a namespace.

@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use chart_checks::create;
 use lifeguard_e2e::cluster::injector::{Injector, SIDECAR};
-use lifeguard_e2e::cluster::{ControlPlane, Installation, webhook};
+use lifeguard_e2e::cluster::{ControlPlane, Installation, reapply, webhook};
 use lifeguard_e2e::support::deployment;
 use serde_json::{Value, json};
 
@@ -432,6 +432,52 @@ fn updates_in_a_mutate_namespace_change_nothing_the_user_did_not_change() {
     let rolled = deployment(ns);
     assert_eq!(rolled["metadata"]["annotations"]["lifeguard.dev/mutated"], "startup-probe-missing", "{rolled:#}");
     assert!(container(&rolled, "vllm")["startupProbe"].is_object(), "{rolled:#}");
+}
+
+/// GitOps in a mutate namespace: every object of the shared corpus that
+/// `/mutate` fixes under the chart's policy (the default pack), and an
+/// exec sleep it rewrites, applied twice, unchanged, with `kubectl apply`
+/// and with server-side apply under Argo CD's field manager: the second
+/// apply is accepted and stores nothing new.
+#[test]
+// A test's edge: it tells on the terminal what it measured.
+#[allow(clippy::print_stderr)]
+fn a_second_apply_of_the_corpus_in_a_mutate_namespace_is_accepted_and_stores_nothing_new() {
+    let Some((plane, _)) = cluster() else { return };
+    let Some(corpus) = lifeguard_e2e::corpus_dir() else { return };
+    // Another test starts kube-controller-manager, whose writes to a new
+    // Deployment (its revision, its status) are not the second apply's:
+    // started first, they are done before it (`reapply::apply_twice` waits).
+    plane.start_controllers();
+    let ns = "mutate-reapply";
+    plane.kubectl.namespace(ns, &["lifeguard.dev/mutate=true"]);
+    plane.kubectl.default_service_account(ns);
+    let mut objects = reapply::fixed_workloads_under(&corpus, &policies::Policy::default());
+    objects.push(reapply::short_exec_sleep());
+    let mut failures = Vec::new();
+    for mode in reapply::ApplyMode::ALL {
+        let started = std::time::Instant::now();
+        let done = reapply::apply_twice(&plane.kubectl, ns, &objects, mode);
+        eprintln!(
+            "{mode:?}: {} of {} objects stored, applied again: {} refused, {} changed, {} with only metadata moved, \
+             {:.0?}",
+            done.stored,
+            objects.len(),
+            done.refused.len(),
+            done.changed.len(),
+            done.metadata_only.len(),
+            started.elapsed()
+        );
+        // No field's value or owner moved: a controller's status write, or
+        // the time of the applying manager's entry (said in docs/vap.md).
+        for moved in &done.metadata_only {
+            eprintln!("  only metadata moved: {moved}");
+        }
+        failures.extend(done.refused.iter().map(|r| format!("{mode:?}, refused: {r}")));
+        failures.extend(done.changed.iter().map(|c| format!("{mode:?}: {c}")));
+        assert!(done.stored >= 15, "{mode:?}: {} objects stored", done.stored);
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
 /// A Deployment of `n` containers, each with liveness and readiness on one

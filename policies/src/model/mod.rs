@@ -54,8 +54,8 @@ pub use pointer::{escape_token, join};
 pub use port_name::is_valid_port_name;
 pub use poststart::{PostStartFailure, poststart_failure, poststart_handler, poststart_sleep};
 pub use prestop::{
-    FOREVER_SECONDS, PreStopSleep, ShutdownNeed, SleepSeconds, Term, assumed_stop, prestop_handler, prestop_sleep,
-    required_grace, shutdown_needs,
+    FOREVER_SECONDS, PreStopSleep, ShutdownNeed, SleepSeconds, Term, assumed_stop, exec_sleep_beside_native,
+    prestop_handler, prestop_sleep, required_grace, shutdown_needs,
 };
 pub use probe::{
     Handler, Port, ProbeKind, ProbeTiming, ProcessCheck, handler_count, handler_of, process_existence, request_path,

@@ -85,6 +85,22 @@ pub(super) fn hook_sleep(hook: &LifecycleHandler) -> Option<PreStopSleep> {
     Some(PreStopSleep { seconds, sleep_only, native: false })
 }
 
+/// The sleep of a preStop hook that sets exactly two handlers, an `exec`
+/// that only sleeps a finite time and the native `sleep` action: the state
+/// a re-apply leaves when a file's `exec: sleep N` was rewritten into the
+/// native action once stored (`kubectl apply` and server-side apply send
+/// the file's `exec` back, and keep the stored `sleep` beside it). The API
+/// server refuses a hook with two handlers; the exec's seconds are the
+/// file's, so what the rewrite makes of them again.
+pub fn exec_sleep_beside_native(c: &Container) -> Option<i64> {
+    let hook = c.lifecycle.as_ref()?.pre_stop.as_ref()?;
+    if !handlers(hook).eq(["exec", "sleep"]) {
+        return None;
+    }
+    let (seconds, sleep_only) = exec_sleep(hook.exec.as_ref()?.command.as_deref()?)?;
+    seconds.finite().filter(|_| sleep_only)
+}
+
 /// The handler a container's preStop hook runs (`exec`, `httpGet`, `sleep`
 /// or `tcpSocket`, the first when it sets several), if it has a hook.
 pub fn prestop_handler(c: &Container) -> Option<&'static str> {

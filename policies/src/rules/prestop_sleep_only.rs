@@ -9,7 +9,9 @@
 use serde_json::{Value, json};
 
 use crate::finding::{Finding, Fix, Severity, add_op};
-use crate::model::{ShutdownNeed, SleepSeconds, Workload, join, required_grace};
+use crate::model::{
+    ContainerView, ShutdownNeed, SleepSeconds, Workload, exec_sleep_beside_native, join, required_grace,
+};
 use crate::rules::{
     Checks, Ctx, FixAvailability, Fixes, Harm, HarmShown, MapExport, Related, Rule, VapExport, with_fix,
 };
@@ -37,8 +39,10 @@ pub(crate) static RULE: Rule = Rule {
         "both parts, on a pod whose every container's preStop, drain and budget CEL reads as the linter does: the exec \
          sleep rewritten into the native sleep action where the policy's kubernetesVersion allows it, by a JSON Patch \
          (exec must go, which an ApplyConfiguration's merge cannot do, and its command list is atomic), run first, as \
-         whether a container gets it is decided on the object as submitted; terminationGracePeriodSeconds raised so \
-         each such container keeps its shutdown budget, by an ApplyConfiguration after grace-period-too-short's",
+         whether a container gets it is decided on the object as submitted; an exec sleep beside the native action (what a \
+         re-apply of a rewritten file sends) made the native action alone again, by a JSON Patch run first; \
+         terminationGracePeriodSeconds raised so each such container keeps its shutdown budget, by an ApplyConfiguration \
+         after grace-period-too-short's",
         Fixes(crate::vap::prestop_sleep_only::fixes),
     ),
     related: Related::Nothing,
@@ -58,6 +62,13 @@ Flags a container whose preStop hook does nothing but sleep: an `exec` of
 - Info otherwise: the sleep is a fine bridge, but it is not a drain. The
   message says how many seconds of the grace period the sleep leaves the
   application after SIGTERM, the time its own drain must fit in.
+- Error, where the policy's `kubernetesVersion` is 1.30 or later, for a
+  hook that sets both an `exec` that only sleeps and the native `sleep`
+  action, which the API server refuses ("may not specify more than 1
+  handler type"). It is what a second `kubectl apply` or server-side apply
+  of an unchanged file makes of an `exec` sleep that `export map` or the
+  webhook rewrote into the native action: the file's `exec` is sent back,
+  and the stored `sleep` stays beside it.
 
 ## Why is this bad?
 The sleep only bridges endpoint removal: kube-proxy, the mesh and the load
@@ -106,6 +117,16 @@ requires). Where the policy's `kubernetesVersion` is 1.30 or later, an
 (`preStop: {sleep: {seconds: N}}`): distroless images have no `sleep` binary.
 The info finding gets only that rewrite, for an `exec` sleep; a native sleep
 that leaves enough time has no fix.
+
+A hook with both the `exec` sleep and the native action is made the
+rewrite again: the native action alone, of the `exec`'s seconds (the
+file's, so a file whose sleep changed gets its new length), then the grace
+period as above. Mutating admission runs before the API server validates
+the object, so `export map` and the webhook's `/mutate` repair it there and
+a GitOps sync of the unchanged file stores nothing new. A file whose `exec`
+becomes anything but a plain sleep still meets the stored native action
+beside it, which only the file can settle: write the native action in the
+file (this fix does), or remove the stored one with the change.
 "#;
 
 fn check(w: &Workload, ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
@@ -128,6 +149,13 @@ fn check(w: &Workload, ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
         .max()
         .map(|own| own.max(required_grace(needs).unwrap_or(0)));
     let grace_field = join(&w.spec_pointer, &["terminationGracePeriodSeconds"]);
+    if native_ok {
+        w.for_each_container(|c| {
+            if let Some(s) = exec_sleep_beside_native(c.container).filter(|s| *s >= 1) {
+                out.push(exec_beside_native(c, s));
+            }
+        });
+    }
 
     for n in needs {
         let Some(p) = sleeps(n) else { continue };
@@ -237,6 +265,35 @@ fn check(w: &Workload, ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
             out.push(with_fix(finding, fix));
         }
     }
+}
+
+/// A preStop with an exec that only sleeps `s` seconds beside the native
+/// sleep action: what a re-apply of a file whose exec sleep was rewritten
+/// leaves, which the API server refuses. The fix is the rewrite again, of
+/// the exec's seconds (the file's), so a second apply stores what the first
+/// did.
+fn exec_beside_native(c: ContainerView<'_>, s: i64) -> Finding {
+    let name = c.name();
+    let pre_stop = join(c.pointer, &["lifecycle", "preStop"]);
+    let finding = RULE.finding(
+        Severity::Error,
+        join(&pre_stop, &["exec", "command"]),
+        Some(name),
+        format!(
+            "preStop sets both an exec that only sleeps {s}s and the native sleep action; the API server refuses a hook with more than one handler (a second apply of a file whose exec sleep was rewritten into the native action sends the exec back beside it)"
+        ),
+        format!("preStop sets both exec sleep {s}s and the native sleep; keep one"),
+        "keep only the native `sleep` action (Kubernetes 1.30+), in the file too",
+    );
+    let fix = add_op(&pre_stop, json!({"sleep": {"seconds": s}})).map(|op| {
+        Fix::new(
+            format!(
+                "keep container {name:?}'s preStop native `sleep: {{seconds: {s}}}` action alone, of the exec's {s}s"
+            ),
+            vec![op],
+        )
+    });
+    with_fix(finding, fix)
 }
 
 #[cfg(test)]
@@ -368,6 +425,35 @@ mod tests {
         let f = check_with(&RULE, &obj, &policy, &Batch::default());
         let fix = f[0].fix.as_ref().expect("a fix");
         assert!(fix.description.contains("the policy's assumed drain 20s"), "{}", fix.description);
+    }
+
+    /// A second apply of a file whose exec sleep was rewritten sends the
+    /// exec back beside the stored native action; its fixes make the object
+    /// the first apply stored, the grace period from the file's included.
+    #[test]
+    fn an_exec_sleep_beside_the_native_action_is_rewritten_again() {
+        let file = exec_sleep(json!(["sh", "-c", "sleep 28"]));
+        let policy = Policy::default();
+        let fixed = |obj: &Value| {
+            crate::plan_fixes(obj, &Batch::default(), &policy, None).expect("a workload").expect("a plan").fixed
+        };
+        let stored = fixed(&file).expect("the first apply is fixed");
+        let mut again = stored.clone();
+        let pre_stop = &mut again["spec"]["template"]["spec"]["containers"][0]["lifecycle"]["preStop"];
+        pre_stop["exec"] = json!({"command": ["sh", "-c", "sleep 28"]});
+        again["spec"]["template"]["spec"]["terminationGracePeriodSeconds"] = json!(30);
+        let f = check(&RULE, &again);
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert_eq!(f[0].severity, Severity::Error);
+        assert!(f[0].message.contains("more than one handler"), "{}", f[0].message);
+        assert_eq!(fixed(&again), Some(stored));
+        // Not on a release without the native action, and not beside an exec that does more than sleep.
+        let old = Policy::new(Settings { kubernetes_version: "1.29".into(), ..Settings::default() }).expect("valid");
+        assert!(check_with(&RULE, &again, &old, &Batch::default()).is_empty());
+        let mut drains = again.clone();
+        drains["spec"]["template"]["spec"]["containers"][0]["lifecycle"]["preStop"]["exec"]["command"] =
+            json!(["sh", "-c", "sleep 5 && /drain"]);
+        assert!(check(&RULE, &drains).is_empty());
     }
 
     #[test]

@@ -25,7 +25,7 @@ pub(crate) static RULE: Rule = Rule {
     summary: "a slow-booting container has a liveness probe but no startup probe",
     doc: DOC,
     fix: FixAvailability::Fix(
-        "adds a startupProbe with the liveness handler and a budget covering the boot, and sets liveness initialDelaySeconds to 0",
+        "adds a startupProbe with the liveness handler and a budget covering the boot; liveness initialDelaySeconds is left as written",
     ),
     check,
     vap: VapExport::Partly(
@@ -36,8 +36,8 @@ pub(crate) static RULE: Rule = Rule {
         Checks(crate::vap::startup_probe_missing::checks),
     ),
     map: MapExport::Partly(
-        "the startup probe with the liveness handler copied and a budget covering the boot, liveness \
-         initialDelaySeconds set to 0 and a long liveness window lowered, by one JSON Patch per object (the handler may \
+        "the startup probe with the liveness handler copied and a budget covering the boot, and a long liveness \
+         window lowered, by one JSON Patch per object (the handler may \
          hold an exec command or HTTP headers, lists that ApplyConfiguration may not write, as they are atomic); not on \
          an object with a slow-boot image run by a command of its own and no port or GPU (whether it is a model server \
          sets the budget, and telling needs the command line read) or with a cold-start annotation of 19 digits or more",
@@ -141,10 +141,24 @@ the next), and the smallest `failureThreshold` that meets both:
   gives 5 checks of 10 s (restart at 40 s), not 4 (30 s, which would loop a
   boot of 31-36 s that used to pass).
 
-Liveness `initialDelaySeconds` is then set to 0, and a liveness window above
-`maxLivenessWindowSeconds` is brought back to 3 checks (or what
-`liveness-too-aggressive` requires), since the startup probe now guards the
-boot. No fix when the liveness probe has no single valid handler.
+A liveness window above `maxLivenessWindowSeconds` is then brought back to
+3 checks (or what `liveness-too-aggressive` requires), since the startup
+probe now guards the boot. No fix when the liveness probe has no single
+valid handler.
+
+Liveness `initialDelaySeconds` is left as written. The kubelet counts it
+from the container's start, whatever the startup probe does: its prober
+(`pkg/kubelet/prober/worker.go`) skips a check while the container has run
+less than the delay before it asks whether the container has started, and
+holds liveness back until then. Beside a startup probe the delay only makes
+liveness wait for the later of the two, so it never restarts a boot, and
+the budget above already counts it. Setting it to 0 would catch a wedge in
+the first seconds sooner, but no fix of `export map` or the webhook could
+keep it: a second `kubectl apply` or server-side apply of the unchanged
+file (a GitOps sync) sends the file's delay back, the object then has its
+startup probe and nothing to fix, and the changed template would roll the
+pods out on every sync. Lower it in the file once the startup probe is
+there.
 "#;
 
 fn check(w: &Workload, ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
@@ -335,10 +349,6 @@ fn fix(c: ContainerView<'_>, live: &Probe, target: i64, period: i64, lowered: Op
         handler.describe(),
         i64::from(failure).saturating_sub(1).saturating_mul(period)
     );
-    if live.initial_delay_seconds.is_some_and(|d| d != 0) {
-        operations.push(add_op(&c.at(&[ProbeKind::Liveness.field(), "initialDelaySeconds"]), 0.into())?);
-        description.push_str(" and set liveness initialDelaySeconds to 0");
-    }
     if let Some(n) = lowered {
         operations.push(add_op(&c.at(&[ProbeKind::Liveness.field(), "failureThreshold"]), n.into())?);
         description.push_str(&format!(" and liveness failureThreshold {} -> {n}", t.failure));
@@ -426,7 +436,8 @@ mod tests {
                 "timeoutSeconds": 3, "periodSeconds": 10, "failureThreshold": 15
             })
         );
-        assert_eq!(c["livenessProbe"]["initialDelaySeconds"], json!(0));
+        // Left as written: beside the startup probe it only postpones liveness (see the doc).
+        assert_eq!(c["livenessProbe"]["initialDelaySeconds"], json!(120));
         assert_eq!(c["livenessProbe"]["timeoutSeconds"], json!(3));
     }
 
@@ -439,7 +450,7 @@ mod tests {
         let f = one(&obj, "requests nvidia.com/gpu");
         assert_eq!(f.severity, Severity::Error);
         let ops = f.fix.expect("fix").operations;
-        assert_eq!(ops.len(), 1, "no initialDelaySeconds to reset");
+        assert_eq!(ops.len(), 1, "the startup probe alone");
         let c = apply(&mut obj);
         assert_eq!(c["startupProbe"]["tcpSocket"], json!({"port": 8000}));
         // 600 s + 10% = 660 s, and a period to spare: 67 checks, restarting at 660 s.
@@ -495,7 +506,7 @@ mod tests {
             c["startupProbe"],
             json!({"grpc": {"port": 9000, "service": "live"}, "periodSeconds": 10, "failureThreshold": 49})
         );
-        assert_eq!(c["livenessProbe"]["initialDelaySeconds"], json!(0));
+        assert_eq!(c["livenessProbe"]["initialDelaySeconds"], json!(10));
         let after = check(&startup_budget_too_short::RULE, &obj);
         assert!(names(&after).is_empty(), "{:?}", names(&after));
     }

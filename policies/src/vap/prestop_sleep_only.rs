@@ -10,7 +10,7 @@
 use super::check::Check;
 use super::mutation::fix::{Change, ContainerOp, Fix, Write, fixes_at};
 use super::mutation::int::max;
-use super::shutdown::{FOREVER, GRACE, NEED, READABLE, total};
+use super::shutdown::{FOREVER, GRACE, NEED, READABLE, exec_sleep, total};
 use crate::finding::Severity;
 use crate::policy::Policy;
 use crate::rules::Rule;
@@ -62,7 +62,10 @@ pub(crate) fn checks(rule: &Rule, policy: &Policy) -> Vec<Check> {
     ]
 }
 
-/// The fixes, on a pod CEL reads whole. First, as submitted: the rewrite of
+/// The fixes, on a pod CEL reads whole. First, as submitted: an exec that
+/// only sleeps beside the native action (a re-apply of a rewritten file)
+/// made the native action alone, of the exec's seconds, where the error's
+/// fix is made; the rewrite of
 /// an exec sleep of 1 s or more into the native action (kubernetesVersion
 /// 1.30 or later), for a container whose error finding has the fix, or
 /// whose info finding has it under `fixInfoFindings`; `lifeguard fix`
@@ -76,6 +79,30 @@ pub(crate) fn fixes(rule: &Rule, policy: &Policy, exempt: &str) -> Vec<Fix> {
         (fixes_at(policy, rule.name, Severity::Error), fixes_at(policy, rule.name, Severity::Info));
     let short = short_changed(policy);
     let mut out = Vec::new();
+    if s.kubernetes_minor() >= (1, 30) && on_error {
+        // A re-apply's exec sleep beside the native action it was rewritten
+        // into (`exec_sleep_beside_native`): the API server validates after
+        // mutating admission, so the rewrite made again is what it stores.
+        let hook = "c.lifecycle.preStop";
+        let which = format!(
+            "has(c.lifecycle) && has({hook}) && has({hook}.exec) && has({hook}.sleep) && !has({hook}.httpGet) && \
+             !has({hook}.tcpSocket) && [{exec}].exists(p, p[1] == 1 && p[0] >= 1 && p[0] != {FOREVER})",
+            exec = exec_sleep()
+        );
+        out.push(Fix {
+            rule: rule.name,
+            variable: "fixPrestopExecBesideNative",
+            as_submitted: true,
+            change: Change::ContainerPatch {
+                which,
+                ops: vec![ContainerOp {
+                    path: "'/lifecycle/preStop'".to_owned(),
+                    write: Write::Add(format!("[{}].map(p, {{'sleep': {{'seconds': p[0]}}}})[0]", exec_sleep())),
+                    when: "true".to_owned(),
+                }],
+            },
+        });
+    }
     if s.kubernetes_minor() >= (1, 30) && (on_error || on_info) {
         let which = format!(
             "{READABLE} && [{NEED}].exists(n, {SLEEPS} && n[3] == 0 && n[1] >= 1 && n[1] != {FOREVER} && ({short} ? {on_error} : {on_info}))"

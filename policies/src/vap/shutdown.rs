@@ -46,12 +46,23 @@ pub(super) fn prestop() -> String {
     let native = format!(
         "[int({hook}.sleep.seconds) < 0 ? -1 : int({hook}.sleep.seconds) >= 86400 ? {FOREVER} : int({hook}.sleep.seconds), 1, 1]"
     );
-    // An exec: `[busybox] sleep ARGS`, or a shell's `-c SCRIPT`.
+    let exec = exec_sleep();
+    // The API server has given the hook exactly one handler.
+    format!(
+        "(!has(c.lifecycle) || !has({hook}) ? [-1, 0, 0] : has({hook}.sleep) ? {native} : has({hook}.exec) ? ({exec}) : [-1, 0, 0])"
+    )
+}
+
+/// The sleep of container `c`'s preStop `exec` as a CEL list `[seconds,
+/// sleep only, 0]`, for a hook that has an `exec`: `[busybox] sleep ARGS`,
+/// or a shell's `-c SCRIPT`.
+pub(super) fn exec_sleep() -> String {
+    let hook = "c.lifecycle.preStop";
     let shells = "['sh', 'bash', 'ash', 'dash', 'zsh', 'ksh']";
     let base = |word: &str| format!("{word}.substring({word}.lastIndexOf('/') + 1)");
     let args = sleep_args("v.join(' ').substring(size(v[0]) + 1 + (b == 1 ? size(v[1]) + 1 : 0)).split(' ')");
     let sleep_args_of_argv = format!("(size(v) == b + 1 ? -1 : {args})");
-    let exec = format!(
+    format!(
         "!has({hook}.exec.command) ? [-1, 0, 0] : [{hook}.exec.command].map(v, [size(v) > 0 && {b0} == 'busybox' ? 1 : 0].map(b, \
          size(v) <= b ? [-1, 0, 0] : [{bb}].map(p, p == 'sleep' ? (v.all(a, a.matches('^[!-~]+$')) ? \
          [{sleep}, 1, 0] : [-2, 0, 0]) : !(p in {shells}) ? [-1, 0, 0] : size(v) == b + 1 ? [-1, 0, 0] : !v[b + 1].startsWith('-') ? [-1, 0, 0] : \
@@ -60,10 +71,6 @@ pub(super) fn prestop() -> String {
         bb = base("v[b]"),
         sleep = sleep_args_of_argv,
         script = script_sleep("v[b + 2]"),
-    );
-    // The API server has given the hook exactly one handler.
-    format!(
-        "(!has(c.lifecycle) || !has({hook}) ? [-1, 0, 0] : has({hook}.sleep) ? {native} : has({hook}.exec) ? ({exec}) : [-1, 0, 0])"
     )
 }
 

@@ -120,8 +120,9 @@ pub(crate) fn checks(rule: &Rule, policy: &Policy) -> Vec<Check> {
 /// handler, the liveness timeout, `startupPeriodSeconds` and the smallest
 /// threshold that covers the boot's target (the declared cold start plus
 /// margin; else `gpuBootSeconds` for a model server) and restarts no
-/// earlier than liveness did; liveness's delay to 0, and a long liveness
-/// window lowered as `probe-window-too-long` lowers it. Only where every
+/// earlier than liveness did, and a long liveness window lowered as
+/// `probe-window-too-long` lowers it; liveness's delay left as written, so
+/// a re-apply of the file that sends it back finds nothing to change. Only where every
 /// container is read as the linter reads it (no unsure model server, a
 /// cold start of 18 digits at most), as the target depends on it.
 pub(crate) fn fixes(rule: &Rule, policy: &Policy, _exempt: &str) -> Vec<Fix> {
@@ -168,11 +169,6 @@ pub(crate) fn fixes(rule: &Rule, policy: &Policy, _exempt: &str) -> Vec<Fix> {
                     &format!("'/startupProbe/' + {handler}"),
                     Write::Copy(format!("'/livenessProbe/' + {handler}")),
                     "true",
-                ),
-                op(
-                    "'/livenessProbe/initialDelaySeconds'",
-                    Write::Add("0".to_owned()),
-                    "has(c.livenessProbe.initialDelaySeconds) && c.livenessProbe.initialDelaySeconds != 0",
                 ),
                 op("'/livenessProbe/failureThreshold'", Write::Add(lowered), &format!("{long_window} && {fits}")),
             ],

@@ -25,6 +25,7 @@ pub mod node;
 pub mod pki;
 pub mod pods;
 pub mod process;
+pub mod reapply;
 pub mod release;
 pub mod traffic;
 pub mod webhook;

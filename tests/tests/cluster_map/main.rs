@@ -26,6 +26,7 @@ mod boundaries;
 mod custom_resources;
 mod expected;
 mod install;
+mod reapply;
 // The VAP tests' harness: the corpus, the fixtures, what the VAP flags and
 // what the linter finds; this test uses part of it.
 #[allow(dead_code)]

@@ -42,7 +42,7 @@ fn every_carried_rule_has_a_mutation_and_every_fix_a_variable_of_its_own() {
 }
 
 #[test]
-fn the_rewrite_runs_first_and_the_grace_periods_in_the_registrys_order() {
+fn the_rewrites_run_first_and_the_grace_periods_in_the_registrys_order() {
     let policy = Policy::pack("gpu-serving").expect("pack");
     let out = export(&policy, &options()).expect("compiles");
     let order: Vec<String> = out.objects[0]["spec"]["mutations"]
@@ -58,6 +58,8 @@ fn the_rewrite_runs_first_and_the_grace_periods_in_the_registrys_order() {
     assert_eq!(
         order,
         [
+            // A re-apply's exec beside the native action first: the rewrite reads the hook it leaves.
+            "fixPrestopExecBesideNative",
             "fixPrestopSleepNative",
             "fixStartupProbeMissing",
             "fixStartupBudget",

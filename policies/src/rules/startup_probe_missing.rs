@@ -116,7 +116,7 @@ startupProbe:
   failureThreshold: 67        # restarts at 660 s: 600 s + 10%
 livenessProbe:
   httpGet: {path: /health, port: 8000}
-  initialDelaySeconds: 0
+  initialDelaySeconds: 240    # harmless beside a startup probe: it only delays liveness
 ```
 
 ## Fix

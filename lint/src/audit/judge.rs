@@ -11,6 +11,7 @@ use super::verdicts::Simulation;
 use crate::engine::{Seen, lint_one};
 use crate::outcome::{Origin, Outcome};
 use crate::report::policy_report::Workload;
+use crate::report::stream::Render;
 
 /// What was read of one namespace, whole: for callers (tests) that judge
 /// it as `audit` judges the pages it lists.
@@ -130,6 +131,13 @@ impl<'p> Judge<'p> {
                 }
             }
         }
+    }
+
+    /// Renders the findings judged so far and drops them (their counts
+    /// stay), for a report that needs no report object: the workloads'
+    /// ranges of findings no longer index anything after it.
+    pub fn render(&mut self, render: &mut Render) {
+        render.document(&mut self.judged.outcome);
     }
 
     /// What judging the namespace gave.

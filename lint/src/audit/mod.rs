@@ -162,7 +162,13 @@ async fn audit(args: AuditArgs) -> Result<u8> {
     for name in namespaces {
         let failed_before = reading.failed;
         let read = Read { fetcher: &fetcher, kinds: &kinds, selector: args.selector.as_deref(), policy: &policy };
-        let (judged, objects) = read.namespace(&name, &mut reading, simulation.as_mut()).await;
+        // Without a report object to build, each page's findings are
+        // rendered as it is judged: a namespace's findings are not held.
+        let per_page = match &mut output {
+            Output::Findings(Some(render)) if writer.is_none() => Some(render),
+            _ => None,
+        };
+        let (judged, objects) = read.namespace(&name, &mut reading, simulation.as_mut(), per_page).await;
         if reading.fatal.is_some() {
             break;
         }
@@ -383,6 +389,7 @@ impl Read<'_> {
         name: &str,
         reading: &mut Reading,
         mut simulation: Option<&mut Simulation>,
+        mut render: Option<&mut Render>,
     ) -> (Judged, usize) {
         let mut services = Vec::new();
         let services = match self.fetcher.list(&resources::services(), name, None, |page| services.extend(page)).await {
@@ -402,7 +409,12 @@ impl Read<'_> {
             if reading.fatal.is_some() {
                 break;
             }
-            let each = |page: Vec<Value>| judge.objects(&page, simulation.as_deref_mut());
+            let each = |page: Vec<Value>| {
+                judge.objects(&page, simulation.as_deref_mut());
+                if let Some(render) = render.as_deref_mut() {
+                    judge.render(render);
+                }
+            };
             match self.fetcher.list(kind, name, self.selector, each).await {
                 Ok(n) => {
                     reading.lists += 1;

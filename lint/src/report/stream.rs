@@ -235,7 +235,7 @@ mod tests {
     use serde_json::{Value, json};
 
     use super::*;
-    use crate::audit::judge::{Judged, Namespace, judge};
+    use crate::audit::judge::{Judge, Judged, Namespace, judge};
     use crate::outcome::Origin;
 
     /// A namespace of Deployments, those named in `reused` with their
@@ -254,9 +254,20 @@ mod tests {
         Namespace { name: name.into(), objects, services: Some(Vec::new()) }
     }
 
+    /// How `audited` renders a namespace's findings.
+    #[derive(Clone, Copy, PartialEq)]
+    enum Pace {
+        /// Held, and written at the end.
+        AtTheEnd,
+        /// Written as each namespace is judged.
+        ByNamespace,
+        /// Rendered as each object (a page of one) is judged, written by namespace.
+        ByPage,
+    }
+
     /// The report of `namespaces` as `audit` writes it: each namespace
-    /// judged and rendered in turn, and with `stream`, written as it is.
-    fn audited(format: Format, stream: bool) -> String {
+    /// judged and rendered in turn, at the `pace` given.
+    fn audited(format: Format, pace: Pace) -> String {
         let namespaces = [
             namespace("clean", &[("web", false)]),
             namespace("shop", &[("orders", true), ("cart", false), ("pay", true)]),
@@ -266,13 +277,23 @@ mod tests {
         let mut render = Render::new(format).expect("a streamed format").plain();
         let mut total = Outcome { origin: Origin::Cluster, ..Outcome::default() };
         let mut bytes = Vec::new();
+        let policy = Policy::default();
         for ns in namespaces {
-            let Judged { outcome: mut part, verdicts, .. } = judge(ns, &Policy::default(), None);
+            let Judged { outcome: mut part, verdicts, .. } = if pace == Pace::ByPage {
+                let mut judge = Judge::new(&ns.name, ns.services.as_deref(), &policy);
+                for object in &ns.objects {
+                    judge.objects(std::slice::from_ref(object), None);
+                    judge.render(&mut render);
+                }
+                judge.finish()
+            } else {
+                judge(ns, &policy, None)
+            };
             render.document(&mut part);
             render.json_entries(&mut part, &verdicts);
             total.files += 1;
             total.absorb(part);
-            if stream {
+            if pace != Pace::AtTheEnd {
                 render.stream(&mut total, &mut bytes).expect("write to memory");
             }
         }
@@ -283,11 +304,12 @@ mod tests {
     #[test]
     fn a_report_written_as_it_goes_is_the_report_written_at_the_end() {
         for format in [Format::Text, Format::Json, Format::Github, Format::Sarif, Format::Html] {
-            let (streamed, whole) = (audited(format, true), audited(format, false));
-            assert_eq!(streamed, whole, "{format:?}");
+            let whole = audited(format, Pace::AtTheEnd);
+            assert_eq!(audited(format, Pace::ByNamespace), whole, "{format:?}");
+            assert_eq!(audited(format, Pace::ByPage), whole, "{format:?}");
             assert!(whole.contains("orders") && whole.contains("serve"), "{format:?}: {whole}");
         }
-        let json: Value = serde_json::from_str(&audited(Format::Json, true)).expect("JSON");
+        let json: Value = serde_json::from_str(&audited(Format::Json, Pace::ByPage)).expect("JSON");
         assert_eq!(json.as_array().map(Vec::len), Some(3), "{json:#}");
     }
 }

@@ -22,7 +22,11 @@ fn readme_fix_example_matches_the_binary() {
     let printed = String::from_utf8_lossy(&out.stdout);
     assert_eq!(block, printed, "the fix example of docs/lint.md is stale");
     // The values docs/lint.md explains.
-    for line in ["+            failureThreshold: 49", "+      terminationGracePeriodSeconds: 45", "+                seconds: 25"] {
+    for line in [
+        "+            failureThreshold: 49",
+        "+      terminationGracePeriodSeconds: 45",
+        "+                seconds: 25",
+    ] {
         assert!(printed.lines().any(|l| l == line), "{line}");
     }
     // Liveness' initialDelaySeconds is left as written, so a re-apply converges.

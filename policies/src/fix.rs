@@ -36,6 +36,11 @@ pub struct AppliedFix {
     pub description: String,
     /// JSON pointer of the finding.
     pub pointer: String,
+    /// How many of the plan's operations, following the previous fix's,
+    /// implement it: a caller that keeps only some operations (the
+    /// webhook, on an UPDATE of an immutable pod template) can tell which
+    /// fixes it still makes.
+    pub operations: usize,
 }
 
 /// The fixes for one object.
@@ -125,6 +130,7 @@ pub fn plan_fixes(
                 container: finding.container.clone(),
                 description: fix.description.clone(),
                 pointer: finding.pointer.clone(),
+                operations: fix.operations.len(),
             });
             progressed = true;
         }

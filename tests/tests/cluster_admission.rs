@@ -438,7 +438,9 @@ fn updates_in_a_mutate_namespace_change_nothing_the_user_did_not_change() {
 /// `/mutate` fixes under the chart's policy (the default pack), and an
 /// exec sleep it rewrites, applied twice, unchanged, with `kubectl apply`
 /// and with server-side apply under Argo CD's field manager: the second
-/// apply is accepted and stores nothing new.
+/// apply is accepted and stores nothing new; a bare Pod and a Job whose fix
+/// changed a value their file sets among them (then the Pod is relabelled,
+/// and a probe change the fix had no part in is refused as ever).
 #[test]
 // A test's edge: it tells on the terminal what it measured.
 #[allow(clippy::print_stderr)]
@@ -454,6 +456,8 @@ fn a_second_apply_of_the_corpus_in_a_mutate_namespace_is_accepted_and_stores_not
     plane.kubectl.default_service_account(ns);
     let mut objects = reapply::fixed_workloads_under(&corpus, &policies::Policy::default());
     objects.push(reapply::short_exec_sleep());
+    let immutable = objects.len();
+    objects.extend(reapply::immutable_with_a_fixed_value());
     let mut failures = Vec::new();
     for mode in reapply::ApplyMode::ALL {
         let started = std::time::Instant::now();
@@ -476,6 +480,14 @@ fn a_second_apply_of_the_corpus_in_a_mutate_namespace_is_accepted_and_stores_not
         failures.extend(done.refused.iter().map(|r| format!("{mode:?}, refused: {r}")));
         failures.extend(done.changed.iter().map(|c| format!("{mode:?}: {c}")));
         assert!(done.stored >= 15, "{mode:?}: {} objects stored", done.stored);
+        let started = std::time::Instant::now();
+        let name = mode.name(immutable);
+        failures.extend(
+            reapply::updates_of_a_fixed_pod(&plane.kubectl, ns, &name, &mode.name(immutable + 1))
+                .into_iter()
+                .map(|f| format!("{mode:?}: {f}")),
+        );
+        eprintln!("{mode:?}: the fixed Pod's updates, {:.0?}", started.elapsed());
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }

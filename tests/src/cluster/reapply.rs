@@ -46,6 +46,11 @@ impl ApplyMode {
             ApplyMode::ServerSide => "ssa",
         }
     }
+
+    /// The name [`apply_twice`] gives the `index`-th object.
+    pub fn name(self, index: usize) -> String {
+        format!("{}-{index}", self.prefix())
+    }
 }
 
 /// What applying a set twice did.
@@ -118,6 +123,61 @@ pub fn short_exec_sleep() -> (String, Value) {
     ("prestop-sleep-only's example Deployment/web".to_owned(), object)
 }
 
+/// A bare Pod and a suspended Job whose files set liveness
+/// `failureThreshold: 1`, which liveness-too-aggressive raises to 3: a
+/// value the file sets that the fix changes, in the kinds whose pod spec
+/// the API server keeps immutable, so a re-apply converges only where the
+/// fix is made again on the update and puts back what is stored.
+pub fn immutable_with_a_fixed_value() -> Vec<(String, Value)> {
+    let spec = json!({"containers": [{"name": "app", "image": "example/web:1",
+        "startupProbe": {"httpGet": {"path": "/healthz", "port": 8080}, "periodSeconds": 5, "failureThreshold": 30},
+        "readinessProbe": {"httpGet": {"path": "/ready", "port": 8080}, "periodSeconds": 5},
+        "livenessProbe": {"httpGet": {"path": "/healthz", "port": 8080}, "periodSeconds": 10, "failureThreshold": 1}}]});
+    let pod = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "web"}, "spec": spec});
+    let mut job_spec = spec.clone();
+    job_spec["restartPolicy"] = json!("Never");
+    // Suspended: no pods of its own, whose status writes are not the re-apply's.
+    let job = json!({"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "batch"},
+        "spec": {"suspend": true, "template": {"spec": job_spec}}});
+    vec![
+        ("liveness failureThreshold 1, a bare Pod/web".to_owned(), pod),
+        ("liveness failureThreshold 1, Job/batch".to_owned(), job),
+    ]
+}
+
+/// The objects of [`immutable_with_a_fixed_value`], `pod` and `job` as
+/// [`apply_twice`] named them, are stored fixed; then updates of the Pod: a
+/// relabel is accepted and leaves the spec as it was, and liveness
+/// `failureThreshold: 5` (neither the stored 3 nor a fix's: it has no
+/// finding) is refused by the API server as before. What went otherwise.
+pub fn updates_of_a_fixed_pod(kubectl: &Client, namespace: &str, name: &str, job: &str) -> Vec<String> {
+    let mut failures = Vec::new();
+    let stored_job = kubectl.run(&["get", "job", job, "-n", namespace, "-o", "json"]).json();
+    if stored_job.pointer("/spec/template/spec/containers/0/livenessProbe/failureThreshold") != Some(&json!(3)) {
+        failures.push(format!("job {job} is not stored fixed: {}", stored_job["spec"]));
+    }
+    let get = || kubectl.run(&["get", "pod", name, "-n", namespace, "-o", "json"]).json();
+    let before = get();
+    if before.pointer("/spec/containers/0/livenessProbe/failureThreshold") != Some(&json!(3)) {
+        failures.push(format!("pod {name} is not stored fixed: {}", before["spec"]));
+    }
+    let label = kubectl.run(&["label", "pod", name, "-n", namespace, "team=checkout"]);
+    let relabelled = get();
+    if label.code != 0 || relabelled["spec"] != before["spec"] || relabelled["metadata"]["labels"]["team"] != "checkout"
+    {
+        failures.push(format!("pod {name}: the relabel: {} {}", label.stderr.trim(), relabelled["spec"]));
+    }
+    let patch = r#"[{"op": "replace", "path": "/spec/containers/0/livenessProbe/failureThreshold", "value": 5}]"#;
+    let changed = kubectl.run(&["patch", "pod", name, "-n", namespace, "--type=json", "-p", patch]);
+    if changed.code == 0 || !changed.stderr.contains("pod updates may not change fields") {
+        failures.push(format!("pod {name}: failureThreshold 5 was not refused: {}", changed.stderr.trim()));
+    }
+    if get()["spec"] != before["spec"] {
+        failures.push(format!("pod {name}: the spec changed: {}", get()["spec"]));
+    }
+    failures
+}
+
 /// Applies `objects` in `namespace` with `mode` (each renamed
 /// `PREFIX-INDEX`, as the corpus repeats names), then applies the ones the
 /// first apply stored again, and compares each object's spec, generation
@@ -146,7 +206,7 @@ pub fn apply_twice(kubectl: &Client, namespace: &str, objects: &[(String, Value)
                 ] {
                     meta.remove(field);
                 }
-                meta.insert("name".to_owned(), json!(format!("{}-{i}", mode.prefix())));
+                meta.insert("name".to_owned(), json!(mode.name(i)));
             }
             (label.clone(), object)
         })

@@ -9,6 +9,7 @@ mod on_update;
 mod options;
 mod outcome;
 mod request;
+mod restore;
 mod scope;
 mod text;
 mod validate;

@@ -15,6 +15,7 @@ use super::endpoint::Endpoint;
 use super::on_update;
 use super::outcome::{Reply, Summary, Verdict, error_reply, reply, skipped};
 use super::request::Parsed;
+use super::restore;
 use super::scope::unparsable;
 use super::text::{fitted, warning_line};
 use crate::config::OnError;
@@ -25,6 +26,7 @@ pub const MUTATED_ANNOTATION: &str = policies::model::ANNOTATION_MUTATED;
 /// Plans the fixes for `object` (the request's own JSON).
 pub fn mutate(request: &AdmissionRequest<DynamicObject>, parsed: &Parsed, object: &Value, policy: &Policy) -> Reply {
     let endpoint = Endpoint::Mutate;
+    let mut patching = on_update::Patching::All;
     if request.operation == Operation::Update {
         let kind = object.get("kind").and_then(Value::as_str).unwrap_or_default();
         let template_pointer = match Workload::from_object(object) {
@@ -32,24 +34,39 @@ pub fn mutate(request: &AdmissionRequest<DynamicObject>, parsed: &Parsed, object
             Ok(None) => return skipped(&parsed.head, endpoint, None, "the object carries no pod spec".to_owned()),
             Err(e) => return error_reply(&parsed.head, endpoint, None, OnError::Allow, &unparsable(&e)),
         };
-        if let Err(why) = on_update::may_patch(kind, &template_pointer, object, parsed.raw_old_object()) {
-            return skipped(&parsed.head, endpoint, None, format!("UPDATE not patched: {why}"));
-        }
+        patching = match on_update::may_patch(kind, &template_pointer, object, parsed.raw_old_object()) {
+            Ok(patching) => patching,
+            Err(why) => return skipped(&parsed.head, endpoint, None, format!("UPDATE not patched: {why}")),
+        };
     }
     let plan = match plan_fixes(object, &Batch::default(), policy, None) {
         Ok(Some(plan)) => plan,
         Ok(None) => return skipped(&parsed.head, endpoint, None, "the object carries no pod spec".to_owned()),
         Err(e) => return error_reply(&parsed.head, endpoint, None, OnError::Allow, &unparsable(&e)),
     };
+    let (mut operations, applied) = match patching {
+        on_update::Patching::All => (plan.operations, plan.applied),
+        on_update::Patching::Restoring(old) => restored(plan.operations, plan.applied, object, old),
+    };
     let mut response = AdmissionResponse::from(request);
-    if plan.operations.is_empty() {
+    if operations.is_empty() {
         return reply(response, Summary::new(&parsed.head, endpoint, None, Verdict::Allowed));
     }
-    let mut operations = plan.operations;
-    let Some(annotation) = annotation_operation(object, &plan.applied) else {
+    let Some(annotation) = annotation_operation(object, &applied) else {
         return error_reply(&parsed.head, endpoint, None, OnError::Allow, "patch: no pointer for the annotation");
     };
-    operations.push(annotation);
+    match patching {
+        on_update::Patching::All => operations.push(annotation),
+        // Written back only where the update dropped the old object's.
+        on_update::Patching::Restoring(old) => {
+            let mut fixed = object.clone();
+            if json_patch::patch(&mut fixed, &operations).is_ok()
+                && restore::restoring(std::slice::from_ref(&annotation), &fixed, old) == [true]
+            {
+                operations.push(annotation);
+            }
+        }
+    }
     // kube-core speaks json-patch 4 and the engine json-patch 5: the wire
     // format is the same RFC 6902, so convert through serde.
     let converted = serde_json::to_value(&operations)
@@ -61,17 +78,37 @@ pub fn mutate(request: &AdmissionRequest<DynamicObject>, parsed: &Parsed, object
         Err(why) => return error_reply(&parsed.head, endpoint, None, OnError::Allow, &format!("patch: {why}")),
     };
     response.warnings = Some(fitted(
-        plan.applied
-            .iter()
-            .map(|a| warning_line(&format!("{} (fixed by lifeguard): {}", a.rule, a.description)))
-            .collect(),
+        applied.iter().map(|a| warning_line(&format!("{} (fixed by lifeguard): {}", a.rule, a.description))).collect(),
         "fixes",
     ));
-    let rules: Vec<String> = plan.applied.iter().map(|a| a.rule.clone()).collect();
+    let rules: Vec<String> = applied.iter().map(|a| a.rule.clone()).collect();
     response.audit_annotations.insert("fixed".to_owned(), rules.join(","));
     let mut summary = Summary::new(&parsed.head, endpoint, None, Verdict::Patched);
     summary.rules = rules;
     reply(response, summary)
+}
+
+/// The operations of a plan for an UPDATE of a Pod or a Job lifeguard
+/// fixed that restore `old`'s values (`restore`), and the fixes that keep
+/// at least one of theirs: those alone are told as made.
+fn restored(
+    operations: Vec<json_patch::PatchOperation>,
+    applied: Vec<AppliedFix>,
+    object: &Value,
+    old: &Value,
+) -> (Vec<json_patch::PatchOperation>, Vec<AppliedFix>) {
+    let kept = restore::restoring(&operations, object, old);
+    let mut kept_fixes = Vec::new();
+    let mut at = 0;
+    for fix in applied {
+        let end = (at + fix.operations).min(kept.len());
+        if kept[at..end].contains(&true) {
+            kept_fixes.push(fix);
+        }
+        at = end;
+    }
+    let operations = operations.into_iter().zip(kept).filter_map(|(op, keep)| keep.then_some(op)).collect();
+    (operations, kept_fixes)
 }
 
 /// Adds the fixed rules to `lifeguard.dev/mutated` (keeping rules an earlier
@@ -103,7 +140,13 @@ mod tests {
     use super::*;
 
     fn applied(rule: &str) -> AppliedFix {
-        AppliedFix { rule: rule.into(), container: None, description: String::new(), pointer: String::new() }
+        AppliedFix {
+            rule: rule.into(),
+            container: None,
+            description: String::new(),
+            pointer: String::new(),
+            operations: 1,
+        }
     }
 
     fn apply(object: &Value, rules: &[&str]) -> Value {
@@ -161,5 +204,76 @@ mod tests {
         );
         assert_eq!(patched["metadata"]["managedFields"], object["metadata"]["managedFields"]);
         assert!(patched.pointer("/metadata/annotations/lifeguard.dev~1mutated").is_some(), "{patched}");
+    }
+}
+
+#[cfg(test)]
+mod restoring_tests {
+    use super::*;
+    use crate::review::{Endpoint, Options, review};
+
+    fn pod(threshold: u32, labels: Value) -> Value {
+        json!({"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": "p", "labels": labels, "annotations": {MUTATED_ANNOTATION: "liveness-too-aggressive"}},
+            "spec": {"containers": [{"name": "c", "image": "nginx",
+                "startupProbe": {"httpGet": {"path": "/healthz", "port": 80}, "periodSeconds": 5, "failureThreshold": 30},
+                "readinessProbe": {"httpGet": {"path": "/ready", "port": 80}, "periodSeconds": 5},
+                "livenessProbe": {"httpGet": {"path": "/healthz", "port": 80}, "periodSeconds": 10, "failureThreshold": threshold}}]}})
+    }
+
+    /// The patched object of an UPDATE from `old` to `new`, `None` without a patch.
+    fn update(old: &Value, new: &Value) -> Option<Value> {
+        let body = json!({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": {
+            "uid": "u", "operation": "UPDATE", "userInfo": {}, "namespace": "shop", "name": "p",
+            "kind": {"group": "", "version": "v1", "kind": "Pod"},
+            "resource": {"group": "", "version": "v1", "resource": "pods"}, "object": new, "oldObject": old}});
+        let body = serde_json::to_vec(&body).expect("json");
+        let Reply::Review { review: answer, .. } =
+            review(&body, Endpoint::Mutate, &Policy::default(), &Options::default())
+        else {
+            panic!("not a review");
+        };
+        let response = answer.response.expect("a response");
+        assert!(response.allowed, "/mutate never refuses");
+        let patch: json_patch::Patch = serde_json::from_slice(&response.patch?).expect("a JSON patch");
+        let mut patched = new.clone();
+        json_patch::patch(&mut patched, &patch).expect("applies to the object as sent");
+        Some(patched)
+    }
+
+    #[test]
+    fn a_reapplied_file_gets_the_stored_fix_back() {
+        let stored = pod(3, json!({}));
+        // The file's value sent back over the fixed one: put back as stored.
+        assert_eq!(update(&stored, &pod(1, json!({}))), Some(stored.clone()));
+        // The update the API server would have refused, it now accepts; no
+        // patch where the update already agrees with the stored pod.
+        assert_eq!(update(&stored, &pod(3, json!({"team": "a"}))), None);
+    }
+
+    #[test]
+    fn a_value_neither_stored_nor_the_fixes_is_left_to_the_api_server() {
+        let stored = pod(3, json!({}));
+        // No finding, so no fix: the API server refuses the change as before.
+        assert_eq!(update(&stored, &pod(5, json!({}))), None);
+        // A fix whose value is not the stored one is not made either.
+        assert_eq!(update(&pod(4, json!({})), &pod(1, json!({}))), None);
+    }
+
+    #[test]
+    fn a_pod_lifeguard_did_not_fix_is_not_patched_on_update() {
+        let mut stored = pod(3, json!({}));
+        stored["metadata"]["annotations"] = json!({});
+        let mut new = pod(1, json!({}));
+        new["metadata"]["annotations"] = json!({});
+        assert_eq!(update(&stored, &new), None);
+    }
+
+    #[test]
+    fn the_annotation_an_update_dropped_is_restored_with_the_fix() {
+        let stored = pod(3, json!({}));
+        let mut new = pod(1, json!({}));
+        new["metadata"].as_object_mut().map(|m| m.remove("annotations"));
+        assert_eq!(update(&stored, &new), Some(stored));
     }
 }

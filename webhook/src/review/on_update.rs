@@ -7,14 +7,44 @@
 //! So an UPDATE is patched only when the update itself changes the pod
 //! template of a kind whose template may change: that update rolls the pods
 //! anyway, and the fixes ride along with it.
+//!
+//! A Pod or a Job that lifeguard fixed is the exception: a GitOps re-apply
+//! of its file sends the file's values back over the fixed ones, which the
+//! API server refuses; there the fixes are made only where they put back
+//! the old object's value (`super::restore` says why that never makes an
+//! update refused that would have been accepted).
 
 use serde_json::Value;
 
-/// `Ok(())` when an UPDATE from `old` to `new` may be patched, else why not.
+use super::mutate::MUTATED_ANNOTATION;
+
+/// How an UPDATE may be patched.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Patching<'o> {
+    /// With every fix: the update changes a template that may change.
+    All,
+    /// Only with the operations that restore this old object's values
+    /// (`super::restore`): a Pod or a Job lifeguard fixed.
+    Restoring(&'o Value),
+}
+
+/// How an UPDATE from `old` to `new` may be patched, or why not at all.
 /// `template_pointer` is where the engine found the pod template.
-pub fn may_patch(kind: &str, template_pointer: &str, new: &Value, old: Option<&Value>) -> Result<(), String> {
+pub fn may_patch<'o>(
+    kind: &str,
+    template_pointer: &str,
+    new: &Value,
+    old: Option<&'o Value>,
+) -> Result<Patching<'o>, String> {
     if let Some(why) = immutable_template(kind) {
-        return Err(why.to_owned());
+        // Where lifeguard wrote it on CREATE: the object's own metadata
+        // (never a Job's template's).
+        let fixed =
+            old.filter(|old| old.pointer("/metadata/annotations").and_then(|a| a.get(MUTATED_ANNOTATION)).is_some());
+        return match fixed {
+            Some(old) => Ok(Patching::Restoring(old)),
+            None => Err(why.to_owned()),
+        };
     }
     let Some(old) = old else {
         // Without the old object there is no telling what the update
@@ -24,7 +54,7 @@ pub fn may_patch(kind: &str, template_pointer: &str, new: &Value, old: Option<&V
     if template(new, template_pointer) == template(old, template_pointer) {
         return Err("the update does not change the pod template (patching it would start a rollout)".to_owned());
     }
-    Ok(())
+    Ok(Patching::All)
 }
 
 /// Kinds whose pod spec the API server's update validation freezes at
@@ -69,21 +99,34 @@ mod tests {
     fn a_template_change_may_carry_the_fixes() {
         let old = deployment(json!({}), 1, "a");
         let new = deployment(json!({}), 1, "b");
-        assert_eq!(may_patch("Deployment", "/spec/template", &new, Some(&old)), Ok(()));
+        assert_eq!(may_patch("Deployment", "/spec/template", &new, Some(&old)), Ok(Patching::All));
         let cron = |image: &str| json!({"kind": "CronJob", "spec": {"jobTemplate": {"spec": {"template": {"spec": {"containers": [{"name": "c", "image": image}]}}}}}});
         let t = "/spec/jobTemplate/spec/template";
-        assert_eq!(may_patch("CronJob", t, &cron("b"), Some(&cron("a"))), Ok(()));
+        assert_eq!(may_patch("CronJob", t, &cron("b"), Some(&cron("a"))), Ok(Patching::All));
         assert!(may_patch("CronJob", t, &cron("a"), Some(&cron("a"))).is_err());
         // Without the old object nothing is known about the change.
         assert!(may_patch("Deployment", "/spec/template", &new, None).is_err());
     }
 
     #[test]
-    fn pods_and_jobs_are_never_patched_on_update() {
+    fn pods_and_jobs_lifeguard_did_not_fix_are_never_patched_on_update() {
         let pod = |image: &str| json!({"kind": "Pod", "spec": {"containers": [{"name": "c", "image": image}]}});
         // Even an allowed image change: the fixes would touch probes, which are immutable.
         assert!(may_patch("Pod", "", &pod("b"), Some(&pod("a"))).is_err_and(|w| w.contains("Pod")));
         let job = |image: &str| json!({"kind": "Job", "spec": {"template": {"spec": {"containers": [{"name": "c", "image": image}]}}}});
         assert!(may_patch("Job", "/spec/template", &job("b"), Some(&job("a"))).is_err_and(|w| w.contains("Job")));
+        assert!(may_patch("Pod", "", &pod("a"), None).is_err());
+    }
+
+    #[test]
+    fn pods_and_jobs_lifeguard_fixed_are_only_restored() {
+        let fixed = json!({"kind": "Pod", "metadata": {"annotations": {"lifeguard.dev/mutated": "r"}}, "spec": {}});
+        assert_eq!(may_patch("Pod", "", &fixed, Some(&fixed)), Ok(Patching::Restoring(&fixed)));
+        let job = json!({"kind": "Job", "metadata": {"annotations": {"lifeguard.dev/mutated": "r"}}, "spec": {"template": {}}});
+        assert_eq!(may_patch("Job", "/spec/template", &job, Some(&job)), Ok(Patching::Restoring(&job)));
+        // Only the object's own annotation says lifeguard fixed it.
+        let template =
+            json!({"kind": "Job", "spec": {"template": {"metadata": {"annotations": {"lifeguard.dev/mutated": "r"}}}}});
+        assert!(may_patch("Job", "/spec/template", &template, Some(&template)).is_err());
     }
 }

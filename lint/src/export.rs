@@ -217,12 +217,49 @@ fn run_vap(args: VapArgs, write_stdout: impl Fn(&str) -> Result<()>) -> Result<u
     for line in bindings(&export.bindings) {
         eprintln!("lifeguard: {line}");
     }
+    warn_if_too_large_for_client_side_apply(&export.objects);
     for object in &export.objects {
         text.push_str("---\n");
         text.push_str(&policies::yaml::to_yaml(object));
     }
     write_stdout(&text)?;
     Ok(0)
+}
+
+/// What the API server allows of an object's annotations in all
+/// (`TotalAnnotationSizeLimitB`, 256 KiB).
+pub const ANNOTATIONS_LIMIT: usize = 256 * 1024;
+
+/// The bytes an object's annotations take once a client-side `kubectl
+/// apply` has stored it: its own, and `last-applied-configuration`, the
+/// whole object as Go's encoder writes it (`<`, `>` and `&` as `\u003c`...,
+/// six bytes each), under its key.
+pub fn client_side_apply_annotations(object: &serde_json::Value) -> usize {
+    let json = object.to_string();
+    let escaped = json.len() + 5 * json.chars().filter(|c| matches!(c, '<' | '>' | '&')).count();
+    let own: usize = object
+        .pointer("/metadata/annotations")
+        .and_then(serde_json::Value::as_object)
+        .map(|a| a.iter().map(|(k, v)| k.len() + v.as_str().map_or(0, str::len)).sum())
+        .unwrap_or(0);
+    "kubectl.kubernetes.io/last-applied-configuration".len() + escaped + own
+}
+
+/// Warns of each object a client-side `kubectl apply` would be refused
+/// ("metadata.annotations: Too long"): a policy's CEL grows with its
+/// exemptions, and the refusal does not say what to do instead.
+fn warn_if_too_large_for_client_side_apply(objects: &[serde_json::Value]) {
+    for object in objects {
+        let size = client_side_apply_annotations(object);
+        if size >= ANNOTATIONS_LIMIT {
+            let name = object.pointer("/metadata/name").and_then(serde_json::Value::as_str).unwrap_or_default();
+            eprintln!(
+                "lifeguard: warning: {name} is too large for a client-side `kubectl apply`: its last-applied copy \
+                 would take the object's annotations to {size} bytes, over the API server's {ANNOTATIONS_LIMIT}; \
+                 install it with `kubectl apply --server-side`"
+            );
+        }
+    }
 }
 
 fn run_map(args: MapArgs, write_stdout: impl Fn(&str) -> Result<()>) -> Result<u8> {
@@ -285,6 +322,7 @@ fn run_map(args: MapArgs, write_stdout: impl Fn(&str) -> Result<()>) -> Result<u
         name = args.name,
         label = vap::EXPORT_LABEL,
     ));
+    warn_if_too_large_for_client_side_apply(&export.objects);
     for object in &export.objects {
         text.push_str("---\n");
         text.push_str(&policies::yaml::to_yaml(object));

@@ -122,3 +122,48 @@ fn a_bad_name_version_or_policy_is_a_usage_error() {
     let r = export(&["--policy", "no-such-pack-or-file", "--kube-version", "1.37"]);
     assert_eq!(r.code, 2, "{}", r.stderr);
 }
+
+#[test]
+fn every_object_fits_what_kubectl_apply_keeps_of_it() {
+    for pack in ["default", "strict", "gpu-serving"] {
+        for version in ["1.34", "1.36", "1.37"] {
+            let mut args = vec!["--policy", pack, "--kube-version", version];
+            if version == "1.34" {
+                args.extend(["--map-api", "v1beta1"]);
+            }
+            let out = export(&args);
+            assert_eq!(out.code, 0, "{}", out.stderr);
+            assert!(!out.stderr.contains("warning"), "{}", out.stderr);
+            let (docs, errors) = lifeguard::input::parse_stream(&out.stdout, &lifeguard::input::Limits::default());
+            assert!(errors.is_none(), "{errors:?}");
+            for doc in &docs {
+                let size = lifeguard::export::client_side_apply_annotations(&doc.value);
+                let name = doc.value.pointer("/metadata/name").and_then(|n| n.as_str()).unwrap_or_default();
+                assert!(size < lifeguard::export::ANNOTATIONS_LIMIT, "{pack} {version}: {name}: {size} bytes");
+            }
+        }
+    }
+}
+
+/// A policy whose exemptions take its CEL past what a client-side apply
+/// stores is exported with a warning saying how to install it.
+#[test]
+fn an_object_too_large_for_client_side_apply_is_warned_of() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let names: Vec<String> =
+        (0..400).map(|i| format!("    - legacy-batch-worker-{i:04}-of-the-old-platform\n")).collect();
+    let policy = format!(
+        "apiVersion: lifeguard.dev/v1alpha1\nkind: Policy\nexemptions:\n- reason: the old platform's workers, replaced in Q3\n  names:\n{}",
+        names.concat()
+    );
+    let file = dir.path().join("policy.yaml");
+    std::fs::write(&file, policy).expect("write");
+    let r = export(&["--policy", &file.display().to_string(), "--kube-version", "1.37"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("lifeguard: warning: lifeguard-fix is too large for a client-side `kubectl apply`"),
+        "{}",
+        r.stderr
+    );
+    assert!(r.stderr.contains("install it with `kubectl apply --server-side`"), "{}", r.stderr);
+}

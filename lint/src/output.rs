@@ -10,9 +10,9 @@ pub(crate) fn write_file_with(
     path: &std::path::Path,
     write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
 ) -> Result<()> {
-    let file = std::fs::File::create(path).with_context(|| format!("creating {}", path.display()))?;
-    let mut stream = std::io::BufWriter::new(anstream::AutoStream::new(file, anstream::ColorChoice::global()));
-    write(&mut stream).and_then(|()| stream.flush()).with_context(|| format!("writing {}", path.display()))
+    let mut sink = Sink::file(path)?;
+    sink.write_with(write);
+    sink.finish()
 }
 
 /// Writes a report to stdout.
@@ -22,29 +22,23 @@ pub(crate) fn write_stdout(text: &str) -> Result<()> {
 
 /// [`write_stdout`] for a report written in pieces.
 pub(crate) fn write_stdout_with(write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>) -> Result<()> {
-    written(write, anstream::stdout())
+    let mut sink = Sink::stdout(false);
+    sink.write_with(write);
+    sink.finish()
 }
 
 /// [`write_stdout_with`] for a report rendered without styles, which
 /// needs no stream to strip them.
 pub(crate) fn write_plain_stdout_with(write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>) -> Result<()> {
-    written(write, std::io::stdout().lock())
+    let mut sink = Sink::stdout(true);
+    sink.write_with(write);
+    sink.finish()
 }
 
-fn written(write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>, out: impl Write) -> Result<()> {
-    let mut stdout = std::io::BufWriter::with_capacity(64 * 1024, out);
-    match write(&mut stdout).and_then(|()| stdout.flush()) {
-        Ok(()) => Ok(()),
-        // A closed pipe (`lifeguard lint | head`) is not an error worth a message.
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
-        Err(e) => Err(e).context("writing to stdout"),
-    }
-}
-
-/// A report's destination, opened before the report is whole so that it
-/// is written as it is made (`audit` writes each namespace's findings as
-/// it is judged). A failed write stops the writes after it; [`Sink::finish`]
-/// reports it.
+/// A report's destination: written whole by the functions above, or
+/// opened before the report is whole so that it is written as it is made
+/// (`audit` writes each namespace's findings as it is judged). A failed
+/// write stops the writes after it; [`Sink::finish`] reports it.
 pub(crate) struct Sink {
     w: Box<dyn Write>,
     /// What is written to, for the error.

@@ -462,23 +462,7 @@ fn a_second_apply_of_the_corpus_in_a_mutate_namespace_is_accepted_and_stores_not
     for mode in reapply::ApplyMode::ALL {
         let started = std::time::Instant::now();
         let done = reapply::apply_twice(&plane.kubectl, ns, &objects, mode);
-        eprintln!(
-            "{mode:?}: {} of {} objects stored, applied again: {} refused, {} changed, {} with only metadata moved, \
-             {:.0?}",
-            done.stored,
-            objects.len(),
-            done.refused.len(),
-            done.changed.len(),
-            done.metadata_only.len(),
-            started.elapsed()
-        );
-        // No field's value or owner moved: a controller's status write, or
-        // the time of the applying manager's entry (said in docs/vap.md).
-        for moved in &done.metadata_only {
-            eprintln!("  only metadata moved: {moved}");
-        }
-        failures.extend(done.refused.iter().map(|r| format!("{mode:?}, refused: {r}")));
-        failures.extend(done.changed.iter().map(|c| format!("{mode:?}: {c}")));
+        failures.extend(done.failures(&format!("{mode:?}"), objects.len(), started.elapsed()));
         assert!(done.stored >= 15, "{mode:?}: {} objects stored", done.stored);
         let started = std::time::Instant::now();
         let name = mode.name(immutable);

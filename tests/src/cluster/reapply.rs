@@ -68,6 +68,31 @@ pub struct Reapplied {
     pub metadata_only: Vec<String>,
 }
 
+impl Reapplied {
+    /// Says on stderr what applying `total` objects twice did in `took`
+    /// (under `label`: the pack and mode), and returns the failures: each
+    /// object the second apply refused or changed.
+    // A test's edge: it tells on the terminal what it measured.
+    #[allow(clippy::print_stderr)]
+    pub fn failures(&self, label: &str, total: usize, took: Duration) -> Vec<String> {
+        eprintln!(
+            "{label}: {} of {total} objects stored, applied again: {} refused, {} changed, {} with only metadata \
+             moved, {took:.0?}",
+            self.stored,
+            self.refused.len(),
+            self.changed.len(),
+            self.metadata_only.len(),
+        );
+        // No field's value or owner moved: a controller's status write, or
+        // the time of the applying manager's entry (said in docs/vap.md).
+        for moved in &self.metadata_only {
+            eprintln!("  only metadata moved: {moved}");
+        }
+        let refused = self.refused.iter().map(|r| format!("{label}, refused: {r}"));
+        refused.chain(self.changed.iter().map(|c| format!("{label}: {c}"))).collect()
+    }
+}
+
 /// The built-in pod-bearing objects of the manifests under `dir`, not
 /// controller-owned, that `lifeguard fix` changes under `policy` (what
 /// neither the export nor the webhook mutates, Kubernetes applies as it

@@ -34,23 +34,7 @@ fn a_second_apply_of_the_corpus_is_accepted_and_stores_nothing_new() {
         for mode in ApplyMode::ALL {
             let started = std::time::Instant::now();
             let done = apply_twice(&plane.kubectl, &ns, &objects, mode);
-            eprintln!(
-                "{pack}, {mode:?}: {} of {} objects stored, applied again: {} refused, {} changed, {} with only metadata moved, \
-                 {:.0?}",
-                done.stored,
-                objects.len(),
-                done.refused.len(),
-                done.changed.len(),
-                done.metadata_only.len(),
-                started.elapsed()
-            );
-            // No field's value or owner moved: a controller's status write, or
-            // the time of the applying manager's entry (said in docs/vap.md).
-            for moved in &done.metadata_only {
-                eprintln!("  only metadata moved: {moved}");
-            }
-            failures.extend(done.refused.iter().map(|r| format!("{pack}, {mode:?}, refused: {r}")));
-            failures.extend(done.changed.iter().map(|c| format!("{pack}, {mode:?}: {c}")));
+            failures.extend(done.failures(&format!("{pack}, {mode:?}"), objects.len(), started.elapsed()));
             assert!(done.stored >= 15, "{pack}, {mode:?}: {} objects stored", done.stored);
         }
     }

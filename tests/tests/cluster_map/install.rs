@@ -57,12 +57,7 @@ pub(crate) fn install_exported_map(plane: &ControlPlane, args: &[&str], namespac
     for object in &objects {
         plane.kubectl.apply(object);
     }
-    // A Pod whose liveness fails at once: liveness-too-aggressive's fix, in every pack.
-    let probe = json!({
-        "apiVersion": "v1", "kind": "Pod", "metadata": {"name": "map-probe"},
-        "spec": {"containers": [{"name": "app", "image": "example/app:1",
-            "livenessProbe": {"httpGet": {"path": "/livez", "port": 8080}, "failureThreshold": 1}}]}
-    });
+    let probe = probe();
     wait_for("the exported mutating policy in force", Duration::from_secs(30), || {
         let run = dry_run_json(plane, namespace, &probe);
         match run {
@@ -78,6 +73,27 @@ pub(crate) fn remove_map(plane: &ControlPlane) {
     for kind in ["mutatingadmissionpolicybindings", "mutatingadmissionpolicies"] {
         plane.kubectl.run(&["delete", kind, "-l", selector, "--ignore-not-found", "--wait"]).ok();
     }
+    // The API server drops a deleted policy from its cache a moment after
+    // the delete returns: until then the next test's objects would still be
+    // mutated by the last test's policy.
+    // The probe is a Pod: admitted only where a service account exists.
+    plane.kubectl.default_service_account("default");
+    let probe = probe();
+    wait_for("the removed mutating policies out of force", Duration::from_secs(30), || {
+        match dry_run_json(plane, "default", &probe) {
+            Ok(stored) if stored["spec"]["containers"][0]["livenessProbe"]["failureThreshold"] == 1 => Ok(()),
+            other => Err(format!("{other:?}")),
+        }
+    });
+}
+
+/// A Pod whose liveness fails at once: liveness-too-aggressive's fix, in every pack.
+fn probe() -> Value {
+    json!({
+        "apiVersion": "v1", "kind": "Pod", "metadata": {"name": "map-probe"},
+        "spec": {"containers": [{"name": "app", "image": "example/app:1",
+            "livenessProbe": {"httpGet": {"path": "/livez", "port": 8080}, "failureThreshold": 1}}]}
+    })
 }
 
 /// `create --dry-run=server -o json` of `object` in `namespace`: the

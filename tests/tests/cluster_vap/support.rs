@@ -47,6 +47,20 @@ pub(crate) fn remove(plane: &ControlPlane) {
     for kind in ["validatingadmissionpolicybindings", "validatingadmissionpolicies"] {
         plane.kubectl.run(&["delete", kind, "-l", selector, "--ignore-not-found", "--wait"]).ok();
     }
+    // The API server drops a deleted policy from its cache a moment after
+    // the delete returns: until then a create the next test expects to be
+    // admitted can still be refused by the last test's binding.
+    // The probes are Pods: admitted only where a service account exists.
+    plane.kubectl.default_service_account("default");
+    wait_for("the removed policies out of force", Duration::from_secs(30), || {
+        for (rule, probe) in probe_objects() {
+            let run = dry_run(plane, "default", &probe);
+            if run.code != 0 || !flagged(&run).is_empty() {
+                return Err(format!("{rule}: {run:?}"));
+            }
+        }
+        Ok(())
+    });
 }
 
 /// Applies an export and waits until the API server enforces all of it:

@@ -103,7 +103,7 @@ fn a_bad_name_version_or_policy_is_a_usage_error() {
     );
     assert!(
         named.stdout.contains(
-            "# Not fixed: InferenceService (serving.kserve.io) /spec/predictor (an ApplyConfiguration merges"
+            "# Not fixed: InferenceService (serving.kserve.io) /spec/predictor (export map fixes a custom kind only once"
         ),
         "{}",
         named.stdout
@@ -139,7 +139,9 @@ fn every_object_fits_what_kubectl_apply_keeps_of_it() {
             for doc in &docs {
                 let size = lifeguard::export::client_side_apply_annotations(&doc.value);
                 let name = doc.value.pointer("/metadata/name").and_then(|n| n.as_str()).unwrap_or_default();
-                assert!(size < lifeguard::export::ANNOTATIONS_LIMIT, "{pack} {version}: {name}: {size} bytes");
+                // Half the limit: the rest is room for a policy's own
+                // exemptions, which every fix's CEL repeats.
+                assert!(size < lifeguard::export::ANNOTATIONS_LIMIT / 2, "{pack} {version}: {name}: {size} bytes");
             }
         }
     }

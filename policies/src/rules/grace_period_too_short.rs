@@ -33,8 +33,8 @@ pub(crate) static RULE: Rule = Rule {
         Checks(crate::vap::grace_period_too_short::checks),
     ),
     map: MapExport::Partly(
-        "terminationGracePeriodSeconds raised to the neediest container's preStop sleep + drain + shutdown budget, by an \
-         ApplyConfiguration, on a pod whose every container's preStop, drain and budget CEL reads as the linter does \
+        "terminationGracePeriodSeconds raised to the neediest container's preStop sleep + drain + shutdown budget, by a \
+         JSON Patch, on a pod whose every container's preStop, drain and budget CEL reads as the linter does \
          (see prestop-sleep-only in export vap --explain); other pods are left as they came",
         Fixes(crate::vap::grace_period_too_short::fixes),
     ),

@@ -26,7 +26,7 @@ pub(crate) static RULE: Rule = Rule {
     vap: VapExport::Yes(Checks(crate::vap::liveness_too_aggressive::checks)),
     map: MapExport::Yes(
         "liveness failureThreshold raised to the policy's minimum (and a 1 s timeoutSeconds paired with failureThreshold 1 \
-         raised), by an ApplyConfiguration of the containers it finds",
+         raised), by a JSON Patch of the containers it finds",
         Fixes(crate::vap::liveness_too_aggressive::fixes),
     ),
     related: Related::Nothing,

@@ -38,10 +38,10 @@ pub(crate) static RULE: Rule = Rule {
     map: MapExport::Partly(
         "both parts, on a pod whose every container's preStop, drain and budget CEL reads as the linter does: the exec \
          sleep rewritten into the native sleep action where the policy's kubernetesVersion allows it, by a JSON Patch \
-         (exec must go, which an ApplyConfiguration's merge cannot do, and its command list is atomic), run first, as \
+         (exec removed, the native action added), run first, as \
          whether a container gets it is decided on the object as submitted; an exec sleep beside the native action (what a \
          re-apply of a rewritten file sends) made the native action alone again, by a JSON Patch run first; \
-         terminationGracePeriodSeconds raised so each such container keeps its shutdown budget, by an ApplyConfiguration \
+         terminationGracePeriodSeconds raised so each such container keeps its shutdown budget, by a JSON Patch \
          after grace-period-too-short's",
         Fixes(crate::vap::prestop_sleep_only::fixes),
     ),

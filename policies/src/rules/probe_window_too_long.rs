@@ -23,7 +23,7 @@ pub(crate) static RULE: Rule = Rule {
     vap: VapExport::Yes(Checks(crate::vap::probe_window_too_long::checks)),
     map: MapExport::Yes(
         "readiness failureThreshold, and liveness failureThreshold beside a startup probe, lowered to fit the limit \
-         (3, or what liveness-too-aggressive requires), each by an ApplyConfiguration of the containers it finds",
+         (3, or what liveness-too-aggressive requires), each by a JSON Patch of the containers it finds",
         Fixes(crate::vap::probe_window_too_long::fixes),
     ),
     related: Related::Nothing,

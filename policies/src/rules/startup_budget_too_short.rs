@@ -34,7 +34,7 @@ pub(crate) static RULE: Rule = Rule {
         Checks(crate::vap::startup_budget_too_short::checks),
     ),
     map: MapExport::Partly(
-        "startup failureThreshold raised to cover the declared cold start plus margin, by an ApplyConfiguration of the \
+        "startup failureThreshold raised to cover the declared cold start plus margin, by a JSON Patch of the \
          containers it finds; not with a cold-start annotation of 19 digits or more (left as it came); the model-server \
          warning without a declared cold start has no fix",
         Fixes(crate::vap::startup_budget_too_short::fixes),

@@ -37,8 +37,8 @@ pub(crate) static RULE: Rule = Rule {
     ),
     map: MapExport::Partly(
         "the startup probe with the liveness handler copied and a budget covering the boot, and a long liveness \
-         window lowered, by one JSON Patch per object (the handler may \
-         hold an exec command or HTTP headers, lists that ApplyConfiguration may not write, as they are atomic); not on \
+         window lowered, by one JSON Patch per object (the handler is copied as it is, exec command or HTTP headers \
+         included); not on \
          an object with a slow-boot image run by a command of its own and no port or GPU (whether it is a model server \
          sets the budget, and telling needs the command line read) or with a cold-start annotation of 19 digits or more",
         Fixes(crate::vap::startup_probe_missing::fixes),

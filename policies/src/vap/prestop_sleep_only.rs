@@ -100,6 +100,14 @@ pub(crate) fn fixes(rule: &Rule, policy: &Policy, exempt: &str) -> Vec<Fix> {
                     write: Write::Add(format!("[{}].map(p, {{'sleep': {{'seconds': p[0]}}}})[0]", exec_sleep())),
                     when: "true".to_owned(),
                 }],
+                // A fixed Pod's re-apply: the stored hook is the native
+                // action alone, of the exec's seconds.
+                restored: Some(format!(
+                    "has(o.lifecycle) && has(o.lifecycle.preStop) && has(o.lifecycle.preStop.sleep) && \
+                     !has(o.lifecycle.preStop.exec) && !has(o.lifecycle.preStop.httpGet) && \
+                     !has(o.lifecycle.preStop.tcpSocket) && [{}].exists(p, o.lifecycle.preStop.sleep.seconds == p[0])",
+                    exec_sleep()
+                )),
             },
         });
     }
@@ -118,6 +126,7 @@ pub(crate) fn fixes(rule: &Rule, policy: &Policy, exempt: &str) -> Vec<Fix> {
                     write: Write::Add(format!("[{NEED}].map(n, {{'sleep': {{'seconds': n[1]}}}})[0]")),
                     when: "true".to_owned(),
                 }],
+                restored: None,
             },
         });
     }

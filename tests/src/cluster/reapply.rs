@@ -149,15 +149,19 @@ pub fn short_exec_sleep() -> (String, Value) {
 }
 
 /// A bare Pod and a suspended Job whose files set liveness
-/// `failureThreshold: 1`, which liveness-too-aggressive raises to 3: a
-/// value the file sets that the fix changes, in the kinds whose pod spec
-/// the API server keeps immutable, so a re-apply converges only where the
-/// fix is made again on the update and puts back what is stored.
+/// `failureThreshold: 1`, which liveness-too-aggressive raises to 3, and
+/// an exec preStop sleep of 28 s in a grace period of 30 s, which
+/// prestop-sleep-only rewrites into the native action and whose grace
+/// period it raises: values the file sets that the fixes change, in the
+/// kinds whose pod spec the API server keeps immutable, so a re-apply
+/// converges only where the fixes are made again on the update and put
+/// back what is stored.
 pub fn immutable_with_a_fixed_value() -> Vec<(String, Value)> {
-    let spec = json!({"containers": [{"name": "app", "image": "example/web:1",
+    let spec = json!({"terminationGracePeriodSeconds": 30, "containers": [{"name": "app", "image": "example/web:1",
         "startupProbe": {"httpGet": {"path": "/healthz", "port": 8080}, "periodSeconds": 5, "failureThreshold": 30},
         "readinessProbe": {"httpGet": {"path": "/ready", "port": 8080}, "periodSeconds": 5},
-        "livenessProbe": {"httpGet": {"path": "/healthz", "port": 8080}, "periodSeconds": 10, "failureThreshold": 1}}]});
+        "livenessProbe": {"httpGet": {"path": "/healthz", "port": 8080}, "periodSeconds": 10, "failureThreshold": 1},
+        "lifecycle": {"preStop": {"exec": {"command": ["sh", "-c", "sleep 28"]}}}}]});
     let pod = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "web"}, "spec": spec});
     let mut job_spec = spec.clone();
     job_spec["restartPolicy"] = json!("Never");
@@ -183,7 +187,10 @@ pub fn updates_of_a_fixed_pod(kubectl: &Client, namespace: &str, name: &str, job
     }
     let get = || kubectl.run(&["get", "pod", name, "-n", namespace, "-o", "json"]).json();
     let before = get();
-    if before.pointer("/spec/containers/0/livenessProbe/failureThreshold") != Some(&json!(3)) {
+    if before.pointer("/spec/containers/0/livenessProbe/failureThreshold") != Some(&json!(3))
+        || before.pointer("/spec/containers/0/lifecycle/preStop") != Some(&json!({"sleep": {"seconds": 28}}))
+        || before.pointer("/spec/terminationGracePeriodSeconds").and_then(Value::as_i64).unwrap_or(0) <= 30
+    {
         failures.push(format!("pod {name} is not stored fixed: {}", before["spec"]));
     }
     let label = kubectl.run(&["label", "pod", name, "-n", namespace, "team=checkout"]);

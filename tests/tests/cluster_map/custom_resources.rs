@@ -56,7 +56,7 @@ fn wait_for_the_workers(plane: &ControlPlane, ns: &str) {
 /// Whether `export map` fixes the template: a kind whose CRD keys its
 /// containers by name, in a template not behind a `*`.
 fn fixed_by_export(object: &Value, w: &Workload) -> bool {
-    let merged = policies::vap::mutation::MERGED_BY_NAME.iter().any(|(kind, group)| {
+    let merged = policies::vap::mutation::FIXED_CUSTOM_KINDS.iter().any(|(kind, group)| {
         object["kind"] == *kind && object["apiVersion"].as_str().is_some_and(|v| v.starts_with(&format!("{group}/")))
     });
     merged && slot_suffix(object, &w.template_pointer).is_some()

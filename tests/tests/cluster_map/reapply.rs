@@ -2,13 +2,17 @@
 //! changes, and an exec sleep the default pack rewrites, applied twice,
 //! unchanged, with `kubectl apply` and with server-side apply under Argo
 //! CD's field manager, under the default pack and gpu-serving (whose
-//! fixInfoFindings rewrites every exec sleep). The
-//! second apply of each mode is accepted and stores nothing new: the fixes
-//! are made again on what the file sends back, or leave the file's values
-//! as they are.
+//! fixInfoFindings rewrites every exec sleep), and a bare Pod and a Job
+//! whose files set a value a fix changes. The second apply of each mode is
+//! accepted and stores nothing new: the fixes are made again on what the
+//! file sends back, or leave the file's values as they are; on the Pod and
+//! the Job, whose pod spec cannot change, they put back what is stored.
 
 use lifeguard_e2e::cluster::ControlPlane;
-use lifeguard_e2e::cluster::reapply::{ApplyMode, apply_twice, fixed_workloads_under, short_exec_sleep};
+use lifeguard_e2e::cluster::reapply::{
+    ApplyMode, apply_twice, fixed_workloads_under, immutable_with_a_fixed_value, short_exec_sleep,
+    updates_of_a_fixed_pod,
+};
 use lifeguard_e2e::corpus_dir;
 use policies::Policy;
 
@@ -31,11 +35,20 @@ fn a_second_apply_of_the_corpus_is_accepted_and_stores_nothing_new() {
         install_map(plane, pack, &ns);
         let mut objects = fixed_workloads_under(&corpus, &Policy::pack(pack).expect("a built-in pack"));
         objects.push(short_exec_sleep());
+        let immutable = objects.len();
+        objects.extend(immutable_with_a_fixed_value());
         for mode in ApplyMode::ALL {
             let started = std::time::Instant::now();
             let done = apply_twice(&plane.kubectl, &ns, &objects, mode);
             failures.extend(done.failures(&format!("{pack}, {mode:?}"), objects.len(), started.elapsed()));
             assert!(done.stored >= 15, "{pack}, {mode:?}: {} objects stored", done.stored);
+            let started = std::time::Instant::now();
+            failures.extend(
+                updates_of_a_fixed_pod(&plane.kubectl, &ns, &mode.name(immutable), &mode.name(immutable + 1))
+                    .into_iter()
+                    .map(|f| format!("{pack}, {mode:?}: {f}")),
+            );
+            eprintln!("{pack}, {mode:?}: the fixed Pod's updates, {:.0?}", started.elapsed());
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));

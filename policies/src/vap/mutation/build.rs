@@ -1,7 +1,7 @@
 //! A [`Fix`] as CEL: the variable that lists what it changes (computed on
-//! the object as the mutations before it left it), and its mutation, an
-//! ApplyConfiguration whose `Object` is nested by kind down to the pod
-//! spec, or a JSON Patch whose paths find the container by its index.
+//! the object as the mutations before it left it), and its mutation, a
+//! JSON Patch whose paths start at the pod spec the slot reads and find
+//! each container by its index.
 
 use serde_json::{Value, json};
 
@@ -22,122 +22,149 @@ pub(super) fn with_exemptions(mut fix: Fix, exempt: &str) -> Fix {
     fix
 }
 
+/// The kinds whose pod template the API server's update validation
+/// freezes for every field a fix writes (a Pod's `ValidatePodUpdate`, a
+/// Job's `validatePodTemplateUpdate`): on an UPDATE of one that lifeguard
+/// fixed, a fix is made only where it puts back the old object's value.
+pub(super) const IMMUTABLE_TEMPLATE_KINDS: [&str; 2] = ["Pod", "Job"];
+
+/// The condition under which the fixes only restore: an UPDATE of a kind
+/// of [`IMMUTABLE_TEMPLATE_KINDS`] (the match conditions let through only
+/// those whose old object lifeguard fixed). Why that is the only change
+/// worth making: a probe, a hook or the grace period of such an object is
+/// accepted only when it equals the old object's, so writing that value
+/// back turns the re-apply of a fixed file (its value sent back over the
+/// fixed one) into what is stored, and any other value would only make
+/// the API server refuse the update.
+pub(super) const RESTORING: &str = "variables.restoring";
+
+/// The variables of the restoring mode: `restoring` ([`RESTORING`]), the
+/// old object's pod spec and its containers, init containers included
+/// (names are unique across both, as a fix's container is found by name).
+pub(super) fn restoring_variables(slot: &Slot) -> Vec<Value> {
+    let kinds: Vec<String> = IMMUTABLE_TEMPLATE_KINDS.iter().map(|k| format!("object.kind == '{k}'")).collect();
+    let (restoring, old_spec) = if slot.builtins {
+        (
+            format!("request.operation == 'UPDATE' && ({})", kinds.join(" || ")),
+            "!variables.restoring ? variables.podSpec : object.kind == 'Pod' ? oldObject.spec : oldObject.spec.template.spec"
+                .to_owned(),
+        )
+    } else {
+        // No custom kind's template is immutable to lifeguard's knowledge.
+        ("false".to_owned(), "variables.podSpec".to_owned())
+    };
+    let old_containers = "variables.oldPodSpec.containers + \
+         (has(variables.oldPodSpec.initContainers) ? variables.oldPodSpec.initContainers : [])";
+    vec![
+        json!({ "name": "restoring", "expression": restoring }),
+        json!({ "name": "oldPodSpec", "expression": old_spec }),
+        json!({ "name": "oldContainers", "expression": old_containers }),
+    ]
+}
+
+/// `!restoring || o holds it`, for the container `c`: `stored` over `c`
+/// and `o`, its namesake in the old object.
+fn restores(stored: &str) -> String {
+    format!("(!{RESTORING} || variables.oldContainers.exists(o, o.name == c.name && ({stored})))")
+}
+
+/// Whether the old container `o` holds every field `set` writes on `c`
+/// (the ones written only `when` a condition holds where it holds).
+fn holds(set: &[Set]) -> String {
+    let each: Vec<String> = set
+        .iter()
+        .map(|s| {
+            let at = format!("o.{}", s.part);
+            let equal =
+                format!("has({at}) && has({at}.{field}) && {at}.{field} == {value}", field = s.field, value = s.value);
+            match &s.when {
+                Some(when) => format!("(!({when}) || ({equal}))"),
+                None => format!("({equal})"),
+            }
+        })
+        .collect();
+    each.join(" && ")
+}
+
 /// The variable of `fix`: the names of the containers it changes (none
-/// when the rule is ignored), or the pod spec field's new value, `-1` for
-/// none.
+/// when the rule is ignored; when restoring, only those whose old
+/// container holds everything it writes: a fix is made whole or not at
+/// all on a container), or the pod spec field's new value, `-1` for none
+/// (and when restoring, for a value the old pod spec does not hold).
 pub(super) fn variable(fix: &Fix) -> Value {
     let ignored = format!("{} in variables.ignored", quoted(fix.rule));
     let expression = match &fix.change {
-        Change::Containers { which, .. } | Change::ContainerPatch { which, .. } => {
-            format!("{ignored} ? [] : variables.containers.filter(c, {which}).map(c, c.name)")
+        Change::Containers { which, set } => {
+            format!(
+                "{ignored} ? [] : variables.containers.filter(c, {which} && {}).map(c, c.name)",
+                restores(&holds(set))
+            )
         }
-        Change::PodSpec { when, value, .. } => format!("{ignored} || !({when}) ? -1 : {value}"),
+        Change::ContainerPatch { which, restored: Some(stored), .. } => {
+            format!("{ignored} ? [] : variables.containers.filter(c, {which} && {}).map(c, c.name)", restores(stored))
+        }
+        Change::ContainerPatch { which, restored: None, .. } => {
+            format!("{ignored} || {RESTORING} ? [] : variables.containers.filter(c, {which}).map(c, c.name)")
+        }
+        Change::PodSpec { when, value, field } => {
+            let old = format!("variables.oldPodSpec.{field}");
+            format!(
+                "{ignored} || !({when}) ? -1 : [{value}].map(v, !{RESTORING} || (has({old}) && {old} == v) ? v : -1)[0]"
+            )
+        }
     };
     json!({ "name": fix.variable, "expression": expression })
 }
 
-/// The mutation of `fix`, on the pod spec the slot reads.
-pub(super) fn mutation(fix: &Fix, slot: &Slot) -> Value {
+/// The mutation of `fix`, on the pod spec the slot reads: a JSON Patch
+/// whose paths start at `variables.podSpecPath`, so one expression serves
+/// every kind. (An ApplyConfiguration must nest its `Object` down to the
+/// pod spec of each kind, which repeats the containers' CEL once per kind
+/// and list: the export then outgrew what `kubectl apply` can store.)
+pub(super) fn mutation(fix: &Fix) -> Value {
     let listed = format!("variables.{}", fix.variable);
-    match &fix.change {
+    let annotation = format!("[{}]", annotation_operation(fix.rule));
+    let expression = match &fix.change {
         Change::Containers { set, .. } => {
-            let field = |spec: &str, (field, list): (&str, &str)| {
-                let kind = format!("{spec}.{field}");
-                format!(
-                    "{field}: {list}.filter(c, c.name in {listed}).map(c, {kind}{{name: c.name, {}}})",
-                    parts(&kind, set)
-                )
-            };
-            // Parenthesized: CEL takes no conditional as the middle of another unbracketed.
-            let of = |lists: &[(&str, &str)]| {
-                let fields = |spec: &str| lists.iter().map(|l| field(spec, *l)).collect::<Vec<_>>().join(", ");
-                format!("({})", apply(slot, fix.rule, fields))
-            };
-            // A list is written only when it holds a container to fix: a
-            // custom resource's schema stores an empty one as null, which
-            // its CRD refuses (the built-in kinds merge it as nothing).
-            let (main, init) = (("containers", CONTAINERS), ("initContainers", INIT_CONTAINERS));
-            let has = |list: &str| format!("{list}.exists(c, c.name in {listed})");
-            let expression = format!(
-                "size({listed}) == 0 ? Object{{}} : {c} && {i} ? {both} : {c} ? {main_only} : {init_only}",
-                c = has(CONTAINERS),
-                i = has(INIT_CONTAINERS),
-                both = of(&[main, init]),
-                main_only = of(&[main]),
-                init_only = of(&[init]),
-            );
-            json!({ "patchType": "ApplyConfiguration", "applyConfiguration": { "expression": expression } })
-        }
-        Change::PodSpec { field, .. } => {
-            let expression =
-                format!("{listed} < 0 ? Object{{}} : {}", apply(slot, fix.rule, |_| format!("{field}: {listed}")));
-            json!({ "patchType": "ApplyConfiguration", "applyConfiguration": { "expression": expression } })
+            let ops: Vec<ContainerOp> = set.iter().map(ContainerOp::from).collect();
+            format!("size({listed}) == 0 ? [] : {annotation} + {}", container_operations(&listed, &ops))
         }
         Change::ContainerPatch { ops, .. } => {
-            let mut lists = vec![format!("[{}]", annotation_operation(fix.rule))];
-            for op in ops {
-                for (field, list) in [("containers", CONTAINERS), ("initContainers", INIT_CONTAINERS)] {
-                    lists.push(operation(&listed, field, list, op));
-                }
-            }
-            let expression = format!("size({listed}) == 0 ? [] : {}", lists.join(" + "));
-            json!({ "patchType": "JSONPatch", "jsonPatch": { "expression": expression } })
+            format!("size({listed}) == 0 ? [] : {annotation} + {}", container_operations(&listed, ops))
+        }
+        Change::PodSpec { field, .. } => format!(
+            "{listed} < 0 ? [] : {annotation} + [JSONPatch{{op: 'add', path: variables.podSpecPath + '/{field}', value: {listed}}}]"
+        ),
+    };
+    json!({ "patchType": "JSONPatch", "jsonPatch": { "expression": expression } })
+}
+
+/// `set`'s field as an `add` below the container: the part (a probe) is
+/// there, as the fix's condition reads it.
+impl From<&Set> for ContainerOp {
+    fn from(set: &Set) -> Self {
+        ContainerOp {
+            path: quoted(&format!("/{}/{}", set.part, set.field)),
+            write: Write::Add(set.value.clone()),
+            when: set.when.clone().unwrap_or_else(|| "true".to_owned()),
         }
     }
+}
+
+/// Every operation of `ops`, on the containers and on the init containers.
+fn container_operations(listed: &str, ops: &[ContainerOp]) -> String {
+    let mut lists = Vec::new();
+    for op in ops {
+        for (field, list) in [("containers", CONTAINERS), ("initContainers", INIT_CONTAINERS)] {
+            lists.push(operation(listed, field, list, op));
+        }
+    }
+    lists.join(" + ")
 }
 
 /// The pod spec's containers, and its sidecar-bearing init containers.
 const CONTAINERS: &str = "variables.podSpec.containers";
 const INIT_CONTAINERS: &str = "(has(variables.podSpec.initContainers) ? variables.podSpec.initContainers : [])";
-
-/// `part: kind.part{field: value, ...}, ...` of one container entry; a
-/// part with fields written only `when` a condition holds is a conditional
-/// over the objects with and without each.
-fn parts(kind: &str, set: &[Set]) -> String {
-    let mut names: Vec<&str> = set.iter().map(|s| s.part).collect();
-    names.dedup();
-    names
-        .iter()
-        .map(|part| {
-            let fields = set.iter().filter(|s| s.part == *part).map(|s| (s.field, s.value.as_str(), s.when.as_deref()));
-            format!("{part}: {}", variants(&format!("{kind}.{part}"), fields.collect()))
-        })
-        .collect::<Vec<_>>()
-        .join(", ")
-}
-
-/// The typed object of `fields` (`(field, value, when)`), branching on the
-/// first field written only when its condition holds: with it, then without.
-fn variants(typed: &str, fields: Vec<(&str, &str, Option<&str>)>) -> String {
-    let Some(i) = fields.iter().position(|(_, _, when)| when.is_some()) else {
-        let written: Vec<String> = fields.iter().map(|(field, value, _)| format!("{field}: {value}")).collect();
-        return format!("{typed}{{{}}}", written.join(", "));
-    };
-    let when = fields[i].2.unwrap_or("true");
-    let mut with = fields.clone();
-    with[i].2 = None;
-    let mut without = fields;
-    without.remove(i);
-    format!("({when} ? {} : {})", variants(typed, with), variants(typed, without))
-}
-
-/// An ApplyConfiguration `Object` for whatever kind the object is: the
-/// annotation of `rule`, and `fields(pod spec's type name)` in its pod spec.
-fn apply(slot: &Slot, rule: &str, fields: impl Fn(&str) -> String) -> String {
-    by_pod_spec_path(slot, |steps| {
-        let types: Vec<String> = (1..=steps.len()).map(|n| format!("Object.{}", steps[..n].join("."))).collect();
-        let mut inner = format!("{}{{{}}}", types[types.len() - 1], fields(&types[types.len() - 1]));
-        for n in (0..steps.len() - 1).rev() {
-            inner = format!("{}{{{}: {inner}}}", types[n], steps[n + 1]);
-        }
-        format!(
-            "Object{{metadata: Object.metadata{{annotations: {{{}: {}}}}}, {}: {inner}}}",
-            quoted(ANNOTATION_MUTATED),
-            annotation_value(rule),
-            steps[0]
-        )
-    })
-}
 
 /// The operations of `op` on the listed containers of one of the pod
 /// spec's lists, each at the container's index in it.
@@ -147,7 +174,8 @@ fn operation(listed: &str, field: &str, list: &str, op: &ContainerOp) -> String 
         Write::Add(value) => format!("op: 'add', path: {container} + {}, value: {value}", op.path),
         Write::Copy(from) => format!("op: 'copy', from: {container} + {from}, path: {container} + {}", op.path),
     };
-    format!("{list}.filter(c, c.name in {listed} && ({when})).map(c, JSONPatch{{{write}}})", when = op.when)
+    let when = if op.when == "true" { String::new() } else { format!(" && ({})", op.when) };
+    format!("{list}.filter(c, c.name in {listed}{when}).map(c, JSONPatch{{{write}}})")
 }
 
 /// `lifeguard.dev/mutated` with `rule` added, as `/mutate` writes it: the
@@ -184,42 +212,83 @@ pub(super) fn pod_spec_path(slot: &Slot) -> Value {
 mod tests {
     use super::*;
 
-    #[test]
-    fn an_apply_configuration_nests_the_object_down_to_the_pod_spec_of_each_kind() {
-        let expression = apply(&Slot::builtins_only(), "r", |spec| format!("x: '{spec}'"));
-        for nested in [
-            "Object.spec{x: 'Object.spec'}",
-            "spec: Object.spec{jobTemplate: Object.spec.jobTemplate{spec: Object.spec.jobTemplate.spec{template: \
-             Object.spec.jobTemplate.spec.template{spec: Object.spec.jobTemplate.spec.template.spec{x: \
-             'Object.spec.jobTemplate.spec.template.spec'}}}}}",
-            "template: Object.template{spec: Object.template.spec{x: 'Object.template.spec'}}",
-            "spec: Object.spec{template: Object.spec.template{spec: Object.spec.template.spec{x: 'Object.spec.template.spec'}}}",
-        ] {
-            assert!(expression.contains(nested), "{nested}\n{expression}");
+    fn liveness(when: Option<&str>) -> Fix {
+        Fix {
+            rule: "r",
+            variable: "fixR",
+            as_submitted: false,
+            change: Change::Containers {
+                which: "true".to_owned(),
+                set: vec![
+                    Set { part: "livenessProbe", field: "failureThreshold", value: "3".to_owned(), when: None },
+                    Set {
+                        part: "livenessProbe",
+                        field: "timeoutSeconds",
+                        value: "5".to_owned(),
+                        when: when.map(str::to_owned),
+                    },
+                ],
+            },
         }
-        assert!(expression.contains("Object{metadata: Object.metadata{annotations: {'lifeguard.dev/mutated': "));
     }
 
     #[test]
-    fn a_field_written_only_when_a_condition_holds_is_a_conditional_over_the_part() {
-        let set = |field, value: &str, when: Option<&str>| Set {
-            part: "livenessProbe",
-            field,
-            value: value.to_owned(),
-            when: when.map(str::to_owned),
+    fn a_containers_fix_is_one_add_per_field_and_list_below_the_pod_spec_path() {
+        let mutation = mutation(&liveness(Some("slow")));
+        assert_eq!(mutation["patchType"], "JSONPatch");
+        let expression = mutation["jsonPatch"]["expression"].as_str().unwrap_or_default();
+        assert!(expression.starts_with("size(variables.fixR) == 0 ? [] : [has(object.metadata.annotations) ? "));
+        for (list, at) in [("variables.podSpec.containers", "containers"), (INIT_CONTAINERS, "initContainers")] {
+            let container = format!("variables.podSpecPath + '/{at}/' + string({list}.map(x, x.name).indexOf(c.name))");
+            // Always written: no condition of its own.
+            assert!(
+                expression.contains(&format!(
+                    "{list}.filter(c, c.name in variables.fixR).map(c, JSONPatch{{op: 'add', path: {container} + \
+                     '/livenessProbe/failureThreshold', value: 3}})"
+                )),
+                "{expression}"
+            );
+            // Written only where its condition holds.
+            assert!(
+                expression.contains(&format!(
+                    "{list}.filter(c, c.name in variables.fixR && (slow)).map(c, JSONPatch{{op: 'add', path: \
+                     {container} + '/livenessProbe/timeoutSeconds', value: 5}})"
+                )),
+                "{expression}"
+            );
+        }
+        assert!(!expression.contains("object.kind"), "{expression}");
+    }
+
+    #[test]
+    fn a_pod_spec_fix_adds_its_field_below_the_pod_spec_path_when_it_has_a_value() {
+        let fix = Fix {
+            rule: "r",
+            variable: "fixGrace",
+            as_submitted: false,
+            change: Change::PodSpec {
+                when: "true".to_owned(),
+                field: "terminationGracePeriodSeconds",
+                value: "40".to_owned(),
+            },
         };
-        let text = parts("T", &[set("failureThreshold", "3", None), set("timeoutSeconds", "5", Some("slow"))]);
-        assert_eq!(
-            text,
-            "livenessProbe: (slow ? T.livenessProbe{failureThreshold: 3, timeoutSeconds: 5} : T.livenessProbe{failureThreshold: 3})"
-        );
+        let expression = mutation(&fix)["jsonPatch"]["expression"].as_str().unwrap_or_default().to_owned();
+        assert!(expression.starts_with("variables.fixGrace < 0 ? [] : [has(object.metadata.annotations)"));
+        assert!(expression.ends_with(
+            "[JSONPatch{op: 'add', path: variables.podSpecPath + '/terminationGracePeriodSeconds', value: variables.fixGrace}]"
+        ));
     }
 
     #[test]
-    fn each_part_of_a_container_is_one_object() {
-        let set = |part, field, value: &str| Set { part, field, value: value.to_owned(), when: None };
-        let text =
-            parts("T", &[set("livenessProbe", "failureThreshold", "3"), set("livenessProbe", "timeoutSeconds", "5")]);
-        assert_eq!(text, "livenessProbe: T.livenessProbe{failureThreshold: 3, timeoutSeconds: 5}");
+    fn on_a_restoring_update_a_containers_fix_is_made_only_where_the_old_container_holds_what_it_writes() {
+        let expression = variable(&liveness(Some("slow")))["expression"].as_str().unwrap_or_default().to_owned();
+        assert!(
+            expression.contains(
+                "(!variables.restoring || variables.oldContainers.exists(o, o.name == c.name && \
+                 ((has(o.livenessProbe) && has(o.livenessProbe.failureThreshold) && o.livenessProbe.failureThreshold == 3) && \
+                 (!(slow) || (has(o.livenessProbe) && has(o.livenessProbe.timeoutSeconds) && o.livenessProbe.timeoutSeconds == 5)))))"
+            ),
+            "{expression}"
+        );
     }
 }

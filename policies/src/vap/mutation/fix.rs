@@ -21,26 +21,30 @@ pub(crate) struct Fix {
 /// What a fix changes, and where.
 #[derive(Debug, Clone)]
 pub(crate) enum Change {
-    /// ApplyConfiguration: fields of each container `c` of
-    /// `variables.containers` for which `which` (CEL over `c`) holds; the
-    /// policy's exemptions of the rule are added to `which`.
+    /// Fields of each container `c` of `variables.containers` for which
+    /// `which` (CEL over `c`) holds; the policy's exemptions of the rule
+    /// are added to `which`.
     Containers {
         /// The containers fixed.
         which: String,
         /// The fields set, each on a part of the container (a probe).
         set: Vec<Set>,
     },
-    /// JSON Patch: `add` operations below each container `c` for which
-    /// `which` holds (exemptions added as for [`Change::Containers`]), where
-    /// ApplyConfiguration cannot (an atomic list inside what is written, a
-    /// member to remove).
+    /// Operations below each container `c` for which `which` holds
+    /// (exemptions added as for [`Change::Containers`]): a part written
+    /// whole (a probe, a hook) or copied from elsewhere in the container.
     ContainerPatch {
         /// The containers fixed.
         which: String,
         /// The operations, each on the containers where its own condition holds too.
         ops: Vec<ContainerOp>,
+        /// On an UPDATE that only restores (`build::RESTORING`), whether
+        /// the old container `o` holds what the operations write on `c`
+        /// (CEL over both): the fix is made there alone. `None`: not made
+        /// on such an update (the webhook's `/mutate` restores it).
+        restored: Option<String>,
     },
-    /// ApplyConfiguration: a field of the pod spec, set to `value` when
+    /// A field of the pod spec, set to `value` when
     /// `when` holds (CEL over the object, exemptions included by the rule:
     /// which container's finding carries the fix is the rule's to say).
     PodSpec {
@@ -53,7 +57,7 @@ pub(crate) enum Change {
     },
 }
 
-/// A field set by an ApplyConfiguration on a container's `part`.
+/// A field set on a container's `part`, which the fix's condition finds there.
 #[derive(Debug, Clone)]
 pub(crate) struct Set {
     /// `livenessProbe`, ...

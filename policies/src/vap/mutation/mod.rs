@@ -4,18 +4,18 @@
 //! where CEL computes them exactly from the container's own spec and the
 //! policy's constants ([`coverage`] says where).
 //!
-//! It matches what `/mutate` patches: the same kinds, CREATE, and an UPDATE
-//! that changes the pod template of a kind whose template may change (never
-//! a Pod's or a Job's), never `kube-system`, a controller-owned object or
-//! one being deleted; a rule in the object's `lifeguard.dev/ignore`
+//! It matches what `/mutate` patches: the same kinds, CREATE, an UPDATE
+//! that changes the pod template of a kind whose template may change, and
+//! an UPDATE of a Pod or a Job that lifeguard fixed, where the fixes only
+//! put back what is stored (their pod spec cannot change: `build::RESTORING`);
+//! never `kube-system`, a controller-owned object or one being deleted; a rule in the object's `lifeguard.dev/ignore`
 //! annotation, or under an exemption, is not fixed. The findings come from
 //! the same CEL as the ValidatingAdmissionPolicies' (`super::cel`, the
 //! rules' checks, `super::exemptions`), so the two exports never disagree on
 //! what they find.
 //!
-//! One mutation per fix: the API server merges an ApplyConfiguration per
-//! container, and two fixes of one container in one expression give it the
-//! container twice ("duplicate entries for key"). The mutations run in
+//! One mutation per fix, a JSON Patch below `variables.podSpecPath`, so one
+//! expression serves every kind the slot matches. The mutations run in
 //! order, each on the object as the ones before left it, as `lifeguard
 //! fix` lints again after each round, so a fix that depends on another's
 //! result (a grace period after the preStop rewrite) reads it. Each fix
@@ -38,7 +38,7 @@ use super::kube_version::{KubeVersion, MapApi};
 use crate::policy::Policy;
 use crate::rules::{MapExport, RULES};
 pub use coverage::Carried;
-pub use custom_kinds::{MERGED_BY_NAME, NOT_MERGED_BY_NAME};
+pub use custom_kinds::{FIXED_CUSTOM_KINDS, NOT_FIXED_CUSTOM_KIND};
 
 /// What to export.
 #[derive(Debug, Clone)]

@@ -28,12 +28,22 @@ pub(super) fn pair(name: &str, api: MapApi, policy: &Policy, slot: &Slot, fixes:
     let mut conditions = match_conditions(slot);
     // What `/mutate` refuses to patch on an UPDATE: a Pod's or a Job's
     // template cannot change after creation, so a fix would make the API
-    // server reject the user's update.
+    // server reject the user's update; unless lifeguard fixed the old
+    // object (the annotation its fixes write on the object's own
+    // metadata), where the fixes only restore what it stored
+    // (`build::RESTORING`).
+    let immutable: Vec<String> =
+        build::IMMUTABLE_TEMPLATE_KINDS.iter().map(|k| format!("object.kind != '{k}'")).collect();
     conditions.push(json!({
         "name": "update-may-change-the-template",
-        "expression": "request.operation != 'UPDATE' || (object.kind != 'Pod' && object.kind != 'Job')",
+        "expression": format!(
+            "request.operation != 'UPDATE' || ({}) || \
+             (has(oldObject.metadata.annotations) && {} in oldObject.metadata.annotations)",
+            immutable.join(" && "),
+            cel::quoted(crate::model::ANNOTATION_MUTATED)
+        ),
     }));
-    let mut mutations: Vec<Value> = fixes.iter().map(|fix| build::mutation(fix, slot)).collect();
+    let mut mutations: Vec<Value> = fixes.iter().map(build::mutation).collect();
     let variables: Vec<Value> = if mutations.is_empty() {
         // The API server requires a mutation, and this policy must exist to
         // replace what an earlier export put under its name: one that
@@ -46,6 +56,7 @@ pub(super) fn pair(name: &str, api: MapApi, policy: &Policy, slot: &Slot, fixes:
             .into_iter()
             .map(|(name, expression)| json!({ "name": name, "expression": expression }))
             .chain([build::pod_spec_path(slot)])
+            .chain(build::restoring_variables(slot))
             .chain(fixes.iter().map(build::variable))
             .collect()
     };

@@ -223,10 +223,10 @@ fn the_templates_of_leaderworkerset_and_kuberay_are_fixed_and_every_other_custom
     let known: usize = crate::model::CUSTOM_POD_KINDS.iter().map(|k| k.templates.len()).sum();
     assert_eq!(out.templates.len() + out.templates_left_out.len(), known, "{:?}", out.templates_left_out);
     let why = |t: &str| out.templates_left_out.iter().find(|(n, _)| n == t).map(|(_, w)| w.as_str());
-    assert_eq!(why("InferenceService (serving.kserve.io) /spec/predictor"), Some(NOT_MERGED_BY_NAME));
+    assert_eq!(why("InferenceService (serving.kserve.io) /spec/predictor"), Some(NOT_FIXED_CUSTOM_KIND));
     assert_eq!(
         why("RayClusterFleet (orchestration.aibrix.ai) /spec/template/spec/headGroupSpec/template"),
-        Some(NOT_MERGED_BY_NAME)
+        Some(NOT_FIXED_CUSTOM_KIND)
     );
     assert_eq!(why("RayCluster (ray.io) /spec/workerGroupSpecs/*/template"), Some(crate::vap::templates::WILDCARD));
     // The second policy matches LeaderWorkerSets and RayJobs alone and writes into the workers' or the submitter's pod spec.
@@ -243,14 +243,14 @@ fn the_templates_of_leaderworkerset_and_kuberay_are_fixed_and_every_other_custom
              '/spec/leaderWorkerTemplate/workerTemplate/spec' : '/spec/submitterPodTemplate/spec'"
         ))
     );
-    let mutations = workers["mutations"].as_array().into_iter().flatten();
-    let applied = mutations.filter_map(|m| m.pointer("/applyConfiguration/expression")?.as_str()).next();
-    let mutation = applied.unwrap_or_default();
-    assert!(
-        mutation.contains("spec: Object.spec{leaderWorkerTemplate: Object.spec.leaderWorkerTemplate{workerTemplate: \
-             Object.spec.leaderWorkerTemplate.workerTemplate{spec: Object.spec.leaderWorkerTemplate.workerTemplate.spec{"),
-        "{mutation}"
-    );
+    // Its mutations write below that path, whatever the kind: one
+    // expression, no branch by kind.
+    for mutation in workers["mutations"].as_array().into_iter().flatten() {
+        assert_eq!(mutation["patchType"], "JSONPatch", "{mutation}");
+        let expression = mutation.pointer("/jsonPatch/expression").and_then(Value::as_str).unwrap_or_default();
+        assert!(expression.contains("path: variables.podSpecPath + '/"), "{expression}");
+        assert!(!expression.contains("object.kind"), "{expression}");
+    }
 }
 
 #[test]

@@ -123,6 +123,23 @@ fn a_bad_name_version_or_policy_is_a_usage_error() {
     assert_eq!(r.code, 2, "{}", r.stderr);
 }
 
+/// Every pack's export is laid out as `export vap`'s is, to be reviewed in
+/// a diff: no line over 200 characters, the CEL broken by nesting.
+#[test]
+fn every_pack_s_export_is_laid_out_in_lines_a_diff_shows_whole() {
+    for pack in ["default", "strict", "gpu-serving"] {
+        let out = export(&["--policy", pack, "--kube-version", "1.37"]);
+        assert_eq!(out.code, 0, "{}", out.stderr);
+        let long: Vec<&str> = out.stdout.lines().filter(|l| l.chars().count() > 200).collect();
+        assert!(long.is_empty(), "{pack}: {long:#?}");
+        assert!(out.stdout.lines().count() > 3_000, "{pack}");
+        // A patch's fields, each on its line, the value beside its key.
+        assert!(out.stdout.contains(
+            "\n              op: 'add',\n              path: '/metadata/annotations',\n              value: {\n"
+        ));
+    }
+}
+
 #[test]
 fn every_object_fits_what_kubectl_apply_keeps_of_it() {
     for pack in ["default", "strict", "gpu-serving"] {
@@ -139,9 +156,10 @@ fn every_object_fits_what_kubectl_apply_keeps_of_it() {
             for doc in &docs {
                 let size = lifeguard::export::client_side_apply_annotations(&doc.value);
                 let name = doc.value.pointer("/metadata/name").and_then(|n| n.as_str()).unwrap_or_default();
-                // Half the limit: the rest is room for a policy's own
-                // exemptions, which every fix's CEL repeats.
-                assert!(size < lifeguard::export::ANNOTATIONS_LIMIT / 2, "{pack} {version}: {name}: {size} bytes");
+                // Three quarters of the limit: the rest is room for a
+                // policy's own exemptions, which every fix's CEL repeats.
+                let room = lifeguard::export::ANNOTATIONS_LIMIT / 4 * 3;
+                assert!(size < room, "{pack} {version}: {name}: {size} bytes");
             }
         }
     }

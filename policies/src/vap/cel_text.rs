@@ -217,10 +217,11 @@ fn flat_len(items: &[Item<'_>]) -> usize {
 const LEVELS: [&[&str]; 6] = [&[":"], &["?"], &["||"], &["&&"], &["==", "!=", "<", "<=", ">", ">=", "in"], &["+", "-"]];
 
 /// Whether the token at `i` of `items` is a binary operator of `level`
-/// (not a unary minus, not a map's `key: value`).
-fn breaks_at(items: &[Item<'_>], i: usize, level: &[&str], in_map: bool) -> bool {
+/// (not a unary minus, not the `:` at `key`, a map entry's or an object
+/// field's, where a ternary's `:` in its value may still break).
+fn breaks_at(items: &[Item<'_>], i: usize, level: &[&str], key: Option<usize>) -> bool {
     let Item::Token(t) = &items[i] else { return false };
-    if i == 0 || !level.contains(&t.text) || (in_map && t.text == ":") {
+    if i == 0 || !level.contains(&t.text) || key == Some(i) {
         return false;
     }
     // After an operand, `-` is binary.
@@ -250,15 +251,20 @@ fn lay(items: &[Item<'_>], indent: usize, width: usize, open: Option<&str>, line
             .enumerate()
             .filter(|(_, it)| matches!(it, Item::Token(t) if t.text == ","))
             .map(|(i, _)| i + 1)
+            // An element's own trailing comma (a map's entries are laid out
+            // knowing they are entries) is no place to cut.
+            .filter(|&cut| cut < items.len())
             .collect()
     } else {
         Vec::new()
     };
     let in_map = open == Some("{");
+    // An entry of a map or an object's field: its first `:` is the key's.
+    let key = if in_map { items.iter().position(|it| matches!(it, Item::Token(t) if t.text == ":")) } else { None };
     let (cuts, level) = if commas.is_empty() {
         LEVELS
             .iter()
-            .map(|level| ((0..items.len()).filter(|&i| breaks_at(items, i, level, in_map)).collect::<Vec<_>>(), *level))
+            .map(|level| ((0..items.len()).filter(|&i| breaks_at(items, i, level, key)).collect::<Vec<_>>(), *level))
             .find(|(cuts, _)| !cuts.is_empty())
             .unwrap_or_default()
     } else {
@@ -275,7 +281,10 @@ fn lay(items: &[Item<'_>], indent: usize, width: usize, open: Option<&str>, line
                 cut = ends.next().unwrap_or(cut);
             }
             if cut > from {
-                lay(&items[from..cut], indent, width, None, lines);
+                // A map's entries keep knowing they are entries, and an
+                // entry's first part that it holds its key.
+                let within = if in_map && (level.contains(&",") || from == 0) { open } else { None };
+                lay(&items[from..cut], indent, width, within, lines);
             }
             from = cut;
         }
@@ -419,6 +428,16 @@ mod tests {
         let out = layout(e, 12);
         same_tokens(e, &out);
         assert!(out.contains("'a': 1,\n") && out.contains("'b': -2\n") && out.contains("? [-1, 0]\n"), "{out}");
+    }
+
+    #[test]
+    fn an_entry_s_key_stays_beside_its_value_and_a_ternary_in_the_value_still_breaks() {
+        let e = "JSONPatch{op: 'add', value: has(object.metadata.annotations) ? object.metadata.annotations : {}}";
+        let out = layout(e, 44);
+        same_tokens(e, &out);
+        assert!(out.contains("\n  op: 'add',\n  value: has(object.metadata.annotations)\n"), "{out}");
+        assert!(out.contains("\n  ? object.metadata.annotations\n  : {}\n"), "{out}");
+        assert!(!out.lines().any(|l| l.trim() == "value" || l.trim_start().starts_with(": has")), "{out}");
     }
 
     #[test]

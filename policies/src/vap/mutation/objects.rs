@@ -9,8 +9,9 @@ use super::build;
 use super::fix::Fix;
 use crate::policy::Policy;
 use crate::vap::cel;
+use crate::vap::cel_text::layout;
 use crate::vap::kube_version::MapApi;
-use crate::vap::objects::{labels, match_conditions, match_constraints};
+use crate::vap::objects::{CEL_WIDTH, labels, match_conditions, match_constraints};
 use crate::vap::templates::Slot;
 
 /// The policy's name for the export `name` and the template slot:
@@ -60,6 +61,20 @@ pub(super) fn pair(name: &str, api: MapApi, policy: &Policy, slot: &Slot, fixes:
             .chain(fixes.iter().map(build::variable))
             .collect()
     };
+    // Laid out as `export vap`'s CEL is, to be reviewed in a diff.
+    let laid_out = |mut v: Value| {
+        for pointer in ["/expression", "/jsonPatch/expression", "/applyConfiguration/expression"] {
+            if let Some(expression) = v.pointer_mut(pointer) {
+                if let Some(text) = expression.as_str() {
+                    *expression = Value::String(layout(text, CEL_WIDTH));
+                }
+            }
+        }
+        v
+    };
+    let conditions: Vec<Value> = conditions.into_iter().map(laid_out).collect();
+    let variables: Vec<Value> = variables.into_iter().map(laid_out).collect();
+    let mutations: Vec<Value> = mutations.into_iter().map(laid_out).collect();
     let mut spec = json!({
         // A CEL error leaves the object as it came: the API server's hot
         // path never fails because of lifeguard.

@@ -15,6 +15,7 @@
 //! `kube-system`; a rule listed in the object's `lifeguard.dev/ignore`
 //! annotation with a reason is not checked.
 
+mod carried;
 mod cel;
 pub mod cel_library;
 mod cel_text;
@@ -43,7 +44,7 @@ pub(crate) mod templates;
 use serde_json::Value;
 
 use crate::policy::{AdmissionMode, Policy};
-use crate::rules::{RULES, VapExport};
+use crate::rules::VapExport;
 
 pub use cel_library::CelError;
 pub use check::Validation;
@@ -114,25 +115,17 @@ pub struct Bound {
 pub fn export(policy: &Policy, options: &Options) -> Result<Export, CelError> {
     let mut out = Export::default();
     let mut validations = Vec::new();
-    for &rule in RULES {
-        let checks = match rule.vap {
-            VapExport::Yes(checks) | VapExport::Partly(_, checks) => checks,
-            VapExport::No(_) => continue,
-        };
-        if !policy.is_enabled(rule.name) {
-            out.left_out.push((rule.name, "disabled by the policy".to_owned()));
-            continue;
-        }
-        // A check that ignored an exemption would report what the linter suppresses.
-        let exempt = exemptions::exempt(policy, rule.name, Some("c.name"))
-            .and_then(|c| Ok((c, exemptions::exempt(policy, rule.name, None)?)));
-        let (exempt, exempt_object) = match exempt {
-            Ok(exempt) => exempt,
-            Err(why) => {
-                out.left_out.push((rule.name, format!("{why} cannot be expressed in CEL exactly")));
-                continue;
-            }
-        };
+    let carried = carried::carried(
+        policy,
+        |rule| match rule.vap {
+            VapExport::Yes(checks) | VapExport::Partly(_, checks) => Some(checks),
+            VapExport::No(_) => None,
+        },
+        // By container, and of the object itself.
+        |rule| Ok((exemptions::exempt(policy, rule, Some("c.name"))?, exemptions::exempt(policy, rule, None)?)),
+    );
+    out.left_out = carried.left_out;
+    for (rule, checks, (exempt, exempt_object)) in carried.rules {
         out.rules.push(rule.name);
         validations.extend(
             (checks.0)(rule, policy)
@@ -187,6 +180,7 @@ mod tests {
 
     use super::*;
     use crate::finding::Severity;
+    use crate::rules::RULES;
 
     fn options(mode: AdmissionMode) -> Options {
         Options { mode, name: "lifeguard".to_owned(), kube_version: kube_version::OLDEST, ratchet: true }

@@ -33,10 +33,10 @@ mod objects;
 use serde_json::Value;
 
 use super::cel_library::{self, CelError};
-use super::exemptions;
 use super::kube_version::{KubeVersion, MapApi};
+use super::{carried, exemptions};
 use crate::policy::Policy;
-use crate::rules::{MapExport, RULES};
+use crate::rules::MapExport;
 pub use coverage::Carried;
 pub use custom_kinds::{FIXED_CUSTOM_KINDS, NOT_FIXED_CUSTOM_KIND};
 
@@ -75,23 +75,16 @@ pub struct Export {
 pub fn export(policy: &Policy, options: &Options) -> Result<Export, CelError> {
     let mut out = Export::default();
     let mut mutations = Vec::new();
-    for &rule in RULES {
-        let fixes = match rule.map {
-            MapExport::Yes(_, fixes) | MapExport::Partly(_, fixes) => fixes,
-            MapExport::NoFix | MapExport::No(_) => continue,
-        };
-        if !policy.is_enabled(rule.name) {
-            out.left_out.push((rule.name, "disabled by the policy".to_owned()));
-            continue;
-        }
-        // A fix the linter's exemption suppresses must not be made.
-        let exempt = match exemptions::exempt(policy, rule.name, Some("c.name")) {
-            Ok(exempt) => exempt,
-            Err(why) => {
-                out.left_out.push((rule.name, format!("{why} cannot be expressed in CEL exactly")));
-                continue;
-            }
-        };
+    let carried = carried::carried(
+        policy,
+        |rule| match rule.map {
+            MapExport::Yes(_, fixes) | MapExport::Partly(_, fixes) => Some(fixes),
+            MapExport::NoFix | MapExport::No(_) => None,
+        },
+        |rule| exemptions::exempt(policy, rule, Some("c.name")),
+    );
+    out.left_out = carried.left_out;
+    for (rule, fixes, exempt) in carried.rules {
         let of_rule = (fixes.0)(rule, policy, &exempt);
         if of_rule.is_empty() {
             out.left_out.push((
@@ -103,6 +96,7 @@ pub fn export(policy: &Policy, options: &Options) -> Result<Export, CelError> {
         out.rules.push(rule.name);
         mutations.extend(of_rule.into_iter().map(|fix| build::with_exemptions(fix, &exempt)));
     }
+    carried::in_registry_order(&mut out.left_out);
     // Stable: the rest keep the registry's order, in which `lifeguard fix` merges them.
     mutations.sort_by_key(|fix| !fix.as_submitted);
     let (slots, left_out) = custom_kinds::slots(policy);

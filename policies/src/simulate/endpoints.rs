@@ -46,17 +46,21 @@ pub(crate) fn zero_endpoints(r: &Reading) -> Option<String> {
 /// "proxy")`.
 pub(crate) fn out_for(r: &Reading, ms: i64) -> String {
     match &r.pod {
-        Some(pod) => format!("the pod is out of endpoints for {} s (held out by {})", seconds(pod.out_ms), pod.held_by),
+        Some(pod) if pod.out_ms > 0 => {
+            format!("the pod is out of endpoints for {} s (held out by {})", seconds(pod.out_ms), pod.held_by)
+        }
+        Some(_) => "the pod is out of endpoints for 0 s".to_owned(),
         None => format!("out of endpoints for {} s", seconds(ms)),
     }
 }
 
 /// What a line about one container adds of its pod of several containers
 /// in a stall that hits them all: `; the pod is out of endpoints for up to
-/// 12 s (held out by container "proxy")`, empty for a pod that stays in.
+/// 12 s (held out by container "proxy")`, where another container held it
+/// out; empty where the line's own container alone did, or nothing did.
 pub(crate) fn pod_clause(r: &Reading) -> String {
     match &r.pod {
-        Some(pod) if pod.out_ms > 0 => {
+        Some(pod) if pod.out_ms > 0 && pod.others_hold => {
             format!("; the pod is out of endpoints for up to {} s (held out by {})", seconds(pod.out_ms), pod.held_by)
         }
         _ => String::new(),

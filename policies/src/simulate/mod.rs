@@ -17,6 +17,7 @@ mod kubelet_tests;
 #[cfg(test)]
 mod lifecycle_tests;
 mod model_doc;
+mod never;
 #[cfg(test)]
 mod object_tests;
 mod pod;

@@ -152,7 +152,7 @@ pub(crate) fn run_pod(models: &[ContainerModel], scenario: &Scenario, a: &Assump
 /// speaks of the pod's endpoints and of what held the pod out.
 fn rejudge(o: &mut ContainerOutcome, pod: &PodOutcome, kind: ScenarioKind, gates: &ReadinessGates) {
     let mut reading = o.reading.clone();
-    reading.pod = Some(pod_reading(pod));
+    reading.pod = Some(pod_reading(pod, &o.container));
     let joined = pod.events.iter().find(|e| e.kind == EventKind::Ready).map(|e| e.at_ms);
     if joined.is_none() && gates.never() {
         let word = if gates.conditions.len() == 1 { "gate is" } else { "gates are" };
@@ -218,7 +218,7 @@ fn pod_outcome(
             to_ms: horizon,
             open: true,
             held_by: Vec::new(),
-            because: Some("deleted".into()),
+            because: Some("the deletion".into()),
         });
     } else {
         let mut spans = union(not_ready.iter().flatten().copied().collect());
@@ -240,6 +240,11 @@ fn pod_outcome(
         }
     }
     let mut events = Vec::new();
+    // A pod that starts is out until its containers are ready: in at once
+    // when none holds it (no readiness probe anywhere).
+    if matches!(kind, ScenarioKind::Boot(_)) && out.first().is_none_or(|s| s.from_ms > 0) {
+        events.push(Event::new(0, None, EventKind::Ready, String::new()));
+    }
     for span in &out {
         events.push(Event::new(span.from_ms, None, EventKind::Unready, String::new()));
         if !span.open {
@@ -295,7 +300,7 @@ fn union(mut spans: Vec<Span>) -> Vec<Span> {
 
 impl PodSpan {
     /// What held the pod out, for a line: `container "proxy"`,
-    /// `containers "a", "b"`, `readiness gate lb/ready`, `deleted`.
+    /// `containers "a", "b"`, `readiness gate lb/ready`, `the deletion`.
     pub fn held(&self) -> String {
         let names: Vec<String> = self.held_by.iter().map(|n| format!("\"{n}\"")).collect();
         match (names.len(), &self.because) {
@@ -307,9 +312,9 @@ impl PodSpan {
     }
 }
 
-/// What a verdict's line says of the pod: how long it is out, and what
-/// held it out last, each once.
-fn pod_reading(pod: &PodOutcome) -> PodReading {
+/// What a verdict's line about `container` says of the pod: how long it
+/// is out, and what held it out last, each once.
+fn pod_reading(pod: &PodOutcome, container: &str) -> PodReading {
     let mut by: Vec<String> = Vec::new();
     for span in &pod.out {
         let held = span.held();
@@ -317,5 +322,6 @@ fn pod_reading(pod: &PodOutcome) -> PodReading {
             by.push(held);
         }
     }
-    PodReading { out_ms: pod.unready_ms, held_by: by.join("; ") }
+    let others_hold = pod.out.iter().any(|s| s.held_by.is_empty() || s.held_by.iter().any(|n| n != container));
+    PodReading { out_ms: pod.unready_ms, held_by: by.join("; "), others_hold }
 }

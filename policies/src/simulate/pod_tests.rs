@@ -166,3 +166,21 @@ fn a_stall_takes_the_pod_out_while_any_container_that_checks_it_is_out() {
     assert!(pod.out.iter().all(|s| s.held_by == ["db-proxy"]), "{pod:?}");
     assert!(app.message.contains("the pod is out of endpoints for up to") && app.message.contains("\"db-proxy\""));
 }
+
+#[test]
+fn without_a_readiness_probe_anywhere_the_pod_joins_at_once_and_a_booting_app_refuses() {
+    // What readiness-probe-missing reports of a GPU server beside a sidecar:
+    // nothing holds the pod out while the server boots.
+    let mut video = deployment(
+        json!([{"name": "server", "ports": [{"containerPort": 8080}],
+                "resources": {"limits": {"nvidia.com/gpu": 1}}},
+               {"name": "runtime"}]),
+        json!([]),
+    );
+    video["spec"]["template"]["metadata"]["annotations"] = json!({"lifeguard.dev/cold-start-seconds": "60"});
+    let all = outcomes(&video, "boot");
+    let server = of(&all, "server");
+    assert_eq!(times(&pod_of(server).events, EventKind::Ready), vec![0]);
+    assert_eq!(server.verdict, Verdict::ConnectionsRefused, "{}", server.message);
+    assert!(server.message.contains("in the endpoints from 0 s, 60 s before the app answers"), "{}", server.message);
+}

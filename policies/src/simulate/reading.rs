@@ -70,6 +70,9 @@ pub(crate) struct PodReading {
     pub(crate) out_ms: i64,
     /// What held it out (`container "proxy"`).
     pub(crate) held_by: String,
+    /// Whether something other than the container the line is about held
+    /// it out (another container, the gates): a stall's line then says so.
+    pub(crate) others_hold: bool,
 }
 
 /// Seconds for people: `1`, `1.5`, `300`.

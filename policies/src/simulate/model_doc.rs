@@ -134,8 +134,10 @@ While the app boots, every check except `process exists` fails at once
   succeeded (the result syncs the pod at once), or, without one, its
   postStart hook returned and the kubelet has seen it running (up to the
   next relist, 1 s); the regular containers start once the last has
-  (kuberuntime/kuberuntime_container.go, `computeInitContainerActions`). A
-  sidecar that never starts keeps every container after it from starting.
+  (kuberuntime/kuberuntime_container.go, `computeInitContainerActions`),
+  one after another in the spec's order, each once the postStart hook of
+  the one before returned (kuberuntime_manager.go, `SyncPod`). A container
+  that never starts keeps every container after it from starting.
   Init containers that run to completion are taken to finish at once.
 - A dependency stall hits every container that checks it, each at its own
   probes' offset: the pod is out while any of them is (the worst case of

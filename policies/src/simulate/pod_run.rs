@@ -98,10 +98,14 @@ pub(crate) fn run_pod(models: &[ContainerModel], scenario: &Scenario, a: &Assump
         };
         started_ms[i] = Some(start);
         let outcome = run_scenario_from(m, scenario, a, start);
-        if m.sidecar && boot {
-            next = started_at(m, &outcome, start);
+        if boot {
+            // The regular containers start one after another in one sync,
+            // each once the one before has started and its postStart hook
+            // returned (kuberuntime_manager.go, `SyncPod`, step 9).
+            next = if m.sidecar { started_at(m, &outcome, start) } else { hook_returned(m, start) };
             if next.is_none() {
-                holder.clone_from(&m.name);
+                let kind = if m.sidecar { "init container" } else { "container" };
+                holder = format!("{kind} \"{}\"", m.name);
             }
         }
         outcomes[i] = Some((outcome, true));
@@ -183,14 +187,23 @@ fn started_at(m: &ContainerModel, o: &ContainerOutcome, start: i64) -> Option<i6
     first_kill.is_none_or(|kill| kill >= seen).then_some(seen)
 }
 
-/// The outcome of a container the kubelet never starts: the init container
-/// `before` it never started.
+/// When a regular container started at `start` lets the next one start:
+/// once its postStart hook returned; `None` for a hook that never does.
+fn hook_returned(m: &ContainerModel, start: i64) -> Option<i64> {
+    match m.poststart {
+        None => Some(start),
+        Some(hook) => hook.ms().map(|ms| start + ms),
+    }
+}
+
+/// The outcome of a container the kubelet never starts: the container
+/// before it (`init container "proxy"`) never started.
 fn never_started(m: &ContainerModel, scenario: &Scenario, a: &Assumptions, before: &str) -> ContainerOutcome {
     let mut o = run_scenario(m, scenario, a);
     o.verdict = Verdict::OutOfService;
     o.message = format!(
-        "never starts: the kubelet starts it only once init container \"{before}\" has started, and that never \
-         happens in the timeline"
+        "never starts: the kubelet starts it only once {before} has started, and that never happens in the \
+         timeline"
     );
     o.worst = Figures { unready_ms: o.horizon_ms, ..Figures::default() };
     o.best = o.worst;

@@ -184,3 +184,16 @@ fn without_a_readiness_probe_anywhere_the_pod_joins_at_once_and_a_booting_app_re
     assert_eq!(server.verdict, Verdict::ConnectionsRefused, "{}", server.message);
     assert!(server.message.contains("in the endpoints from 0 s, 60 s before the app answers"), "{}", server.message);
 }
+
+#[test]
+fn a_regular_containers_poststart_hook_holds_the_next_ones_start() {
+    // The kubelet starts regular containers one after another, each once
+    // the hook of the one before returned.
+    let hook = json!({"postStart": {"exec": {"command": ["sh", "-c", "sleep 4"]}}});
+    let two = deployment(
+        json!([{"name": "app", "lifecycle": hook, "readinessProbe": ready(0)}, {"name": "log", "readinessProbe": ready(0)}]),
+        json!([]),
+    );
+    let all = outcomes(&two, "boot");
+    assert_eq!(pod_of(&all[0]).started_ms, vec![Some(0), Some(4_000)]);
+}

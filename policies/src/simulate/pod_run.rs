@@ -11,8 +11,10 @@
 //! started, its postStart hook returned and its startup probe, if any,
 //! succeeded; the regular containers start once the last init container
 //! has (kuberuntime/kuberuntime_container.go,
-//! `computeInitContainerActions`). So a sidecar's slow startup holds every
-//! container after it, and a sidecar that never starts holds them for good.
+//! `computeInitContainerActions`), one after another, each once the
+//! postStart hook of the one before returned (kuberuntime_manager.go,
+//! `SyncPod`). So a sidecar's slow startup holds every container after it,
+//! and a container that never starts holds them for good.
 //!
 //! Which scenarios the containers share: the pod's start (`boot`), a
 //! dependency stall (the dependency is outside the pod: it hits every
@@ -112,24 +114,23 @@ pub(crate) fn run_pod(models: &[ContainerModel], scenario: &Scenario, a: &Assump
     }
     let mut outcomes: Vec<(ContainerOutcome, bool)> = outcomes.into_iter().flatten().collect();
     let shared = matches!(scenario.kind, ScenarioKind::Boot(_) | ScenarioKind::Stall(_) | ScenarioKind::Delete);
-    let all: Vec<usize> = order.clone();
+    let horizon = outcomes.iter().map(|(o, _)| o.horizon_ms).max().unwrap_or(0);
+    // The pod from the containers in `only`, the others taken as ready.
     let pod_of = |only: &[usize], outcomes: &[(ContainerOutcome, bool)]| {
         let spans: Vec<Vec<Span>> = outcomes
             .iter()
             .enumerate()
-            .map(|(i, (o, _))| if only.contains(&i) { o.not_ready.clone() } else { Vec::new() })
-            .collect();
-        let horizon = outcomes.iter().map(|(o, _)| o.horizon_ms).max().unwrap_or(0);
-        // A span still open at its own run's end is open at the pod's.
-        let spans: Vec<Vec<Span>> = spans
-            .iter()
-            .zip(outcomes)
-            .map(|(s, (o, _))| s.iter().map(|&(a, b)| (a, if b >= o.horizon_ms { horizon } else { b })).collect())
+            .map(|(i, (o, _))| {
+                // A span still open at its own run's end is open at the pod's.
+                let open_at_end = |(a, b): Span| (a, if b >= o.horizon_ms { horizon } else { b });
+                let own = only.contains(&i).then_some(&o.not_ready).into_iter().flatten();
+                own.copied().map(open_at_end).collect()
+            })
             .collect();
         pod_outcome(&bare, &order, &spans, horizon, &started_ms, scenario.kind, gates)
     };
     let pods: Vec<PodOutcome> = if shared {
-        vec![pod_of(&all, &outcomes)]
+        vec![pod_of(&order, &outcomes)]
     } else {
         (0..outcomes.len()).map(|i| pod_of(&[i], &outcomes)).collect()
     };

@@ -18,6 +18,8 @@
 // A crate root's modules sit beside it; this one is kept under the test's name.
 #[path = "node_simulate/lifecycle.rs"]
 mod lifecycle;
+#[path = "node_simulate/pod.rs"]
+mod pod;
 
 use std::fmt::Write as _;
 use std::path::Path;
@@ -424,6 +426,7 @@ fn cases() -> Vec<Case> {
     ]
     .into_iter()
     .chain(lifecycle::cases())
+    .chain(pod::cases())
     .collect()
 }
 
@@ -448,6 +451,8 @@ struct Observed {
     killed: Option<f64>,
     /// What the lifecycle's cases read beyond the others.
     lifecycle: lifecycle::Seen,
+    /// When each container of a pod case first started.
+    starts: Vec<(String, f64)>,
     /// Kills and restarts before the scenario's time 0 (a disruption or a
     /// deletion of a pod that was serving): outside the scenario, so what
     /// follows is no test of the model.
@@ -467,6 +472,8 @@ struct Predicted {
     verdict: String,
     /// What it said of the lifecycle beyond the others.
     lifecycle: lifecycle::Said,
+    /// When it starts each container of a pod of several (its `pod`).
+    starts: Vec<(String, f64)>,
 }
 
 fn simulate(case: &Case, pod: &Value, dir: &Path) -> Predicted {
@@ -488,19 +495,31 @@ fn simulate(case: &Case, pod: &Value, dir: &Path) -> Predicted {
     let result = &results[0];
     let count = |which: &str| result[which]["restarts"].as_u64().unwrap_or(0) as usize;
     let at = |which: &str| result[which]["restart_at"].as_f64();
+    // A pod of several containers: its own events say when it is in the
+    // endpoints, and a container's first start (after the pod's 0, behind
+    // a sidecar) is no restart.
+    let pod_events = result["pod"]["events"].as_array().into_iter().flatten();
+    let mut events: Vec<(f64, String)> = result["events"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .chain(pod_events)
+        .filter_map(|e| Some((e["t"].as_f64()?, e["event"].as_str()?.to_owned())))
+        .collect();
+    if result["pod"].is_object() {
+        if let Some(first) = events.iter().position(|(_, e)| e == "started") {
+            events.remove(first);
+        }
+    }
     Predicted {
         restarts_best: count("best"),
-        events: result["events"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter_map(|e| Some((e["t"].as_f64()?, e["event"].as_str()?.to_owned())))
-            .collect(),
+        events,
         backoffs: backoffs(&result["events"]),
         best_restart_at: at("best"),
         worst_restart_at: at("worst"),
         verdict: result["verdict"].as_str().unwrap_or_default().to_owned(),
         lifecycle: lifecycle::Said::of(result),
+        starts: pod::predicted_starts(result),
     }
 }
 
@@ -554,6 +573,7 @@ fn pod_for(node: &Node, case: &Case, dependency: &Dependency) -> Value {
         spec["terminationGracePeriodSeconds"] = json!(grace);
     }
     lifecycle::pod_spec(case, &mut spec);
+    pod::pod_spec(case, &mut spec);
     pods::keep_log(&mut spec, node, case.name);
     let mut pod = bare_pod(case.name, spec);
     pod["metadata"]["annotations"] = case.annotations.clone();
@@ -626,6 +646,11 @@ fn observe(node: &Node, ns: &str, case: &Case, pod: &Value, watch: &PodWatch, de
     };
     let end = t0 + case.observe * 1000;
     std::thread::sleep(Duration::from_millis(end.saturating_sub(now_ms())));
+    // A pod case's 0 is its first container's start (a sidecar's, before
+    // the app's), watched as long from the app's.
+    let others = pod::other_starts(node, case);
+    let main_start = matches!(case.act, Act::Boot).then_some(t0);
+    let t0 = others.iter().map(|(_, t)| *t).chain([t0]).min().unwrap_or(t0);
     let events = log();
     let within = |t: u64| t >= t0 && t <= end;
     let readiness = watch
@@ -668,6 +693,7 @@ fn observe(node: &Node, ns: &str, case: &Case, pod: &Value, watch: &PodWatch, de
         killed: events.last().map(|e| since(t0, e.t_ms)).filter(|_| deletion && exited.is_none()),
         lifecycle: lifecycle::seen(node, ns, case, &events, (t0, end), stop_signal_kept),
         outside,
+        starts: if others.is_empty() { Vec::new() } else { pod::starts_since(t0, main_start, &others) },
     }
 }
 
@@ -751,16 +777,21 @@ fn disagreements(case: &Case, predicted: &Predicted, observed: &Observed, tolera
         })
         .filter(|(t, _)| t + tolerance + jitter(*t) <= window)
         .collect();
+    // A booting pod is out from its creation: the kubelet may report
+    // nothing of it until a container starts, a sidecar's start later.
+    let out_from_creation = matches!(case.act, Act::Boot) && observed.readiness.first().is_none_or(|(_, r)| !r);
     for (t, ready) in &predicted_ready {
         let seen = observed
             .readiness
             .iter()
-            .any(|(o, r)| r == ready && *o >= t - tolerance && *o <= t + tolerance + jitter(*t));
+            .any(|(o, r)| r == ready && *o >= t - tolerance && *o <= t + tolerance + jitter(*t))
+            || (!*ready && *t == 0.0 && out_from_creation);
         if !seen {
             let word = if *ready { "Ready" } else { "unready" };
             out.push(format!("simulate {word} at {t} s; the kubelet: {:?}", observed.readiness));
         }
     }
+    out.extend(pod::disagreements(&predicted.starts, &observed.starts, tolerance));
     let in_endpoints = predicted.events.iter().any(|(t, e)| e == "in-endpoints" && *t <= window);
     out.extend(lifecycle::disagreements(
         case,
@@ -894,8 +925,8 @@ fn simulate_agrees_with_the_kubelet_on_every_case_of_the_matrix() {
             p.verdict,
             show_times(&predicted_times("started")),
             show_times(&o.restarts),
-            readiness(&predicted_readiness, predicted_ready),
-            readiness(&o.readiness, observed_ready),
+            pod::starts_shown(&p.starts, readiness(&predicted_readiness, predicted_ready)),
+            pod::starts_shown(&o.starts, readiness(&o.readiness, observed_ready)),
             if wrong.is_empty() { "yes".to_owned() } else { wrong.join("; ") },
         );
         if !wrong.is_empty() {

@@ -97,6 +97,20 @@ pub(crate) fn write_object(s: &mut String, o: &Simulated) {
             s.push_str("</ul>\n");
         }
     }
+    // A pod of several containers: its row above its containers, as in the text.
+    let mut shown: Option<&[String]> = None;
+    for (i, x) in sim.outcomes.iter().enumerate() {
+        let Some(pod) = x.pod.as_ref().filter(|p| shown != Some(p.containers.as_slice())) else { continue };
+        shown = Some(&pod.containers);
+        let same = |y: &&ContainerOutcome| y.pod.as_ref().is_some_and(|p| p.containers == pod.containers);
+        let of_pod: Vec<&ContainerOutcome> = sim.outcomes[i..].iter().take_while(same).collect();
+        s.push_str("<section class=\"pod\">\n<pre>");
+        for line in super::text::pod_lines(&of_pod) {
+            push_escaped(s, &line);
+            s.push('\n');
+        }
+        s.push_str("</pre>\n</section>\n");
+    }
     // Outcomes come grouped by container, in the manifest's order.
     let mut i = 0;
     while let Some(first) = sim.outcomes.get(i) {

@@ -3,9 +3,12 @@
 //! `container`, `scenario`, `verdict`, `severity`, `restarts`,
 //! `restart_at`, `unready_seconds`, `sigkill`, `best`, `worst`,
 //! `unready_at_once_seconds`, `events` and `assumptions` (what the verdict
-//! rests on beyond the spec: `about`, `value`, `source`, `from`, `declare`).
+//! rests on beyond the spec: `about`, `value`, `source`, `from`, `declare`);
+//! for a pod of several containers, `pod` too: the pod's readiness in the
+//! same scenario (`containers`, `started`, `unready_seconds`, `out`,
+//! `events`).
 
-use policies::simulate::{ContainerOutcome, Event, Figures};
+use policies::simulate::{ContainerOutcome, Event, Figures, PodOutcome};
 use serde_json::{Map, Value, json};
 
 use super::read::{SimulateRun, Simulated};
@@ -59,7 +62,39 @@ fn outcome(o: &ContainerOutcome) -> Map<String, Value> {
     m.insert("unready_at_once_seconds".into(), o.unready_at_once_ms.map_or(Value::Null, seconds));
     m.insert("events".into(), o.events.iter().map(event).collect());
     m.insert("assumptions".into(), json!(o.assumptions));
+    // Only a pod of several containers has one: for one, the container's
+    // readiness is the pod's, and its entry stays as it was.
+    if let Some(pod) = &o.pod {
+        m.insert("pod".into(), pod_object(pod));
+    }
     m
+}
+
+/// The pod's readiness: its containers in the order the kubelet starts
+/// them, when each first started (null: never), its spans out of the
+/// endpoints with the containers that held each out last (`held_by`) or
+/// what else did (`because`: its readiness gates, its deletion), and its
+/// `in-endpoints` and `out-of-endpoints` events.
+fn pod_object(pod: &PodOutcome) -> Value {
+    let out: Vec<Value> = pod
+        .out
+        .iter()
+        .map(|s| {
+            json!({
+                "from": seconds(s.from_ms),
+                "to": if s.open { Value::Null } else { seconds(s.to_ms) },
+                "held_by": s.held_by,
+                "because": s.because,
+            })
+        })
+        .collect();
+    json!({
+        "containers": pod.containers,
+        "started": pod.started_ms.iter().map(|t| t.map_or(Value::Null, seconds)).collect::<Vec<_>>(),
+        "unready_seconds": seconds(pod.unready_ms),
+        "out": out,
+        "events": pod.events.iter().map(event).collect::<Vec<_>>(),
+    })
 }
 
 fn entries(s: &Simulated) -> Vec<Value> {

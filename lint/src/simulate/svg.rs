@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 
 use policies::Severity;
 use policies::model::ProbeKind;
-use policies::simulate::{ContainerOutcome, EventKind, Verdict, repeats, seconds};
+use policies::simulate::{ContainerOutcome, EventKind, PodOutcome, Verdict, repeats, seconds};
 
 use super::read::{SimulateRun, Simulated};
 use super::text::label;
@@ -166,9 +166,33 @@ fn document(panels: Vec<(Header, &ContainerOutcome)>) -> String {
 }
 
 fn lanes(o: &ContainerOutcome) -> Vec<&'static str> {
-    let mut lanes: Vec<&'static str> = o.probes.iter().map(|p| p.word()).collect();
-    lanes.extend(["running", "in endpoints", "terminating"]);
+    // In a pod of several containers a container's readiness is its own,
+    // and the pod's row, at the top, says when the pod is in the endpoints.
+    let pod: &[&'static str] = if o.pod.is_some() { &["pod in endpoints"] } else { &[] };
+    let mut lanes: Vec<&'static str> = pod.iter().copied().chain(o.probes.iter().map(|p| p.word())).collect();
+    if o.pod.is_some() {
+        lanes.extend(["running", "ready", "terminating"]);
+    } else {
+        lanes.extend(["running", "in endpoints", "terminating"]);
+    }
     lanes
+}
+
+/// The spans (ms) a pod is in the endpoints, up to `end`: between its
+/// spans out.
+fn pod_in(pod: &PodOutcome, end: i64) -> Vec<(i64, i64)> {
+    let mut out = Vec::new();
+    let mut from = 0;
+    for span in &pod.out {
+        if span.from_ms > from {
+            out.push((from, span.from_ms));
+        }
+        from = if span.open { end } else { span.to_ms };
+    }
+    if from < end {
+        out.push((from, end));
+    }
+    out
 }
 
 fn height(header: &Header, o: &ContainerOutcome) -> i64 {
@@ -257,7 +281,12 @@ fn panel(out: &mut String, top: i64, header: &Header, o: &ContainerOutcome) {
             escape(what)
         );
     }
-    let steady = !o.events.iter().any(|e| e.kind == EventKind::Started && e.at_ms == 0);
+    let steady = match &o.pod {
+        // A container of a pod may start after the pod's 0, behind its
+        // sidecars, or never.
+        Some(_) => o.events.first().is_some_and(|e| e.kind != EventKind::Started),
+        None => !o.events.iter().any(|e| e.kind == EventKind::Started && e.at_ms == 0),
+    };
     let deleted = o.events.iter().any(|e| e.kind == EventKind::Deleted);
     for (i, name) in lanes.iter().enumerate() {
         let y = lanes_top + LANE * i as i64;
@@ -289,6 +318,13 @@ fn panel(out: &mut String, top: i64, header: &Header, o: &ContainerOutcome) {
             "in endpoints" => {
                 let off = [EventKind::Unready, EventKind::EndpointsRemoved];
                 bars(out, spans(o, steady || deleted, &[EventKind::Ready], &off, end), "#0969da");
+            }
+            "ready" => {
+                let off = [EventKind::ContainerUnready, EventKind::EndpointsRemoved];
+                bars(out, spans(o, steady || deleted, &[EventKind::ContainerReady], &off, end), "#54aeff");
+            }
+            "pod in endpoints" => {
+                bars(out, o.pod.as_ref().map_or_else(Vec::new, |p| pod_in(p, end)), "#0969da");
             }
             "terminating" => {
                 let on = [EventKind::Kill, EventKind::Deleted];

@@ -4,7 +4,7 @@
 use std::fmt::Write as _;
 
 use policies::model::object_label;
-use policies::simulate::{ContainerOutcome, Event, EventKind, ObjectSimulation, plural, repeats, seconds};
+use policies::simulate::{ContainerOutcome, Event, EventKind, ObjectSimulation, PodOutcome, plural, repeats, seconds};
 
 use super::read::{SimulateRun, Simulated};
 
@@ -48,7 +48,17 @@ fn object(out: &mut String, s: &Simulated) {
         }
     }
     let mut container = None;
+    let mut pod_shown: Option<&[String]> = None;
     for (i, o) in sim.outcomes.iter().enumerate() {
+        // A pod of several containers: its row above its containers.
+        if let Some(pod) = o.pod.as_ref().filter(|p| pod_shown != Some(p.containers.as_slice())) {
+            pod_shown = Some(&pod.containers);
+            let same = |x: &&ContainerOutcome| x.pod.as_ref().is_some_and(|p| p.containers == pod.containers);
+            let of_pod: Vec<&ContainerOutcome> = sim.outcomes[i..].iter().take_while(same).collect();
+            for line in pod_lines(&of_pod) {
+                let _ = writeln!(out, "  {line}");
+            }
+        }
         if container != Some(&o.pointer) {
             container = Some(&o.pointer);
             let line = s.container_lines.get(i).copied().unwrap_or(s.line);
@@ -81,6 +91,64 @@ fn object(out: &mut String, s: &Simulated) {
         }
     }
     out.push('\n');
+}
+
+/// The pod row of a pod of several containers: a line per scenario of
+/// when the pod is out of the endpoints and what held it out (one per
+/// container where the scenario is each container's own, a pause or a
+/// wedge).
+pub(crate) fn pod_lines(outcomes: &[&ContainerOutcome]) -> Vec<String> {
+    let Some(pod) = outcomes.first().and_then(|o| o.pod.as_ref()) else { return Vec::new() };
+    let names: Vec<String> = pod.containers.iter().map(|n| format!("{n:?}")).collect();
+    let mut lines = vec![format!("pod (containers {}: in endpoints only when every one is ready)", names.join(", "))];
+    let mut scenarios: Vec<&str> = Vec::new();
+    for o in outcomes {
+        if !scenarios.contains(&o.scenario.as_str()) {
+            scenarios.push(&o.scenario);
+        }
+    }
+    for scenario in scenarios {
+        let pods: Vec<(&str, &PodOutcome)> = outcomes
+            .iter()
+            .filter(|o| o.scenario == scenario)
+            .filter_map(|o| Some((o.container.as_str(), o.pod.as_ref()?)))
+            .collect();
+        match pods.first() {
+            Some((_, first)) if pods.iter().all(|(_, p)| p == first) => {
+                lines.push(format!("  {scenario}: {}", pod_line(first)));
+            }
+            _ => lines.extend(pods.iter().map(|(c, p)| format!("  {scenario} of {c:?}: {}", pod_line(p)))),
+        }
+    }
+    lines
+}
+
+/// When a pod's containers started, where they did not all start at
+/// once, and when the pod is out of the endpoints, each span with what
+/// held it out.
+fn pod_line(pod: &PodOutcome) -> String {
+    let mut parts = Vec::new();
+    if pod.started_ms.iter().any(|t| *t != Some(0)) {
+        let starts: Vec<String> = pod
+            .containers
+            .iter()
+            .zip(&pod.started_ms)
+            .map(|(n, t)| t.map_or_else(|| format!("{n:?} never"), |t| format!("{n:?} at {} s", seconds(t))))
+            .collect();
+        parts.push(format!("starts {}", starts.join(", ")));
+    }
+    for span in &pod.out {
+        let when = if span.open {
+            format!("from {} s on", seconds(span.from_ms))
+        } else {
+            format!("{}-{} s", seconds(span.from_ms), seconds(span.to_ms))
+        };
+        parts.push(format!("out of endpoints {when} (held out by {})", span.held()));
+    }
+    if pod.out.is_empty() {
+        parts.push("in endpoints throughout".to_owned());
+    }
+    parts.join("; ")
 }
 
 /// The verdict line, the figures and the compact timeline of one outcome.
@@ -203,7 +271,12 @@ fn merged(events: &[Event]) -> Vec<String> {
             (format!("{}s", seconds(e.at_ms)), format!("({})", e.detail))
         };
         // The stop event names the signal sent when it is not SIGTERM.
-        let what = e.signal.as_deref().unwrap_or(phrase(e.kind));
+        // In a pod of several containers a container's readiness is its
+        // own: the pod's row says when the pod is in the endpoints.
+        let what = match e.kind {
+            EventKind::ContainerReady if e.detail.is_empty() => "container ready",
+            _ => e.signal.as_deref().unwrap_or(phrase(e.kind)),
+        };
         lines.push(line(at, probe, what, &detail));
     }
     lines
@@ -229,6 +302,7 @@ pub fn phrase(kind: EventKind) -> &'static str {
         EventKind::Ready => "in endpoints",
         EventKind::ContainerReady => "container ready, not in endpoints",
         EventKind::Unready => "out of endpoints",
+        EventKind::ContainerUnready => "container unready",
         EventKind::Kill => "restart",
         EventKind::BackOff => "back-off",
         EventKind::NotRestarted => "not restarted",

@@ -40,6 +40,33 @@ pub(crate) fn zero_endpoints(r: &Reading) -> Option<String> {
     (!r.services.is_empty()).then(|| format!("{} zero endpoints", services_verb(&r.services, "has", "have")))
 }
 
+/// How long a boot keeps the pod out of the endpoints: `out of endpoints
+/// for 21 s`; of a pod of several containers, the pod's time and what held
+/// it out, `the pod is out of endpoints for 12 s (held out by container
+/// "proxy")`.
+pub(crate) fn out_for(r: &Reading, ms: i64) -> String {
+    match &r.pod {
+        Some(pod) if pod.out_ms > 0 => {
+            format!("the pod is out of endpoints for {} s (held out by {})", seconds(pod.out_ms), pod.held_by)
+        }
+        Some(_) => "the pod is out of endpoints for 0 s".to_owned(),
+        None => format!("out of endpoints for {} s", seconds(ms)),
+    }
+}
+
+/// What a line about one container adds of its pod of several containers
+/// in a stall that hits them all: `; the pod is out of endpoints for up to
+/// 12 s (held out by container "proxy")`, where another container held it
+/// out; empty where the line's own container alone did, or nothing did.
+pub(crate) fn pod_clause(r: &Reading) -> String {
+    match &r.pod {
+        Some(pod) if pod.out_ms > 0 && pod.others_hold => {
+            format!("; the pod is out of endpoints for up to {} s (held out by {})", seconds(pod.out_ms), pod.held_by)
+        }
+        _ => String::new(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::{for_span, zero_span};

@@ -17,9 +17,13 @@ mod kubelet_tests;
 #[cfg(test)]
 mod lifecycle_tests;
 mod model_doc;
+mod never;
 #[cfg(test)]
 mod object_tests;
 mod pod;
+mod pod_run;
+#[cfg(test)]
+mod pod_tests;
 pub(crate) mod reach;
 mod reading;
 mod scenario;
@@ -37,6 +41,7 @@ pub use hooks::{HookLength, PostStart};
 pub use kubelet::{BACKOFF_INITIAL_MS, BACKOFF_MAX_MS, Run, STARTED_SEEN_MS, World, simulate, simulate_figures};
 pub use model_doc::MODEL;
 pub use pod::{AnnotationError, ContainerModel, ProbeModel, Traffic, containers};
+pub use pod_run::{PodOutcome, PodSpan};
 pub use reach::{Reach, ReachEvidence, inferred_reach, shared_reach};
 pub use scenario::{STANDARD, Scenario, ScenarioError, ScenarioKind};
 pub use stop_signal::{FEATURE_GATES, FeatureGateError, FeatureGates, StopSignal};
@@ -126,5 +131,13 @@ fn simulate_workload(
     let traffic = Traffic { services: &services, receivers: &receivers, input_has_services: batch.has_services };
     let models = containers(w, policy, assumptions, replicas, traffic)
         .map_err(|e| ModelError { pointer: e.pointer.clone(), message: e.to_string() })?;
-    Ok(models.iter().flat_map(|m| scenarios.iter().map(move |s| run_scenario(m, s, assumptions))).collect())
+    // The pod runs each scenario with all its containers; the outcomes stay
+    // by container, then scenario.
+    let by_scenario: Vec<Vec<ContainerOutcome>> =
+        scenarios.iter().map(|s| pod_run::run_pod(&models, s, assumptions)).collect();
+    let mut out = Vec::with_capacity(models.len() * scenarios.len());
+    for i in 0..models.len() {
+        out.extend(by_scenario.iter().filter_map(|outcomes| outcomes.get(i).cloned()));
+    }
+    Ok(out)
 }

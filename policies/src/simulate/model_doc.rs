@@ -120,6 +120,35 @@ While the app boots, every check except `process exists` fails at once
   the app boots, at once, since it is sent as soon as the container starts.
   `poststart-fail` fails any hook when it ends.
 
+## The pod
+- A pod of several containers runs them together. It is in the Service's
+  endpoints only when every container, regular and native sidecar (an init
+  container with `restartPolicy: Always`), is ready and every readiness
+  gate is True (status/generate.go, `GenerateContainersReadyCondition`,
+  `GeneratePodReadyCondition`); a container without a readiness probe
+  counts ready once started (prober/prober_manager.go, `UpdatePodStatus`).
+  So the slowest container decides when the pod joins, and any container
+  that is not ready takes it out.
+- At the pod's start (`boot`), native sidecars start one at a time in the
+  spec's order, each once the one before has started: its startup probe
+  succeeded (the result syncs the pod at once), or, without one, its
+  postStart hook returned and the kubelet has seen it running (up to the
+  next relist, 1 s); the regular containers start once the last has
+  (kuberuntime/kuberuntime_container.go, `computeInitContainerActions`),
+  one after another in the spec's order, each once the postStart hook of
+  the one before returned (kuberuntime_manager.go, `SyncPod`). A container
+  that never starts keeps every container after it from starting.
+  Init containers that run to completion are taken to finish at once.
+- A dependency stall hits every container that checks it, each at its own
+  probes' offset: the pod is out while any of them is (the worst case of
+  each, as their probes' grids are independent). A pause, a wedge, a crash
+  or a failing postStart hook is one container's: the others are taken as
+  ready, so the pod is out while that one is.
+- Each container's timeline says when it is ready (`container ready`,
+  `container unready`); the pod's row says when the pod is in the
+  endpoints and which container held it out, and the verdict lines of a
+  boot and a stall speak of the pod.
+
 ## Readiness gates
 - The pod is in the Service's endpoints only when its containers are ready
   and every `readinessGates` condition is True (status/generate.go,

@@ -38,6 +38,9 @@ pub struct ContainerModel {
     pub name: String,
     /// Pointer to the container.
     pub pointer: String,
+    /// A native sidecar: an init container with `restartPolicy: Always`,
+    /// started before the regular containers, in the spec's order.
+    pub sidecar: bool,
     /// Startup, liveness and readiness probes, those set.
     pub probes: Vec<ProbeModel>,
     /// Whether a killed container starts again (`restartPolicy` Always or OnFailure).
@@ -106,6 +109,7 @@ impl ContainerModel {
         ContainerModel {
             name: "app".into(),
             pointer: "/spec/containers/0".into(),
+            sidecar: false,
             probes,
             restarts: true,
             grace: 30,
@@ -345,6 +349,7 @@ pub fn containers(
         let restart_policy = if c.sidecar { Some("Always") } else { w.spec.restart_policy.as_deref() };
         out.push(ContainerModel {
             pointer: c.pointer.to_owned(),
+            sidecar: c.sidecar,
             probes,
             restarts: restart_policy != Some("Never"),
             grace: w.grace_period(),

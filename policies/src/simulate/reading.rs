@@ -58,6 +58,21 @@ pub(crate) struct Reading {
     /// Why the pod never joins the endpoints, when it never does for a
     /// reason the model knows (gates never True, a hook that never ends).
     pub(crate) never_serves: Option<String>,
+    /// The pod's readiness, for a pod of more than one container: what a
+    /// line that speaks of the endpoints says ([`PodReading`]).
+    pub(crate) pod: Option<PodReading>,
+}
+
+/// What a verdict's line says of a pod of several containers.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub(crate) struct PodReading {
+    /// Time the pod is out of the endpoints, ms.
+    pub(crate) out_ms: i64,
+    /// What held it out (`container "proxy"`).
+    pub(crate) held_by: String,
+    /// Whether something other than the container the line is about held
+    /// it out (another container, the gates): a stall's line then says so.
+    pub(crate) others_hold: bool,
 }
 
 /// Seconds for people: `1`, `1.5`, `300`.

@@ -8,7 +8,9 @@ use crate::model::ProbeKind;
 use super::assumptions::Assumptions;
 use super::gates::GateDelay;
 use super::kubelet::{Run, World, simulate, simulate_figures};
+use super::never::{blind, never_serves};
 use super::pod::ContainerModel;
+use super::pod_run::PodOutcome;
 use super::reading::Refused;
 use super::scenario::{Scenario, ScenarioKind};
 use super::termination::delete;
@@ -59,6 +61,15 @@ pub struct ContainerOutcome {
     /// What the verdict rests on beyond the spec, with sources
     /// ([`ContainerModel::assumptions_for`]).
     pub assumptions: Vec<Assumption>,
+    /// The pod's readiness in the same scenario, for a pod of more than
+    /// one container (`None` for one: the container's is the pod's).
+    pub pod: Option<PodOutcome>,
+    /// The worst case's spans the container itself is not ready, and the
+    /// run's end: what the pod's readiness reads of it.
+    pub(crate) not_ready: Vec<Span>,
+    pub(crate) horizon_ms: i64,
+    /// What the verdict read, for the pod's to judge it again.
+    pub(crate) reading: Reading,
 }
 
 fn gcd(a: i64, b: i64) -> i64 {
@@ -118,6 +129,18 @@ fn harm(f: &Figures) -> (u32, i64, bool) {
 
 /// Runs one scenario on one container.
 pub fn run_scenario(model: &ContainerModel, scenario: &Scenario, a: &Assumptions) -> ContainerOutcome {
+    run_scenario_from(model, scenario, a, 0)
+}
+
+/// Runs one scenario on one container of a pod whose start (`boot`,
+/// `crash`, `poststart-fail`) reaches it `start_ms` after the pod's: the
+/// kubelet starts a pod's containers in order (`pod_run.rs`).
+pub(crate) fn run_scenario_from(
+    model: &ContainerModel,
+    scenario: &Scenario,
+    a: &Assumptions,
+    start_ms: i64,
+) -> ContainerOutcome {
     let mut reading = Reading {
         replicas: model.replicas,
         services: model.services.clone(),
@@ -141,8 +164,9 @@ pub fn run_scenario(model: &ContainerModel, scenario: &Scenario, a: &Assumptions
             let boot_ms = boot.unwrap_or(model.cold_start).max(0) * MS;
             let windows = tail_ms(model);
             // Long enough to boot and settle, or to show a loop's first back-offs (10 + 20 + 40 s).
-            let horizon = (boot_ms + windows + 70 * MS).min(boot_ms + MAX_TAIL_MS);
+            let horizon = start_ms + (boot_ms + windows + 70 * MS).min(boot_ms + MAX_TAIL_MS);
             let world = World {
+                start_ms,
                 boot_ms,
                 restart_boot_ms: boot_ms,
                 horizon_ms: horizon,
@@ -154,8 +178,9 @@ pub fn run_scenario(model: &ContainerModel, scenario: &Scenario, a: &Assumptions
             reading.boot_ms = boot_ms;
             // In the endpoints before the app answers: requests fail until it does.
             let joined = run.events.iter().find(|e| e.kind == EventKind::Ready).map(|e| e.at_ms);
-            if let Some(at) = joined.filter(|&at| model.receives_traffic && run.booted && at < boot_ms) {
-                reading.refused = Some(Refused { from_ms: at, for_ms: boot_ms - at });
+            let answers = start_ms + boot_ms;
+            if let Some(at) = joined.filter(|&at| model.receives_traffic && run.booted && at < answers) {
+                reading.refused = Some(Refused { from_ms: at, for_ms: answers - at });
             }
             (vec![run], 0)
         }
@@ -167,8 +192,9 @@ pub fn run_scenario(model: &ContainerModel, scenario: &Scenario, a: &Assumptions
             };
             let cycle = crash_after_ms.or_else(|| model.poststart.and_then(|h| h.ms())).unwrap_or(0);
             // The first exits and the back-offs that follow (10 + 20 + 40 + 80 s).
-            let horizon = 6 * (cycle.min(MAX_TAIL_MS) + boot_ms) + 160 * MS;
+            let horizon = start_ms + 6 * (cycle.min(MAX_TAIL_MS) + boot_ms) + 160 * MS;
             let world = World {
+                start_ms,
                 boot_ms,
                 restart_boot_ms: boot_ms,
                 horizon_ms: horizon,
@@ -241,6 +267,7 @@ pub fn run_scenario(model: &ContainerModel, scenario: &Scenario, a: &Assumptions
     reading.has_poststart = model.poststart.is_some();
     reading.never_serves = (!runs.iter().any(|r| r.served)).then(|| never_serves(model)).flatten();
     let (verdict, message) = judge(scenario.kind, &reading);
+    let horizon_ms = worst_run.horizon_ms;
     let at_once_said = matches!(verdict, Verdict::RestartStorm | Verdict::DependencyOutage);
     ContainerOutcome {
         container: model.name.clone(),
@@ -255,43 +282,11 @@ pub fn run_scenario(model: &ContainerModel, scenario: &Scenario, a: &Assumptions
         offsets: runs.len(),
         probes: model.probes.iter().map(|p| p.kind).collect(),
         assumptions: model.assumptions_for(scenario.kind, a),
+        pod: None,
+        not_ready: worst_run.not_ready,
+        horizon_ms,
+        reading,
     }
-}
-
-/// Why liveness never restarts the container whatever the app does: a
-/// port the kubelet cannot resolve, in the startup probe (liveness never
-/// runs) or in liveness itself (it never fails).
-fn blind(model: &ContainerModel) -> Option<String> {
-    if let Some(port) = model.unresolved(ProbeKind::Startup).filter(|_| model.probe(ProbeKind::Liveness).is_some()) {
-        return Some(format!(
-            "startup's {port} is not declared: the container never counts as started, so liveness never runs"
-        ));
-    }
-    let port = model.unresolved(ProbeKind::Liveness)?;
-    Some(format!("liveness's {port} is not declared: the kubelet discards each errored check, so it never fails"))
-}
-
-/// Why a pod that never joined the endpoints never will, when the model
-/// knows: a startup or readiness probe the kubelet cannot send, its
-/// readiness gates stated never to be True, or its postStart hook that
-/// never ends.
-fn never_serves(model: &ContainerModel) -> Option<String> {
-    let cannot = "is not declared, so the kubelet cannot send the check and discards each errored one";
-    if let Some(port) = model.unresolved(ProbeKind::Startup) {
-        return Some(format!(
-            "startup's {port} {cannot}: the container never counts as started, and liveness and readiness never run"
-        ));
-    }
-    if let Some(port) = model.unresolved(ProbeKind::Readiness) {
-        return Some(format!("readiness's {port} {cannot}"));
-    }
-    let gates = &model.readiness_gates;
-    if gates.never() {
-        let word = if gates.conditions.len() == 1 { "gate is" } else { "gates are" };
-        return Some(format!("its readiness {word} never True, as stated ({})", gates.conditions.join(", ")));
-    }
-    let forever = model.poststart.is_some_and(|h| h.ms().is_none());
-    forever.then(|| "its postStart hook never ends, so the kubelet never sees the container running".to_owned())
 }
 
 #[cfg(test)]

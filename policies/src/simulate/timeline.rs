@@ -34,6 +34,9 @@ pub enum EventKind {
     /// Readiness failed `failureThreshold` times (or the container stopped):
     /// out of the Service's endpoints.
     Unready,
+    /// In a pod of several containers, this one is no longer ready: the
+    /// pod's own events say whether that takes it out of the endpoints.
+    ContainerUnready,
     /// Startup or liveness failed `failureThreshold` times, or the postStart
     /// hook failed: the kubelet kills the container.
     Kill,
@@ -74,6 +77,7 @@ impl EventKind {
             EventKind::Ready => "in-endpoints",
             EventKind::ContainerReady => "container-ready",
             EventKind::Unready => "out-of-endpoints",
+            EventKind::ContainerUnready => "container-unready",
             EventKind::Kill => "restart",
             EventKind::BackOff => "back-off",
             EventKind::NotRestarted => "not-restarted",

@@ -2,7 +2,7 @@
 
 use crate::finding::Severity;
 
-use super::endpoints::{NO_SERVICE, for_span, zero_endpoints, zero_span};
+use super::endpoints::{NO_SERVICE, for_span, out_for, pod_clause, zero_endpoints, zero_span};
 pub use super::reading::{Figures, seconds};
 pub(crate) use super::reading::{Reading, Refused};
 use super::scenario::ScenarioKind;
@@ -116,7 +116,10 @@ fn backoff(ms: i64) -> String {
 pub(crate) fn judge(kind: ScenarioKind, r: &Reading) -> (Verdict, String) {
     let w = &r.worst;
     let first = |f: &Figures| f.restart_at_ms.map_or_else(|| "-".to_owned(), seconds);
-    let out_at_most = || format!("no restart; out of endpoints for at most {} s", seconds(w.unready_ms));
+    let out_at_most = || match &r.pod {
+        Some(_) => format!("no restart{}", pod_clause(r)),
+        None => format!("no restart; out of endpoints for at most {} s", seconds(w.unready_ms)),
+    };
     if let Some(lifecycle) = judge_lifecycle(kind, r) {
         return lifecycle;
     }
@@ -156,9 +159,9 @@ pub(crate) fn judge(kind: ScenarioKind, r: &Reading) -> (Verdict, String) {
         ScenarioKind::Boot(_) => (
             Verdict::Ok,
             format!(
-                "boots in {} s without a restart; out of endpoints for {} s{}",
+                "boots in {} s without a restart; {}{}",
                 seconds(r.boot_ms),
-                seconds(w.unready_ms),
+                out_for(r, w.unready_ms),
                 r.blind.as_deref().map_or_else(String::new, |why| format!("; but {why}"))
             ),
         ),
@@ -175,14 +178,15 @@ pub(crate) fn judge(kind: ScenarioKind, r: &Reading) -> (Verdict, String) {
             } else {
                 "every replica restarts".to_owned()
             };
-            (Verdict::RestartStorm, format!("restart storm: {who} (at {at} s) and {out}"))
+            (Verdict::RestartStorm, format!("restart storm: {who} (at {at} s) and {out}{}", pod_clause(r)))
         }
         ScenarioKind::Stall(_) | ScenarioKind::Pause(_) if w.restarts > 0 => (
             Verdict::Restarts,
             format!(
-                "restarts: up to {} depending on when it starts, the first at {} s",
+                "restarts: up to {} depending on when it starts, the first at {} s{}",
                 plural(i64::from(w.restarts), "restart"),
-                first(w)
+                first(w),
+                pod_clause(r)
             ),
         ),
         // Nothing restarts, so only readiness checking the stalled dependency takes replicas out.
@@ -198,7 +202,8 @@ pub(crate) fn judge(kind: ScenarioKind, r: &Reading) -> (Verdict, String) {
                 Verdict::DependencyOutage,
                 format!(
                     "dependency outage, no restart: readiness follows the stalled dependency, so {who} {span} \
-                     ({zero}) and {back} when it recovers"
+                     ({zero}) and {back} when it recovers{}",
+                    pod_clause(r)
                 ),
             )
         }

@@ -183,19 +183,38 @@ pub struct Event {
 /// itself: a host directory of the node's own (`LOG_DIR/NAME`) mounted at
 /// `/log`, where the workload appends every line to a file named after its
 /// pod (`LOG_FILE=/log/POD.jsonl`, so the replicas of a Deployment keep one
-/// each). Read it with [`kept_log`] or [`kept_pod_log`].
+/// each). Read it with [`kept_log`] or [`kept_pod_log`]. In a pod of
+/// several containers, the first regular container keeps that file and
+/// each other container (init containers too) one of its own,
+/// `POD-CONTAINER.jsonl`, so each log's incarnations are one container's.
 pub fn keep_log(spec: &mut Value, node: &Node, name: &str) {
     let dir = node.dir.join("workload-logs").join(name);
     if let Some(volumes) = spec["volumes"].as_array_mut() {
         volumes.push(json!({"name": "log", "hostPath": {"path": dir, "type": "DirectoryOrCreate"}}));
     }
-    for container in spec["containers"].as_array_mut().into_iter().flatten() {
+    let Some(spec) = spec.as_object_mut() else { return };
+    let mut containers: Vec<(bool, &mut Value)> = Vec::new();
+    for (key, list) in spec.iter_mut() {
+        let first_of = match key.as_str() {
+            "containers" => Some(0),
+            "initContainers" => None,
+            _ => continue,
+        };
+        let listed = list.as_array_mut().into_iter().flatten().enumerate();
+        containers.extend(listed.map(|(i, c)| (first_of == Some(i), c)));
+    }
+    for (first, container) in containers {
+        let file = if first {
+            "/log/$(POD_NAME).jsonl".to_owned()
+        } else {
+            format!("/log/$(POD_NAME)-{}.jsonl", container["name"].as_str().unwrap_or("container"))
+        };
         if let Some(mounts) = container["volumeMounts"].as_array_mut() {
             mounts.push(json!({"name": "log", "mountPath": "/log"}));
         }
         if let Some(env) = container["env"].as_array_mut() {
             env.push(json!({"name": "POD_NAME", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}}));
-            env.push(json!({"name": "LOG_FILE", "value": "/log/$(POD_NAME).jsonl"}));
+            env.push(json!({"name": "LOG_FILE", "value": file}));
         }
     }
 }

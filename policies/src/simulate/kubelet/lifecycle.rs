@@ -62,6 +62,11 @@ impl Machine<'_> {
             return;
         }
         self.ready = ready;
+        match (ready, self.not_ready_since.take()) {
+            (true, Some(since)) => self.run.not_ready.push((since, at)),
+            (true, None) => {}
+            (false, since) => self.not_ready_since = Some(since.unwrap_or(at)),
+        }
         if !ready {
             self.set_serving(at, false, Some(ProbeKind::Readiness), String::new());
             return;

@@ -35,14 +35,15 @@ fn run(model: &ContainerModel, world: World, record: bool) -> Run {
             .map(|&p| ProbeRun { model: p, anchor: 0, next: 0, triggered: None, fails: 0, oks: 0, seen })
             .collect(),
         first: true,
-        start: 0,
-        healthy_at: world.boot_ms,
+        start: world.start_ms,
+        healthy_at: world.start_ms + world.boot_ms,
         running: true,
         startup_done: model.probe(ProbeKind::Startup).is_none(),
         ready: false,
         serving: false,
         gates: GateClock::new(&model.readiness_gates, world.steady_phase.is_some()),
         unready_since: Some(0),
+        not_ready_since: Some(0),
         hook_ends: None,
         hook_fails: None,
         backoff: None,
@@ -56,6 +57,9 @@ fn run(model: &ContainerModel, world: World, record: bool) -> Run {
             m.startup_done = model.unresolved(ProbeKind::Startup).is_none();
             m.ready = m.startup_done && model.unresolved(ProbeKind::Readiness).is_none();
             // Gates that are never True keep a long-running pod out all along.
+            if m.ready {
+                m.not_ready_since = None;
+            }
             if m.ready && !m.gates.never() {
                 m.serving = true;
                 m.run.served = true;
@@ -69,15 +73,16 @@ fn run(model: &ContainerModel, world: World, record: bool) -> Run {
             }
         }
         None => {
-            m.event(0, None, EventKind::Started, String::new);
-            m.start_hook(0);
+            let start = world.start_ms;
+            m.event(start, None, EventKind::Started, String::new);
+            m.start_hook(start);
             // The workers' grids start with the first check: the model
             // takes the earliest the kubelet allows.
             for p in &mut m.probes {
-                p.next = p.first_after_start();
+                p.next = start + p.first_after_start();
                 p.anchor = p.next;
             }
-            m.ready_without_probe(0);
+            m.ready_without_probe(start);
         }
     }
     for (span, what) in [(world.stall, "stall"), (world.pause, "pause")] {
@@ -310,13 +315,18 @@ impl Machine<'_> {
 
     fn finish(mut self) -> Run {
         let horizon = self.world.horizon_ms;
+        self.run.horizon_ms = horizon;
         if self.running {
             self.note_healthy(horizon);
         }
         if let Some(since) = self.unready_since.take() {
             self.run.unready.push((since, horizon));
         }
+        if let Some(since) = self.not_ready_since.take() {
+            self.run.not_ready.push((since, horizon));
+        }
         self.run.unready.retain(|(a, b)| b > a);
+        self.run.not_ready.retain(|(a, b)| b > a);
         self.run.events.sort_by_key(|e| e.at_ms);
         self.run
     }

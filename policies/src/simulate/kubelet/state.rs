@@ -77,6 +77,8 @@ pub(super) struct Machine<'a> {
     pub(super) serving: bool,
     pub(super) gates: GateClock,
     pub(super) unready_since: Option<i64>,
+    /// Since when the container itself is not ready, while it is not.
+    pub(super) not_ready_since: Option<i64>,
     /// When the current container's postStart hook ends, while it runs.
     pub(super) hook_ends: Option<i64>,
     /// When the current container's postStart hook fails, and why.

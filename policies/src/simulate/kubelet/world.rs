@@ -33,6 +33,10 @@ pub struct World {
     /// ready, and its probes' grids sit `phase` ms before the disruption
     /// (the run's 0). `None`: the container starts at 0.
     pub steady_phase: Option<i64>,
+    /// When the container first starts, for a run that starts the pod
+    /// (`steady_phase` `None`): its pod's init containers start one after
+    /// another and the regular containers after them (`pod_run.rs`).
+    pub start_ms: i64,
     /// How long the first container takes to boot (from its start).
     pub boot_ms: i64,
     /// How long a restarted container takes to boot.
@@ -66,6 +70,9 @@ pub struct Run {
     pub first_restart_ms: Option<i64>,
     /// Spans out of the Service's endpoints, within the run.
     pub unready: Vec<Span>,
+    /// Spans the container itself is not ready, within the run, whatever
+    /// the readiness gates say: what the pod's readiness reads of it.
+    pub not_ready: Vec<Span>,
     /// Whether a SIGKILL ended a container.
     pub sigkill: bool,
     /// Whether some container's app finished booting before it was killed.
@@ -84,4 +91,6 @@ pub struct Run {
     pub stopped: bool,
     /// Whether the pod was in the Service's endpoints at some time.
     pub served: bool,
+    /// Where the run ended ([`World::horizon_ms`]).
+    pub horizon_ms: i64,
 }

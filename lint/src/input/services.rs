@@ -20,10 +20,11 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use policies::model::ServiceView;
 use policies::objects_in;
+use policies::yaml::inert_kind;
 use serde_json::Value;
 
 use super::split::{Part, parts};
-use super::{Document, Limits, parse_part_services, parse_stream_each};
+use super::{Document, Limits, parse_part_services, parse_stream_each, read_inert};
 
 /// The Service objects of `text`, in order, as a whole read of it finds them.
 pub fn services_in(text: &str, limits: &Limits) -> Vec<Value> {
@@ -67,9 +68,16 @@ fn read_part<T>(
     limits: &Limits,
     take: &impl Fn(&Document, &str, &Value) -> T,
 ) -> Option<Vec<T>> {
+    let text = &text[part.start..part.end];
+    // A document of a kind no rule reads (a CRD that names a Service in
+    // its text) holds none, and is checked to read without error here
+    // without the parser.
+    if read_inert(text, part.origin, limits, inert_kind).is_some() {
+        return Some(Vec::new());
+    }
     let mut services = Vec::new();
     let parsed = catch_unwind(AssertUnwindSafe(|| {
-        parse_part_services(&text[part.start..part.end], part.origin, limits, |document| {
+        parse_part_services(text, part.origin, limits, |document| {
             services.extend(located(&document).map(|(pointer, service)| take(&document, &pointer, service)));
         })
     }));

@@ -22,7 +22,7 @@ use super::step::{Keeper, Step};
 use super::{pool, serial};
 use crate::input::services::part_services;
 use crate::input::split::{Part, parts};
-use crate::input::{Limits, TemplateScanner, may_hold_a_service, parse_part_lean, services_of};
+use crate::input::{Document, Limits, TemplateScanner, may_hold_a_service, parse_part_lean, read_inert, services_of};
 
 /// Text handed to one task: large enough that a task's overhead (a parser,
 /// a result) is small, small enough that the cores share a stream evenly.
@@ -119,10 +119,9 @@ pub(super) fn run<S: Step, K: Keeper<S::Out>>(
     let lint_task = |i: usize| {
         let task = &tasks[i];
         let source = &sources[task.source];
-        let (first, _) = split[task.source][task.parts.start];
-        let (last, _) = split[task.source][task.parts.end - 1];
+        let parts = &split[task.source][task.parts.clone()];
         match batches.get(source.context) {
-            Some(batch) => do_part(step, source, &source.text[first.start..last.end], first, batch, limits),
+            Some(batch) => do_part(step, source, parts, batch, limits),
             None => TaskResult { failed: true, ..TaskResult::default() },
         }
     };
@@ -189,23 +188,43 @@ fn tasks(sources: &[Source<'_>], split: &[Vec<(Part, bool)>], usable: impl Fn(us
     tasks
 }
 
-/// Parses consecutive parts of a source, starting with `first`, and does
-/// `step` on each document.
+/// Reads consecutive parts of a source and does `step` on each document.
+/// A part whose kind no rule of the source's policy reads is taken without
+/// the parser when it reads without error ([`read_inert`]); the others are
+/// parsed, each run of them in one piece.
 fn do_part<S: Step>(
     step: &S,
     source: &Source<'_>,
-    text: &str,
-    first: Part,
+    parts: &[(Part, bool)],
     batch: &Batch,
     limits: &Limits,
 ) -> TaskResult<S::Out> {
     let mut result = TaskResult::default();
+    let inert = |kind: &str| source.policy.reads_nothing_of(kind);
     let parsed = catch_unwind(AssertUnwindSafe(|| {
-        parse_part_lean(text, first.origin, limits, |document| {
+        let mut on_document = |document: Document| {
             result.services += services_of(&document).count();
             let out = step.document(source, &document, batch);
             result.documents.push(Done { first: document.root.start.line, end: document.root.end.line, out });
-        })
+        };
+        // The parts not yet parsed: from the start of the first to the end of the last.
+        let mut run: Option<(Part, usize)> = None;
+        let parse = |run: &mut Option<(Part, usize)>, on_document: &mut dyn FnMut(Document)| {
+            let Some((first, end)) = run.take() else { return None };
+            parse_part_lean(&source.text[first.start..end], first.origin, limits, on_document)
+        };
+        for (part, _) in parts {
+            match read_inert(&source.text[part.start..part.end], part.origin, limits, inert) {
+                Some(document) => {
+                    if let Some(error) = parse(&mut run, &mut on_document) {
+                        return Some(error);
+                    }
+                    on_document(document);
+                }
+                None => run = Some((run.map_or(*part, |(first, _)| first), part.end)),
+            }
+        }
+        parse(&mut run, &mut on_document)
     }));
     result.failed = !matches!(parsed, Ok(None));
     result

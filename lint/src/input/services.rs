@@ -1,9 +1,11 @@
 //! The one reader of a text's Services: what a file adds to its context,
 //! read before its workloads are judged, so that each file (or each part
 //! of a stream) can then be parsed, judged and dropped on its own while the
-//! rules see every Service of the context, wherever it comes. The
-//! pipeline's first pass, `fix`, the siblings read for context and the
-//! editor's server all read Services here.
+//! rules see every Service of the context, wherever it comes. `fix`, the
+//! siblings read for context and the editor's server read Services here;
+//! the pipeline's parallel path reads the same parts ([`may_hold_a_service`])
+//! in its first pass and keeps their documents for its second, so that no
+//! part is read twice (`crate::pipeline`).
 //!
 //! Only the documents whose text may hold a Service
 //! ([`may_hold_a_service`]) are parsed, each alone (see
@@ -55,11 +57,6 @@ pub fn services_with<T>(text: &str, limits: &Limits, take: &impl Fn(&Document, &
         }
     }
     found.into_iter().flat_map(|(_, services)| services).collect()
-}
-
-/// The Services of one part of `text`; `None` when it does not parse alone.
-pub fn part_services(text: &str, part: Part, limits: &Limits) -> Option<Vec<Value>> {
-    read_part(text, part, limits, &|_, _, service| service.clone())
 }
 
 fn read_part<T>(

@@ -111,10 +111,19 @@ fn located(document: &Document) -> impl Iterator<Item = (String, &Value)> {
 /// out is left unparsed: `Service` in prose (descriptions of CRDs) is not a
 /// reason to parse a large document.
 pub fn may_hold_a_service(text: &str) -> bool {
-    // `kind: "Serv\u0069ce"`: an escape on a line that names `kind`.
-    let escaped = memchr::memchr(b'\\', text.as_bytes()).is_some();
-    if escaped && text.lines().any(|l| l.contains("kind") && l.contains('\\')) {
-        return true;
+    // `kind: "Serv\u0069ce"`: an escape on a line that names `kind`. Only
+    // the lines with an escape are looked at (a CRD's descriptions hold many).
+    let bytes = text.as_bytes();
+    let mut next_line = 0;
+    for at in memchr::memchr_iter(b'\\', bytes) {
+        if at < next_line {
+            continue;
+        }
+        let start = memchr::memrchr(b'\n', &bytes[..at]).map_or(0, |n| n + 1);
+        next_line = memchr::memchr(b'\n', &bytes[at..]).map_or(bytes.len(), |n| at + n);
+        if memchr::memmem::find(&bytes[start..next_line], b"kind").is_some() {
+            return true;
+        }
     }
     let word = "Service";
     memchr::memmem::find_iter(text.as_bytes(), word).any(|at| {

@@ -96,9 +96,11 @@ pub(super) fn check(text: &str, max_depth: usize) -> Option<Block<'_>> {
     let mut marker = None;
     let mut root = None;
     let mut offset = 0;
-    for (line_no, line) in text.split('\n').enumerate() {
-        let at = offset;
-        offset += line.len() + 1;
+    // memchr's search for the line ends: `str::split` is several times slower.
+    let ends = memchr::memchr_iter(b'\n', text.as_bytes()).chain(std::iter::once(text.len()));
+    for (line_no, end) in ends.enumerate() {
+        let (at, line) = (offset, &text[offset..end]);
+        offset = end + 1;
         if let Some(scalar) = &mut checker.scalar {
             if scalar.takes(line)? {
                 continue;

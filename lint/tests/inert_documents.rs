@@ -168,7 +168,6 @@ fn every_corpus_part_taken_without_the_parser_reads_so_with_it() {
             );
         }
     }
-    eprintln!("taken without the parser: {taken} of {total} bytes");
     // Most of the corpus's bytes are CRDs: what this is for.
     assert!(taken * 2 > total, "{taken} of {total} bytes");
 }

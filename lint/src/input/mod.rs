@@ -22,5 +22,6 @@ pub use policies::yaml::limits::Limits;
 pub use policies::yaml::parse::{
     ParseError, parse_part_each, parse_part_lean, parse_part_services, parse_stream, parse_stream_each,
 };
+pub use policies::yaml::read_inert;
 pub use services::{may_hold_a_service, services_in, services_of};
 pub use source::{Document, Location, SourceFile};

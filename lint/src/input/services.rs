@@ -1,9 +1,11 @@
 //! The one reader of a text's Services: what a file adds to its context,
 //! read before its workloads are judged, so that each file (or each part
 //! of a stream) can then be parsed, judged and dropped on its own while the
-//! rules see every Service of the context, wherever it comes. The
-//! pipeline's first pass, `fix`, the siblings read for context and the
-//! editor's server all read Services here.
+//! rules see every Service of the context, wherever it comes. `fix`, the
+//! siblings read for context and the editor's server read Services here;
+//! the pipeline's parallel path reads the same parts ([`may_hold_a_service`])
+//! in its first pass and keeps their documents for its second, so that no
+//! part is read twice (`crate::pipeline`).
 //!
 //! Only the documents whose text may hold a Service
 //! ([`may_hold_a_service`]) are parsed, each alone (see
@@ -20,10 +22,11 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use policies::model::ServiceView;
 use policies::objects_in;
+use policies::yaml::inert_kind;
 use serde_json::Value;
 
 use super::split::{Part, parts};
-use super::{Document, Limits, parse_part_services, parse_stream_each};
+use super::{Document, Limits, parse_part_services, parse_stream_each, read_inert};
 
 /// The Service objects of `text`, in order, as a whole read of it finds them.
 pub fn services_in(text: &str, limits: &Limits) -> Vec<Value> {
@@ -56,20 +59,22 @@ pub fn services_with<T>(text: &str, limits: &Limits, take: &impl Fn(&Document, &
     found.into_iter().flat_map(|(_, services)| services).collect()
 }
 
-/// The Services of one part of `text`; `None` when it does not parse alone.
-pub fn part_services(text: &str, part: Part, limits: &Limits) -> Option<Vec<Value>> {
-    read_part(text, part, limits, &|_, _, service| service.clone())
-}
-
 fn read_part<T>(
     text: &str,
     part: Part,
     limits: &Limits,
     take: &impl Fn(&Document, &str, &Value) -> T,
 ) -> Option<Vec<T>> {
+    let text = &text[part.start..part.end];
+    // A document of a kind no rule reads (a CRD that names a Service in
+    // its text) holds none, and is checked to read without error here
+    // without the parser.
+    if read_inert(text, part.origin, limits, inert_kind).is_some() {
+        return Some(Vec::new());
+    }
     let mut services = Vec::new();
     let parsed = catch_unwind(AssertUnwindSafe(|| {
-        parse_part_services(&text[part.start..part.end], part.origin, limits, |document| {
+        parse_part_services(text, part.origin, limits, |document| {
             services.extend(located(&document).map(|(pointer, service)| take(&document, &pointer, service)));
         })
     }));
@@ -106,10 +111,19 @@ fn located(document: &Document) -> impl Iterator<Item = (String, &Value)> {
 /// out is left unparsed: `Service` in prose (descriptions of CRDs) is not a
 /// reason to parse a large document.
 pub fn may_hold_a_service(text: &str) -> bool {
-    // `kind: "Serv\u0069ce"`: an escape on a line that names `kind`.
-    let escaped = memchr::memchr(b'\\', text.as_bytes()).is_some();
-    if escaped && text.lines().any(|l| l.contains("kind") && l.contains('\\')) {
-        return true;
+    // `kind: "Serv\u0069ce"`: an escape on a line that names `kind`. Only
+    // the lines with an escape are looked at (a CRD's descriptions hold many).
+    let bytes = text.as_bytes();
+    let mut next_line = 0;
+    for at in memchr::memchr_iter(b'\\', bytes) {
+        if at < next_line {
+            continue;
+        }
+        let start = memchr::memrchr(b'\n', &bytes[..at]).map_or(0, |n| n + 1);
+        next_line = memchr::memchr(b'\n', &bytes[at..]).map_or(bytes.len(), |n| at + n);
+        if memchr::memmem::find(&bytes[start..next_line], b"kind").is_some() {
+            return true;
+        }
     }
     let word = "Service";
     memchr::memmem::find_iter(text.as_bytes(), word).any(|at| {

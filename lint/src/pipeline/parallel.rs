@@ -3,10 +3,12 @@
 //! each document dropped as soon as it is done.
 //!
 //! A document is done with the Services of its whole context, so nothing
-//! has to be kept for a second look: a first pass parses only the parts
+//! has to be kept for a second look: a first pass reads only the parts
 //! whose text may hold a Service ([`may_hold_a_service`], a textual check),
-//! which are few and small ([`crate::input::services`]). The second pass parses everything once and
-//! counts the Services it meets; if it meets one the first pass did not (a
+//! which are few and small, and keeps their documents for the second. The
+//! second pass reads every other part once (a document of a kind no rule
+//! reads without the parser, [`read_inert`]) and counts the Services it
+//! meets; if it meets one the first pass did not (a
 //! text the check misread), or any part fails to parse alone (a syntax
 //! error, a cut that was not safe), or a task dies, the whole context is
 //! done again by the single-threaded path, so the output is always what
@@ -20,13 +22,17 @@ use policies::Batch;
 use super::source::{Source, SourceResult};
 use super::step::{Keeper, Step};
 use super::{pool, serial};
-use crate::input::services::part_services;
 use crate::input::split::{Part, parts};
-use crate::input::{Limits, TemplateScanner, may_hold_a_service, parse_part_lean, services_of};
+use crate::input::{Document, Limits, TemplateScanner, may_hold_a_service, parse_part_lean, read_inert, services_of};
 
 /// Text handed to one task: large enough that a task's overhead (a parser,
 /// a result) is small, small enough that the cores share a stream evenly.
 const TASK_BYTES: usize = 64 * 1024;
+
+/// How much text the first pass keeps the documents of for the second:
+/// the parts that may hold a Service are few and small; past this bound
+/// (a stream of many), the rest are read again rather than held.
+const KEPT_BYTES: usize = 2 * 1024 * 1024;
 
 /// One document done: the lines of its root node (for its Helm
 /// template) and what it gave.
@@ -84,7 +90,9 @@ pub(super) fn run<S: Step, K: Keeper<S::Out>>(
     })
     .collect();
 
-    // First pass: the Services, from the parts that may hold one.
+    // First pass: the Services, from the parts that may hold one. Their
+    // documents are kept for the second pass (up to a bound), so no part
+    // is read twice.
     let candidates: Vec<(usize, usize)> = split
         .iter()
         .enumerate()
@@ -93,17 +101,25 @@ pub(super) fn run<S: Step, K: Keeper<S::Out>>(
     let scanned = pool::run(candidates.len(), threads, |i| {
         let (s, k) = candidates[i];
         let (part, _) = split[s][k];
-        part_services(sources[s].text, part, limits)
+        first_look(&sources[s], part, limits)
     });
     let mut batches = seeds.clone();
     let mut expected: Vec<Vec<usize>> = split.iter().map(|parts| vec![0; parts.len()]).collect();
+    let mut kept: Vec<Vec<Option<Vec<Document>>>> =
+        split.iter().map(|parts| parts.iter().map(|_| None).collect()).collect();
+    let mut room = KEPT_BYTES;
     for (&(s, k), scan) in candidates.iter().zip(scanned) {
         let context = sources[s].context;
         match scan {
-            Some(Some(services)) => {
-                expected[s][k] = services.len();
+            Some(Some(documents)) => {
                 if let Some(batch) = batches.get_mut(context) {
-                    services.iter().for_each(|service| batch.add(service));
+                    documents.iter().flat_map(services_of).for_each(|service| batch.add(service));
+                }
+                expected[s][k] = documents.iter().map(|d| services_of(d).count()).sum();
+                let (part, _) = split[s][k];
+                if let Some(left) = room.checked_sub(part.end - part.start) {
+                    room = left;
+                    kept[s][k] = Some(documents);
                 }
             }
             _ => fail(&mut failed, context),
@@ -119,10 +135,10 @@ pub(super) fn run<S: Step, K: Keeper<S::Out>>(
     let lint_task = |i: usize| {
         let task = &tasks[i];
         let source = &sources[task.source];
-        let (first, _) = split[task.source][task.parts.start];
-        let (last, _) = split[task.source][task.parts.end - 1];
+        let parts = &split[task.source][task.parts.clone()];
+        let kept = &kept[task.source][task.parts.clone()];
         match batches.get(source.context) {
-            Some(batch) => do_part(step, source, &source.text[first.start..last.end], first, batch, limits),
+            Some(batch) => do_part(step, source, parts, kept, batch, limits),
             None => TaskResult { failed: true, ..TaskResult::default() },
         }
     };
@@ -189,23 +205,63 @@ fn tasks(sources: &[Source<'_>], split: &[Vec<(Part, bool)>], usable: impl Fn(us
     tasks
 }
 
-/// Parses consecutive parts of a source, starting with `first`, and does
-/// `step` on each document.
+/// The documents of a part that may hold a Service, as the second pass
+/// would read them (a document no rule reads, without the parser); `None`
+/// when it does not read alone.
+fn first_look(source: &Source<'_>, part: Part, limits: &Limits) -> Option<Vec<Document>> {
+    let text = &source.text[part.start..part.end];
+    let inert = |kind: &str| source.policy.reads_nothing_of(kind);
+    let mut documents = Vec::new();
+    let parsed = catch_unwind(AssertUnwindSafe(|| match read_inert(text, part.origin, limits, inert) {
+        Some(document) => {
+            documents.push(document);
+            None
+        }
+        None => parse_part_lean(text, part.origin, limits, |d| documents.push(d)),
+    }));
+    matches!(parsed, Ok(None)).then_some(documents)
+}
+
+/// Reads consecutive parts of a source and does `step` on each document:
+/// `kept[k]` holds the documents of `parts[k]` the first pass read, if it
+/// kept them. A part whose kind no rule of the source's policy reads is
+/// taken without the parser when it reads without error ([`read_inert`]);
+/// the others are parsed, each run of them in one piece.
 fn do_part<S: Step>(
     step: &S,
     source: &Source<'_>,
-    text: &str,
-    first: Part,
+    parts: &[(Part, bool)],
+    kept: &[Option<Vec<Document>>],
     batch: &Batch,
     limits: &Limits,
 ) -> TaskResult<S::Out> {
     let mut result = TaskResult::default();
+    let inert = |kind: &str| source.policy.reads_nothing_of(kind);
     let parsed = catch_unwind(AssertUnwindSafe(|| {
-        parse_part_lean(text, first.origin, limits, |document| {
-            result.services += services_of(&document).count();
-            let out = step.document(source, &document, batch);
+        let mut on_document = |document: &Document| {
+            result.services += services_of(document).count();
+            let out = step.document(source, document, batch);
             result.documents.push(Done { first: document.root.start.line, end: document.root.end.line, out });
-        })
+        };
+        // The parts not yet parsed: from the start of the first to the end of the last.
+        let mut run: Option<(Part, usize)> = None;
+        let parse = |run: &mut Option<(Part, usize)>, on_document: &mut dyn FnMut(&Document)| {
+            let (first, end) = run.take()?;
+            parse_part_lean(&source.text[first.start..end], first.origin, limits, |d| on_document(&d))
+        };
+        for ((part, _), kept) in parts.iter().zip(kept) {
+            let text = &source.text[part.start..part.end];
+            let inert_document = if kept.is_some() { None } else { read_inert(text, part.origin, limits, inert) };
+            if kept.is_none() && inert_document.is_none() {
+                run = Some((run.map_or(*part, |(first, _)| first), part.end));
+                continue;
+            }
+            if let Some(error) = parse(&mut run, &mut on_document) {
+                return Some(error);
+            }
+            kept.iter().flatten().chain(&inert_document).for_each(&mut on_document);
+        }
+        parse(&mut run, &mut on_document)
     }));
     result.failed = !matches!(parsed, Ok(None));
     result

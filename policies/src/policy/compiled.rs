@@ -204,6 +204,13 @@ impl Policy {
         &self.declared
     }
 
+    /// Whether no rule of this policy reads an object of `kind`: it is no
+    /// pod-bearing kind lifeguard knows ([`crate::yaml::inert_kind`]) or this
+    /// policy declares, no Service and no `List`.
+    pub fn reads_nothing_of(&self, kind: &str) -> bool {
+        crate::yaml::inert_kind(kind) && !self.declared.iter().any(|d| d.kind == kind)
+    }
+
     /// The policy as a file: every parameter, the rule switches, exemptions
     /// and custom rules, with `extends` resolved. Loading it gives the same policy.
     pub fn to_file(&self) -> PolicyFile {

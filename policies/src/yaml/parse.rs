@@ -183,13 +183,7 @@ impl Builder<'_> {
     ) -> Result<(), ParseError> {
         let is_key = matches!(self.stack.last(), Some(Frame::Skip(s)) if s.is_map && s.key.is_none());
         let key_text = if is_key || tag.is_some() {
-            let value = scalar::resolve(text, style, tag).map_err(|m| error_at(node.start, m))?;
-            let value = if style != ScalarStyle::Plain && text == "<<" { Value::String("<<".into()) } else { value };
-            Some(match value {
-                Value::String(s) => s,
-                Value::Null => "null".to_owned(),
-                other => other.to_string(),
-            })
+            Some(scalar::key_text(text, style, tag).map_err(|m| error_at(node.start, m))?.into_owned())
         } else {
             None
         };

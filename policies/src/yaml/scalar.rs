@@ -46,10 +46,33 @@ pub fn resolve(text: &str, style: ScalarStyle, tag: Option<&Tag>) -> Result<Valu
     Ok(resolve_plain(text))
 }
 
+/// A mapping key's text as the loader compares keys (for repeated keys)
+/// and names them: a resolved scalar written as sigs.k8s.io/yaml writes a
+/// key (`null`, `true`, `8080`). `Err` names a tag the key does not fit.
+pub fn key_text<'t>(text: &'t str, style: ScalarStyle, tag: Option<&Tag>) -> Result<Cow<'t, str>, String> {
+    // Most keys are words: a word that is no boolean and no null reads as
+    // itself, with no copy (every key of a skipped document passes here).
+    let word = text.as_bytes().first().is_some_and(u8::is_ascii_alphabetic);
+    if tag.is_none() && (style != ScalarStyle::Plain || (word && parse_bool(text).is_none() && !is_null(text))) {
+        return Ok(Cow::Borrowed(text));
+    }
+    let value = resolve(text, style, tag)?;
+    // A quoted `<<` is a plain key, not YAML's merge key (the callers see it by its text).
+    let value = if style != ScalarStyle::Plain && text == "<<" { Value::String("<<".into()) } else { value };
+    Ok(Cow::Owned(match value {
+        Value::String(s) => s,
+        Value::Null => "null".to_owned(),
+        other => other.to_string(),
+    }))
+}
+
+fn is_null(text: &str) -> bool {
+    matches!(text, "" | "~" | "null" | "Null" | "NULL")
+}
+
 fn resolve_plain(text: &str) -> Value {
-    match text {
-        "" | "~" | "null" | "Null" | "NULL" => return Value::Null,
-        _ => {}
+    if is_null(text) {
+        return Value::Null;
     }
     if let Some(b) = parse_bool(text) {
         return Value::Bool(b);

@@ -23,8 +23,9 @@ pub(super) const OFF_PATH: usize = usize::MAX;
 
 /// Whether an object of this kind can be neither a workload nor a Service
 /// nor a `List` of objects, whatever else it holds (but the pod template
-/// [`PATH`]).
-pub(super) fn inert_kind(kind: &str) -> bool {
+/// [`PATH`]): the one list of what no rule reads, built from the engine's
+/// tables of pod-bearing kinds.
+pub fn inert_kind(kind: &str) -> bool {
     !(crate::model::names_pod_kind(kind)
         || crate::model::names_custom_pod_kind(kind)
         || kind == "Service"

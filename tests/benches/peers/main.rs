@@ -15,7 +15,10 @@
 //!
 //! `.ci/install-peers.sh && cargo bench -p lifeguard-e2e --bench peers`
 //! (`-- --rounds N` for another number of rounds than 3, `-- --count N`
-//! for another stream than 10,000 Deployments). Figures go to BENCHMARKS.md.
+//! for another stream than 10,000 Deployments, `-- --tools
+//! lifeguard,kube-score` for some of the tools, `-- --before PATH` to
+//! measure another build of lifeguard in the same rounds, as "lifeguard,
+//! before"). Figures go to BENCHMARKS.md.
 
 // A benchmark's edge: what it measured is its report on the terminal.
 #![allow(clippy::print_stdout)]
@@ -49,7 +52,18 @@ fn main() {
     };
     let rounds = number("--rounds", 3).max(1);
     let count = number("--count", 10_000);
-    let Some(tools) = Tools::installed() else { return };
+    let value = |flag: &str| args.iter().position(|a| a == flag).and_then(|i| args.get(i + 1));
+    let mut chosen: Vec<Tool> = match value("--tools") {
+        Some(keys) => {
+            keys.split(',').map(|key| Tool::by_key(key).unwrap_or_else(|| panic!("--tools: no tool {key:?}"))).collect()
+        }
+        None => Tool::ALL.to_vec(),
+    };
+    let Some(mut tools) = Tools::installed() else { return };
+    if let Some(before) = value("--before") {
+        tools = tools.with_before(before.into());
+        chosen.insert(1, Tool::LifeguardBefore);
+    }
     let Some(corpus) = corpus_dir() else { return };
     let work = lifeguard_e2e::peers::work_dir();
 
@@ -87,7 +101,7 @@ fn main() {
         let mut costs: BTreeMap<Tool, Vec<Cost>> = BTreeMap::new();
         let mut flags: BTreeMap<Tool, BTreeSet<Flag>> = BTreeMap::new();
         for round in 0..rounds {
-            for tool in Tool::ALL {
+            for &tool in &chosen {
                 let out = outputs.join(format!("{index}-{}", tool.name().replace([' ', ','], "")));
                 let (cost, codes) = measure::run(&tools.commands(tool, input), &out);
                 let mut found = BTreeSet::new();

@@ -89,7 +89,7 @@ pub fn read(tool: Tool, stdout: &str) -> Result<BTreeSet<Flag>, ReportError> {
     let str_at = |v: &Value, pointer: &str| v.pointer(pointer).and_then(Value::as_str).unwrap_or_default().to_owned();
     let mut out = BTreeSet::new();
     match tool {
-        Tool::Lifeguard | Tool::LifeguardOneThread => {
+        Tool::Lifeguard | Tool::LifeguardOneThread | Tool::LifeguardBefore => {
             let report = json(stdout)?;
             let findings = report.as_array().ok_or(ReportError::Missing { tool: name, field: "array of findings" })?;
             for f in findings {

@@ -26,6 +26,9 @@ pub enum Tool {
     Lifeguard,
     /// `lifeguard lint` with `LIFEGUARD_THREADS=1`, so the ratio per core shows.
     LifeguardOneThread,
+    /// Another build's `lifeguard lint`, on every core ([`Tools::with_before`]):
+    /// a change measured against the build before it in the same rounds.
+    LifeguardBefore,
     /// kube-score as shipped (`kube-score score`).
     KubeScore,
     /// The kyverno CLI (`kyverno apply`) with [`KYVERNO_POLICY`].
@@ -47,6 +50,7 @@ impl Tool {
         match self {
             Tool::Lifeguard => "lifeguard",
             Tool::LifeguardOneThread => "lifeguard, 1 thread",
+            Tool::LifeguardBefore => "lifeguard, before",
             Tool::KubeScore => "kube-score",
             Tool::Kyverno => "kyverno",
             Tool::Checkov => "checkov",
@@ -55,7 +59,13 @@ impl Tool {
 
     /// Whether it is lifeguard (on any number of threads).
     pub fn is_lifeguard(self) -> bool {
-        matches!(self, Tool::Lifeguard | Tool::LifeguardOneThread)
+        matches!(self, Tool::Lifeguard | Tool::LifeguardOneThread | Tool::LifeguardBefore)
+    }
+
+    /// The tool a bench's `--tools` names: its name without blanks and commas
+    /// (`lifeguard`, `lifeguard1thread`, `kube-score`, `kyverno`, `checkov`).
+    pub fn by_key(key: &str) -> Option<Tool> {
+        Tool::ALL.into_iter().find(|t| t.name().replace([' ', ','], "") == key)
     }
 }
 
@@ -89,6 +99,7 @@ fn lifeguard_input_file(path: &Path) -> bool {
 /// The installed tools and the workspace's `lifeguard`.
 pub struct Tools {
     lifeguard: PathBuf,
+    before: Option<PathBuf>,
     kube_score: PathBuf,
     kyverno: PathBuf,
     checkov: PathBuf,
@@ -102,7 +113,12 @@ impl Tools {
         let kyverno = installed_tool(&format!("{PEERS}/kyverno"), INSTALLER)?;
         let checkov = installed_tool(&format!("{PEERS}/checkov/bin/checkov"), INSTALLER)?;
         let lifeguard = workspace_binary("lifeguard", "lifeguard")?;
-        Some(Tools { lifeguard, kube_score, kyverno, checkov })
+        Some(Tools { lifeguard, before: None, kube_score, kyverno, checkov })
+    }
+
+    /// The same, with another build of `lifeguard` as [`Tool::LifeguardBefore`].
+    pub fn with_before(self, before: PathBuf) -> Tools {
+        Tools { before: Some(before), ..self }
     }
 
     /// The commands that run `tool` on `input`, one after the other, each
@@ -111,8 +127,12 @@ impl Tools {
     /// anything, so callers read the reports, not the codes.
     pub fn commands(&self, tool: Tool, input: &Input) -> Vec<Command> {
         let mut commands = match tool {
-            Tool::Lifeguard | Tool::LifeguardOneThread => {
-                let mut c = Command::new(&self.lifeguard);
+            Tool::Lifeguard | Tool::LifeguardOneThread | Tool::LifeguardBefore => {
+                let binary = match (tool, &self.before) {
+                    (Tool::LifeguardBefore, Some(before)) => before,
+                    _ => &self.lifeguard,
+                };
+                let mut c = Command::new(binary);
                 c.args(["lint", "--format", "json", "--fail-on", "never"]).arg(&input.dir);
                 // The default policy, not one found above the input.
                 c.env_remove("LIFEGUARD_POLICY");

@@ -85,9 +85,9 @@ pub(crate) fn fixes(rule: &Rule, policy: &Policy, _exempt: &str) -> Vec<Fix> {
         rule: rule.name,
         variable: "fixLivenessTooAggressive",
         as_submitted: false,
-        change: Change::Containers {
+        change: Change::fields(
             which,
-            set: vec![
+            &[
                 Set { part: "livenessProbe", field: "failureThreshold", value: raised, when: None },
                 // Written where it is raised, or kept where it was set: an
                 // unset timeout stays unset, as `lifeguard fix` leaves it.
@@ -98,6 +98,6 @@ pub(crate) fn fixes(rule: &Rule, policy: &Policy, _exempt: &str) -> Vec<Fix> {
                     when: Some(format!("({slow} || has(c.livenessProbe.timeoutSeconds))")),
                 },
             ],
-        },
+        ),
     }]
 }

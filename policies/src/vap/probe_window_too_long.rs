@@ -90,10 +90,10 @@ pub(crate) fn fixes(rule: &Rule, policy: &Policy, _exempt: &str) -> Vec<Fix> {
             rule: rule.name,
             variable,
             as_submitted: false,
-            change: Change::Containers {
-                which: format!("{finding} && {fits}"),
-                set: vec![Set { part: probe, field: "failureThreshold", value: n, when: None }],
-            },
+            change: Change::fields(
+                format!("{finding} && {fits}"),
+                &[Set { part: probe, field: "failureThreshold", value: n, when: None }],
+            ),
         }
     };
     vec![

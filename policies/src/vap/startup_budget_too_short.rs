@@ -151,9 +151,9 @@ pub(crate) fn fixes(rule: &Rule, policy: &Policy, _exempt: &str) -> Vec<Fix> {
         rule: rule.name,
         variable: "fixStartupBudget",
         as_submitted: false,
-        change: Change::Containers {
-            which: format!("{} && {severities} && {threshold} <= {I32_MAX}", short_of_cold_start(policy)),
-            set: vec![Set { part: "startupProbe", field: "failureThreshold", value: threshold, when: None }],
-        },
+        change: Change::fields(
+            format!("{} && {severities} && {threshold} <= {I32_MAX}", short_of_cold_start(policy)),
+            &[Set { part: "startupProbe", field: "failureThreshold", value: threshold, when: None }],
+        ),
     }]
 }

@@ -5,7 +5,7 @@
 
 use serde_json::{Value, json};
 
-use super::fix::{Change, ContainerOp, Fix, Set, Write};
+use super::fix::{Change, ContainerOp, Fix, Write};
 use crate::model::ANNOTATION_MUTATED;
 use crate::vap::cel::{by_pod_spec_path, quoted};
 use crate::vap::templates::Slot;
@@ -13,7 +13,7 @@ use crate::vap::templates::Slot;
 /// The fix with the rule's exemptions added where they apply by container.
 pub(super) fn with_exemptions(mut fix: Fix, exempt: &str) -> Fix {
     match &mut fix.change {
-        Change::Containers { which, .. } | Change::ContainerPatch { which, .. } => {
+        Change::ContainerPatch { which, .. } => {
             *which = format!("({which}) && !({exempt})");
         }
         // The rule's `when` names the container whose finding it fixes.
@@ -68,24 +68,6 @@ fn restores(stored: &str) -> String {
     format!("(!{RESTORING} || variables.oldContainers.exists(o, o.name == c.name && ({stored})))")
 }
 
-/// Whether the old container `o` holds every field `set` writes on `c`
-/// (the ones written only `when` a condition holds where it holds).
-fn holds(set: &[Set]) -> String {
-    let each: Vec<String> = set
-        .iter()
-        .map(|s| {
-            let at = format!("o.{}", s.part);
-            let equal =
-                format!("has({at}) && has({at}.{field}) && {at}.{field} == {value}", field = s.field, value = s.value);
-            match &s.when {
-                Some(when) => format!("(!({when}) || ({equal}))"),
-                None => format!("({equal})"),
-            }
-        })
-        .collect();
-    each.join(" && ")
-}
-
 /// The variable of `fix`: the names of the containers it changes (none
 /// when the rule is ignored; when restoring, only those whose old
 /// container holds everything it writes: a fix is made whole or not at
@@ -94,12 +76,6 @@ fn holds(set: &[Set]) -> String {
 pub(super) fn variable(fix: &Fix) -> Value {
     let ignored = format!("{} in variables.ignored", quoted(fix.rule));
     let expression = match &fix.change {
-        Change::Containers { which, set } => {
-            format!(
-                "{ignored} ? [] : variables.containers.filter(c, {which} && {}).map(c, c.name)",
-                restores(&holds(set))
-            )
-        }
         Change::ContainerPatch { which, restored: Some(stored), .. } => {
             format!("{ignored} ? [] : variables.containers.filter(c, {which} && {}).map(c, c.name)", restores(stored))
         }
@@ -125,10 +101,6 @@ pub(super) fn mutation(fix: &Fix) -> Value {
     let listed = format!("variables.{}", fix.variable);
     let annotation = format!("[{}]", annotation_operation(fix.rule));
     let expression = match &fix.change {
-        Change::Containers { set, .. } => {
-            let ops: Vec<ContainerOp> = set.iter().map(ContainerOp::from).collect();
-            format!("size({listed}) == 0 ? [] : {annotation} + {}", container_operations(&listed, &ops))
-        }
         Change::ContainerPatch { ops, .. } => {
             format!("size({listed}) == 0 ? [] : {annotation} + {}", container_operations(&listed, ops))
         }
@@ -137,18 +109,6 @@ pub(super) fn mutation(fix: &Fix) -> Value {
         ),
     };
     json!({ "patchType": "JSONPatch", "jsonPatch": { "expression": expression } })
-}
-
-/// `set`'s field as an `add` below the container: the part (a probe) is
-/// there, as the fix's condition reads it.
-impl From<&Set> for ContainerOp {
-    fn from(set: &Set) -> Self {
-        ContainerOp {
-            path: quoted(&format!("/{}/{}", set.part, set.field)),
-            write: Write::Add(set.value.clone()),
-            when: set.when.clone().unwrap_or_else(|| "true".to_owned()),
-        }
-    }
 }
 
 /// Every operation of `ops`, on the containers and on the init containers.
@@ -211,15 +171,16 @@ pub(super) fn pod_spec_path(slot: &Slot) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::vap::mutation::fix::Set;
 
     fn liveness(when: Option<&str>) -> Fix {
         Fix {
             rule: "r",
             variable: "fixR",
             as_submitted: false,
-            change: Change::Containers {
-                which: "true".to_owned(),
-                set: vec![
+            change: Change::fields(
+                "true".to_owned(),
+                &[
                     Set { part: "livenessProbe", field: "failureThreshold", value: "3".to_owned(), when: None },
                     Set {
                         part: "livenessProbe",
@@ -228,7 +189,7 @@ mod tests {
                         when: when.map(str::to_owned),
                     },
                 ],
-            },
+            ),
         }
     }
 

@@ -21,17 +21,9 @@ pub(crate) struct Fix {
 /// What a fix changes, and where.
 #[derive(Debug, Clone)]
 pub(crate) enum Change {
-    /// Fields of each container `c` of `variables.containers` for which
-    /// `which` (CEL over `c`) holds; the policy's exemptions of the rule
-    /// are added to `which`.
-    Containers {
-        /// The containers fixed.
-        which: String,
-        /// The fields set, each on a part of the container (a probe).
-        set: Vec<Set>,
-    },
-    /// Operations below each container `c` for which `which` holds
-    /// (exemptions added as for [`Change::Containers`]): a part written
+    /// Operations below each container `c` of `variables.containers` for
+    /// which `which` (CEL over `c`) holds, the policy's exemptions of the
+    /// rule added to it: a field set ([`Change::fields`]), a part written
     /// whole (a probe, a hook) or copied from elsewhere in the container.
     ContainerPatch {
         /// The containers fixed.
@@ -55,6 +47,35 @@ pub(crate) enum Change {
         /// Its new value (an int).
         value: String,
     },
+}
+
+impl Change {
+    /// The fields `set` on each container `c` for which `which` holds: an
+    /// `add` of each, made on an UPDATE that only restores where the old
+    /// container `o` holds every one (those written only `when` a
+    /// condition holds, where it holds).
+    pub(crate) fn fields(which: String, set: &[Set]) -> Change {
+        let ops = set
+            .iter()
+            .map(|s| ContainerOp {
+                path: crate::vap::cel::quoted(&format!("/{}/{}", s.part, s.field)),
+                write: Write::Add(s.value.clone()),
+                when: s.when.clone().unwrap_or_else(|| "true".to_owned()),
+            })
+            .collect();
+        let held: Vec<String> = set
+            .iter()
+            .map(|s| {
+                let at = format!("o.{}", s.part);
+                let equal = format!("has({at}) && has({at}.{f}) && {at}.{f} == {v}", f = s.field, v = s.value);
+                match &s.when {
+                    Some(when) => format!("(!({when}) || ({equal}))"),
+                    None => format!("({equal})"),
+                }
+            })
+            .collect();
+        Change::ContainerPatch { which, ops, restored: Some(held.join(" && ")) }
+    }
 }
 
 /// A field set on a container's `part`, which the fix's condition finds there.

@@ -1,5 +1,6 @@
 # Sourced by the installers that take files from a Go module's zip
-# (install-report-crds.sh, install-kuberay-crds.sh):
+# (install-report-crds.sh, install-kuberay-crds.sh,
+# install-prometheus-crds.sh):
 #   module_dir NAME MODULE@VERSION SUM
 # downloads the module through the Go module proxy (checked against the
 # checksum database) and prints its directory, after checking its hash is

@@ -14,6 +14,7 @@
 
 #![deny(clippy::print_stdout, clippy::print_stderr, clippy::dbg_macro)]
 
+pub mod alerts;
 pub mod assumption;
 pub mod engine;
 pub mod error;

@@ -2,6 +2,8 @@
 //! `default` policy. A policy file overrides single values; the rules read
 //! nothing else, so the linter and the webhook reach the same verdicts.
 
+use std::collections::BTreeMap;
+
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -96,6 +98,16 @@ pub struct Settings {
     /// Liveness `failureThreshold x periodSeconds` above this leaves a wedged
     /// process running too long (`probe-window-too-long`); 0 turns the check off.
     pub max_liveness_window_seconds: i64,
+    /// `lifeguard export alerts`: a pod live but unready for longer than its
+    /// workload's startup window fires no earlier than this either, so a
+    /// workload that boots at once is not paged for a readiness blip (the
+    /// recovery objective). Seconds, at least 1.
+    pub alert_recovery_seconds: i64,
+    /// `lifeguard export alerts`: the `severity` label of every alert.
+    pub alert_severity: String,
+    /// `lifeguard export alerts`: labels added to every alert, for
+    /// Alertmanager's routing (a team, a channel). Prometheus label names.
+    pub alert_labels: BTreeMap<String, String>,
 }
 
 impl Default for Settings {
@@ -249,6 +261,9 @@ impl Default for Settings {
             local_health_images: strings(&[r"^node-exporter$", r"^opentelemetry-collector", r"^otelcol"]),
             max_readiness_window_seconds: 300,
             max_liveness_window_seconds: 600,
+            alert_recovery_seconds: 300,
+            alert_severity: "warning".to_owned(),
+            alert_labels: BTreeMap::new(),
         }
     }
 }

@@ -251,9 +251,11 @@ pub(crate) fn compile(file: PolicyFile, more_rules: &[String], origin: &str) -> 
         ("modelServerDrainSeconds", s.model_server_drain_seconds, true),
         ("maxReadinessWindowSeconds", s.max_readiness_window_seconds, true),
         ("maxLivenessWindowSeconds", s.max_liveness_window_seconds, true),
+        ("alertRecoverySeconds", s.alert_recovery_seconds, false),
     ] {
         positive(key, value, zero_ok)?;
     }
+    super::alert_labels::check(&s.alert_severity, &s.alert_labels)?;
     // A day or more reads as a sleep that never ends: no grace period covers it.
     if s.prestop_bridge_seconds >= crate::model::FOREVER_SECONDS {
         return Err(Invalid::at(

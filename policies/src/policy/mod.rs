@@ -3,6 +3,7 @@
 //! what the engine does with a policy (rule switches, severities,
 //! exemptions, the ignore annotation, custom rules).
 
+pub mod alert_labels;
 mod compiled;
 mod custom;
 mod error;

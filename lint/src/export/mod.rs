@@ -7,6 +7,8 @@
 // A command's edge: usage and policy errors go to the user on stderr.
 #![allow(clippy::print_stderr)]
 
+pub mod alerts;
+
 use anyhow::Result;
 use clap::{Subcommand, ValueEnum};
 use policies::Policy;
@@ -34,6 +36,12 @@ pub enum ExportCommand {
     /// policy's constants, one mutation per fix (and NAME-fix-2 for a
     /// LeaderWorkerSet's workers).
     Map(MapArgs),
+    /// Print PrometheusRule objects (prometheus-operator's CRD) with, per
+    /// long-running workload of the manifests, an alert on its pods running
+    /// and not Ready past its startup window (the one the rules and fixes
+    /// use) or the policy's alertRecoverySeconds, on kube-state-metrics'
+    /// series.
+    Alerts(alerts::AlertsArgs),
 }
 
 /// The flags both exports take.
@@ -135,6 +143,7 @@ pub fn run(command: ExportCommand, write_stdout: impl Fn(&str) -> Result<()>) ->
     match command {
         ExportCommand::Vap(args) => run_vap(args, write_stdout),
         ExportCommand::Map(args) => run_map(args, write_stdout),
+        ExportCommand::Alerts(args) => alerts::run(args, write_stdout),
     }
 }
 
@@ -248,7 +257,7 @@ pub fn client_side_apply_annotations(object: &serde_json::Value) -> usize {
 /// Warns of each object a client-side `kubectl apply` would be refused
 /// ("metadata.annotations: Too long"): a policy's CEL grows with its
 /// exemptions, and the refusal does not say what to do instead.
-fn warn_if_too_large_for_client_side_apply(objects: &[serde_json::Value]) {
+pub(super) fn warn_if_too_large_for_client_side_apply(objects: &[serde_json::Value]) {
     for object in objects {
         let size = client_side_apply_annotations(object);
         if size >= ANNOTATIONS_LIMIT {
@@ -333,7 +342,7 @@ const COMMENT_WIDTH: usize = 118;
 
 /// `text` as `# ` comment lines of at most [`COMMENT_WIDTH`] characters,
 /// broken between words, the continuations indented.
-fn comment(text: &str) -> String {
+pub(super) fn comment(text: &str) -> String {
     let mut out = String::new();
     let mut line = "#".to_owned();
     for word in text.split(' ') {
@@ -444,7 +453,7 @@ fn explain() -> String {
 
 /// Why a name is not one the API server accepts: a DNS subdomain with
 /// `-deny` appended, and a label's value (63 characters at most).
-fn invalid_name(name: &str) -> Option<&'static str> {
+pub(super) fn invalid_name(name: &str) -> Option<&'static str> {
     let ok = |c: char| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '.';
     if name.is_empty() || name.len() > 63 {
         Some("must be 1 to 63 characters (it is the value of the lifeguard.dev/export label)")

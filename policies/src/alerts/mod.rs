@@ -1,0 +1,132 @@
+//! `lifeguard export alerts`: for each long-running workload, a Prometheus
+//! alert on its pods that run and are not Ready for longer than it should
+//! take them to start, the design source's "alert separately on pods that
+//! stay live but unready beyond the startup or recovery objective, because
+//! silent capacity loss can otherwise accumulate". The startup objective is
+//! the pod's startup window ([`objective`]), the one the rules and fixes
+//! use; the recovery objective the policy's `alertRecoverySeconds`. The
+//! objects are built here; the CLI reads the manifests and prints them.
+
+pub mod objective;
+pub mod promql;
+mod rule_object;
+
+use serde_json::{Value, json};
+
+use crate::Policy;
+use crate::model::{Workload, object_label};
+use crate::policy::alert_labels::EXPORT_SET_LABELS;
+
+pub use objective::{ContainerWindow, StartupWindow, startup_window};
+pub use promql::{OwnerName, Pods};
+pub use rule_object::{ALERT_NAME, GROUP_NAME, PART_LIMIT_BYTES, prometheus_rules};
+
+/// One workload's alert.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WorkloadAlert {
+    /// `Kind/namespace/name`, as every output names the object.
+    pub workload: String,
+    /// The pod's startup window.
+    pub startup: StartupWindow,
+    /// The alert's `for`, seconds: the longer of the startup window and
+    /// the policy's recovery objective.
+    pub for_seconds: i64,
+    /// The Prometheus rule (`alert`, `expr`, `for`, `labels`, `annotations`).
+    pub rule: Value,
+}
+
+/// Why a pod-bearing object has no alert.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NotAlerted {
+    /// `Kind/namespace/name`.
+    pub workload: String,
+    /// Why, in a few words.
+    pub why: String,
+}
+
+/// The alert of a pod-bearing object, or why it has none; `None` for an
+/// object that carries no pod spec. `namespace` stands in for the
+/// object's own when it has none (where it will be applied); without
+/// either the alert matches the workload's name in every namespace, and
+/// says so.
+pub fn workload_alert(w: &Workload, policy: &Policy, namespace: Option<&str>) -> Result<WorkloadAlert, NotAlerted> {
+    let namespace = w.namespace.as_deref().or(namespace);
+    let workload = object_label(&w.kind, namespace, w.name.as_deref());
+    let not = |why: &str| NotAlerted { workload: workload.clone(), why: why.to_owned() };
+    let Some(name) = w.name.as_deref().filter(|n| !n.is_empty()) else {
+        return Err(not("no metadata.name to find its pods by"));
+    };
+    let pods = match w.kind.as_str() {
+        "Deployment" => Pods::Owner { kind: "ReplicaSet", name: OwnerName::ReplicaSetsOf(name.to_owned()) },
+        "StatefulSet" | "DaemonSet" | "ReplicaSet" | "ReplicationController" => Pods::Owner {
+            kind: match w.kind.as_str() {
+                "StatefulSet" => "StatefulSet",
+                "DaemonSet" => "DaemonSet",
+                "ReplicaSet" => "ReplicaSet",
+                _ => "ReplicationController",
+            },
+            name: OwnerName::Exact(name.to_owned()),
+        },
+        "Pod" => Pods::Named(name.to_owned()),
+        "Job" | "CronJob" => return Err(not("runs to completion: its pods are not meant to serve")),
+        "PodTemplate" => return Err(not("a template: no pod runs from it by itself")),
+        _ => return Err(not("its operator creates and owns its pods, under names the manifest does not give")),
+    };
+    if !w.long_running {
+        return Err(not("its pods run to completion (restartPolicy is not Always)"));
+    }
+    let startup = startup_window(w, policy);
+    let recovery = policy.settings.alert_recovery_seconds;
+    let (for_seconds, objective) =
+        if startup.seconds > recovery { (startup.seconds, "startup") } else { (recovery, "recovery") };
+    let expr = promql::unready_pods(&pods, namespace);
+    let mut labels = serde_json::Map::new();
+    for (k, v) in &policy.settings.alert_labels {
+        // The policy's check refuses these names; kept out here too so the
+        // export's own labels always win.
+        if !EXPORT_SET_LABELS.contains(&k.as_str()) {
+            labels.insert(k.clone(), json!(v));
+        }
+    }
+    labels.insert("severity".into(), json!(policy.settings.alert_severity));
+    labels.insert("lifeguard_workload".into(), json!(workload));
+    labels.insert("lifeguard_objective".into(), json!(objective));
+    let where_ = if namespace.is_some() { "" } else { " (no namespace given: in every namespace)" };
+    let window = describe(&startup);
+    let description = format!(
+        "Pod {{{{ $labels.namespace }}}}/{{{{ $labels.pod }}}} of {workload}{where_} has been running and not Ready \
+         for {for_} or more: past its startup window, {window}, and past the recovery objective of {recovery}s \
+         (alertRecoverySeconds). It is out of its Services' endpoints: capacity the workload has lost without a restart.",
+        for_ = promql::duration(for_seconds),
+    );
+    let rule = json!({
+        "alert": ALERT_NAME,
+        "expr": expr,
+        "for": promql::duration(for_seconds),
+        "labels": labels,
+        "annotations": {
+            "summary": format!("A pod of {workload} has been running but not Ready for {} or more.", promql::duration(for_seconds)),
+            "description": description,
+        },
+    });
+    Ok(WorkloadAlert { workload, startup, for_seconds, rule })
+}
+
+/// The startup window in words: its seconds and what makes them up.
+fn describe(startup: &StartupWindow) -> String {
+    if startup.parts.is_empty() {
+        return format!("{}s (no container has a startup probe, a slow boot or a readiness delay)", startup.seconds);
+    }
+    let parts: Vec<String> = startup
+        .parts
+        .iter()
+        .map(|p| {
+            let which = if p.sidecar { "native sidecar" } else { "container" };
+            format!("{which} {:?}: {}", p.container, p.because)
+        })
+        .collect();
+    format!("{}s ({})", startup.seconds, parts.join("; then "))
+}
+
+#[cfg(test)]
+mod tests;

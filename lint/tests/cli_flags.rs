@@ -212,7 +212,7 @@ fn explain_without_a_rule_points_at_rules() {
 #[test]
 fn fix_rule_suggests_the_rule_meant() {
     let fixable = "rules with a fix: probe-invalid, startup-probe-missing, startup-budget-too-short, \
-                   liveness-too-aggressive, probe-window-too-long, grace-period-too-short, prestop-sleep-only, \
+                   liveness-too-aggressive, probe-window-too-long, progress-deadline-too-short, grace-period-too-short, prestop-sleep-only, \
                    prestop-bridge-missing\n";
     let r = lifeguard(&["fix", "--diff", "--rule", "liveness-to-aggressive", "."]);
     assert_eq!(r.code, 2);

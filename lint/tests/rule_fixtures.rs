@@ -204,6 +204,7 @@ rule_tests! {
     readiness_probe_missing => "readiness-probe-missing",
     exec_probe => "exec-probe",
     probe_runs_inference => "probe-runs-inference",
+    progress_deadline_too_short => "progress-deadline-too-short",
     grace_period_too_short => "grace-period-too-short",
     prestop_sleep_only => "prestop-sleep-only",
     prestop_loop_unbounded => "prestop-loop-unbounded",

@@ -3,21 +3,19 @@
 //! take them to start, the design source's "alert separately on pods that
 //! stay live but unready beyond the startup or recovery objective, because
 //! silent capacity loss can otherwise accumulate". The startup objective is
-//! the pod's startup window ([`objective`]), the one the rules and fixes
+//! the pod's startup window ([`startup_window`]), the one the rules and fixes
 //! use; the recovery objective the policy's `alertRecoverySeconds`. The
 //! objects are built here; the CLI reads the manifests and prints them.
 
-pub mod objective;
 pub mod promql;
 mod rule_object;
 
 use serde_json::{Value, json};
 
 use crate::Policy;
-use crate::model::{Workload, object_label};
+use crate::model::{StartupWindow, Workload, object_label, startup_window};
 use crate::policy::alert_labels::EXPORT_SET_LABELS;
 
-pub use objective::{ContainerWindow, StartupWindow, startup_window};
 pub use promql::{OwnerName, Pods};
 pub use rule_object::{ALERT_NAME, GROUP_NAME, PART_LIMIT_BYTES, prometheus_rules};
 
@@ -92,7 +90,7 @@ pub fn workload_alert(w: &Workload, policy: &Policy, namespace: Option<&str>) ->
     labels.insert("lifeguard_workload".into(), json!(workload));
     labels.insert("lifeguard_objective".into(), json!(objective));
     let where_ = if namespace.is_some() { "" } else { " (no namespace given: in every namespace)" };
-    let window = describe(&startup);
+    let window = startup.describe();
     let description = format!(
         "Pod {{{{ $labels.namespace }}}}/{{{{ $labels.pod }}}} of {workload}{where_} has been running and not Ready \
          for {for_} or more: past its startup window, {window}, and past the recovery objective of {recovery}s \
@@ -110,22 +108,6 @@ pub fn workload_alert(w: &Workload, policy: &Policy, namespace: Option<&str>) ->
         },
     });
     Ok(WorkloadAlert { workload, startup, for_seconds, rule })
-}
-
-/// The startup window in words: its seconds and what makes them up.
-fn describe(startup: &StartupWindow) -> String {
-    if startup.parts.is_empty() {
-        return format!("{}s (no container has a startup probe, a slow boot or a readiness delay)", startup.seconds);
-    }
-    let parts: Vec<String> = startup
-        .parts
-        .iter()
-        .map(|p| {
-            let which = if p.sidecar { "native sidecar" } else { "container" };
-            format!("{which} {:?}: {}", p.container, p.because)
-        })
-        .collect();
-    format!("{}s ({})", startup.seconds, parts.join("; then "))
 }
 
 #[cfg(test)]

@@ -21,9 +21,11 @@ mod poststart;
 mod prestop;
 mod probe;
 pub mod reach;
+mod rollout;
 mod service;
 pub mod shell_flow;
 pub mod shell_loop;
+mod startup_window;
 mod typed;
 mod unread;
 mod window;
@@ -61,9 +63,11 @@ pub use probe::{
     Handler, Port, ProbeKind, ProbeTiming, ProcessCheck, handler_count, handler_of, process_existence, request_path,
     resolve_port, shared_liveness_readiness, unresolved_ports,
 };
+pub use rollout::{DEFAULT_PROGRESS_DEADLINE_SECONDS, PROGRESS_DEADLINE_POINTER, Rollout};
 pub use service::{
     Receiver, ServiceView, TargetPort, declared_targets, port_label, receivers, services_send, services_verb,
     takes_traffic_without_services, traffic_assumption,
 };
+pub use startup_window::{ContainerWindow, StartupWindow, container_window, startup_window};
 pub use window::{too_long, window_limit, window_threshold};
 pub use workload::{ContainerView, ObjectLabel, Workload, object_label, object_label_of};

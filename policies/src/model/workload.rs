@@ -42,6 +42,8 @@ pub struct Workload {
     /// Probes the object's controller adds to the pod where the template
     /// has none (KubeRay's), and whose: no rule reports them missing.
     pub injected_probes: Option<&'static str>,
+    /// A Deployment's rollout settings; `None` for any other kind.
+    pub rollout: Option<super::Rollout>,
     /// Probed containers, computed once (every rule walks them).
     slots: Vec<Slot>,
 }
@@ -331,6 +333,7 @@ impl Workload {
             lifeguard_annotations,
             long_running,
             injected_probes: at.injected_probes,
+            rollout: super::Rollout::of(object, kind),
             slots: slots(&spec, spec_pointer),
             spec,
         }))

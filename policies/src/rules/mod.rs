@@ -14,6 +14,7 @@ pub(crate) mod probe_invalid;
 pub(crate) mod probe_port_unknown;
 mod probe_runs_inference;
 pub(crate) mod probe_window_too_long;
+mod progress_deadline_too_short;
 pub(crate) mod readiness_port_only;
 mod readiness_probe_missing;
 pub(crate) mod startup_budget_too_short;
@@ -49,6 +50,7 @@ pub static RULES: &[&Rule] = &[
     &readiness_probe_missing::RULE,
     &exec_probe::RULE,
     &probe_runs_inference::RULE,
+    &progress_deadline_too_short::RULE,
     &grace_period_too_short::RULE,
     &prestop_sleep_only::RULE,
     &prestop_loop_unbounded::RULE,

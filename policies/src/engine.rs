@@ -70,6 +70,6 @@ pub fn lint_object(object: &Value, batch: &Batch, policy: &Policy) -> Result<Opt
         report.findings.extend(findings);
         report.suppressed.extend(suppressed);
     }
-    crate::fix::hold_back_info_fixes(&mut report.findings, policy);
+    policy.hold_back_info_fixes(&mut report.findings);
     Ok(Some(report))
 }

@@ -7,7 +7,7 @@
 //! conflict-free and the whole process idempotent.
 //!
 //! Which findings get a fix at all is decided here too: an info-tier
-//! finding's fix is opt-in ([`hold_back_info_fixes`]).
+//! finding's fix is opt-in (`Policy::hold_back_info_fixes`, which [`lint_object`] runs).
 
 use std::collections::HashSet;
 
@@ -17,7 +17,7 @@ use serde_json::Value;
 
 use crate::engine::lint_object;
 use crate::error::ModelError;
-use crate::finding::{Applicability, Finding, Severity};
+use crate::finding::{Applicability, Finding};
 use crate::model::Batch;
 use crate::policy::Policy;
 
@@ -54,22 +54,6 @@ pub struct FixPlan {
     pub remaining: Vec<Finding>,
     /// The object with every operation applied.
     pub fixed: Option<Value>,
-}
-
-/// Makes the fix of every info-tier finding (after the policy's severity
-/// overrides) [`Applicability::OptIn`] unless the policy sets
-/// `fixInfoFindings`: an info finding describes a spec that works, and a
-/// fix should not rewrite what works (`sh -c "sleep 10"` into the native
-/// sleep) unless asked to. Run by [`lint_object`], so `lifeguard lint`,
-/// `lifeguard fix` and the webhook's `/mutate` and deny messages agree on
-/// which findings have a fix.
-pub(crate) fn hold_back_info_fixes(findings: &mut [Finding], policy: &Policy) {
-    if policy.settings.fix_info_findings {
-        return;
-    }
-    for fix in findings.iter_mut().filter(|f| f.severity == Severity::Info).filter_map(|f| f.fix.as_mut()) {
-        fix.applicability = Applicability::OptIn;
-    }
 }
 
 /// Which rules may fix.

@@ -9,6 +9,7 @@ mod custom;
 mod error;
 mod exempt;
 pub mod file;
+mod info_fixes;
 mod load;
 mod merge;
 pub mod packs;

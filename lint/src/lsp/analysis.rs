@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use super::elsewhere::Elsewhere;
 use super::text::Lines;
-use crate::engine::lint_document;
+use crate::documents::lint_document;
 use crate::input::services::services_with;
 use crate::input::{Document, Limits, Template, TemplateFinder, may_hold_a_service};
 use crate::outcome::{InputError, Located, Outcome};
@@ -169,21 +169,7 @@ pub fn located_services(text: &str, lines: &Lines<'_>, limits: &Limits) -> Vec<(
 /// key, to the end of its value. A finding's range starts where `lint`
 /// places it.
 pub fn span(doc: &Document, pointer: &str, lines: &Lines<'_>) -> Range {
-    let mut value = &doc.value;
-    let mut node = &doc.root;
-    for raw in pointer.split('/').skip(1) {
-        let token = raw.replace("~1", "/").replace("~0", "~");
-        let found = match value {
-            Value::Object(map) => map.iter().enumerate().find(|(_, (k, _))| **k == token).map(|(i, (_, v))| (i, v)),
-            Value::Array(items) => token.parse::<usize>().ok().and_then(|i| items.get(i).map(|v| (i, v))),
-            _ => None,
-        };
-        let Some((next_value, next_node)) = found.and_then(|(i, v)| node.kids.get(i).map(|n| (v, n))) else {
-            break;
-        };
-        value = next_value;
-        node = next_node;
-    }
+    let node = doc.node_at(pointer);
     let start = node.key.unwrap_or(node.start);
     let (start, end) = (lines.position(start.line, start.col), lines.position(node.end.line, node.end.col));
     Range { start, end: if end < start { start } else { end } }

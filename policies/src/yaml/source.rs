@@ -74,11 +74,18 @@ impl Document {
     /// Position of the field a JSON pointer names; for a missing field,
     /// the deepest existing parent. Mapping entries point at their key.
     pub fn locate(&self, pointer: &str) -> Location {
+        let node = self.node_at(pointer);
+        node.key.unwrap_or(node.start).into()
+    }
+
+    /// The position node of the value `pointer` names, or, for a missing
+    /// field, of its deepest existing parent: the one walk from a pointer
+    /// to where it is, for [`Document::locate`] and the editor's ranges.
+    pub fn node_at(&self, pointer: &str) -> &Node {
         let mut value = &self.value;
         let mut node = &self.root;
-        let mut at = node.key.unwrap_or(node.start);
         if pointer.is_empty() {
-            return at.into();
+            return node;
         }
         for raw in pointer.split('/').skip(1) {
             // Unescape only when needed: locate runs for every finding.
@@ -96,8 +103,7 @@ impl Document {
             };
             value = next_value;
             node = next_node;
-            at = node.key.unwrap_or(node.start);
         }
-        at.into()
+        node
     }
 }

@@ -10,7 +10,7 @@ use crate::model::{Batch, ShutdownNeed, Workload, shutdown_needs};
 use crate::policy::Policy;
 use crate::simulate::Verdict;
 use crate::vap::check::Check;
-use crate::vap::mutation::fix::Fix as Mutation;
+use crate::vap::mutation::fix::Mutation;
 
 /// What a rule's check sees besides the workload. One `Ctx` serves the
 /// rules of one workload: what several rules derive from it is kept here.

@@ -8,7 +8,7 @@
 
 use super::cel::annotation;
 use super::check::Check;
-use super::mutation::fix::{Change, Fix, fixes_at};
+use super::mutation::fix::{Change, Mutation, fixes_at};
 use super::shutdown::{FOREVER, GRACE, READABLE, total};
 use crate::finding::Severity;
 use crate::model::{ANNOTATION_DRAIN, ANNOTATION_SHUTDOWN};
@@ -59,7 +59,7 @@ pub(crate) fn checks(rule: &Rule, policy: &Policy) -> Vec<Check> {
 /// The fix: the grace period to the largest total, when that passes it,
 /// ends (a sleep that never ends has no fix), and its container is not
 /// exempt (`exempt`, over `c`); only on a pod CEL reads whole.
-pub(crate) fn fixes(rule: &Rule, policy: &Policy, exempt: &str) -> Vec<Fix> {
+pub(crate) fn fixes(rule: &Rule, policy: &Policy, exempt: &str) -> Vec<Mutation> {
     if !fixes_at(policy, rule.name, Severity::Error) {
         return Vec::new();
     }
@@ -69,7 +69,7 @@ pub(crate) fn fixes(rule: &Rule, policy: &Policy, exempt: &str) -> Vec<Fix> {
          variables.containers.exists(c, c.name == {} && !({exempt})))",
         worst()
     );
-    vec![Fix {
+    vec![Mutation {
         rule: rule.name,
         variable: "fixGracePeriod",
         as_submitted: false,

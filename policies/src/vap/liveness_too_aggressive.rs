@@ -5,7 +5,7 @@
 //! timeout paired with a single failure) as `lifeguard fix` does.
 
 use super::check::Check;
-use super::mutation::fix::{Change, Fix, Set, fixes_at};
+use super::mutation::fix::{Change, Mutation, Set, fixes_at};
 use super::mutation::int::{I32_MAX, ceil_div_of, max};
 use crate::finding::Severity;
 use crate::policy::Policy;
@@ -63,7 +63,7 @@ pub(crate) fn checks(rule: &Rule, policy: &Policy) -> Vec<Check> {
 /// The fix: failureThreshold to at least the minimum and enough periods for
 /// the minimum window; a 1 s timeout beside a single failure to the
 /// policy's timeout. No fix where a value would not fit the API's int32.
-pub(crate) fn fixes(rule: &Rule, policy: &Policy, _exempt: &str) -> Vec<Fix> {
+pub(crate) fn fixes(rule: &Rule, policy: &Policy, _exempt: &str) -> Vec<Mutation> {
     if !fixes_at(policy, rule.name, Severity::Warning) {
         return Vec::new();
     }
@@ -81,7 +81,7 @@ pub(crate) fn fixes(rule: &Rule, policy: &Policy, _exempt: &str) -> Vec<Fix> {
         which.push_str(&format!(" && !{slow}"));
     }
     let timeout_value = format!("({slow} ? {} : {timeout})", s.min_liveness_timeout_seconds);
-    vec![Fix {
+    vec![Mutation {
         rule: rule.name,
         variable: "fixLivenessTooAggressive",
         as_submitted: false,

@@ -8,7 +8,7 @@
 //! budget only the linter can read (see [`super::shutdown`]) is left to it.
 
 use super::check::Check;
-use super::mutation::fix::{Change, ContainerOp, Fix, Write, fixes_at};
+use super::mutation::fix::{Change, ContainerOp, Mutation, Write, fixes_at};
 use super::mutation::int::max;
 use super::shutdown::{FOREVER, GRACE, NEED, READABLE, exec_sleep, total};
 use crate::finding::Severity;
@@ -73,7 +73,7 @@ pub(crate) fn checks(rule: &Rule, policy: &Policy) -> Vec<Check> {
 /// made it info. Then, after grace-period-too-short's, the grace period
 /// every short-changed container needs (its sleep, drain and budget), at
 /// least what grace-period-too-short asks, when one of them is not exempt.
-pub(crate) fn fixes(rule: &Rule, policy: &Policy, exempt: &str) -> Vec<Fix> {
+pub(crate) fn fixes(rule: &Rule, policy: &Policy, exempt: &str) -> Vec<Mutation> {
     let s = &policy.settings;
     let (on_error, on_info) =
         (fixes_at(policy, rule.name, Severity::Error), fixes_at(policy, rule.name, Severity::Info));
@@ -89,7 +89,7 @@ pub(crate) fn fixes(rule: &Rule, policy: &Policy, exempt: &str) -> Vec<Fix> {
              !has({hook}.tcpSocket) && [{exec}].exists(p, p[1] == 1 && p[0] >= 1 && p[0] != {FOREVER})",
             exec = exec_sleep()
         );
-        out.push(Fix {
+        out.push(Mutation {
             rule: rule.name,
             variable: "fixPrestopExecBesideNative",
             as_submitted: true,
@@ -115,7 +115,7 @@ pub(crate) fn fixes(rule: &Rule, policy: &Policy, exempt: &str) -> Vec<Fix> {
         let which = format!(
             "{READABLE} && [{NEED}].exists(n, {SLEEPS} && n[3] == 0 && n[1] >= 1 && n[1] != {FOREVER} && ({short} ? {on_error} : {on_info}))"
         );
-        out.push(Fix {
+        out.push(Mutation {
             rule: rule.name,
             variable: "fixPrestopSleepNative",
             as_submitted: true,
@@ -138,7 +138,7 @@ pub(crate) fn fixes(rule: &Rule, policy: &Policy, exempt: &str) -> Vec<Fix> {
         let when = format!(
             "{READABLE} && variables.needs.exists(n, {short} && variables.containers.exists(c, c.name == n[0] && !({exempt})))"
         );
-        out.push(Fix {
+        out.push(Mutation {
             rule: rule.name,
             variable: "fixPrestopSleepGrace",
             as_submitted: false,

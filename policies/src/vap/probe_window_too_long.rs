@@ -6,7 +6,7 @@
 //! fix` does.
 
 use super::check::Check;
-use super::mutation::fix::{Change, Fix, Set, fixes_at};
+use super::mutation::fix::{Change, Mutation, Set, fixes_at};
 use super::mutation::int::{I32_MAX, ceil_div_of, max};
 use crate::finding::Severity;
 use crate::policy::Policy;
@@ -79,14 +79,14 @@ pub(super) fn lowered(probe: &str, policy: &Policy) -> (String, String) {
 }
 
 /// The fixes: readiness's threshold, then liveness's beside a startup probe.
-pub(crate) fn fixes(rule: &Rule, policy: &Policy, _exempt: &str) -> Vec<Fix> {
+pub(crate) fn fixes(rule: &Rule, policy: &Policy, _exempt: &str) -> Vec<Mutation> {
     if !fixes_at(policy, rule.name, Severity::Warning) {
         return Vec::new();
     }
     let s = &policy.settings;
     let fix = |variable, probe: &'static str, finding: String| {
         let (fits, n) = lowered(probe, policy);
-        Fix {
+        Mutation {
             rule: rule.name,
             variable,
             as_submitted: false,

@@ -8,7 +8,7 @@
 
 use super::cel::{annotation, present};
 use super::check::Check;
-use super::mutation::fix::{Change, Fix, Set, fixed_tiers};
+use super::mutation::fix::{Change, Mutation, Set, fixed_tiers};
 use super::mutation::int::I32_MAX;
 use crate::finding::Severity;
 use crate::model::ANNOTATION_COLD_START;
@@ -139,7 +139,7 @@ pub(crate) fn checks(rule: &Rule, policy: &Policy) -> Vec<Check> {
 /// failureThreshold whose kubelet restart (`initialDelaySeconds +
 /// (failureThreshold - 1) x periodSeconds`) comes no earlier than the cold
 /// start plus margin; nothing else changes.
-pub(crate) fn fixes(rule: &Rule, policy: &Policy, _exempt: &str) -> Vec<Fix> {
+pub(crate) fn fixes(rule: &Rule, policy: &Policy, _exempt: &str) -> Vec<Mutation> {
     let restarts = restarts_the_boot();
     let Some(severities) = fixed_tiers(policy, rule.name, &restarts) else { return Vec::new() };
     let period = field("periodSeconds", 10);
@@ -147,7 +147,7 @@ pub(crate) fn fixes(rule: &Rule, policy: &Policy, _exempt: &str) -> Vec<Fix> {
     // period of the grid to spare.
     let threshold =
         format!("(({} - {} + {period} - 1) / {period} + 1)", required(policy), field("initialDelaySeconds", 0));
-    vec![Fix {
+    vec![Mutation {
         rule: rule.name,
         variable: "fixStartupBudget",
         as_submitted: false,

@@ -9,7 +9,7 @@
 
 use super::cel::present;
 use super::check::Check;
-use super::mutation::fix::{Change, ContainerOp, Fix, Write, fixed_tiers};
+use super::mutation::fix::{Change, ContainerOp, Mutation, Write, fixed_tiers};
 use super::mutation::int::{I32_MAX, ceil_div_by, max};
 use crate::finding::Severity;
 use crate::policy::Policy;
@@ -125,7 +125,7 @@ pub(crate) fn checks(rule: &Rule, policy: &Policy) -> Vec<Check> {
 /// a re-apply of the file that sends it back finds nothing to change. Only where every
 /// container is read as the linter reads it (no unsure model server, a
 /// cold start of 18 digits at most), as the target depends on it.
-pub(crate) fn fixes(rule: &Rule, policy: &Policy, _exempt: &str) -> Vec<Fix> {
+pub(crate) fn fixes(rule: &Rule, policy: &Policy, _exempt: &str) -> Vec<Mutation> {
     let s = &policy.settings;
     let restarts = restarts_the_boot(policy);
     let Some(severities) = fixed_tiers(policy, rule.name, &restarts) else { return Vec::new() };
@@ -157,7 +157,7 @@ pub(crate) fn fixes(rule: &Rule, policy: &Policy, _exempt: &str) -> Vec<Fix> {
     let long_window = super::probe_window_too_long::too_long("livenessProbe", s.max_liveness_window_seconds);
     let (fits, lowered) = super::probe_window_too_long::lowered("livenessProbe", policy);
     let op = |path: &str, write, when: &str| ContainerOp { path: path.to_owned(), write, when: when.to_owned() };
-    vec![Fix {
+    vec![Mutation {
         rule: rule.name,
         variable: "fixStartupProbeMissing",
         as_submitted: false,

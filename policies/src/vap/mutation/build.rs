@@ -1,17 +1,17 @@
-//! A [`Fix`] as CEL: the variable that lists what it changes (computed on
+//! A [`Mutation`] as CEL: the variable that lists what it changes (computed on
 //! the object as the mutations before it left it), and its mutation, a
 //! JSON Patch whose paths start at the pod spec the slot reads and find
 //! each container by its index.
 
 use serde_json::{Value, json};
 
-use super::fix::{Change, ContainerOp, Fix, Write};
+use super::fix::{Change, ContainerOp, Mutation, Write};
 use crate::model::ANNOTATION_MUTATED;
 use crate::vap::cel::{by_pod_spec_path, quoted};
 use crate::vap::templates::Slot;
 
 /// The fix with the rule's exemptions added where they apply by container.
-pub(super) fn with_exemptions(mut fix: Fix, exempt: &str) -> Fix {
+pub(super) fn with_exemptions(mut fix: Mutation, exempt: &str) -> Mutation {
     match &mut fix.change {
         Change::ContainerPatch { which, .. } => {
             *which = format!("({which}) && !({exempt})");
@@ -73,7 +73,7 @@ fn restores(stored: &str) -> String {
 /// container holds everything it writes: a fix is made whole or not at
 /// all on a container), or the pod spec field's new value, `-1` for none
 /// (and when restoring, for a value the old pod spec does not hold).
-pub(super) fn variable(fix: &Fix) -> Value {
+pub(super) fn variable(fix: &Mutation) -> Value {
     let ignored = format!("{} in variables.ignored", quoted(fix.rule));
     let expression = match &fix.change {
         Change::ContainerPatch { which, restored: Some(stored), .. } => {
@@ -97,7 +97,7 @@ pub(super) fn variable(fix: &Fix) -> Value {
 /// every kind. (An ApplyConfiguration must nest its `Object` down to the
 /// pod spec of each kind, which repeats the containers' CEL once per kind
 /// and list: the export then outgrew what `kubectl apply` can store.)
-pub(super) fn mutation(fix: &Fix) -> Value {
+pub(super) fn mutation(fix: &Mutation) -> Value {
     let listed = format!("variables.{}", fix.variable);
     let annotation = format!("[{}]", annotation_operation(fix.rule));
     let expression = match &fix.change {
@@ -173,8 +173,8 @@ mod tests {
     use super::*;
     use crate::vap::mutation::fix::Set;
 
-    fn liveness(when: Option<&str>) -> Fix {
-        Fix {
+    fn liveness(when: Option<&str>) -> Mutation {
+        Mutation {
             rule: "r",
             variable: "fixR",
             as_submitted: false,
@@ -223,7 +223,7 @@ mod tests {
 
     #[test]
     fn a_pod_spec_fix_adds_its_field_below_the_pod_spec_path_when_it_has_a_value() {
-        let fix = Fix {
+        let fix = Mutation {
             rule: "r",
             variable: "fixGrace",
             as_submitted: false,

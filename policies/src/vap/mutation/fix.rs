@@ -6,7 +6,7 @@ use crate::policy::Policy;
 
 /// One fix of a rule, as one mutation.
 #[derive(Debug, Clone)]
-pub(crate) struct Fix {
+pub(crate) struct Mutation {
     /// The rule.
     pub(crate) rule: &'static str,
     /// The variable that lists what it changes, named after the fix.

@@ -6,7 +6,7 @@
 use serde_json::{Value, json};
 
 use super::build;
-use super::fix::Fix;
+use super::fix::Mutation;
 use crate::policy::Policy;
 use crate::vap::cel;
 use crate::vap::cel_text::layout;
@@ -21,7 +21,7 @@ pub(crate) fn object_name(name: &str, slot: &Slot) -> String {
 }
 
 /// The policy of one template slot, then its binding.
-pub(super) fn pair(name: &str, api: MapApi, policy: &Policy, slot: &Slot, fixes: &[Fix]) -> [Value; 2] {
+pub(super) fn pair(name: &str, api: MapApi, policy: &Policy, slot: &Slot, fixes: &[Mutation]) -> [Value; 2] {
     let object = object_name(name, slot);
     let mut rules: Vec<&str> = fixes.iter().map(|f| f.rule).collect();
     rules.sort_by_key(|r| crate::rules::RULES.iter().position(|known| known.name == *r));

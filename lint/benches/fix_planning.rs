@@ -17,7 +17,7 @@ use std::hint::black_box;
 use std::time::Duration;
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
-use lifeguard::engine::parse_text;
+use lifeguard::documents::parse_text;
 use lifeguard::fix::fix_text;
 use lifeguard::input::Limits;
 use policies::finding::add_op;

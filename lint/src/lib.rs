@@ -5,7 +5,7 @@
 pub mod audit;
 pub mod baseline;
 pub mod cli;
-pub mod engine;
+pub mod documents;
 pub mod export;
 pub mod fix;
 pub mod input;

@@ -3,7 +3,7 @@
 
 use policies::{Batch, Policy};
 
-use crate::engine::lint_document;
+use crate::documents::lint_document;
 use crate::input::{Discovered, Document, Limits, Template, discover};
 use crate::outcome::{InputError, Outcome};
 use crate::pipeline::{Keep, read};

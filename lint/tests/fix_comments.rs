@@ -11,7 +11,7 @@ mod fix_gen;
 
 use std::collections::HashMap;
 
-use lifeguard::engine::parse_text;
+use lifeguard::documents::parse_text;
 use lifeguard::fix::fix_text;
 use lifeguard::input::Limits;
 use policies::{Batch, Policy, Settings};

@@ -8,7 +8,7 @@ use policies::{Batch, OutOfScope, Policy, Scope, Severity};
 use serde_json::Value;
 
 use super::verdicts::Simulation;
-use crate::engine::{Seen, lint_one};
+use crate::documents::{Seen, lint_one};
 use crate::outcome::{Origin, Outcome};
 use crate::report::policy_report::Workload;
 use crate::report::stream::Render;

@@ -15,7 +15,7 @@ use super::object::{Ctx, Fixed, Place, error_at, fix_object};
 use super::readback::verify;
 use super::stale::{Changed, StaleComment, stale_comments};
 use super::text::{Offsets, line_start};
-use crate::engine::parse_text;
+use crate::documents::parse_text;
 use crate::input::{Document, Limits};
 use crate::outcome::{InputError, Located};
 

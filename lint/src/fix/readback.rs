@@ -3,7 +3,7 @@
 
 use serde_json::Value;
 
-use crate::engine::parse_text;
+use crate::documents::parse_text;
 use crate::input::{Document, Limits};
 
 /// Checks that `text` parses, without error, into exactly the documents

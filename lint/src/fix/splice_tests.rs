@@ -292,7 +292,7 @@ fn lifeguard_fix_fixes_a_thousand_containers() {
     use policies::{Batch, Policy};
 
     use super::file::fix_text;
-    use crate::engine::parse_text;
+    use crate::documents::parse_text;
 
     let mut text = String::from("apiVersion: v1\nkind: Pod\nmetadata:\n  name: many\nspec:\n  containers:\n");
     let mut want = text.clone();

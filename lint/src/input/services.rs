@@ -150,7 +150,7 @@ pub fn may_hold_a_service(text: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::parse_text;
+    use crate::documents::parse_text;
 
     const SERVICE: &str = "kind: Service\nmetadata: {name: web}\nspec: {selector: {app: web}}\n";
     const WORKLOAD: &str = "kind: Deployment\nmetadata: {name: web}\nspec: {template: {spec: {containers: []}}}\n";

@@ -16,7 +16,7 @@ use serde_json::{Value, json};
 use super::analysis::Placed;
 use super::text::edits;
 use super::workspace::Open;
-use crate::engine::parse_text;
+use crate::documents::parse_text;
 use crate::fix::{edit, fix_text};
 use crate::input::Limits;
 

@@ -44,7 +44,7 @@ impl Open {
     /// and its own.
     pub fn batch_with_own(&self, limits: &Limits) -> Batch {
         let mut batch = self.context.clone();
-        let (docs, _) = crate::engine::parse_text("", &self.text, limits);
+        let (docs, _) = crate::documents::parse_text("", &self.text, limits);
         batch.add_documents(docs.iter().map(|d| &d.value));
         batch
     }

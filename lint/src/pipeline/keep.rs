@@ -6,7 +6,7 @@ use policies::Batch;
 use super::source::Source;
 use super::step::{Keeper, Step};
 use crate::baseline::{Baseline, Recorder};
-use crate::engine::lint_document;
+use crate::documents::lint_document;
 use crate::input::{Document, Template, TemplateFinder};
 use crate::outcome::Outcome;
 use crate::report::stream::Render;

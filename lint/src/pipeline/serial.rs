@@ -12,7 +12,7 @@ use policies::{Batch, BatchMark, objects_in};
 
 use super::source::{Source, SourceResult};
 use super::step::{Keeper, Step};
-use crate::engine::syntax_error;
+use crate::documents::syntax_error;
 use crate::input::{Document, Limits, Template, TemplateScanner, parse_stream_each};
 
 struct Done<Out> {

@@ -11,7 +11,7 @@ use policies::Batch;
 
 use super::pool;
 use super::read::discovery_errors;
-use crate::engine::parse_text;
+use crate::documents::parse_text;
 use crate::input::{Contexts, Discovered, Document, Input, InputName, Limits, contexts, read_input, read_text};
 use crate::input::{services_in, services_of};
 use crate::outcome::InputError;

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use serde_json::Value;
 
-use crate::engine::parse_text;
+use crate::documents::parse_text;
 use crate::fix::diff::unified;
 use crate::fix::run::{Output, write_fixed};
 use crate::fix::splice;

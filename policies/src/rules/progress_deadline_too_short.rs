@@ -4,7 +4,8 @@
 //! Tests: `lint/tests/fixtures/rules/progress-deadline-too-short/`,
 //! `lint/tests/snapshots/rule_fixtures__progress-deadline-too-short.snap`,
 //! `lint/tests/fix_fixtures/progress-deadline-too-short.yaml`,
-//! `lint/tests/snapshots/fix_cli__progress-deadline-too-short.snap`.
+//! `lint/tests/snapshots/fix_cli__progress-deadline-too-short.snap`; on the
+//! real controller: `tests/tests/node_seed/rollout.rs`.
 
 use serde_json::Value;
 
@@ -63,6 +64,12 @@ marks the application Degraded, Flux's health check fails, and a pipeline
 that gates on them rolls back a release that was about to be fine. The
 controller itself does not stop the rollout, so the failure is a false
 alarm that people learn to ignore.
+
+Seen on a node with the real controller manager (`tests/tests/node_seed/rollout.rs`):
+a pod booting for 24 s within its startup probe's 40 s, under a 10 s
+deadline, was marked `ProgressDeadlineExceeded` at 11 s and Ready at 26 s;
+after `lifeguard fix`, the same Deployment rolled out with no such
+condition.
 
 A startup probe bounds the window whatever the assumed boot: the kubelet
 restarts a boot that outlasts it.

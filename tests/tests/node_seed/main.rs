@@ -12,9 +12,13 @@
 //!   at a time under a client loop that follows its Service's endpoints, and
 //!   no request fails; the sleep-only, grace-too-short version is SIGKILLed
 //!   with requests in flight, when `simulate` says.
+//! - 000's rollout ([`rollout`]): a progress deadline shorter than the
+//!   pod's startup window is exceeded by a pod that boots fine
+//!   (`progress-deadline-too-short`); after `lifeguard fix` it is not.
 
 mod drain;
 mod gpu;
+mod rollout;
 mod stall;
 
 use std::time::Duration;

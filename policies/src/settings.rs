@@ -98,6 +98,10 @@ pub struct Settings {
     /// Liveness `failureThreshold x periodSeconds` above this leaves a wedged
     /// process running too long (`probe-window-too-long`); 0 turns the check off.
     pub max_liveness_window_seconds: i64,
+    /// `rollout-capacity-too-low`: the share of `spec.replicas` a rollout of a
+    /// slow-booting Deployment or StatefulSet must keep available, in
+    /// percent; 0 (the default) turns the check off.
+    pub min_rollout_capacity_percent: i64,
     /// `lifeguard export alerts`: a pod live but unready for longer than its
     /// workload's startup window fires no earlier than this either, so a
     /// workload that boots at once is not paged for a readiness blip (the
@@ -261,6 +265,7 @@ impl Default for Settings {
             local_health_images: strings(&[r"^node-exporter$", r"^opentelemetry-collector", r"^otelcol"]),
             max_readiness_window_seconds: 300,
             max_liveness_window_seconds: 600,
+            min_rollout_capacity_percent: 0,
             alert_recovery_seconds: 300,
             alert_severity: "warning".to_owned(),
             alert_labels: BTreeMap::new(),

@@ -63,7 +63,7 @@ pub use probe::{
     Handler, Port, ProbeKind, ProbeTiming, ProcessCheck, handler_count, handler_of, process_existence, request_path,
     resolve_port, shared_liveness_readiness, unresolved_ports,
 };
-pub use rollout::{DEFAULT_PROGRESS_DEADLINE_SECONDS, PROGRESS_DEADLINE_POINTER, Rollout};
+pub use rollout::{DEFAULT_PROGRESS_DEADLINE_SECONDS, PROGRESS_DEADLINE_POINTER, Rollout, Update};
 pub use service::{
     Receiver, ServiceView, TargetPort, declared_targets, port_label, receivers, services_send, services_verb,
     takes_traffic_without_services, traffic_assumption,

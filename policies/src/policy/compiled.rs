@@ -252,10 +252,17 @@ pub(crate) fn compile(file: PolicyFile, more_rules: &[String], origin: &str) -> 
         ("maxReadinessWindowSeconds", s.max_readiness_window_seconds, true),
         ("maxLivenessWindowSeconds", s.max_liveness_window_seconds, true),
         ("alertRecoverySeconds", s.alert_recovery_seconds, false),
+        ("minRolloutCapacityPercent", s.min_rollout_capacity_percent, true),
     ] {
         positive(key, value, zero_ok)?;
     }
     super::alert_labels::check(&s.alert_severity, &s.alert_labels)?;
+    if s.min_rollout_capacity_percent > 100 {
+        return Err(Invalid::at(
+            "/parameters/minRolloutCapacityPercent",
+            format!("must be at most 100, got {}", s.min_rollout_capacity_percent),
+        ));
+    }
     // A day or more reads as a sleep that never ends: no grace period covers it.
     if s.prestop_bridge_seconds >= crate::model::FOREVER_SECONDS {
         return Err(Invalid::at(

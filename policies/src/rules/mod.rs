@@ -17,6 +17,7 @@ pub(crate) mod probe_window_too_long;
 mod progress_deadline_too_short;
 pub(crate) mod readiness_port_only;
 mod readiness_probe_missing;
+mod rollout_capacity_too_low;
 pub(crate) mod startup_budget_too_short;
 pub(crate) mod startup_probe_missing;
 
@@ -51,6 +52,7 @@ pub static RULES: &[&Rule] = &[
     &exec_probe::RULE,
     &probe_runs_inference::RULE,
     &progress_deadline_too_short::RULE,
+    &rollout_capacity_too_low::RULE,
     &grace_period_too_short::RULE,
     &prestop_sleep_only::RULE,
     &prestop_loop_unbounded::RULE,

@@ -115,7 +115,7 @@ when the controller calls it failed.
 "#;
 
 fn check(w: &Workload, ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
-    let Some(rollout) = w.rollout else { return };
+    let Some(rollout) = &w.rollout else { return };
     let Some(deadline) = rollout.progress_deadline_seconds else { return };
     let window = startup_window(w, ctx.policy);
     // Nothing in the manifest says how long the boot is, only the policy's

@@ -5,6 +5,11 @@
 //! pod is still booting (the controller then sees the pod Ready and calls
 //! the rollout complete after all: the alarm was false). The same
 //! Deployment after `lifeguard fix` rolls out with no such condition.
+//!
+//! `rollout-capacity-too-low` on the same controller: three replicas of a
+//! slow boot rolled with `maxUnavailable: 1` and no surge keep two
+//! available while each new pod boots, as the rule says; with a surge of
+//! one and none unavailable, three throughout.
 
 // A test's edge: it tells on the terminal what it measured, skipped or saw fail.
 #![allow(clippy::print_stderr)]
@@ -12,7 +17,7 @@
 use std::time::{Duration, Instant};
 
 use lifeguard_e2e::cluster::node::Node;
-use lifeguard_e2e::cluster::pods::{now_ms, workload_container, workload_pod_spec};
+use lifeguard_e2e::cluster::pods::{now_ms, with_own_address, workload_container, workload_pod_spec};
 use lifeguard_e2e::cluster::process::free_port;
 use lifeguard_e2e::support::deployment::Deployment;
 use serde_json::{Value, json};
@@ -130,5 +135,103 @@ fn a_deadline_shorter_than_the_startup_window_fails_a_rollout_that_boots_fine_an
         "the fixed rollout never exceeds its deadline: {:?}",
         fixed_seen.reasons
     );
+    kubectl.run(&["delete", "namespace", ns, "--wait=false"]).ok();
+}
+
+/// The rolled Deployments' boot: long enough that each step's dip is seen
+/// by a poll every half second.
+const ROLL_BOOT_SECONDS: u64 = 8;
+
+/// Three replicas of a server booting for [`ROLL_BOOT_SECONDS`], each with
+/// an address of its own (they share a port), a startup probe that allows
+/// 40 s (a slow boot to the policy), rolled with these fenceposts.
+fn rolled(name: &str, max_unavailable: u64, max_surge: u64) -> Value {
+    let mut container = workload_container("server", 8080, &[("BOOT_SECONDS", ROLL_BOOT_SECONDS.to_string())]);
+    container["startupProbe"] =
+        json!({"httpGet": {"path": "/livez", "port": "http"}, "periodSeconds": 1, "failureThreshold": 40});
+    container["readinessProbe"] = json!({"httpGet": {"path": "/readyz", "port": "http"}, "periodSeconds": 1});
+    let spec = with_own_address(workload_pod_spec(container));
+    let mut object = Deployment::new(name).labelled().replicas(3).pod_spec(spec).build();
+    object["spec"]["strategy"] =
+        json!({"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": max_unavailable, "maxSurge": max_surge}});
+    object
+}
+
+/// `(availableReplicas, updatedReplicas, observed)` of a Deployment, where
+/// `observed` says its status is of its current generation.
+fn replicas(node: &Node, ns: &str, name: &str) -> (u64, u64, bool) {
+    let stored = node.plane.kubectl.get(ns, "deployment", name).unwrap_or(Value::Null);
+    let count = |k: &str| stored["status"][k].as_u64().unwrap_or(0);
+    let observed = stored["status"]["observedGeneration"] == stored["metadata"]["generation"];
+    (count("availableReplicas"), count("updatedReplicas"), observed)
+}
+
+#[test]
+fn a_rollout_keeps_replicas_minus_max_unavailable_available_as_the_capacity_rule_says() {
+    let Some(node) = Node::shared() else { return };
+    let kubectl = &node.plane.kubectl;
+    let ns = "seed-capacity";
+    kubectl.namespace(ns, &[]);
+    kubectl.default_service_account(ns);
+    let names = ["one-out", "surge"];
+    let objects = [rolled(names[0], 1, 0), rolled(names[1], 0, 1)];
+
+    // What the rule says under a policy that wants three quarters kept.
+    let dir = std::env::temp_dir().join(format!("lifeguard-capacity-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("a temporary directory");
+    let policy = dir.join("policy.yaml");
+    std::fs::write(
+        &policy,
+        "apiVersion: lifeguard.dev/v1alpha1\nkind: Policy\nparameters:\n  minRolloutCapacityPercent: 75\n",
+    )
+    .expect("write the policy");
+    let said: Vec<Vec<String>> = objects
+        .iter()
+        .map(|o| {
+            let out = lifeguard_on(&["lint", "--format", "json", "--policy", &policy.to_string_lossy(), "-"], o);
+            let found: Value = serde_json::from_slice(&out.stdout).expect("lint's JSON");
+            found
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter(|f| f["rule"] == "rollout-capacity-too-low")
+                .filter_map(|f| f["message"].as_str().map(str::to_owned))
+                .collect()
+        })
+        .collect();
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(said[0].len(), 1, "{said:?}");
+    assert!(said[0][0].contains("leaves 2 of 3 replicas available"), "{said:?}");
+    assert!(said[1].is_empty(), "{said:?}");
+
+    for object in &objects {
+        kubectl.run_with_input(&["create", "-n", ns, "-f", "-"], Some(&object.to_string())).ok();
+    }
+    lifeguard_e2e::cluster::process::wait_for("three available replicas of each", Duration::from_secs(120), || {
+        let counts: Vec<u64> = names.iter().map(|n| replicas(node, ns, n).0).collect();
+        if counts.iter().all(|&c| c == 3) { Ok(()) } else { Err(format!("{counts:?}")) }
+    });
+    // A new template: the rollout.
+    for name in names {
+        let patch = json!({"spec": {"template": {"metadata": {"annotations": {"rolled": "2"}}}}});
+        kubectl.run(&["patch", "deployment", name, "-n", ns, "-p", &patch.to_string()]).ok();
+    }
+    let start = Instant::now();
+    let mut lowest = [u64::MAX; 2];
+    let mut done = [false; 2];
+    while start.elapsed() < Duration::from_secs(180) && !done.iter().all(|d| *d) {
+        for (i, name) in names.iter().enumerate() {
+            let (available, updated, observed) = replicas(node, ns, name);
+            if observed {
+                lowest[i] = lowest[i].min(available);
+                done[i] = updated == 3 && available == 3;
+            }
+        }
+        std::thread::sleep(Duration::from_millis(500));
+    }
+    eprintln!("fewest available during the rollouts: one-out {}, surge {} (of 3)", lowest[0], lowest[1]);
+    assert!(done.iter().all(|d| *d), "both rollouts complete within 180 s: {done:?}");
+    assert_eq!(lowest[0], 2, "maxUnavailable 1 of 3: two kept, as the rule said");
+    assert_eq!(lowest[1], 3, "a surge of one and none unavailable: three kept");
     kubectl.run(&["delete", "namespace", ns, "--wait=false"]).ok();
 }

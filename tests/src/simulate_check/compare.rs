@@ -77,7 +77,7 @@ pub fn disagreements(case: &Case, predicted: &Predicted, observed: &Observed, to
             out.push(format!("started again at {restart:.1} s, simulate at {predicted_starts:?}"));
         }
     }
-    let predicted_ready: Vec<(f64, bool)> = predicted
+    let changes: Vec<(f64, bool)> = predicted
         .events
         .iter()
         .filter_map(|(t, e)| match e.as_str() {
@@ -85,12 +85,19 @@ pub fn disagreements(case: &Case, predicted: &Predicted, observed: &Observed, to
             "out-of-endpoints" => Some((*t, false)),
             _ => None,
         })
+        .collect();
+    let predicted_ready: Vec<(f64, bool)> = seen_changes(changes, super::period_of(case))
+        .into_iter()
         .filter(|(t, _)| t + tolerance + jitter(*t) <= window)
         .collect();
-    // A booting pod is out from its creation: the kubelet may report
-    // nothing of it until a container starts, a sidecar's start later.
-    let out_from_creation = matches!(case.act, Act::Boot) && observed.readiness.first().is_none_or(|(_, r)| !r);
-    for (t, ready) in &predicted_ready {
+    // Where the best phase offset keeps the pod in the endpoints, the
+    // kubelet's probes may have fallen so: the worst offset's changes are
+    // then one way the pod may go, not the only one.
+    let may_stay = predicted.best_unready == Some(0.0) && observed.readiness.iter().all(|(_, ready)| *ready);
+    // A booting pod is out from its creation, before anything the kubelet
+    // reports of it (a sidecar's start, its first status).
+    let out_from_creation = matches!(case.act, Act::Boot);
+    for (t, ready) in predicted_ready.iter().filter(|_| !may_stay) {
         let seen = observed
             .readiness
             .iter()
@@ -123,5 +130,39 @@ pub fn judge(case: &Case, predicted: &Predicted, observed: &Observed) -> Vec<Str
         disagreements(case, predicted, observed, super::period_of(case) + 2.0)
     } else {
         vec![format!("outside the scenario, not compared: before its time 0, {}", observed.outside.join(", "))]
+    }
+}
+
+/// The readiness changes of `changes` (time, ready) the pod's status can
+/// show: a change undone at the same instant (a container killed and
+/// started again at once, ready without a probe) is none, and a span in
+/// the endpoints shorter than `period` may not come at all, since the
+/// kubelet's first check of a container can come up to a period after the
+/// model's earliest (docs/simulate.md, Limits: jitter).
+fn seen_changes(changes: Vec<(f64, bool)>, period: f64) -> Vec<(f64, bool)> {
+    let mut out: Vec<(f64, bool)> = Vec::new();
+    for (t, ready) in changes {
+        match out.last() {
+            Some(&(last, was)) if was != ready && (last == t || (was && t - last < period)) => {
+                out.pop();
+            }
+            _ => out.push((t, ready)),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::seen_changes;
+
+    #[test]
+    fn a_change_undone_at_once_or_a_short_ready_span_is_not_required() {
+        let changes = vec![(0.0, false), (1.0, true), (5.0, false), (5.0, true), (9.0, false), (10.0, true)];
+        // Out at 5 and in at 5 cancel; in at 1 .. out at 9 is kept; in at
+        // 10 stays (nothing ends it).
+        assert_eq!(seen_changes(changes, 3.0), vec![(0.0, false), (1.0, true), (9.0, false), (10.0, true)]);
+        // A crash 2 s after a ready at 1 s, probes every 3 s: may not come.
+        assert_eq!(seen_changes(vec![(0.0, false), (1.0, true), (3.0, false)], 3.0), vec![(0.0, false)]);
     }
 }

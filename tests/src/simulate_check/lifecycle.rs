@@ -190,7 +190,10 @@ pub fn disagreements(
         }
     }
     // The container ready while the pod waits for its gate.
-    if let Some(&predicted) = said.containers_ready.first() {
+    // Seen by its first passed readiness check: a container without a
+    // readiness probe shows nothing of it.
+    let probed = case.container["readinessProbe"]["httpGet"].is_object();
+    if let Some(&predicted) = said.containers_ready.first().filter(|_| probed) {
         match seen.containers_ready {
             Some(o) if (o - predicted).abs() > tolerance => {
                 out.push(format!("container ready at {o:.1} s, simulate {predicted} s"));

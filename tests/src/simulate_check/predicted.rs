@@ -18,6 +18,8 @@ pub struct Predicted {
     /// The CrashLoopBackOff delay each start waited, by its time.
     pub backoffs: Vec<(f64, f64)>,
     pub best_restart_at: Option<f64>,
+    /// How long the best phase offset is out of the endpoints.
+    pub best_unready: Option<f64>,
     pub worst_restart_at: Option<f64>,
     pub verdict: String,
     /// What it said of the lifecycle beyond the others.
@@ -72,6 +74,7 @@ pub fn simulate(case: &Case, pod: &Value, dir: &Path) -> Predicted {
         events,
         backoffs: backoffs(&result["events"]),
         best_restart_at: at("best"),
+        best_unready: result["best"]["unready_seconds"].as_f64(),
         worst_restart_at: at("worst"),
         verdict: result["verdict"].as_str().unwrap_or_default().to_owned(),
         lifecycle: lifecycle::Said::of(result),

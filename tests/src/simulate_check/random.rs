@@ -24,7 +24,7 @@
 
 use serde_json::{Value, json};
 
-use super::case::{Act, Case, Others, container, other, s};
+use super::case::{Act, Case, Others, container, other, period_of, s};
 use super::lifecycle::poststart;
 use super::predicted::Predicted;
 
@@ -181,19 +181,26 @@ pub fn case(seed: u64, k: u64) -> Case {
         Behaviour::Boot => {
             let boot = draw.rng.u64(0..=12);
             env.push(("BOOT_SECONDS", boot.to_string()));
+            // simulate's boot is every container's: the other one boots as long.
+            let booting = |mut c: Value| {
+                if let Some(env) = c["env"].as_array_mut() {
+                    env.push(json!({"name": "BOOT_SECONDS", "value": boot.to_string()}));
+                }
+                c
+            };
             match draw.rng.u8(0..10) {
                 0..2 => {
                     let delay = draw.rng.u64(2..=10);
                     let ready = json!({"httpGet": {"path": "/readyz", "port": "http"}, "periodSeconds": 1,
                         "failureThreshold": 1, "timeoutSeconds": 1, "initialDelaySeconds": delay});
-                    others.containers.push(other("slow", &[("readinessProbe", ready)]));
+                    others.containers.push(booting(other("slow", &[("readinessProbe", ready)])));
                     draw.said.push(format!("a second container ready from {delay} s"));
                 }
                 2..4 => {
                     let delay = draw.rng.u64(1..=6);
                     let startup = json!({"httpGet": {"path": "/livez", "port": "http"}, "periodSeconds": 1,
                         "failureThreshold": 20, "timeoutSeconds": 1, "initialDelaySeconds": delay});
-                    others.sidecars.push(other("proxy", &[("startupProbe", startup)]));
+                    others.sidecars.push(booting(other("proxy", &[("startupProbe", startup)])));
                     draw.said.push(format!("a native sidecar started at {delay} s"));
                 }
                 _ => {}
@@ -315,6 +322,26 @@ pub fn window(case: &Case, predicted: &Predicted) -> u64 {
         Some(t) => case.observe.min(t.ceil() as u64),
         None => case.observe,
     }
+}
+
+/// Which limit of docs/simulate.md a boot case sits on, if any, from what
+/// simulate said of it: a check at the very moment the boot ends (the
+/// app's boot counts from its process's start, a little after the
+/// runtime's start the kubelet counts from), or a first kill less than a
+/// period before the boot ends (the first check's phase). Either can go
+/// the other way on the node; a disagreement there is the limit's.
+pub fn on_limit(case: &Case, predicted: &Predicted) -> Option<&'static str> {
+    let boot: f64 = case.scenario.strip_prefix("boot:")?.strip_suffix('s')?.parse().ok()?;
+    let at = |t: f64, names: &[&str]| predicted.events.iter().any(|(u, e)| *u == t && names.contains(&e.as_str()));
+    let mut healthy = predicted.events.iter().filter(|(_, e)| e == "app-healthy").map(|(t, _)| *t);
+    if healthy.any(|t| at(t, &["startup-succeeded", "in-endpoints", "container-ready"])) {
+        return Some("a check at the moment a boot ends");
+    }
+    let first_kill = predicted.events.iter().find(|(_, e)| e == "restart").map(|(t, _)| *t);
+    if first_kill.is_some_and(|k| k < boot && boot <= k + period_of(case)) {
+        return Some("the first check's phase");
+    }
+    None
 }
 
 /// The seed and the one case the environment asks for, else `seed`.

@@ -12,6 +12,7 @@ pub mod cluster;
 pub mod docs;
 pub mod lsp_client;
 pub mod peers;
+pub mod simulate_check;
 pub mod support;
 
 use std::path::{Path, PathBuf};

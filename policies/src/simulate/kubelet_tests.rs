@@ -177,6 +177,31 @@ fn a_kill_waits_for_the_grace_period_when_the_process_is_wedged() {
     assert!(run.sigkill);
 }
 
+/// prober/prober_manager.go, `UpdatePodStatus`: a container is ready
+/// while it runs and its readiness result is Success; the liveness worker
+/// is on hold after its kill (prober/worker.go, `doProbe`), the readiness
+/// worker goes on.
+#[test]
+fn a_killed_container_stays_ready_until_it_exits_or_its_readiness_fails() {
+    let liveness = probe(ProbeKind::Liveness, Check::Local, 0, 3, 1, 1, 1);
+    let wedged = |readiness_failures| {
+        let mut m =
+            container(vec![liveness, probe(ProbeKind::Readiness, Check::Local, 0, 3, 1, 1, readiness_failures)]);
+        m.grace = 5;
+        simulate(&m, World { steady_phase: Some(0), wedge_from: Some(0), horizon_ms: 40 * S, ..World::default() })
+    };
+    // Killed at 1 s, SIGKILL at 6 s: readiness (4 failures, every 3 s)
+    // has failed only twice, so the pod leaves the endpoints at the exit.
+    let run = wedged(4);
+    assert_eq!(run.first_restart_ms, Some(S));
+    assert_eq!(times(&run, EventKind::Sigkill), vec![6]);
+    assert_eq!(times(&run, EventKind::Unready), vec![6]);
+    // Two readiness failures in a row take it out at 4 s, before the exit.
+    let run = wedged(2);
+    assert_eq!(times(&run, EventKind::Unready), vec![4]);
+    assert_eq!(times(&run, EventKind::Started), vec![6]);
+}
+
 #[test]
 fn the_phase_offset_moves_the_probe_grid() {
     let m = container(vec![probe(ProbeKind::Liveness, Check::Dependency, 0, 10, 1, 1, 1)]);

@@ -14,7 +14,9 @@ impl Machine<'_> {
     /// check: the app's crash, the postStart hook's failure or end, the
     /// readiness gates becoming True.
     pub(super) fn next_timer(&self) -> Option<(i64, Timer)> {
-        let crash = self.world.crash_after_ms.filter(|_| self.running).map(|after| self.start + after.max(0));
+        // A killed container that stops does not crash any more.
+        let alive = self.running && self.stopping.is_none();
+        let crash = self.world.crash_after_ms.filter(|_| alive).map(|after| self.start + after.max(0));
         let fails = self.hook_fails.filter(|_| self.running);
         let ends = self.hook_ends.filter(|_| self.running);
         [
@@ -22,6 +24,7 @@ impl Machine<'_> {
             fails.map(|(t, why)| (t, Timer::HookFails(why))),
             ends.map(|t| (t, Timer::HookEnds)),
             self.gates.due().map(|t| (t, Timer::GatesTrue)),
+            self.stopping.map(|t| (t, Timer::Exit)),
         ]
         .into_iter()
         .flatten()

@@ -46,6 +46,7 @@ fn run(model: &ContainerModel, world: World, record: bool) -> Run {
         not_ready_since: Some(0),
         hook_ends: None,
         hook_fails: None,
+        stopping: None,
         backoff: None,
         last_exit: None,
         pending_start: None,
@@ -116,8 +117,13 @@ impl Machine<'_> {
         }
     }
 
+    /// Whether the probe's worker checks the container now. Once a probe
+    /// has killed it, liveness and startup are on hold until the next
+    /// container (prober/worker.go, `doProbe`: `onHold`), and readiness
+    /// goes on while it stops.
     fn active(&self, kind: ProbeKind) -> bool {
-        self.running && (kind == ProbeKind::Startup) != self.startup_done
+        let held = self.stopping.is_some() && kind != ProbeKind::Readiness;
+        self.running && !held && (kind == ProbeKind::Startup) != self.startup_done
     }
 
     fn go(&mut self) {
@@ -143,6 +149,7 @@ impl Machine<'_> {
                         self.ready_without_probe(when);
                     }
                     Timer::GatesTrue => self.gates_true(when),
+                    Timer::Exit => self.exited(when),
                 }
                 continue;
             }
@@ -163,6 +170,7 @@ impl Machine<'_> {
         let over = |span: Option<Span>| span.is_none_or(|(_, to)| at >= to);
         let stuck = self.first && (self.world.wedge_from.is_some() || !over(self.world.pause));
         self.running
+            && self.stopping.is_none()
             && self.world.crash_after_ms.is_none()
             && self.hook_fails.is_none()
             && self.startup_done

@@ -30,8 +30,6 @@ impl Machine<'_> {
             Cause::Probe(by, _) => format!("{} failed {}", by.word(), plural(times, "time")),
             Cause::PostStart(_) => "postStart hook failed: FailedPostStartHook".to_owned(),
         });
-        self.set_ready(at, false);
-        self.running = false;
         self.hook_fails = None;
         self.hook_ends = None;
         let grace = probe_grace.unwrap_or(self.model.grace).max(0) * MS;
@@ -40,19 +38,28 @@ impl Machine<'_> {
         // stop signal of SIGKILL leaves it nothing to handle.
         let handled = sigterm.max(self.stuck_until(at).map_or(0, |until| until - at));
         let needed = handled.saturating_add((self.model.drain + self.model.shutdown) * MS);
-        let exit = if self.model.stop_signal.kills() {
+        let kills_at_once = self.model.stop_signal.kills();
+        let exit = at + if kills_at_once { sigterm } else { needed.min(sigkill) };
+        // A container a probe killed runs until it exits, and is ready as
+        // long as its readiness probe says: the kubelet counts a container
+        // ready only while it runs, from its readiness result
+        // (prober/prober_manager.go, `UpdatePodStatus`), and the readiness
+        // worker goes on checking it. A wedged or paused process so stays
+        // in the endpoints until its readiness fails or SIGKILL ends it.
+        match cause {
+            Cause::Probe(..) if exit > at => self.stopping = Some(exit),
+            _ => self.exited(at),
+        }
+        if kills_at_once {
             self.run.sigkill = true;
-            self.event(at + sigterm, None, EventKind::Sigkill, || "lifecycle.stopSignal SIGKILL".to_owned());
-            at + sigterm
+            self.event(exit, None, EventKind::Sigkill, || "lifecycle.stopSignal SIGKILL".to_owned());
         } else if needed > sigkill {
             self.run.sigkill = true;
             let why = if sigkill > grace { "2s after SIGTERM" } else { "the grace period ended" };
-            self.event(at + sigkill, None, EventKind::Sigkill, || why.to_owned());
-            at + sigkill
+            self.event(exit, None, EventKind::Sigkill, || why.to_owned());
         } else {
-            self.event(at + needed, None, EventKind::Exited, String::new);
-            at + needed
-        };
+            self.event(exit, None, EventKind::Exited, String::new);
+        }
         if !self.model.restarts {
             self.run.stopped = true;
             self.event(exit, None, EventKind::NotRestarted, || "restartPolicy Never".to_owned());
@@ -68,6 +75,13 @@ impl Machine<'_> {
         let start = self.start_after(exit, judged_by);
         self.last_exit = Some(exit);
         self.pending_start = Some(start);
+    }
+
+    /// The killed container is gone at `at`: no longer running, so not ready.
+    pub(super) fn exited(&mut self, at: i64) {
+        self.stopping = None;
+        self.set_ready(at, false);
+        self.running = false;
     }
 
     /// When the kubelet starts the container again after it exited at `exit`,

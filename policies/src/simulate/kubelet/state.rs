@@ -83,6 +83,10 @@ pub(super) struct Machine<'a> {
     pub(super) hook_ends: Option<i64>,
     /// When the current container's postStart hook fails, and why.
     pub(super) hook_fails: Option<(i64, &'static str)>,
+    /// When a container a probe killed exits, while it stops: until then
+    /// it runs, and keeps the readiness its readiness probe gives it
+    /// ([`Machine::kill`]).
+    pub(super) stopping: Option<i64>,
     pub(super) backoff: Option<Backoff>,
     /// When the latest container that exited did.
     pub(super) last_exit: Option<i64>,
@@ -100,6 +104,8 @@ pub(super) enum Timer {
     HookEnds,
     /// The readiness gates become True.
     GatesTrue,
+    /// The container a probe killed exits.
+    Exit,
 }
 
 /// The kubelet's back-off entry for the container (client-go's

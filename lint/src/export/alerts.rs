@@ -17,7 +17,7 @@ use policies::{Batch, Policy};
 use crate::input::{Document, Limits, Template, TemplateFinder};
 use crate::options::{POLICY_NAME, RenderArgs, RunArgs};
 use crate::outcome::InputError;
-use crate::pipeline::{self, Keeper, Source, Step, read};
+use crate::pipeline::{self, Keeper, Source, Step};
 use crate::policy_discovery::Resolved;
 
 /// `lifeguard export alerts` flags.
@@ -141,26 +141,21 @@ fn collect(resolved: &mut Resolved, namespace: Option<&str>) -> Found {
     let limits = Limits::default();
     for (index, discovered) in std::mem::take(&mut resolved.runs) {
         let Some(in_force) = resolved.policies.get(index) else { continue };
-        let mut read = read(&discovered, &limits);
-        let policy = &in_force.policy;
-        let sources: Vec<Source<'_>> = read
-            .sources
-            .iter()
-            .zip(&read.context_of)
-            .map(|((name, text), &context)| Source { name, text, context, policy })
-            .collect();
         let keep = &mut Placing { templates: TemplateFinder::on_disk(None).knowing(&discovered.inputs) };
-        let seeds = std::mem::take(&mut read.seeds);
-        let results = pipeline::run(&sources, seeds, &limits, pipeline::threads(), &Alerting { namespace }, keep);
-        let mut syntax = Vec::new();
-        for (i, result) in results.into_iter().enumerate() {
-            let mut part = result.out;
-            found.alerted.append(&mut part.alerted);
-            found.not_alerted.append(&mut part.not_alerted);
-            found.errors.append(&mut part.errors);
-            syntax.extend(result.syntax.map(|e| (i, e)));
+        let step = Alerting { namespace };
+        let (outs, errors) = pipeline::run_found(&discovered, &in_force.policy, &limits, &step, keep);
+        let mut alerted = Vec::new();
+        let mut not_alerted = Vec::new();
+        let mut document_errors = Vec::new();
+        for mut part in outs {
+            alerted.append(&mut part.alerted);
+            not_alerted.append(&mut part.not_alerted);
+            document_errors.append(&mut part.errors);
         }
-        found.errors.splice(0..0, read.errors(syntax));
+        found.alerted.append(&mut alerted);
+        found.not_alerted.append(&mut not_alerted);
+        found.errors.extend(errors);
+        found.errors.append(&mut document_errors);
     }
     let mut first: BTreeMap<String, Place> = BTreeMap::new();
     found.alerted.retain(|(at, a)| match first.get(&a.workload) {

@@ -124,6 +124,36 @@ pub fn lint_each(
     Linted { outcome, syntax_errors }
 }
 
+/// Reads discovered inputs and runs `step` on every document under one
+/// policy, each text with its context's Services: what `simulate` and
+/// `export alerts` do. Returns each source's output in input order and the
+/// input errors (discovery, reading, syntax) in input order.
+pub fn run_found<S: Step, K: Keeper<S::Out>>(
+    found: &crate::input::Discovered,
+    policy: &Policy,
+    limits: &Limits,
+    step: &S,
+    keep: &mut K,
+) -> (Vec<S::Out>, Vec<InputError>) {
+    let mut read = read(found, limits);
+    let sources: Vec<Source<'_>> = read
+        .sources
+        .iter()
+        .zip(&read.context_of)
+        .map(|((name, text), &context)| Source { name, text, context, policy })
+        .collect();
+    let seeds = std::mem::take(&mut read.seeds);
+    let results = run(&sources, seeds, limits, threads(), step, keep);
+    let mut outs = Vec::with_capacity(results.len());
+    let mut syntax = Vec::new();
+    for (i, result) in results.into_iter().enumerate() {
+        outs.push(result.out);
+        syntax.extend(result.syntax.map(|e| (i, e)));
+    }
+    let errors = read.errors(syntax);
+    (outs, errors)
+}
+
 /// Parses every source and does `step` on each of its documents, each
 /// source with its own policy and context, on `threads` threads (`1`: the
 /// single-threaded path); one result per source, in order. A source whose

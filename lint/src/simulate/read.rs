@@ -9,7 +9,7 @@ use policies::{Batch, Policy, objects_in, plan_fixes};
 
 use crate::input::{Discovered, Document, Limits, Template, TemplateFinder};
 use crate::outcome::{InputError, Origin};
-use crate::pipeline::{self, Keeper, Source, Step, read};
+use crate::pipeline::{self, Keeper, Source, Step};
 use crate::policy_discovery::Resolved;
 
 use super::fail_on::{FailOnVerdict, fails};
@@ -109,25 +109,14 @@ pub fn simulate_resolved(resolved: &mut Resolved, options: &Options<'_>, limits:
 
 /// Reads, parses and simulates discovered inputs under one policy.
 pub fn simulate_found(found: Discovered, policy: &Policy, options: &Options<'_>, limits: &Limits) -> SimulateRun {
-    let mut read = read(&found, limits);
-    let sources: Vec<Source<'_>> = read
-        .sources
-        .iter()
-        .zip(&read.context_of)
-        .map(|((name, text), &context)| Source { name, text, context, policy })
-        .collect();
     let keep = &mut Placing { templates: TemplateFinder::on_disk(options.helm_chart_root).knowing(&found.inputs) };
     // The simulation names the Services of the object's context that lose
     // their endpoints, and the fixes see them, as in `lint`.
-    let seeds = std::mem::take(&mut read.seeds);
-    let results = pipeline::run(&sources, seeds, limits, pipeline::threads(), &Simulate(options), keep);
+    let (outs, mut errors) = pipeline::run_found(&found, policy, limits, &Simulate(options), keep);
     let mut out = SimulateRun::default();
-    let mut syntax = Vec::new();
-    for (i, result) in results.into_iter().enumerate() {
-        Simulate::join(&mut out, result.out);
-        syntax.extend(result.syntax.map(|e| (i, e)));
+    for part in outs {
+        Simulate::join(&mut out, part);
     }
-    let mut errors = read.errors(syntax);
     errors.append(&mut out.errors);
     out.errors = errors;
     out

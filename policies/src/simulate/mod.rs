@@ -23,6 +23,8 @@ mod object_tests;
 mod pod;
 mod pod_run;
 #[cfg(test)]
+mod pod_stop_tests;
+#[cfg(test)]
 mod pod_tests;
 pub(crate) mod reach;
 mod reading;
@@ -41,7 +43,7 @@ pub use hooks::{HookLength, PostStart};
 pub use kubelet::{BACKOFF_INITIAL_MS, BACKOFF_MAX_MS, Run, STARTED_SEEN_MS, World, simulate, simulate_figures};
 pub use model_doc::MODEL;
 pub use pod::{AnnotationError, ContainerModel, ProbeModel, Traffic, containers};
-pub use pod_run::{PodOutcome, PodSpan};
+pub use pod_run::{PodOutcome, PodSpan, PodStop};
 pub use reach::{Reach, ReachEvidence, inferred_reach, shared_reach};
 pub use scenario::{STANDARD, Scenario, ScenarioError, ScenarioKind};
 pub use stop_signal::{FEATURE_GATES, FeatureGateError, FeatureGates, StopSignal};

@@ -30,7 +30,8 @@ use super::hooks::seen_after_start;
 use super::pod::ContainerModel;
 use super::reading::{Figures, PodReading, Refused};
 use super::scenario::{Scenario, ScenarioKind};
-use super::sweep::{ContainerOutcome, run_scenario, run_scenario_from};
+use super::sweep::{ContainerOutcome, run_scenario, run_scenario_from, run_scenario_in_turn};
+use super::termination::Turn;
 use super::timeline::{Event, EventKind, Span};
 use super::verdict::{Verdict, judge};
 use crate::model::ProbeKind;
@@ -55,6 +56,23 @@ pub struct PodOutcome {
     /// The pod's `in-endpoints` and `out-of-endpoints` events, each naming
     /// what decided it.
     pub events: Vec<Event>,
+    /// In a deletion, when each container got SIGTERM and exited or was
+    /// killed, in the order they stop (by SIGTERM, then the start order);
+    /// empty in any other scenario.
+    pub stops: Vec<PodStop>,
+}
+
+/// When the kubelet stopped one container of a deleted pod.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PodStop {
+    /// The container.
+    pub container: String,
+    /// SIGTERM (or the stop signal), ms from the deletion.
+    pub sigterm_ms: i64,
+    /// When it exited by itself or was killed, ms.
+    pub end_ms: i64,
+    /// Whether SIGKILL ended it.
+    pub killed: bool,
 }
 
 /// A span the pod is out of the endpoints.
@@ -86,13 +104,16 @@ pub(crate) fn run_pod(models: &[ContainerModel], scenario: &Scenario, a: &Assump
     let sidecars = (0..bare.len()).filter(|&i| bare[i].sidecar);
     let order: Vec<usize> = sidecars.chain((0..bare.len()).filter(|&i| !bare[i].sidecar)).collect();
     let boot = matches!(scenario.kind, ScenarioKind::Boot(_));
+    // A deleted pod with a native sidecar stops its sidecars in turn,
+    // after the regular containers: they run once those have.
+    let in_turn = scenario.kind == ScenarioKind::Delete && bare.iter().any(|m| m.sidecar);
     let mut outcomes: Vec<Option<(ContainerOutcome, bool)>> = vec![None; bare.len()];
     let mut started_ms = vec![None; bare.len()];
     // When the next init container (or the regular containers) may start,
     // and the sidecar that never lets them.
     let mut next = Some(0);
     let mut holder = String::new();
-    for &i in &order {
+    for &i in order.iter().filter(|&&i| !(in_turn && bare[i].sidecar)) {
         let m = &bare[i];
         let Some(start) = (if boot { next } else { Some(0) }) else {
             outcomes[i] = Some((never_started(m, scenario, a, &holder), false));
@@ -112,6 +133,10 @@ pub(crate) fn run_pod(models: &[ContainerModel], scenario: &Scenario, a: &Assump
         }
         outcomes[i] = Some((outcome, true));
     }
+    if in_turn {
+        stop_sidecars_in_turn(&bare, &order, scenario, a, &mut outcomes);
+        started_ms = vec![Some(0); bare.len()];
+    }
     let mut outcomes: Vec<(ContainerOutcome, bool)> = outcomes.into_iter().flatten().collect();
     let shared = matches!(scenario.kind, ScenarioKind::Boot(_) | ScenarioKind::Stall(_) | ScenarioKind::Delete);
     let horizon = outcomes.iter().map(|(o, _)| o.horizon_ms).max().unwrap_or(0);
@@ -127,7 +152,11 @@ pub(crate) fn run_pod(models: &[ContainerModel], scenario: &Scenario, a: &Assump
                 own.copied().map(open_at_end).collect()
             })
             .collect();
-        pod_outcome(&bare, &order, &spans, horizon, &started_ms, scenario.kind, gates)
+        let mut pod = pod_outcome(&bare, &order, &spans, horizon, &started_ms, scenario.kind, gates);
+        if scenario.kind == ScenarioKind::Delete {
+            pod.stops = stops(&bare, order.as_slice(), outcomes);
+        }
+        pod
     };
     let pods: Vec<PodOutcome> = if shared {
         vec![pod_of(&order, &outcomes)]
@@ -151,6 +180,47 @@ pub(crate) fn run_pod(models: &[ContainerModel], scenario: &Scenario, a: &Assump
         o.pod = Some(pod.clone());
     }
     outcomes.into_iter().map(|(o, _)| o).collect()
+}
+
+/// Runs the native sidecars of a deleted pod in their turn, once the
+/// regular containers' outcomes are in `outcomes`: each, in reverse spec
+/// order, waits (after its own preStop hook) until every regular container
+/// and every sidecar after it in the spec has exited
+/// (kuberuntime_termination_order.go, `newTerminationOrdering`; the hooks
+/// all start at the deletion, `killContainersWithSyncResult`).
+fn stop_sidecars_in_turn(
+    bare: &[ContainerModel],
+    order: &[usize],
+    scenario: &Scenario,
+    a: &Assumptions,
+    outcomes: &mut [Option<(ContainerOutcome, bool)>],
+) {
+    for &i in order.iter().filter(|&&i| bare[i].sidecar).rev() {
+        let mut last: Option<(i64, Vec<String>)> = None;
+        for (j, o) in outcomes.iter().enumerate() {
+            let Some(end) = o.as_ref().and_then(|(o, _)| stop_of(&o.events)).map(|(_, end, _)| end) else {
+                continue;
+            };
+            let name = format!("\"{}\"", bare[j].name);
+            match &mut last {
+                Some((at, names)) if *at == end => names.push(name),
+                Some((at, _)) if *at > end => {}
+                _ => last = Some((end, vec![name])),
+            }
+        }
+        let turn = last.map(|(at_ms, names)| Turn { at_ms, after: names.join(", ") });
+        let outcome = run_scenario_in_turn(&bare[i], scenario, a, 0, turn.as_ref());
+        outcomes[i] = Some((outcome, true));
+    }
+}
+
+/// A deleted container's SIGTERM (or stop signal), its end and whether
+/// SIGKILL was that end, from its timeline.
+fn stop_of(events: &[Event]) -> Option<(i64, i64, bool)> {
+    let at = |kind: EventKind| events.iter().find(|e| e.kind == kind).map(|e| e.at_ms);
+    let killed = at(EventKind::Sigkill);
+    let end = killed.or_else(|| at(EventKind::Exited))?;
+    Some((at(EventKind::Sigterm).unwrap_or(end), end, killed.is_some()))
 }
 
 /// Judges a container's outcome again with the pod's readiness: its line
@@ -276,7 +346,26 @@ fn pod_outcome(
         unready_ms: out.iter().map(|s| s.to_ms - s.from_ms).sum(),
         out,
         events,
+        stops: Vec::new(),
     }
+}
+
+/// Each container's stop in a deletion, in the order they stop: by
+/// SIGTERM, and at the same time the regular containers first, then the
+/// sidecars from the last (their turns).
+fn stops(models: &[ContainerModel], order: &[usize], outcomes: &[(ContainerOutcome, bool)]) -> Vec<PodStop> {
+    let sidecars = order.iter().filter(|&&i| models[i].sidecar).count();
+    let mut out: Vec<(usize, PodStop)> = order
+        .iter()
+        .enumerate()
+        .filter_map(|(at, &i)| {
+            let rank = if at < sidecars { order.len() + sidecars - at } else { at };
+            let (sigterm_ms, end_ms, killed) = stop_of(&outcomes.get(i)?.0.events)?;
+            Some((rank, PodStop { container: models[i].name.clone(), sigterm_ms, end_ms, killed }))
+        })
+        .collect();
+    out.sort_by_key(|(rank, s)| (s.sigterm_ms, *rank));
+    out.into_iter().map(|(_, s)| s).collect()
 }
 
 /// The pod's readiness gates over the spans its containers leave it out:

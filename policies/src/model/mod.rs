@@ -20,6 +20,7 @@ mod port_name;
 mod poststart;
 mod prestop;
 mod probe;
+mod proxy;
 pub mod reach;
 mod service;
 pub mod shell_flow;
@@ -61,6 +62,7 @@ pub use probe::{
     Handler, Port, ProbeKind, ProbeTiming, ProcessCheck, handler_count, handler_of, process_existence, request_path,
     resolve_port, shared_liveness_readiness, unresolved_ports,
 };
+pub use proxy::{ISTIO_PROXY_CONFIG, LINKERD_WAIT_BEFORE_EXIT, ProxyKind, ProxyStop, proxy_kind, proxy_stop};
 pub use service::{
     Receiver, ServiceView, TargetPort, declared_targets, port_label, receivers, services_send, services_verb,
     takes_traffic_without_services, traffic_assumption,

@@ -14,6 +14,7 @@ pub(crate) mod probe_invalid;
 pub(crate) mod probe_port_unknown;
 mod probe_runs_inference;
 pub(crate) mod probe_window_too_long;
+mod proxy_stops_before_drain;
 pub(crate) mod readiness_port_only;
 mod readiness_probe_missing;
 pub(crate) mod startup_budget_too_short;
@@ -53,6 +54,7 @@ pub static RULES: &[&Rule] = &[
     &prestop_sleep_only::RULE,
     &prestop_loop_unbounded::RULE,
     &prestop_bridge_missing::RULE,
+    &proxy_stops_before_drain::RULE,
     &ignore_annotation_invalid::RULE,
 ];
 

@@ -453,6 +453,8 @@ struct Observed {
     lifecycle: lifecycle::Seen,
     /// When each container of a pod case first started.
     starts: Vec<(String, f64)>,
+    /// A deleted pod case's other containers' SIGTERM and exit.
+    stops: Vec<pod::Stop>,
     /// Kills and restarts before the scenario's time 0 (a disruption or a
     /// deletion of a pod that was serving): outside the scenario, so what
     /// follows is no test of the model.
@@ -474,6 +476,8 @@ struct Predicted {
     lifecycle: lifecycle::Said,
     /// When it starts each container of a pod of several (its `pod`).
     starts: Vec<(String, f64)>,
+    /// In a deletion, when it stops each container of a pod of several.
+    stops: Vec<pod::Stop>,
 }
 
 fn simulate(case: &Case, pod: &Value, dir: &Path) -> Predicted {
@@ -520,6 +524,7 @@ fn simulate(case: &Case, pod: &Value, dir: &Path) -> Predicted {
         verdict: result["verdict"].as_str().unwrap_or_default().to_owned(),
         lifecycle: lifecycle::Said::of(result),
         starts: pod::predicted_starts(result),
+        stops: pod::predicted_stops(result),
     }
 }
 
@@ -647,8 +652,9 @@ fn observe(node: &Node, ns: &str, case: &Case, pod: &Value, watch: &PodWatch, de
     let end = t0 + case.observe * 1000;
     std::thread::sleep(Duration::from_millis(end.saturating_sub(now_ms())));
     // A pod case's 0 is its first container's start (a sidecar's, before
-    // the app's), watched as long from the app's.
-    let others = pod::other_starts(node, case);
+    // the app's), watched as long from the app's; a deletion's stays the
+    // deletion.
+    let others = if matches!(case.act, Act::Boot) { pod::other_starts(node, case) } else { Vec::new() };
     let main_start = matches!(case.act, Act::Boot).then_some(t0);
     let t0 = others.iter().map(|(_, t)| *t).chain([t0]).min().unwrap_or(t0);
     let events = log();
@@ -694,6 +700,7 @@ fn observe(node: &Node, ns: &str, case: &Case, pod: &Value, watch: &PodWatch, de
         lifecycle: lifecycle::seen(node, ns, case, &events, (t0, end), stop_signal_kept),
         outside,
         starts: if others.is_empty() { Vec::new() } else { pod::starts_since(t0, main_start, &others) },
+        stops: if deletion { pod::other_stops(node, case, t0) } else { Vec::new() },
     }
 }
 
@@ -792,6 +799,7 @@ fn disagreements(case: &Case, predicted: &Predicted, observed: &Observed, tolera
         }
     }
     out.extend(pod::disagreements(&predicted.starts, &observed.starts, tolerance));
+    out.extend(pod::stop_disagreements(&predicted.stops, &observed.stops, tolerance));
     let in_endpoints = predicted.events.iter().any(|(t, e)| e == "in-endpoints" && *t <= window);
     out.extend(lifecycle::disagreements(
         case,
@@ -898,15 +906,24 @@ fn simulate_agrees_with_the_kubelet_on_every_case_of_the_matrix() {
         };
         let deletion = matches!(case.act, Act::Delete(_));
         let endings = if deletion {
+            // A pod case's others as simulate and the kubelet stopped them.
+            let others: Vec<pod::Stop> =
+                p.stops.iter().filter(|(n, _, _)| o.stops.iter().any(|(m, _, _)| m == n)).cloned().collect();
             format!(
                 "{} / {}",
-                ending(
-                    p.lifecycle.signal.as_deref().unwrap_or("SIGTERM"),
-                    predicted_times("sigterm"),
-                    predicted_times("exited").first().copied(),
-                    predicted_times("sigkill").first().copied()
+                pod::stops_shown(
+                    &others,
+                    ending(
+                        p.lifecycle.signal.as_deref().unwrap_or("SIGTERM"),
+                        predicted_times("sigterm"),
+                        predicted_times("exited").first().copied(),
+                        predicted_times("sigkill").first().copied()
+                    )
                 ),
-                ending(o.lifecycle.signal().unwrap_or("SIGTERM"), o.sigterms.clone(), o.exited, o.killed)
+                pod::stops_shown(
+                    &o.stops,
+                    ending(o.lifecycle.signal().unwrap_or("SIGTERM"), o.sigterms.clone(), o.exited, o.killed)
+                )
             )
         } else {
             "-".to_owned()

@@ -1,9 +1,11 @@
 //! The matrix's pod cases: a pod of more than one container, where the pod
-//! is Ready only when every container is (the slower one decides), and a
-//! native sidecar whose startup probe holds the app container's start. What
-//! they read beyond the other cases: each container's own log (kept beside
-//! the pod's, `POD-CONTAINER.jsonl`) for its first start, and what simulate
-//! says of the pod (its `pod` object).
+//! is Ready only when every container is (the slower one decides), a
+//! native sidecar whose startup probe holds the app container's start, and
+//! a deleted pod whose native sidecars stop only after the app has exited,
+//! in reverse order. What they read beyond the other cases: each
+//! container's own log (kept beside the pod's, `POD-CONTAINER.jsonl`) for
+//! its first start, its SIGTERM and its exit, and what simulate says of the
+//! pod (its `pod` object: `started`, `stops`).
 
 use lifeguard_e2e::cluster::node::Node;
 use lifeguard_e2e::cluster::pods::{self, workload_container};
@@ -15,8 +17,11 @@ use super::{Act, Case, container, probe, since};
 /// The pod's other container in the slower-decides case: ready only
 /// after its readiness probe's 8 s initial delay (then every second).
 const SLOW: &str = "slow";
-/// The native sidecar in the start-order case.
+/// The native sidecar in the start-order case, the first of two in the
+/// stop-order case.
 const PROXY: &str = "proxy";
+/// The second native sidecar in the stop-order case: stopped before `PROXY`.
+const LOGS: &str = "logs";
 
 /// The pod cases of the matrix.
 pub(super) fn cases() -> Vec<Case> {
@@ -41,6 +46,21 @@ pub(super) fn cases() -> Vec<Case> {
             grace: Some(5),
             act: Act::Boot,
             observe: 15,
+        },
+        Case {
+            // Every container's stop is its drain: nothing more is assumed.
+            annotations: json!({"lifeguard.dev/shutdown-budget-seconds": "0"}),
+            name: "sidecar-stop-order",
+            what: "deletion: the app's 2 s sleep preStop and 4 s drain, native sidecars proxy then logs (3 s drain each), grace 30",
+            scenario: "delete",
+            container: {
+                let mut c = container(&[("DRAIN_SECONDS", "4".to_owned())], &[ready()]);
+                c["lifecycle"] = json!({"preStop": {"sleep": {"seconds": 2}}});
+                c
+            },
+            grace: Some(30),
+            act: Act::Delete(None),
+            observe: 16,
         },
     ]
 }
@@ -74,6 +94,17 @@ pub(super) fn pod_spec(case: &Case, spec: &mut Value) {
             proxy["restartPolicy"] = json!("Always");
             spec["initContainers"] = json!([proxy]);
         }
+        "sidecar-stop-order" => {
+            let sidecar = |name: &str| {
+                let mut c = other(name, &[]);
+                c["restartPolicy"] = json!("Always");
+                if let Some(env) = c["env"].as_array_mut() {
+                    env.push(json!({"name": "DRAIN_SECONDS", "value": "3"}));
+                }
+                c
+            };
+            spec["initContainers"] = json!([sidecar(PROXY), sidecar(LOGS)]);
+        }
         _ => {}
     }
 }
@@ -83,6 +114,7 @@ pub(super) fn others(case: &Case) -> &'static [&'static str] {
     match case.name {
         "pod-slower-decides" => &[SLOW],
         "sidecar-start-order" => &[PROXY],
+        "sidecar-stop-order" => &[PROXY, LOGS],
         _ => &[],
     }
 }
@@ -139,4 +171,76 @@ pub(super) fn starts_shown(starts: &[(String, f64)], readiness: String) -> Strin
     }
     let shown: Vec<String> = starts.iter().map(|(n, t)| format!("{n} started {t:.1}")).collect();
     format!("{}, {readiness}", shown.join(", "))
+}
+
+/// A container's stop: its name, SIGTERM and exit (`None`: none seen, or
+/// none predicted: SIGKILL), seconds from the deletion.
+pub(super) type Stop = (String, Option<f64>, Option<f64>);
+
+/// When each of the case's other containers got its first SIGTERM and
+/// exited, from its own log, after the deletion at `t0` (ms since the
+/// epoch).
+pub(super) fn other_stops(node: &Node, case: &Case, t0: u64) -> Vec<Stop> {
+    others(case)
+        .iter()
+        .map(|name| {
+            let log = pods::kept_pod_log(node, case.name, &format!("{}-{name}", case.name));
+            let at = |event: &str| log.iter().find(|e| e.event == event && e.t_ms >= t0).map(|e| since(t0, e.t_ms));
+            ((*name).to_owned(), at("signal"), at("exit"))
+        })
+        .collect()
+}
+
+/// What simulate said of the pod's stops (its `stops`), in its order.
+pub(super) fn predicted_stops(result: &Value) -> Vec<Stop> {
+    let stops = result["pod"]["stops"].as_array().into_iter().flatten();
+    stops
+        .filter_map(|s| Some((s["container"].as_str()?.to_owned(), s["sigterm"].as_f64(), s["exited"].as_f64())))
+        .collect()
+}
+
+/// Where the other containers' stops disagree with simulate's beyond
+/// `tolerance` seconds, and whether they got SIGTERM in simulate's order
+/// (`observed` holds the others only: the main container is compared as
+/// in every deletion case).
+pub(super) fn stop_disagreements(predicted: &[Stop], observed: &[Stop], tolerance: f64) -> Vec<String> {
+    let mut out = Vec::new();
+    let near = |p: Option<f64>, o: Option<f64>| match (p, o) {
+        (Some(p), Some(o)) => (p - o).abs() <= tolerance,
+        (p, o) => p.is_none() && o.is_none(),
+    };
+    for (name, sigterm, exit) in observed {
+        let Some((_, p_sigterm, p_exit)) = predicted.iter().find(|(n, _, _)| n == name) else {
+            out.push(format!("container {name}: simulate says nothing of its stop"));
+            continue;
+        };
+        if !near(*p_sigterm, *sigterm) {
+            out.push(format!("container {name}: SIGTERM at {sigterm:?} s, simulate {p_sigterm:?} s"));
+        }
+        if !near(*p_exit, *exit) {
+            out.push(format!("container {name}: exit at {exit:?} s, simulate {p_exit:?} s"));
+        }
+    }
+    // The order the others got SIGTERM in, against simulate's.
+    let mut seen: Vec<&Stop> = observed.iter().filter(|(_, t, _)| t.is_some()).collect();
+    seen.sort_by(|a, b| a.1.partial_cmp(&b.1).unwrap_or(std::cmp::Ordering::Equal));
+    let seen: Vec<&str> = seen.iter().map(|(n, _, _)| n.as_str()).collect();
+    let said: Vec<&str> = predicted.iter().map(|(n, _, _)| n.as_str()).filter(|n| seen.contains(n)).collect();
+    if seen != said {
+        out.push(format!("stop order {seen:?}, simulate {said:?}"));
+    }
+    out
+}
+
+/// The table's deletion cell of a pod case: the main container's, then
+/// each other's SIGTERM and exit.
+pub(super) fn stops_shown(stops: &[Stop], deletion: String) -> String {
+    let shown: Vec<String> = stops
+        .iter()
+        .map(|(n, sigterm, exit)| {
+            let t = |v: &Option<f64>| v.map_or_else(|| "-".to_owned(), |t| format!("{t:.1}"));
+            format!("{n} SIGTERM {}, exit {}", t(sigterm), t(exit))
+        })
+        .collect();
+    if shown.is_empty() { deletion } else { format!("{deletion}; {}", shown.join("; ")) }
 }

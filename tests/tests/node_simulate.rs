@@ -455,6 +455,9 @@ struct Observed {
     starts: Vec<(String, f64)>,
     /// A deleted pod case's other containers' SIGTERM and exit.
     stops: Vec<pod::Stop>,
+    /// The requests through a pod case's Service that failed (start, end),
+    /// where it sends any.
+    failed: Option<Vec<(f64, f64)>>,
     /// Kills and restarts before the scenario's time 0 (a disruption or a
     /// deletion of a pod that was serving): outside the scenario, so what
     /// follows is no test of the model.
@@ -502,7 +505,11 @@ fn simulate(case: &Case, pod: &Value, dir: &Path) -> Predicted {
     // A pod of several containers: its own events say when it is in the
     // endpoints, and a container's first start (after the pod's 0, behind
     // a sidecar) is no restart.
-    let pod_events = result["pod"]["events"].as_array().into_iter().flatten();
+    // A deleted pod's endpoint is terminating at once (its `out` from 0, as
+    // a one-container deletion's endpoint removal); its Ready condition,
+    // which the matrix reads, follows the probes: not compared.
+    let deleted = matches!(case.act, Act::Delete(_));
+    let pod_events = result["pod"]["events"].as_array().into_iter().flatten().filter(|_| !deleted);
     let mut events: Vec<(f64, String)> = result["events"]
         .as_array()
         .into_iter()
@@ -523,7 +530,8 @@ fn simulate(case: &Case, pod: &Value, dir: &Path) -> Predicted {
         worst_restart_at: at("worst"),
         verdict: result["verdict"].as_str().unwrap_or_default().to_owned(),
         lifecycle: lifecycle::Said::of(result),
-        starts: pod::predicted_starts(result),
+        // A deletion starts nothing: its pod's starts are not compared.
+        starts: if matches!(case.act, Act::Delete(_)) { Vec::new() } else { pod::predicted_starts(result) },
         stops: pod::predicted_stops(result),
     }
 }
@@ -621,6 +629,7 @@ fn observe(node: &Node, ns: &str, case: &Case, pod: &Value, watch: &PodWatch, de
     let log = || pods::kept_log(node, case.name);
     let ready_within = Duration::from_secs(60);
     let mut stop_signal_kept = None;
+    let mut traffic = None;
     let t0 = match case.act {
         Act::Boot => first_logged(node, ns, case, "start", ready_within),
         Act::Gate(seconds) => {
@@ -640,6 +649,7 @@ fn observe(node: &Node, ns: &str, case: &Case, pod: &Value, watch: &PodWatch, de
         Act::Delete(grace) => {
             watch.until(case.name, ready_within, |seen| seen.iter().any(|(_, s)| s.ready));
             stop_signal_kept = lifecycle::stop_signal_kept(node, ns, case);
+            traffic = pod::traffic(node, ns, case, pod);
             std::thread::sleep(Duration::from_secs(2));
             let t0 = now_ms();
             let grace = grace.map(|g| format!("--grace-period={g}"));
@@ -701,6 +711,7 @@ fn observe(node: &Node, ns: &str, case: &Case, pod: &Value, watch: &PodWatch, de
         outside,
         starts: if others.is_empty() { Vec::new() } else { pod::starts_since(t0, main_start, &others) },
         stops: if deletion { pod::other_stops(node, case, t0) } else { Vec::new() },
+        failed: traffic.map(|t| pod::failures(t, t0)),
     }
 }
 
@@ -800,6 +811,7 @@ fn disagreements(case: &Case, predicted: &Predicted, observed: &Observed, tolera
     }
     out.extend(pod::disagreements(&predicted.starts, &observed.starts, tolerance));
     out.extend(pod::stop_disagreements(&predicted.stops, &observed.stops, tolerance));
+    out.extend(pod::failure_disagreements(&predicted.stops, observed.failed.as_deref(), tolerance));
     let in_endpoints = predicted.events.iter().any(|(t, e)| e == "in-endpoints" && *t <= window);
     out.extend(lifecycle::disagreements(
         case,
@@ -920,9 +932,12 @@ fn simulate_agrees_with_the_kubelet_on_every_case_of_the_matrix() {
                         predicted_times("sigkill").first().copied()
                     )
                 ),
-                pod::stops_shown(
-                    &o.stops,
-                    ending(o.lifecycle.signal().unwrap_or("SIGTERM"), o.sigterms.clone(), o.exited, o.killed)
+                pod::failures_shown(
+                    o.failed.as_deref(),
+                    pod::stops_shown(
+                        &o.stops,
+                        ending(o.lifecycle.signal().unwrap_or("SIGTERM"), o.sigterms.clone(), o.exited, o.killed)
+                    )
                 )
             )
         } else {

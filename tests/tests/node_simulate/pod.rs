@@ -9,7 +9,8 @@
 
 use lifeguard_e2e::cluster::node::Node;
 use lifeguard_e2e::cluster::pods::{self, workload_container};
-use lifeguard_e2e::cluster::process::free_port;
+use lifeguard_e2e::cluster::process::{free_port, wait_for};
+use lifeguard_e2e::cluster::traffic::Traffic;
 use serde_json::{Value, json};
 
 use super::{Act, Case, container, probe, since};
@@ -22,6 +23,11 @@ const SLOW: &str = "slow";
 const PROXY: &str = "proxy";
 /// The second native sidecar in the stop-order case: stopped before `PROXY`.
 const LOGS: &str = "logs";
+/// The regular-container proxy of the proxy case, named as Linkerd's
+/// injector names its own (it stops accepting at SIGTERM, as this one does).
+const MESH: &str = "linkerd-proxy";
+/// Clients of the proxy case's Service, each with one request in flight.
+const CLIENTS: usize = 4;
 
 /// The pod cases of the matrix.
 pub(super) fn cases() -> Vec<Case> {
@@ -61,6 +67,21 @@ pub(super) fn cases() -> Vec<Case> {
             grace: Some(30),
             act: Act::Delete(None),
             observe: 16,
+        },
+        Case {
+            annotations: json!({"lifeguard.dev/shutdown-budget-seconds": "0"}),
+            name: "proxy-exits-before-drain",
+            what: "deletion under traffic through a Service to a regular-container proxy that exits at SIGTERM, while the app (6 s requests) sleeps 2 s in preStop and drains 8 s; grace 30",
+            scenario: "delete",
+            container: {
+                let env = [("DRAIN_SECONDS", "8".to_owned()), ("REQUEST_SECONDS", "6".to_owned())];
+                let mut c = container(&env, &[ready()]);
+                c["lifecycle"] = json!({"preStop": {"sleep": {"seconds": 2}}});
+                c
+            },
+            grace: Some(30),
+            act: Act::Delete(None),
+            observe: 14,
         },
     ]
 }
@@ -105,6 +126,19 @@ pub(super) fn pod_spec(case: &Case, spec: &mut Value) {
             };
             spec["initContainers"] = json!([sidecar(PROXY), sidecar(LOGS)]);
         }
+        "proxy-exits-before-drain" => {
+            let app = spec["containers"][0]["ports"][0]["containerPort"].as_u64().unwrap_or(0);
+            let mut mesh = other(MESH, &[]);
+            if let Some(env) = mesh["env"].as_array_mut() {
+                env.push(json!({"name": "PROXY_TO", "value": format!("127.0.0.1:{app}")}));
+            }
+            if let Some(containers) = spec["containers"].as_array_mut() {
+                containers.push(mesh);
+            }
+            // A Service's endpoint is the pod's IP, which a pod on the
+            // host's network is not given here: an address of its own.
+            spec["hostNetwork"] = json!(false);
+        }
         _ => {}
     }
 }
@@ -115,6 +149,7 @@ pub(super) fn others(case: &Case) -> &'static [&'static str] {
         "pod-slower-decides" => &[SLOW],
         "sidecar-start-order" => &[PROXY],
         "sidecar-stop-order" => &[PROXY, LOGS],
+        "proxy-exits-before-drain" => &[MESH],
         _ => &[],
     }
 }
@@ -179,16 +214,18 @@ pub(super) type Stop = (String, Option<f64>, Option<f64>);
 
 /// When each of the case's other containers got its first SIGTERM and
 /// exited, from its own log, after the deletion at `t0` (ms since the
-/// epoch).
+/// epoch), in the order they got SIGTERM.
 pub(super) fn other_stops(node: &Node, case: &Case, t0: u64) -> Vec<Stop> {
-    others(case)
+    let mut stops: Vec<Stop> = others(case)
         .iter()
         .map(|name| {
             let log = pods::kept_pod_log(node, case.name, &format!("{}-{name}", case.name));
             let at = |event: &str| log.iter().find(|e| e.event == event && e.t_ms >= t0).map(|e| since(t0, e.t_ms));
             ((*name).to_owned(), at("signal"), at("exit"))
         })
-        .collect()
+        .collect();
+    stops.sort_by(|a, b| a.1.unwrap_or(f64::MAX).total_cmp(&b.1.unwrap_or(f64::MAX)));
+    stops
 }
 
 /// What simulate said of the pod's stops (its `stops`), in its order.
@@ -223,7 +260,7 @@ pub(super) fn stop_disagreements(predicted: &[Stop], observed: &[Stop], toleranc
     }
     // The order the others got SIGTERM in, against simulate's.
     let mut seen: Vec<&Stop> = observed.iter().filter(|(_, t, _)| t.is_some()).collect();
-    seen.sort_by(|a, b| a.1.partial_cmp(&b.1).unwrap_or(std::cmp::Ordering::Equal));
+    seen.sort_by(|a, b| a.1.unwrap_or(f64::MAX).total_cmp(&b.1.unwrap_or(f64::MAX)));
     let seen: Vec<&str> = seen.iter().map(|(n, _, _)| n.as_str()).collect();
     let said: Vec<&str> = predicted.iter().map(|(n, _, _)| n.as_str()).filter(|n| seen.contains(n)).collect();
     if seen != said {
@@ -243,4 +280,75 @@ pub(super) fn stops_shown(stops: &[Stop], deletion: String) -> String {
         })
         .collect();
     if shown.is_empty() { deletion } else { format!("{deletion}; {}", shown.join("; ")) }
+}
+
+/// For the proxy case: a Service to the proxy's port and clients sending
+/// through its ready endpoints, started once the pod is Ready and returned
+/// once every client has a request in flight; `None` for any other case.
+pub(super) fn traffic(node: &Node, ns: &str, case: &Case, pod: &Value) -> Option<Traffic> {
+    if case.name != "proxy-exits-before-drain" {
+        return None;
+    }
+    let containers = pod["spec"]["containers"].as_array().into_iter().flatten();
+    let port = containers.filter(|c| c["name"] == MESH).find_map(|c| c["ports"][0]["containerPort"].as_u64())?;
+    let service = json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": case.name},
+        "spec": {"selector": {"app": case.name}, "ports": [{"name": "http", "port": 80, "targetPort": port}]}});
+    let created = node.plane.kubectl.run_with_input(&["apply", "-n", ns, "-f", "-"], Some(&service.to_string()));
+    assert!(created.code == 0, "case {}: the Service: {}", case.name, created.stderr);
+    let limit = std::time::Duration::from_secs(60);
+    let traffic = Traffic::start(node, ns, case.name, "/", CLIENTS, limit);
+    wait_for(&format!("{CLIENTS} requests in flight through {}", case.name), limit, || {
+        let n = traffic.in_flight().len();
+        if n == CLIENTS {
+            return Ok(());
+        }
+        let sent = traffic.sent();
+        let last = sent.last().map(|r| format!("{:?}", r.outcome));
+        Err(format!("{n} in flight, endpoints {:?}, {} sent, the last {last:?}", traffic.endpoints(), sent.len()))
+    });
+    Some(traffic)
+}
+
+/// The requests that failed, each's start and end in seconds from the
+/// deletion at `t0`, once the loop is stopped.
+pub(super) fn failures(traffic: Traffic, t0: u64) -> Vec<(f64, f64)> {
+    traffic.stop().iter().filter(|r| r.outcome.is_err()).map(|r| (since(t0, r.start_ms), since(t0, r.end_ms))).collect()
+}
+
+/// Where the requests that failed disagree with simulate's stops: they
+/// fail only if the proxy exits before the app (beyond `tolerance`), and
+/// then when the proxy exits, before the app does.
+pub(super) fn failure_disagreements(predicted: &[Stop], failed: Option<&[(f64, f64)]>, tolerance: f64) -> Vec<String> {
+    let Some(failed) = failed else { return Vec::new() };
+    let exit = |name: &str| predicted.iter().find(|(n, _, _)| n == name).and_then(|(_, _, e)| *e);
+    let (Some(proxy), Some(app)) = (exit(MESH), exit("server")) else {
+        return vec![format!("simulate gives no exit of {MESH} or server: {predicted:?}")];
+    };
+    let mut out = Vec::new();
+    if proxy + tolerance < app && failed.is_empty() {
+        out.push(format!("no request failed; simulate has {MESH} exit at {proxy} s, the app at {app} s"));
+    }
+    if proxy >= app && !failed.is_empty() {
+        out.push(format!("{} requests failed; simulate has {MESH} outlast the app", failed.len()));
+    }
+    for (start, end) in failed {
+        if *end < proxy - tolerance || *end > app + tolerance {
+            out.push(format!("a request of {start:.1}..{end:.1} s failed outside simulate's {proxy}..{app} s"));
+        }
+    }
+    out
+}
+
+/// The table's deletion cell's note of the proxy case: how many requests
+/// failed and when.
+pub(super) fn failures_shown(failed: Option<&[(f64, f64)]>, deletion: String) -> String {
+    match failed {
+        None => deletion,
+        Some([]) => format!("{deletion}; no request failed"),
+        Some(f) => {
+            let last = f.iter().map(|(_, e)| *e).fold(f64::MIN, f64::max);
+            let first = f.iter().map(|(_, e)| *e).fold(f64::MAX, f64::min);
+            format!("{deletion}; {} requests failed, ended {first:.1}..{last:.1}", f.len())
+        }
+    }
 }

@@ -4,6 +4,7 @@
 mod exec_probe;
 pub(crate) mod grace_period_too_short;
 mod ignore_annotation_invalid;
+mod init_needs_later_sidecar;
 pub(crate) mod liveness_checks_dependency;
 pub(crate) mod liveness_too_aggressive;
 mod prestop_bridge_missing;
@@ -55,6 +56,7 @@ pub static RULES: &[&Rule] = &[
     &prestop_loop_unbounded::RULE,
     &prestop_bridge_missing::RULE,
     &proxy_stops_before_drain::RULE,
+    &init_needs_later_sidecar::RULE,
     &ignore_annotation_invalid::RULE,
 ];
 

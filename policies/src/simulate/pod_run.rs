@@ -28,10 +28,10 @@ use super::assumptions::Assumptions;
 use super::gates::{GateDelay, ReadinessGates};
 use super::hooks::seen_after_start;
 use super::pod::ContainerModel;
+use super::pod_stop::{PodStop, stop_sidecars_in_turn, stops};
 use super::reading::{Figures, PodReading, Refused};
 use super::scenario::{Scenario, ScenarioKind};
-use super::sweep::{ContainerOutcome, run_scenario, run_scenario_from, run_scenario_in_turn};
-use super::termination::Turn;
+use super::sweep::{ContainerOutcome, run_scenario, run_scenario_from};
 use super::timeline::{Event, EventKind, Span};
 use super::verdict::{Verdict, judge};
 use crate::model::ProbeKind;
@@ -60,19 +60,6 @@ pub struct PodOutcome {
     /// killed, in the order they stop (by SIGTERM, then the start order);
     /// empty in any other scenario.
     pub stops: Vec<PodStop>,
-}
-
-/// When the kubelet stopped one container of a deleted pod.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PodStop {
-    /// The container.
-    pub container: String,
-    /// SIGTERM (or the stop signal), ms from the deletion.
-    pub sigterm_ms: i64,
-    /// When it exited by itself or was killed, ms.
-    pub end_ms: i64,
-    /// Whether SIGKILL ended it.
-    pub killed: bool,
 }
 
 /// A span the pod is out of the endpoints.
@@ -180,47 +167,6 @@ pub(crate) fn run_pod(models: &[ContainerModel], scenario: &Scenario, a: &Assump
         o.pod = Some(pod.clone());
     }
     outcomes.into_iter().map(|(o, _)| o).collect()
-}
-
-/// Runs the native sidecars of a deleted pod in their turn, once the
-/// regular containers' outcomes are in `outcomes`: each, in reverse spec
-/// order, waits (after its own preStop hook) until every regular container
-/// and every sidecar after it in the spec has exited
-/// (kuberuntime_termination_order.go, `newTerminationOrdering`; the hooks
-/// all start at the deletion, `killContainersWithSyncResult`).
-fn stop_sidecars_in_turn(
-    bare: &[ContainerModel],
-    order: &[usize],
-    scenario: &Scenario,
-    a: &Assumptions,
-    outcomes: &mut [Option<(ContainerOutcome, bool)>],
-) {
-    for &i in order.iter().filter(|&&i| bare[i].sidecar).rev() {
-        let mut last: Option<(i64, Vec<String>)> = None;
-        for (j, o) in outcomes.iter().enumerate() {
-            let Some(end) = o.as_ref().and_then(|(o, _)| stop_of(&o.events)).map(|(_, end, _)| end) else {
-                continue;
-            };
-            let name = format!("\"{}\"", bare[j].name);
-            match &mut last {
-                Some((at, names)) if *at == end => names.push(name),
-                Some((at, _)) if *at > end => {}
-                _ => last = Some((end, vec![name])),
-            }
-        }
-        let turn = last.map(|(at_ms, names)| Turn { at_ms, after: names.join(", ") });
-        let outcome = run_scenario_in_turn(&bare[i], scenario, a, 0, turn.as_ref());
-        outcomes[i] = Some((outcome, true));
-    }
-}
-
-/// A deleted container's SIGTERM (or stop signal), its end and whether
-/// SIGKILL was that end, from its timeline.
-fn stop_of(events: &[Event]) -> Option<(i64, i64, bool)> {
-    let at = |kind: EventKind| events.iter().find(|e| e.kind == kind).map(|e| e.at_ms);
-    let killed = at(EventKind::Sigkill);
-    let end = killed.or_else(|| at(EventKind::Exited))?;
-    Some((at(EventKind::Sigterm).unwrap_or(end), end, killed.is_some()))
 }
 
 /// Judges a container's outcome again with the pod's readiness: its line
@@ -348,24 +294,6 @@ fn pod_outcome(
         events,
         stops: Vec::new(),
     }
-}
-
-/// Each container's stop in a deletion, in the order they stop: by
-/// SIGTERM, and at the same time the regular containers first, then the
-/// sidecars from the last (their turns).
-fn stops(models: &[ContainerModel], order: &[usize], outcomes: &[(ContainerOutcome, bool)]) -> Vec<PodStop> {
-    let sidecars = order.iter().filter(|&&i| models[i].sidecar).count();
-    let mut out: Vec<(usize, PodStop)> = order
-        .iter()
-        .enumerate()
-        .filter_map(|(at, &i)| {
-            let rank = if at < sidecars { order.len() + sidecars - at } else { at };
-            let (sigterm_ms, end_ms, killed) = stop_of(&outcomes.get(i)?.0.events)?;
-            Some((rank, PodStop { container: models[i].name.clone(), sigterm_ms, end_ms, killed }))
-        })
-        .collect();
-    out.sort_by_key(|(rank, s)| (s.sigterm_ms, *rank));
-    out.into_iter().map(|(_, s)| s).collect()
 }
 
 /// The pod's readiness gates over the spans its containers leave it out:

@@ -210,6 +210,8 @@ rule_tests! {
     prestop_sleep_only => "prestop-sleep-only",
     prestop_loop_unbounded => "prestop-loop-unbounded",
     prestop_bridge_missing => "prestop-bridge-missing",
+    proxy_stops_before_drain => "proxy-stops-before-drain",
+    init_needs_later_sidecar => "init-needs-later-sidecar",
     ignore_annotation_invalid => "ignore-annotation-invalid",
 }
 

@@ -65,3 +65,27 @@ fn svg_and_html_show_the_pod_above_its_containers() {
     assert!(pod < html.find("<section class=\"container\">").expect("a container's section"));
     assert!(html.contains("boot:5s: starts &quot;istio-proxy&quot; at 0 s, &quot;checkout&quot; at 5 s"), "{html}");
 }
+
+#[test]
+fn a_deletion_shows_the_order_the_containers_stop_in() {
+    let (entries, code) = simulate_json(&["--scenario", "delete", SIDECAR]);
+    assert_eq!(code, 0);
+    let app = entries.iter().find(|e| e["container"] == "checkout").expect("the app's entry");
+    // Neither declares its stop: each takes the policy's 5 s after SIGTERM.
+    // The app first; the native proxy only once the app has exited.
+    assert_eq!(
+        app["pod"]["stops"],
+        serde_json::json!([
+            {"container": "checkout", "sigterm": 0, "exited": 5, "sigkill": null},
+            {"container": "istio-proxy", "sigterm": 5, "exited": 10, "sigkill": null},
+        ])
+    );
+    let proxy = entries.iter().find(|e| e["container"] == "istio-proxy").expect("the proxy's entry");
+    let sigterm = proxy["events"].as_array().into_iter().flatten().find(|e| e["event"] == "sigterm");
+    assert_eq!(
+        sigterm.map(|e| (&e["t"], &e["detail"])),
+        Some((&serde_json::json!(5), &serde_json::json!("in its turn, after \"checkout\" exited")))
+    );
+    let out = lifeguard(&["simulate", "--scenario", "delete", SIDECAR]).stdout;
+    insta::assert_snapshot!("native_sidecar_delete", out);
+}

@@ -29,6 +29,8 @@ use lifeguard_e2e::cluster::node::Node;
 use lifeguard_e2e::cluster::pods::{self, PodWatch};
 use lifeguard_e2e::repo_root;
 use lifeguard_e2e::simulate_check::pod::starts_shown;
+use lifeguard_e2e::simulate_check::stop::stops_shown;
+use lifeguard_e2e::simulate_check::traffic::failures_shown;
 use lifeguard_e2e::simulate_check::{Act, Case, Others, container, held_back, probe, run, s, workload_log};
 use serde_json::json;
 
@@ -453,15 +455,27 @@ fn simulate_agrees_with_the_kubelet_on_every_case_of_the_matrix() {
         };
         let deletion = matches!(case.act, Act::Delete(_));
         let endings = if deletion {
+            // A pod case's others as simulate and the kubelet stopped them.
+            let others: Vec<_> =
+                p.stops.iter().filter(|(n, _, _)| o.stops.iter().any(|(m, _, _)| m == n)).cloned().collect();
             format!(
                 "{} / {}",
-                ending(
-                    p.lifecycle.signal.as_deref().unwrap_or("SIGTERM"),
-                    predicted_times("sigterm"),
-                    predicted_times("exited").first().copied(),
-                    predicted_times("sigkill").first().copied()
+                stops_shown(
+                    &others,
+                    ending(
+                        p.lifecycle.signal.as_deref().unwrap_or("SIGTERM"),
+                        predicted_times("sigterm"),
+                        predicted_times("exited").first().copied(),
+                        predicted_times("sigkill").first().copied()
+                    )
                 ),
-                ending(o.lifecycle.signal().unwrap_or("SIGTERM"), o.sigterms.clone(), o.exited, o.killed)
+                failures_shown(
+                    o.failed.as_deref(),
+                    stops_shown(
+                        &o.stops,
+                        ending(o.lifecycle.signal().unwrap_or("SIGTERM"), o.sigterms.clone(), o.exited, o.killed)
+                    )
+                )
             )
         } else {
             "-".to_owned()

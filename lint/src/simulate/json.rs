@@ -74,7 +74,9 @@ fn outcome(o: &ContainerOutcome) -> Map<String, Value> {
 /// them, when each first started (null: never), its spans out of the
 /// endpoints with the containers that held each out last (`held_by`) or
 /// what else did (`because`: its readiness gates, its deletion), and its
-/// `in-endpoints` and `out-of-endpoints` events.
+/// `in-endpoints` and `out-of-endpoints` events; in a deletion, `stops`:
+/// each container's SIGTERM (the stop signal) and exit or SIGKILL, in the
+/// order the kubelet stops them (native sidecars last, in reverse).
 fn pod_object(pod: &PodOutcome) -> Value {
     let out: Vec<Value> = pod
         .out
@@ -94,6 +96,12 @@ fn pod_object(pod: &PodOutcome) -> Value {
         "unready_seconds": seconds(pod.unready_ms),
         "out": out,
         "events": pod.events.iter().map(event).collect::<Vec<_>>(),
+        "stops": pod.stops.iter().map(|s| json!({
+            "container": s.container,
+            "sigterm": seconds(s.sigterm_ms),
+            "exited": if s.killed { Value::Null } else { seconds(s.end_ms) },
+            "sigkill": if s.killed { seconds(s.end_ms) } else { Value::Null },
+        })).collect::<Vec<_>>(),
     })
 }
 

@@ -124,8 +124,8 @@ pub(crate) fn pod_lines(outcomes: &[&ContainerOutcome]) -> Vec<String> {
 }
 
 /// When a pod's containers started, where they did not all start at
-/// once, and when the pod is out of the endpoints, each span with what
-/// held it out.
+/// once, when the pod is out of the endpoints, each span with what held it
+/// out, and in a deletion the order its containers stop in.
 fn pod_line(pod: &PodOutcome) -> String {
     let mut parts = Vec::new();
     if pod.started_ms.iter().any(|t| *t != Some(0)) {
@@ -147,6 +147,17 @@ fn pod_line(pod: &PodOutcome) -> String {
     }
     if pod.out.is_empty() {
         parts.push("in endpoints throughout".to_owned());
+    }
+    if !pod.stops.is_empty() {
+        let stops: Vec<String> = pod
+            .stops
+            .iter()
+            .map(|s| {
+                let end = if s.killed { "SIGKILL" } else { "exit" };
+                format!("{:?} (signal {} s, {end} {} s)", s.container, seconds(s.sigterm_ms), seconds(s.end_ms))
+            })
+            .collect();
+        parts.push(format!("stops {}", stops.join(", then ")));
     }
     parts.join("; ")
 }

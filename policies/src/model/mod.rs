@@ -20,6 +20,7 @@ mod port_name;
 mod poststart;
 mod prestop;
 mod probe;
+mod proxy;
 pub mod reach;
 mod rollout;
 mod service;
@@ -63,6 +64,7 @@ pub use probe::{
     Handler, Port, ProbeKind, ProbeTiming, ProcessCheck, handler_count, handler_of, process_existence, request_path,
     resolve_port, shared_liveness_readiness, unresolved_ports,
 };
+pub use proxy::{ISTIO_PROXY_CONFIG, LINKERD_WAIT_BEFORE_EXIT, ProxyKind, ProxyStop, proxy_kind, proxy_stop};
 pub use rollout::{DEFAULT_PROGRESS_DEADLINE_SECONDS, PROGRESS_DEADLINE_POINTER, Rollout, Update};
 pub use service::{
     Receiver, ServiceView, TargetPort, declared_targets, port_label, receivers, services_send, services_verb,

@@ -4,6 +4,7 @@
 mod exec_probe;
 pub(crate) mod grace_period_too_short;
 mod ignore_annotation_invalid;
+mod init_needs_later_sidecar;
 pub(crate) mod liveness_checks_dependency;
 pub(crate) mod liveness_too_aggressive;
 mod prestop_bridge_missing;
@@ -15,6 +16,7 @@ pub(crate) mod probe_port_unknown;
 mod probe_runs_inference;
 pub(crate) mod probe_window_too_long;
 mod progress_deadline_too_short;
+mod proxy_stops_before_drain;
 pub(crate) mod readiness_port_only;
 mod readiness_probe_missing;
 mod rollout_capacity_too_low;
@@ -57,6 +59,8 @@ pub static RULES: &[&Rule] = &[
     &prestop_sleep_only::RULE,
     &prestop_loop_unbounded::RULE,
     &prestop_bridge_missing::RULE,
+    &proxy_stops_before_drain::RULE,
+    &init_needs_later_sidecar::RULE,
     &ignore_annotation_invalid::RULE,
 ];
 

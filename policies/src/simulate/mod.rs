@@ -22,6 +22,9 @@ mod never;
 mod object_tests;
 mod pod;
 mod pod_run;
+mod pod_stop;
+#[cfg(test)]
+mod pod_stop_tests;
 #[cfg(test)]
 mod pod_tests;
 pub(crate) mod reach;
@@ -42,6 +45,7 @@ pub use kubelet::{BACKOFF_INITIAL_MS, BACKOFF_MAX_MS, Run, STARTED_SEEN_MS, Worl
 pub use model_doc::MODEL;
 pub use pod::{AnnotationError, ContainerModel, ProbeModel, Traffic, containers};
 pub use pod_run::{PodOutcome, PodSpan};
+pub use pod_stop::PodStop;
 pub use reach::{Reach, ReachEvidence, inferred_reach, shared_reach};
 pub use scenario::{STANDARD, Scenario, ScenarioError, ScenarioKind};
 pub use stop_signal::{FEATURE_GATES, FeatureGateError, FeatureGates, StopSignal};

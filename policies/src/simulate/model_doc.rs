@@ -139,6 +139,19 @@ While the app boots, every check except `process exists` fails at once
   the one before returned (kuberuntime_manager.go, `SyncPod`). A container
   that never starts keeps every container after it from starting.
   Init containers that run to completion are taken to finish at once.
+- At the pod's deletion (`delete`), every container's preStop hook starts
+  at once (kuberuntime_container.go, `killContainersWithSyncResult`, one
+  goroutine per container). A regular container gets SIGTERM after its
+  own hook. A native sidecar, after its own hook, waits until every
+  regular container and every sidecar after it in the spec has exited, so
+  the sidecars stop last, in reverse order
+  (kuberuntime_termination_order.go, `newTerminationOrdering`,
+  `waitForTurn`); it waits at most what is left of the grace period, the
+  wait's whole seconds come out of it as the hook's do, and SIGKILL comes
+  when the rest ends, never sooner than 2 s after SIGTERM. A regular
+  container run as a proxy (istio-proxy, linkerd-proxy, cloud-sql-proxy)
+  has no turn: it gets SIGTERM with the app, and `proxy-stops-before-drain`
+  reports one that exits before the app's drain ends.
 - A dependency stall hits every container that checks it, each at its own
   probes' offset: the pod is out while any of them is (the worst case of
   each, as their probes' grids are independent). A pause, a wedge, a crash

@@ -28,6 +28,7 @@ use super::assumptions::Assumptions;
 use super::gates::{GateDelay, ReadinessGates};
 use super::hooks::seen_after_start;
 use super::pod::ContainerModel;
+use super::pod_stop::{PodStop, stop_sidecars_in_turn, stops};
 use super::reading::{Figures, PodReading, Refused};
 use super::scenario::{Scenario, ScenarioKind};
 use super::sweep::{ContainerOutcome, run_scenario, run_scenario_from};
@@ -55,6 +56,10 @@ pub struct PodOutcome {
     /// The pod's `in-endpoints` and `out-of-endpoints` events, each naming
     /// what decided it.
     pub events: Vec<Event>,
+    /// In a deletion, when each container got SIGTERM and exited or was
+    /// killed, in the order they stop (by SIGTERM, then the start order);
+    /// empty in any other scenario.
+    pub stops: Vec<PodStop>,
 }
 
 /// A span the pod is out of the endpoints.
@@ -86,13 +91,16 @@ pub(crate) fn run_pod(models: &[ContainerModel], scenario: &Scenario, a: &Assump
     let sidecars = (0..bare.len()).filter(|&i| bare[i].sidecar);
     let order: Vec<usize> = sidecars.chain((0..bare.len()).filter(|&i| !bare[i].sidecar)).collect();
     let boot = matches!(scenario.kind, ScenarioKind::Boot(_));
+    // A deleted pod with a native sidecar stops its sidecars in turn,
+    // after the regular containers: they run once those have.
+    let in_turn = scenario.kind == ScenarioKind::Delete && bare.iter().any(|m| m.sidecar);
     let mut outcomes: Vec<Option<(ContainerOutcome, bool)>> = vec![None; bare.len()];
     let mut started_ms = vec![None; bare.len()];
     // When the next init container (or the regular containers) may start,
     // and the sidecar that never lets them.
     let mut next = Some(0);
     let mut holder = String::new();
-    for &i in &order {
+    for &i in order.iter().filter(|&&i| !(in_turn && bare[i].sidecar)) {
         let m = &bare[i];
         let Some(start) = (if boot { next } else { Some(0) }) else {
             outcomes[i] = Some((never_started(m, scenario, a, &holder), false));
@@ -112,6 +120,10 @@ pub(crate) fn run_pod(models: &[ContainerModel], scenario: &Scenario, a: &Assump
         }
         outcomes[i] = Some((outcome, true));
     }
+    if in_turn {
+        stop_sidecars_in_turn(&bare, &order, scenario, a, &mut outcomes);
+        started_ms = vec![Some(0); bare.len()];
+    }
     let mut outcomes: Vec<(ContainerOutcome, bool)> = outcomes.into_iter().flatten().collect();
     let shared = matches!(scenario.kind, ScenarioKind::Boot(_) | ScenarioKind::Stall(_) | ScenarioKind::Delete);
     let horizon = outcomes.iter().map(|(o, _)| o.horizon_ms).max().unwrap_or(0);
@@ -127,7 +139,11 @@ pub(crate) fn run_pod(models: &[ContainerModel], scenario: &Scenario, a: &Assump
                 own.copied().map(open_at_end).collect()
             })
             .collect();
-        pod_outcome(&bare, &order, &spans, horizon, &started_ms, scenario.kind, gates)
+        let mut pod = pod_outcome(&bare, &order, &spans, horizon, &started_ms, scenario.kind, gates);
+        if scenario.kind == ScenarioKind::Delete {
+            pod.stops = stops(&bare, order.as_slice(), outcomes);
+        }
+        pod
     };
     let pods: Vec<PodOutcome> = if shared {
         vec![pod_of(&order, &outcomes)]
@@ -276,6 +292,7 @@ fn pod_outcome(
         unready_ms: out.iter().map(|s| s.to_ms - s.from_ms).sum(),
         out,
         events,
+        stops: Vec::new(),
     }
 }
 

@@ -15,13 +15,13 @@ fn ready(delay: i64) -> Value {
 }
 
 /// A Deployment of `containers` (and `init`) with a Service.
-fn deployment(containers: Value, init: Value) -> Value {
+pub(super) fn deployment(containers: Value, init: Value) -> Value {
     json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web", "namespace": "shop"},
         "spec": {"template": {"metadata": {"labels": {"app": "web"}}, "spec": {
             "containers": containers, "initContainers": init}}}})
 }
 
-fn outcomes(object: &Value, scenario: &str) -> Vec<ContainerOutcome> {
+pub(super) fn outcomes(object: &Value, scenario: &str) -> Vec<ContainerOutcome> {
     let services = [json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "web", "namespace": "shop"},
         "spec": {"selector": {"app": "web"}, "ports": [{"port": 80, "targetPort": 8080}]}})];
     let batch = Batch::from_objects(&services);
@@ -30,15 +30,15 @@ fn outcomes(object: &Value, scenario: &str) -> Vec<ContainerOutcome> {
     simulate_object(object, &batch, &Policy::default(), &scenarios, &a).expect("reads").expect("a pod").outcomes
 }
 
-fn of<'a>(all: &'a [ContainerOutcome], name: &str) -> &'a ContainerOutcome {
+pub(super) fn of<'a>(all: &'a [ContainerOutcome], name: &str) -> &'a ContainerOutcome {
     all.iter().find(|o| o.container == name).expect("the container's outcome")
 }
 
-fn pod_of(o: &ContainerOutcome) -> &PodOutcome {
+pub(super) fn pod_of(o: &ContainerOutcome) -> &PodOutcome {
     o.pod.as_ref().expect("a pod of several containers has the pod's outcome")
 }
 
-fn times(events: &[super::Event], kind: EventKind) -> Vec<i64> {
+pub(super) fn times(events: &[super::Event], kind: EventKind) -> Vec<i64> {
     events.iter().filter(|e| e.kind == kind).map(|e| e.at_ms).collect()
 }
 

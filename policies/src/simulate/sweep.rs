@@ -13,7 +13,7 @@ use super::pod::ContainerModel;
 use super::pod_run::PodOutcome;
 use super::reading::Refused;
 use super::scenario::{Scenario, ScenarioKind};
-use super::termination::delete;
+use super::termination::{Turn, delete_in_turn};
 use super::timeline::EventKind;
 use super::timeline::{Event, Span, intersect, total};
 use super::verdict::{Figures, Reading, Verdict, judge};
@@ -141,6 +141,18 @@ pub(crate) fn run_scenario_from(
     a: &Assumptions,
     start_ms: i64,
 ) -> ContainerOutcome {
+    run_scenario_in_turn(model, scenario, a, start_ms, None)
+}
+
+/// [`run_scenario_from`] for a native sidecar of a deleted pod, which the
+/// kubelet stops only in its [`Turn`] (`pod_run.rs`).
+pub(crate) fn run_scenario_in_turn(
+    model: &ContainerModel,
+    scenario: &Scenario,
+    a: &Assumptions,
+    start_ms: i64,
+    turn: Option<&Turn>,
+) -> ContainerOutcome {
     let mut reading = Reading {
         replicas: model.replicas,
         services: model.services.clone(),
@@ -154,7 +166,8 @@ pub(crate) fn run_scenario_from(
             // (kuberuntime_container.go, `setTerminationGracePeriod`).
             let deleted = a.delete_grace_seconds.map(|grace| ContainerModel { grace, ..model.clone() });
             let model = deleted.as_ref().unwrap_or(model);
-            let run = delete(model, a.endpoint_propagation_seconds.max(0) * MS, a.request_seconds.max(0) * MS);
+            let propagation = a.endpoint_propagation_seconds.max(0) * MS;
+            let run = delete_in_turn(model, propagation, a.request_seconds.max(0) * MS, turn);
             reading.cut_ms = run.cut_ms;
             reading.propagation_ms = a.endpoint_propagation_seconds.max(0) * MS;
             reading.refused = run.refused_ms.map(|for_ms| Refused { from_ms: reading.propagation_ms - for_ms, for_ms });

@@ -66,7 +66,17 @@ pub struct Others {
     /// Native sidecars (init containers with `restartPolicy: Always`), in
     /// the order the kubelet starts them.
     pub sidecars: Vec<Value>,
+    /// The other container a Service sends to, with clients' requests in
+    /// flight through it when the pod is deleted (a proxy in front of the
+    /// case's own, whose `PROXY_TO` of [`TO_SERVER`] is the case's
+    /// container's port). The pod then has an address of its own, as a
+    /// Service's endpoint needs, rather than the node's network.
+    pub traffic_to: Option<&'static str>,
 }
+
+/// A `PROXY_TO` value in another container's env that stands for the case's
+/// own container (its port is chosen when the pod is made).
+pub const TO_SERVER: &str = "server";
 
 impl Others {
     /// No other container.

@@ -5,7 +5,7 @@
 use super::case::{Act, Case};
 use super::observed::Observed;
 use super::predicted::Predicted;
-use super::{lifecycle, pod};
+use super::{lifecycle, pod, stop, traffic};
 
 /// Every way `observed` disagrees with `predicted` beyond `tolerance`
 /// seconds.
@@ -109,6 +109,10 @@ pub fn disagreements(case: &Case, predicted: &Predicted, observed: &Observed, to
         }
     }
     out.extend(pod::disagreements(&predicted.starts, &observed.starts, tolerance));
+    out.extend(stop::disagreements(&predicted.stops, &observed.stops, tolerance));
+    if let (Some(to), Some(failed)) = (case.others.traffic_to, &observed.failed) {
+        out.extend(traffic::disagreements(&predicted.stops, to, failed, tolerance));
+    }
     let in_endpoints = predicted.events.iter().any(|(t, e)| e == "in-endpoints" && *t <= window);
     out.extend(lifecycle::disagreements(
         case,

@@ -22,8 +22,10 @@ pub mod predicted;
 pub mod random;
 pub mod report;
 pub mod run;
+pub mod stop;
+pub mod traffic;
 
-pub use case::{Act, Case, Others, container, held_back, other, period_of, pod_for, probe, s};
+pub use case::{Act, Case, Others, TO_SERVER, container, held_back, other, period_of, pod_for, probe, s};
 pub use compare::{disagreements, judge};
 pub use observed::{Observed, observe, workload_log};
 pub use predicted::{Predicted, simulate};

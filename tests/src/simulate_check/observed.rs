@@ -12,7 +12,8 @@ use crate::cluster::pods::{self, PodWatch, now_ms};
 use crate::cluster::process::poll_for;
 
 use super::case::{Act, Case};
-use super::{lifecycle, pod, since};
+use super::stop::{self, Stop};
+use super::{lifecycle, pod, since, traffic};
 
 /// What the kubelet did to one case's pod, in seconds from the case's 0.
 #[derive(Debug, Default)]
@@ -32,6 +33,11 @@ pub struct Observed {
     pub lifecycle: lifecycle::Seen,
     /// When each container of a pod case first started.
     pub starts: Vec<(String, f64)>,
+    /// A deleted pod case's other containers' SIGTERM and exit.
+    pub stops: Vec<Stop>,
+    /// The requests through a case's Service that failed (start, end),
+    /// where it sends any (`Others.traffic_to`).
+    pub failed: Option<Vec<(f64, f64)>>,
     /// Kills and restarts before the scenario's time 0 (a disruption or a
     /// deletion of a pod that was serving): outside the scenario, so what
     /// follows is no test of the model.
@@ -76,6 +82,7 @@ pub fn observe(node: &Node, ns: &str, case: &Case, pod: &Value, watch: &PodWatch
     let log = || pods::kept_log(node, case.name);
     let ready_within = Duration::from_secs(60);
     let mut stop_signal_kept = None;
+    let mut traffic = None;
     let t0 = match case.act {
         Act::Boot => first_logged(node, ns, case, "start", ready_within),
         Act::Gate(seconds) => {
@@ -95,6 +102,7 @@ pub fn observe(node: &Node, ns: &str, case: &Case, pod: &Value, watch: &PodWatch
         Act::Delete(grace) => {
             watch.until(case.name, ready_within, |seen| seen.iter().any(|(_, s)| s.ready));
             stop_signal_kept = lifecycle::stop_signal_kept(node, ns, case);
+            traffic = traffic::start(node, ns, case, pod);
             std::thread::sleep(Duration::from_secs(2));
             let t0 = now_ms();
             let grace = grace.map(|g| format!("--grace-period={g}"));
@@ -107,8 +115,10 @@ pub fn observe(node: &Node, ns: &str, case: &Case, pod: &Value, watch: &PodWatch
     let end = t0 + case.observe * 1000;
     std::thread::sleep(Duration::from_millis(end.saturating_sub(now_ms())));
     // A pod case's 0 is its first container's start (a sidecar's, before
-    // the app's), watched as long from the app's.
-    let others = pod::other_starts(node, case);
+    // the app's), watched as long from the app's; a deletion's stays the
+    // deletion, and its others' stops are read instead.
+    let deletion = matches!(case.act, Act::Delete(_));
+    let others = if deletion { Vec::new() } else { pod::other_starts(node, case) };
     let main_start = matches!(case.act, Act::Boot).then_some(t0);
     let t0 = others.iter().map(|(_, t)| *t).chain([t0]).min().unwrap_or(t0);
     let events = log();
@@ -124,7 +134,6 @@ pub fn observe(node: &Node, ns: &str, case: &Case, pod: &Value, watch: &PodWatch
         })
         .flatten()
         .collect();
-    let deletion = matches!(case.act, Act::Delete(_));
     // A boot's 0 is the first start: nothing comes before it.
     let outside = match case.act {
         Act::Boot | Act::Gate(_) => Vec::new(),
@@ -154,6 +163,8 @@ pub fn observe(node: &Node, ns: &str, case: &Case, pod: &Value, watch: &PodWatch
         lifecycle: lifecycle::seen(node, ns, case, &events, (t0, end), stop_signal_kept),
         outside,
         starts: if others.is_empty() { Vec::new() } else { pod::starts_since(t0, main_start, &others) },
+        stops: if deletion { stop::other_stops(node, case, t0) } else { Vec::new() },
+        failed: traffic.map(|t| traffic::failures(t, t0)),
         timeline: timeline(&events, t0, end),
     }
 }

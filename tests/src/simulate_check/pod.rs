@@ -1,21 +1,32 @@
 //! A pod of more than one container: the case's other containers put in
 //! its spec, each container's own log (kept beside the pod's,
 //! `POD-CONTAINER.jsonl`) read for its first start, and what simulate says
-//! of the pod (its `pod` object) set beside it.
+//! of the pod (its `pod` object) set beside it. A deleted pod's stops are
+//! [`super::stop`]'s.
 
 use serde_json::{Value, json};
 
 use crate::cluster::node::Node;
 use crate::cluster::pods;
 
-use super::case::Case;
+use super::case::{Case, TO_SERVER};
 use super::since;
 
 /// The pod spec's containers a case adds beside its own: regular ones
-/// after it, native sidecars as init containers that always restart.
+/// after it, native sidecars as init containers that always restart; a
+/// `PROXY_TO` of [`TO_SERVER`] pointed at the case's container's port.
 pub fn pod_spec(case: &Case, spec: &mut Value) {
+    let server = spec["containers"][0]["ports"][0]["containerPort"].as_u64().unwrap_or(0);
+    let resolved = |mut c: Value| {
+        for var in c["env"].as_array_mut().into_iter().flatten() {
+            if var["name"] == "PROXY_TO" && var["value"] == TO_SERVER {
+                var["value"] = json!(format!("127.0.0.1:{server}"));
+            }
+        }
+        c
+    };
     if let Some(containers) = spec["containers"].as_array_mut() {
-        containers.extend(case.others.containers.iter().cloned());
+        containers.extend(case.others.containers.iter().cloned().map(resolved));
     }
     if !case.others.sidecars.is_empty() {
         let sidecars: Vec<Value> = case
@@ -23,12 +34,18 @@ pub fn pod_spec(case: &Case, spec: &mut Value) {
             .sidecars
             .iter()
             .cloned()
+            .map(resolved)
             .map(|mut c| {
                 c["restartPolicy"] = json!("Always");
                 c
             })
             .collect();
         spec["initContainers"] = json!(sidecars);
+    }
+    if case.others.traffic_to.is_some() {
+        // A Service's endpoint is the pod's IP, which a pod on the node's
+        // network is not given here: an address of its own.
+        spec["hostNetwork"] = json!(false);
     }
 }
 

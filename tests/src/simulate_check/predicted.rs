@@ -7,6 +7,7 @@ use serde_json::Value;
 use crate::cluster::webhook::workspace_binary;
 
 use super::case::{Act, Case};
+use super::stop::{self, Stop};
 use super::{lifecycle, pod};
 
 /// What `lifeguard simulate` said of the case.
@@ -26,6 +27,9 @@ pub struct Predicted {
     pub lifecycle: lifecycle::Said,
     /// When it starts each container of a pod of several (its `pod`).
     pub starts: Vec<(String, f64)>,
+    /// In a deletion, when it stops each container of the pod (its
+    /// `pod.stops`), in its order.
+    pub stops: Vec<Stop>,
     /// Its timeline (the worst offset's, and the pod's), a line per event,
     /// for a disagreement's report.
     pub timeline: Vec<String>,
@@ -56,7 +60,11 @@ pub fn simulate(case: &Case, pod: &Value, dir: &Path) -> Predicted {
     // A pod of several containers: its own events say when it is in the
     // endpoints, and a container's first start (after the pod's 0, behind
     // a sidecar) is no restart.
-    let pod_events = result["pod"]["events"].as_array().into_iter().flatten();
+    // A deleted pod's endpoint is terminating at once (its `out` from 0, as
+    // a one-container deletion's endpoint removal); its Ready condition,
+    // which the cases read, follows the probes: not compared.
+    let deleted = matches!(case.act, Act::Delete(_));
+    let pod_events = result["pod"]["events"].as_array().into_iter().flatten().filter(|_| !deleted);
     let mut events: Vec<(f64, String)> = result["events"]
         .as_array()
         .into_iter()
@@ -78,7 +86,9 @@ pub fn simulate(case: &Case, pod: &Value, dir: &Path) -> Predicted {
         worst_restart_at: at("worst"),
         verdict: result["verdict"].as_str().unwrap_or_default().to_owned(),
         lifecycle: lifecycle::Said::of(result),
-        starts: pod::predicted_starts(result),
+        // A deletion starts nothing: its pod's starts are not compared.
+        starts: if deleted { Vec::new() } else { pod::predicted_starts(result) },
+        stops: stop::predicted_stops(result),
         timeline: timeline(result),
     }
 }

@@ -41,6 +41,9 @@ pub struct Config {
     pub drain: Duration,
     /// `IGNORE_SIGTERM`: log SIGTERM/SIGINT and carry on.
     pub ignore_sigterm: bool,
+    /// `PROXY_TO`: `host:port` every connection to `PORT` is forwarded to,
+    /// byte for byte, instead of being served: a proxy beside the app.
+    pub proxy_to: Option<String>,
 }
 
 /// `PAUSE=AFTER:DURATION`, both in seconds after listening.
@@ -160,6 +163,13 @@ impl Config {
                 reason: "must be more than 0".into(),
             });
         }
+        let proxy_to = match get("PROXY_TO") {
+            Some((var, value)) => {
+                split_host_port(&value).map_err(|reason| EnvError { var, value: Some(value.clone()), reason })?;
+                Some(value)
+            }
+            None => None,
+        };
         let ignore_sigterm = match get("IGNORE_SIGTERM") {
             Some((var, value)) => parse_flag(&value).map_err(|reason| EnvError { var, value: Some(value), reason })?,
             None => false,
@@ -180,6 +190,7 @@ impl Config {
             request: seconds_or("REQUEST_SECONDS", Duration::ZERO)?,
             drain: seconds_or("DRAIN_SECONDS", Duration::ZERO)?,
             ignore_sigterm,
+            proxy_to,
         })
     }
 }
@@ -279,6 +290,7 @@ mod tests {
             ("REQUEST_SECONDS", "1"),
             ("DRAIN_SECONDS", "4"),
             ("IGNORE_SIGTERM", "1"),
+            ("PROXY_TO", "127.0.0.1:9002"),
         ])
         .expect("valid");
         assert_eq!(c.grpc_port, Some(9090));
@@ -294,6 +306,7 @@ mod tests {
         assert_eq!(c.request, Duration::from_secs(1));
         assert_eq!(c.drain, Duration::from_secs(4));
         assert!(c.ignore_sigterm);
+        assert_eq!(c.proxy_to.as_deref(), Some("127.0.0.1:9002"));
     }
 
     #[test]
@@ -334,6 +347,7 @@ mod tests {
             ("DEPENDENCY", "localhost"),
             ("DEPENDENCY", ":80"),
             ("DEPENDENCY", "db:port"),
+            ("PROXY_TO", "app"),
             ("DEPENDENCY_TIMEOUT_SECONDS", "0"),
             ("DRAIN_SECONDS", "forever"),
             ("IGNORE_SIGTERM", "yes"),

@@ -15,7 +15,9 @@
 //! `BOOT_SECONDS`, `STATE_DIR`, `PAUSE=AFTER:DURATION`, `WEDGE_AFTER`,
 //! `CRASH_AFTER`, `CRASH_CODE`, `DEPENDENCY=host:port`,
 //! `DEPENDENCY_TIMEOUT_SECONDS`, `PRESTOP_SECONDS`, `REQUEST_SECONDS`,
-//! `DRAIN_SECONDS`, `IGNORE_SIGTERM`.
+//! `DRAIN_SECONDS`, `IGNORE_SIGTERM`, `PROXY_TO=host:port` (forward every
+//! connection to `PORT` there instead of serving it: a proxy beside the
+//! app, which stops, and cuts what it carries, when it exits).
 //! Every time is seconds (a decimal); the PAUSE, WEDGE and CRASH times count
 //! from listening, so they do not depend on `BOOT_SECONDS`.
 //!
@@ -185,6 +187,10 @@ fn serve() -> ! {
 
     for stream in listener.incoming() {
         match stream {
+            Ok(stream) if server.config.proxy_to.is_some() => {
+                let to = server.config.proxy_to.clone().unwrap_or_default();
+                let _ = thread::Builder::new().spawn(move || forward(stream, &to));
+            }
             Ok(stream) => {
                 let server = Arc::clone(&server);
                 // On failure (out of threads) the connection is dropped:
@@ -411,6 +417,28 @@ fn handle(mut stream: TcpStream, server: &Server) {
         line = line.str("write_error", &e.to_string());
     }
     line.emit();
+}
+
+/// Carries one connection to `to` and back, byte for byte, until either
+/// side closes; the process's exit cuts it. Logged as `proxied` when it
+/// ends, with whether the app's side could be reached.
+fn forward(client: TcpStream, to: &str) {
+    let upstream = match TcpStream::connect(to) {
+        Ok(upstream) => upstream,
+        Err(e) => {
+            Line::new("proxied").str("to", to).str("error", &e.to_string()).emit();
+            return;
+        }
+    };
+    let pipe = |mut from: TcpStream, mut into: TcpStream| {
+        let _ = std::io::copy(&mut from, &mut into);
+        let _ = into.shutdown(Shutdown::Write);
+    };
+    let (Ok(client_reader), Ok(upstream_reader)) = (client.try_clone(), upstream.try_clone()) else { return };
+    let back = thread::spawn(move || pipe(upstream_reader, client));
+    pipe(client_reader, upstream);
+    let _ = back.join();
+    Line::new("proxied").str("to", to).emit();
 }
 
 /// The request head, up to its blank line; `None` when the client closed

@@ -28,8 +28,7 @@ const INSTALLER: &str = ".ci/install-prometheus-crds.sh";
 /// when it is not installed.
 fn install_crd(plane: &ControlPlane) -> bool {
     let Some(path) = installed_tool(CRD, INSTALLER) else { return false };
-    plane.kubectl.run(&["apply", "--server-side", "-f", &path.to_string_lossy()]).ok();
-    plane.kubectl.wait_established(&["prometheusrules.monitoring.coreos.com"]);
+    plane.kubectl.install_crds(&path, &["prometheusrules.monitoring.coreos.com"]);
     wait_for("the CRD's schema published", Duration::from_secs(60), || {
         let run = plane.kubectl.run(&["get", "--raw", "/openapi/v3/apis/monitoring.coreos.com/v1"]);
         if run.code == 0 { Ok(()) } else { Err(run.stderr) }

@@ -203,14 +203,9 @@ impl Step for Alerting<'_> {
             let line = document.locate(&prefix).line;
             let at = Place { file: source.name.to_owned(), line };
             match catch_unwind(AssertUnwindSafe(|| alert_of(object, source.policy, self.namespace))) {
-                Ok(Ok(list)) => {
-                    for entry in list {
-                        match entry {
-                            Ok(alert) => part.alerted.push((at.clone(), alert)),
-                            Err(not) => part.not_alerted.push((at.clone(), not)),
-                        }
-                    }
-                }
+                Ok(Ok(None)) => {}
+                Ok(Ok(Some(Ok(alert)))) => part.alerted.push((at, alert)),
+                Ok(Ok(Some(Err(not)))) => part.not_alerted.push((at, not)),
                 Ok(Err(message)) => part.errors.push(InputError {
                     file: source.name.to_owned(),
                     line: Some(line),
@@ -238,22 +233,18 @@ impl Step for Alerting<'_> {
     }
 }
 
-/// Every pod template of `object`, alerted or not; `Err` when its pod spec
-/// cannot be read (what `lint` reports for it).
+/// The alert of `object`, or why it has none; `Ok(None)` for an object
+/// without a pod template; `Err` when its pod spec cannot be read (what
+/// `lint` reports for it). One per object: a custom kind's several
+/// templates are one workload to its operator, and none of them is alerted.
 fn alert_of(
     object: &serde_json::Value,
     policy: &Policy,
     namespace: Option<&str>,
-) -> Result<Vec<Result<WorkloadAlert, NotAlerted>>, String> {
+) -> Result<Option<Result<WorkloadAlert, NotAlerted>>, String> {
     let workloads = Workload::all_declared(object, policy.declared_pod_kinds())
         .map_err(|e| format!("{}: {} at {}", policies::model::object_label_of(object), e.message, e.pointer))?;
-    let mut out: Vec<Result<WorkloadAlert, NotAlerted>> = Vec::new();
-    // One alert per object: a custom kind's several templates are one
-    // workload to its operator, and none of them is alerted.
-    if let Some(w) = workloads.first() {
-        out.push(alerts::workload_alert(w, policy, namespace));
-    }
-    Ok(out)
+    Ok(workloads.first().map(|w| alerts::workload_alert(w, policy, namespace)))
 }
 
 /// Places each entry in the Helm template it was rendered from, when on disk.

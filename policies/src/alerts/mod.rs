@@ -13,7 +13,7 @@ mod rule_object;
 use serde_json::{Value, json};
 
 use crate::Policy;
-use crate::model::{StartupWindow, Workload, object_label, startup_window};
+use crate::model::{StartupWindow, Workload, object_label, pod_kind, startup_window};
 use crate::policy::alert_labels::EXPORT_SET_LABELS;
 
 pub use promql::{OwnerName, Pods};
@@ -56,14 +56,11 @@ pub fn workload_alert(w: &Workload, policy: &Policy, namespace: Option<&str>) ->
     };
     let pods = match w.kind.as_str() {
         "Deployment" => Pods::Owner { kind: "ReplicaSet", name: OwnerName::ReplicaSetsOf(name.to_owned()) },
-        "StatefulSet" | "DaemonSet" | "ReplicaSet" | "ReplicationController" => Pods::Owner {
-            kind: match w.kind.as_str() {
-                "StatefulSet" => "StatefulSet",
-                "DaemonSet" => "DaemonSet",
-                "ReplicaSet" => "ReplicaSet",
-                _ => "ReplicationController",
-            },
-            name: OwnerName::Exact(name.to_owned()),
+        // Their pods' owner is the object itself: its kind from the table of
+        // built-in kinds, `'static` as the PromQL's owner label wants it.
+        kind @ ("StatefulSet" | "DaemonSet" | "ReplicaSet" | "ReplicationController") => match pod_kind(kind) {
+            Some(built_in) => Pods::Owner { kind: built_in.kind, name: OwnerName::Exact(name.to_owned()) },
+            None => return Err(not("not a kind of Kubernetes itself")),
         },
         "Pod" => Pods::Named(name.to_owned()),
         "Job" | "CronJob" => return Err(not("runs to completion: its pods are not meant to serve")),

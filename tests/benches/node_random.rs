@@ -17,8 +17,8 @@ use std::collections::BTreeMap;
 use std::time::Instant;
 
 use lifeguard_e2e::cluster::node::Node;
-use lifeguard_e2e::cluster::pods::{self, PodWatch};
-use lifeguard_e2e::simulate_check::{random, report, run};
+use lifeguard_e2e::cluster::pods;
+use lifeguard_e2e::simulate_check::{RANDOM_NAMESPACE, random, report, run_random};
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
@@ -30,15 +30,9 @@ fn main() {
         eprintln!("node_random: no node here (see above); nothing measured");
         return;
     };
-    let kubectl = &node.plane.kubectl;
-    let ns = "random";
-    kubectl.namespace(ns, &[]);
-    kubectl.default_service_account(ns);
-    let watch = PodWatch::start(node, ns);
-    let dir = tempfile::tempdir().expect("a directory for the cases' files");
-    let cases = random::cases(seed, count, only);
+    let ns = RANDOM_NAMESPACE;
     let started = Instant::now();
-    let outcomes = run(node, (ns, &watch), &cases, (parallel, true), dir.path(), random::window);
+    let (cases, outcomes) = run_random(node, seed, count, only, parallel);
     let elapsed = started.elapsed().as_secs_f64();
 
     // Cases, agreeing, and disagreeing on a documented limit, by scenario.

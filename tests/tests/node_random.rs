@@ -13,8 +13,8 @@
 use std::time::Instant;
 
 use lifeguard_e2e::cluster::node::Node;
-use lifeguard_e2e::cluster::pods::{self, PodWatch};
-use lifeguard_e2e::simulate_check::{random, report, run};
+use lifeguard_e2e::cluster::pods;
+use lifeguard_e2e::simulate_check::{RANDOM_NAMESPACE, random, report, run_random};
 
 /// The sample's seed and size: cases of every behaviour, a few minutes.
 const SEED: u64 = 48;
@@ -25,16 +25,10 @@ const PARALLEL: usize = 10;
 #[test]
 fn simulate_agrees_with_the_kubelet_on_a_fixed_sample_of_random_cases() {
     let Some(node) = Node::shared() else { return };
-    let kubectl = &node.plane.kubectl;
-    let ns = "random";
-    kubectl.namespace(ns, &[]);
-    kubectl.default_service_account(ns);
-    let watch = PodWatch::start(node, ns);
-    let dir = tempfile::tempdir().expect("a directory for the cases' files");
+    let ns = RANDOM_NAMESPACE;
     let (seed, only) = random::from_env(SEED);
-    let cases = random::cases(seed, CASES, only);
     let started = Instant::now();
-    let outcomes = run(node, (ns, &watch), &cases, (PARALLEL, true), dir.path(), random::window);
+    let (cases, outcomes) = run_random(node, seed, CASES, only, PARALLEL);
     let mut failures = Vec::new();
     let mut limits = 0;
     for ((k, case), outcome) in (0..).zip(&cases).zip(&outcomes) {

@@ -29,7 +29,7 @@ pub use case::{Act, Case, Others, TO_SERVER, container, held_back, other, period
 pub use compare::{disagreements, judge};
 pub use observed::{Observed, observe, workload_log};
 pub use predicted::{Predicted, simulate};
-pub use run::{Outcome, run};
+pub use run::{Outcome, RANDOM_NAMESPACE, run, run_random};
 
 /// Seconds from `t0_ms` to `t_ms`.
 pub fn since(t0_ms: u64, t_ms: u64) -> f64 {

@@ -109,3 +109,20 @@ fn panic_text(panic: &(dyn std::any::Any + Send)) -> String {
         .or_else(|| panic.downcast_ref::<&str>().map(|s| (*s).to_owned()))
         .unwrap_or_else(|| "a panic without a message".to_owned())
 }
+
+/// The namespace the random cases run in.
+pub const RANDOM_NAMESPACE: &str = "random";
+
+/// Runs random cases 0..`count` of `seed` (or case `only` alone), at most
+/// `parallel` pods at once, each pod deleted after its window: the node
+/// suite's sample and the bench, which differ only in what they report.
+pub fn run_random(node: &Node, seed: u64, count: u64, only: Option<u64>, parallel: usize) -> (Vec<Case>, Vec<Outcome>) {
+    let kubectl = &node.plane.kubectl;
+    kubectl.namespace(RANDOM_NAMESPACE, &[]);
+    kubectl.default_service_account(RANDOM_NAMESPACE);
+    let watch = PodWatch::start(node, RANDOM_NAMESPACE);
+    let dir = tempfile::tempdir().expect("a directory for the cases' files");
+    let cases = super::random::cases(seed, count, only);
+    let outcomes = run(node, (RANDOM_NAMESPACE, &watch), &cases, (parallel, true), dir.path(), super::random::window);
+    (cases, outcomes)
+}

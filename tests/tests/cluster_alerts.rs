@@ -18,6 +18,7 @@ use audit_corpus::lifeguard;
 use lifeguard::input::{Limits, parse_stream};
 use lifeguard_e2e::cluster::ControlPlane;
 use lifeguard_e2e::cluster::process::wait_for;
+use lifeguard_e2e::support::layouts;
 use lifeguard_e2e::{corpus_dir, installed_tool, repo_root};
 use serde_json::Value;
 
@@ -69,13 +70,21 @@ fn apply_and_read_back(plane: &ControlPlane, namespace: &str, objects: &[Value])
 #[test]
 fn the_corpus_alerts_are_accepted_as_printed_and_parse_as_promql() {
     let Some(plane) = ControlPlane::shared() else { return };
+    // The layouts' Helm charts and Kustomize trees are built by the real
+    // helm and kustomize, found on PATH as a user has them.
+    let Some(tools) = layouts::tools() else { return };
     let Some(corpus) = corpus_dir() else { return };
     if !install_crd(plane) {
         return;
     }
-    let run = lifeguard(plane, &["export", "alerts", "--name", "corpus-alerts", &corpus.to_string_lossy()]);
-    assert_eq!(run.code, 0, "{}", run.stderr);
-    let objects = documents(&run.stdout);
+    let run = tools.lifeguard(
+        &std::env::temp_dir(),
+        &["export", "alerts", "--name", "corpus-alerts", &corpus.to_string_lossy()],
+        None,
+    );
+    let stdout = String::from_utf8_lossy(&run.stdout);
+    assert_eq!(run.status.code(), Some(0), "{}", String::from_utf8_lossy(&run.stderr));
+    let objects = documents(&stdout);
     let rules = rules(&objects);
     eprintln!("{} alerts in {} PrometheusRule object(s) from the corpus", rules.len(), objects.len());
     // The corpus's files and layouts hold hundreds of long-running workloads.

@@ -18,7 +18,7 @@ use std::time::Instant;
 
 use lifeguard_e2e::cluster::node::Node;
 use lifeguard_e2e::cluster::pods;
-use lifeguard_e2e::simulate_check::{RANDOM_NAMESPACE, random, report, run_random};
+use lifeguard_e2e::simulate_check::{RANDOM_NAMESPACE, limits, random, report, run_random};
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
@@ -36,12 +36,15 @@ fn main() {
     let elapsed = started.elapsed().as_secs_f64();
 
     // Cases, agreeing, and disagreeing on a documented limit, by scenario.
-    let mut by_scenario: BTreeMap<&str, (usize, usize, usize)> = BTreeMap::new();
+    let mut by_scenario: BTreeMap<String, (usize, usize, usize)> = BTreeMap::new();
     let mut wrong = 0;
     let mut limits = Vec::new();
     for ((k, case), outcome) in (0..).zip(&cases).zip(&outcomes) {
         let kind = case.scenario.split(':').next().unwrap_or(case.scenario);
-        let kind = if case.others.containers.is_empty() && case.others.sidecars.is_empty() { kind } else { "pod" };
+        let kind = match case.others.names().len() {
+            0 => kind.to_owned(),
+            _ => format!("{kind}, several containers"),
+        };
         let entry = by_scenario.entry(kind).or_default();
         entry.0 += 1;
         if outcome.wrong.is_empty() {
@@ -49,7 +52,7 @@ fn main() {
             continue;
         }
         let shown = report::disagreement(seed, only.unwrap_or(k), case, outcome);
-        if let Some(limit) = random::on_limit(case, &outcome.predicted) {
+        if let Some(limit) = limits::on_limit(case, outcome) {
             entry.2 += 1;
             limits.push(format!("on a limit of docs/simulate.md ({limit}): {shown}"));
             continue;

@@ -14,7 +14,7 @@ use std::time::Instant;
 
 use lifeguard_e2e::cluster::node::Node;
 use lifeguard_e2e::cluster::pods;
-use lifeguard_e2e::simulate_check::{RANDOM_NAMESPACE, random, report, run_random};
+use lifeguard_e2e::simulate_check::{RANDOM_NAMESPACE, limits, random, report, run_random};
 
 /// The sample's seed and size: cases of every behaviour, a few minutes.
 const SEED: u64 = 48;
@@ -35,7 +35,7 @@ fn simulate_agrees_with_the_kubelet_on_a_fixed_sample_of_random_cases() {
         let k = only.unwrap_or(k);
         if outcome.wrong.is_empty() {
             eprintln!("agrees: {} ({}): {}", case.name, case.scenario, case.what);
-        } else if let Some(limit) = random::on_limit(case, &outcome.predicted) {
+        } else if let Some(limit) = limits::on_limit(case, outcome) {
             eprintln!("on a limit ({limit}): {}: {}", case.name, outcome.wrong.join("; "));
             limits += 1;
         } else {

@@ -16,6 +16,7 @@
 pub mod case;
 pub mod compare;
 pub mod lifecycle;
+pub mod limits;
 pub mod observed;
 pub mod pod;
 pub mod predicted;

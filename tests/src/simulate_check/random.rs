@@ -13,8 +13,9 @@
 //! (none, a sleep, an exec or an httpGet of a stated length), the drain and
 //! the grace period, sometimes the deletion's own; for a boot, sometimes a
 //! second container whose readiness comes later, or a native sidecar whose
-//! startup probe holds the app. A deletion's pod has one container: the
-//! stop order of several is not in the model yet.
+//! startup probe holds the app; for a deletion, sometimes other containers
+//! stopped with it (a regular one, native sidecars), each with its own
+//! drain and sometimes a preStop sleep.
 //!
 //! Two limits of docs/simulate.md shape what is drawn or watched, and only
 //! those: a liveness or startup probe with `failureThreshold: 1` is held
@@ -24,7 +25,7 @@
 
 use serde_json::{Value, json};
 
-use super::case::{Act, Case, Others, container, other, period_of, s};
+use super::case::{Act, Case, Others, container, other, s};
 use super::lifecycle::poststart;
 use super::predicted::Predicted;
 
@@ -113,6 +114,42 @@ impl Draw<'_> {
             return (json!({"grpc": {"port": 0, "service": service}}), format!("grpc {service}"));
         }
         (json!({"httpGet": {"path": path, "port": "http"}}), format!("httpGet {path}"))
+    }
+}
+
+/// For a deletion, sometimes other containers stopped with the case's
+/// own: a regular one, one or two native sidecars, or both, each draining
+/// for 0-3 s at SIGTERM and sometimes after a preStop sleep (shorter than
+/// the grace period, which the API server requires); what simulate reads
+/// of their stops is the drain's env var and the hook, as of the app's.
+fn draw_stopping_others(draw: &mut Draw<'_>, others: &mut Others, pod_grace: u64) {
+    let names: &[(&str, bool)] = match draw.rng.u8(0..10) {
+        0..2 => &[("aux", false)],
+        2..4 => &[("proxy", true)],
+        4..5 => &[("proxy", true), ("logs", true)],
+        5..6 => &[("aux", false), ("proxy", true)],
+        _ => return,
+    };
+    for &(name, sidecar) in names {
+        let mut c = other(name, &[]);
+        let drain = draw.rng.u64(0..=3);
+        if drain > 0 {
+            if let Some(env) = c["env"].as_array_mut() {
+                env.push(json!({"name": "DRAIN_SECONDS", "value": drain.to_string()}));
+            }
+        }
+        let sleep = (draw.rng.u8(0..3) == 0 && pod_grace > 1).then(|| draw.rng.u64(1..pod_grace.min(4)));
+        if let Some(seconds) = sleep {
+            c["lifecycle"] = json!({"preStop": {"sleep": {"seconds": seconds}}});
+        }
+        let kind = if sidecar { "native sidecar" } else { "container" };
+        let hook = sleep.map(|s| format!(" after a {s} s preStop sleep")).unwrap_or_default();
+        draw.said.push(format!("a {kind} {name} draining {drain} s{hook}"));
+        if sidecar {
+            others.sidecars.push(c);
+        } else {
+            others.containers.push(c);
+        }
     }
 }
 
@@ -259,6 +296,7 @@ pub fn case(seed: u64, k: u64) -> Case {
                 }
                 _ => s("no preStop"),
             };
+            draw_stopping_others(&mut draw, &mut others, pod_grace);
             let own = (draw.rng.u8(0..5) == 0).then(|| draw.rng.u64(1..=pod_grace));
             let effective = own.unwrap_or(pod_grace);
             let what = match own {
@@ -324,26 +362,6 @@ pub fn window(case: &Case, predicted: &Predicted) -> u64 {
     }
 }
 
-/// Which limit of docs/simulate.md a boot case sits on, if any, from what
-/// simulate said of it: a check at the very moment the boot ends (the
-/// app's boot counts from its process's start, a little after the
-/// runtime's start the kubelet counts from), or a first kill less than a
-/// period before the boot ends (the first check's phase). Either can go
-/// the other way on the node; a disagreement there is the limit's.
-pub fn on_limit(case: &Case, predicted: &Predicted) -> Option<&'static str> {
-    let boot: f64 = case.scenario.strip_prefix("boot:")?.strip_suffix('s')?.parse().ok()?;
-    let at = |t: f64, names: &[&str]| predicted.events.iter().any(|(u, e)| *u == t && names.contains(&e.as_str()));
-    let mut healthy = predicted.events.iter().filter(|(_, e)| e == "app-healthy").map(|(t, _)| *t);
-    if healthy.any(|t| at(t, &["startup-succeeded", "in-endpoints", "container-ready"])) {
-        return Some("a check at the moment a boot ends");
-    }
-    let first_kill = predicted.events.iter().find(|(_, e)| e == "restart").map(|(t, _)| *t);
-    if first_kill.is_some_and(|k| k < boot && boot <= k + period_of(case)) {
-        return Some("the first check's phase");
-    }
-    None
-}
-
 /// The seed and the one case the environment asks for, else `seed`.
 pub fn from_env(seed: u64) -> (u64, Option<u64>) {
     let read = |var: &str| std::env::var(var).ok().and_then(|v| v.trim().parse::<u64>().ok());
@@ -389,9 +407,9 @@ mod tests {
                     assert!(p["initialDelaySeconds"].as_u64() >= Some(1), "{}: {kind} not held back", c.name);
                 }
             }
-            if matches!(c.act, Act::Delete(_)) {
-                assert!(c.others.containers.is_empty() && c.others.sidecars.is_empty(), "{}", c.name);
-            }
         }
+        let deleted_with_others = |c: &&Case| matches!(c.act, Act::Delete(_)) && !c.others.names().is_empty();
+        assert!(all.iter().filter(deleted_with_others).any(|c| !c.others.sidecars.is_empty()), "no deleted sidecar");
+        assert!(all.iter().filter(deleted_with_others).any(|c| !c.others.containers.is_empty()), "no deleted second");
     }
 }

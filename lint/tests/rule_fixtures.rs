@@ -206,6 +206,7 @@ rule_tests! {
     probe_runs_inference => "probe-runs-inference",
     progress_deadline_too_short => "progress-deadline-too-short",
     rollout_capacity_too_low => "rollout-capacity-too-low",
+    pdb_blocks_eviction => "pdb-blocks-eviction",
     grace_period_too_short => "grace-period-too-short",
     prestop_sleep_only => "prestop-sleep-only",
     prestop_loop_unbounded => "prestop-loop-unbounded",

@@ -88,6 +88,14 @@ impl<'p> Judge<'p> {
         Judge { policy, batch, file: name.into(), judged, worst: None }
     }
 
+    /// Takes in more objects of the namespace's context (its
+    /// PodDisruptionBudgets), before any workload is judged.
+    pub fn add_context(&mut self, objects: &[Value]) {
+        for object in objects {
+            self.batch.add(object);
+        }
+    }
+
     /// Judges a page of objects.
     pub fn objects(&mut self, objects: &[Value], mut simulation: Option<&mut Simulation>) {
         let no_line = |_: &str| None;

@@ -381,7 +381,8 @@ struct Read<'a> {
 }
 
 impl Read<'_> {
-    /// Reads and judges one namespace: its Services, then every kind, each
+    /// Reads and judges one namespace: its Services, PodDisruptionBudgets
+    /// and HorizontalPodAutoscalers, then every kind, each
     /// page judged as it is listed. Returns what was judged and how many
     /// objects were read.
     async fn namespace(
@@ -404,6 +405,15 @@ impl Read<'_> {
         };
         let mut judge = Judge::new(name, services.as_deref(), self.policy);
         drop(services);
+        // Budgets and autoscalers are context as the Services are; where
+        // they cannot be listed, pdb-blocks-eviction judges without them
+        // (and the audit says so).
+        for resource in resources::disruption_context() {
+            match self.fetcher.list(&resource, name, None, |page| judge.add_context(&page)).await {
+                Ok(_) => reading.lists += 1,
+                Err(e) => note(reading, &resource, name, e),
+            }
+        }
         let mut objects = 0;
         for kind in self.kinds {
             if reading.fatal.is_some() {
@@ -449,6 +459,8 @@ fn warnings(reading: &Reading) -> Vec<String> {
         let more = if namespaces.len() > 5 { format!(" and {} more", namespaces.len() - 5) } else { String::new() };
         let what = if resource == "services" {
             "readiness-probe-missing and prestop-bridge-missing judged their pods as lint does without Services"
+        } else if resource == "poddisruptionbudgets.policy" || resource == "horizontalpodautoscalers.autoscaling" {
+            "pdb-blocks-eviction judged their pods without them"
         } else {
             "its objects there were not audited"
         };

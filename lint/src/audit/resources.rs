@@ -27,6 +27,16 @@ pub fn services() -> Resource {
     Resource::new("", "v1", "services", "Service")
 }
 
+/// PodDisruptionBudgets and HorizontalPodAutoscalers: read in every
+/// namespace audited, so `pdb-blocks-eviction` sees the budgets that really
+/// select a pod and the floor its autoscaler keeps.
+pub fn disruption_context() -> [Resource; 2] {
+    [
+        Resource::new("policy", "v1", "poddisruptionbudgets", "PodDisruptionBudget"),
+        Resource::new("autoscaling", "v2", "horizontalpodautoscalers", "HorizontalPodAutoscaler"),
+    ]
+}
+
 /// The Accept header of aggregated discovery (one request for every group).
 pub const AGGREGATED_DISCOVERY: &str =
     "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json";

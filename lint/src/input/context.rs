@@ -10,8 +10,8 @@ use std::path::{Path, PathBuf};
 use policies::Batch;
 
 use super::Limits;
+use super::context_objects::{context_in, may_hold_context};
 use super::discover::{Input, is_manifest, read_text};
-use super::services::{may_hold_a_service, services_in};
 
 /// The context of each input and what the files that were not named add.
 #[derive(Debug, Default)]
@@ -62,11 +62,11 @@ pub fn contexts(inputs: &[Input], limits: &Limits) -> Contexts {
     for (dir, context) in &by_dir {
         for sibling in siblings(dir).into_iter().filter(|p| !named.contains(&canonical(p))) {
             let Ok(text) = read_text(&Input::File(sibling.clone()), limits) else { continue };
-            if !may_hold_a_service(&text) {
+            if !may_hold_context(&text) {
                 continue;
             }
             if let Some(batch) = out.seeds.get_mut(*context) {
-                services_in(&text, limits).iter().for_each(|service| batch.add(service));
+                context_in(&text, limits).iter().for_each(|service| batch.add(service));
             }
             out.read.push(sibling);
         }

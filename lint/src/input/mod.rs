@@ -2,11 +2,11 @@
 //! mapping JSON pointers back to `line:column`.
 
 pub mod context;
+pub mod context_objects;
 pub mod discover;
 pub mod helm;
 pub mod helm_lines;
 pub mod render;
-pub mod services;
 pub mod source;
 pub mod split;
 pub mod strict_json;
@@ -18,10 +18,10 @@ pub use discover::{
 };
 pub use helm::{OnDisk, Template, TemplateFinder, TemplateScanner};
 // The loader lives in the engine crate (policy files are YAML too).
+pub use context_objects::{context_in, context_of, may_hold_context};
 pub use policies::yaml::limits::Limits;
 pub use policies::yaml::parse::{
-    ParseError, parse_part_each, parse_part_lean, parse_part_services, parse_stream, parse_stream_each,
+    ParseError, parse_part_context, parse_part_each, parse_part_lean, parse_stream, parse_stream_each,
 };
 pub use policies::yaml::read_inert;
-pub use services::{may_hold_a_service, services_in, services_of};
 pub use source::{Document, Location, SourceFile};

@@ -10,8 +10,8 @@ use serde_json::Value;
 use super::elsewhere::Elsewhere;
 use super::text::Lines;
 use crate::documents::lint_document;
-use crate::input::services::services_with;
-use crate::input::{Document, Limits, Template, TemplateFinder, may_hold_a_service};
+use crate::input::context_objects::context_with;
+use crate::input::{Document, Limits, Template, TemplateFinder, may_hold_context};
 use crate::outcome::{InputError, Located, Outcome};
 use crate::pipeline::{self, Keeper, Source, Step};
 
@@ -73,7 +73,7 @@ pub fn analyze(name: &str, text: &str, policy: &Policy, context: (&Batch, &[Else
         return out;
     }
     // The text's own Services, each with its place, for the related locations.
-    let own = located_services(text, &lines, limits);
+    let own = located_context(text, &lines, limits);
     let step = Analyze { lines: &lines, own: &own, elsewhere };
     let source = Source { name, text, context: 0, policy };
     let keep = &mut Unplaced(TemplateFinder::default());
@@ -155,13 +155,13 @@ impl Keeper<Analyzed> for Unplaced {
 }
 
 /// The Services a text holds, each with its range, as `lint` reads a file
-/// for them ([`crate::input::services`]): the open file's own, and its
+/// for them ([`crate::input::context_objects`]): the open file's own, and its
 /// directory's other files' (`workspace.rs`).
-pub fn located_services(text: &str, lines: &Lines<'_>, limits: &Limits) -> Vec<(Value, Range)> {
-    if !may_hold_a_service(text) {
+pub fn located_context(text: &str, lines: &Lines<'_>, limits: &Limits) -> Vec<(Value, Range)> {
+    if !may_hold_context(text) {
         return Vec::new();
     }
-    services_with(text, limits, &|document, pointer, service| (service.clone(), span(document, pointer, lines)))
+    context_with(text, limits, &|document, pointer, service| (service.clone(), span(document, pointer, lines)))
 }
 
 /// The range of the field `pointer` names (for a missing field, its

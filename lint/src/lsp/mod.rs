@@ -39,7 +39,7 @@ use lsp_types::{
 };
 use serde_json::Value;
 
-use crate::input::may_hold_a_service;
+use crate::input::may_hold_context;
 use workspace::Workspace;
 
 /// How long the edits must stop before a changed file is linted again:
@@ -241,7 +241,7 @@ impl Server {
             notification::DidOpenTextDocument::METHOD => {
                 let Ok(p) = serde_json::from_value::<DidOpenTextDocumentParams>(n.params) else { return };
                 let uri = p.text_document.uri;
-                let touches_others = may_hold_a_service(&p.text_document.text);
+                let touches_others = may_hold_context(&p.text_document.text);
                 self.workspace.set(uri.clone(), p.text_document.text, p.text_document.version);
                 self.lint_now(&uri);
                 if touches_others {
@@ -253,8 +253,8 @@ impl Server {
                 let uri = p.text_document.uri;
                 // Full sync: the last change holds the whole text.
                 let Some(change) = p.content_changes.into_iter().last() else { return };
-                let before = self.workspace.open.get(&uri).is_some_and(|o| may_hold_a_service(&o.text));
-                let touches_others = before || may_hold_a_service(&change.text);
+                let before = self.workspace.open.get(&uri).is_some_and(|o| may_hold_context(&o.text));
+                let touches_others = before || may_hold_context(&change.text);
                 self.workspace.set(uri.clone(), change.text, p.text_document.version);
                 self.pending.insert(uri.clone(), now + QUIET);
                 if touches_others {

@@ -11,7 +11,7 @@ use lsp_types::{Range, Uri};
 use policies::{Batch, Policy};
 use serde_json::Value;
 
-use super::analysis::{Analysis, analyze, located_services};
+use super::analysis::{Analysis, analyze, located_context};
 use super::elsewhere::Elsewhere;
 use super::text::Lines;
 use super::uri::{from_path, to_path};
@@ -118,14 +118,14 @@ impl Workspace {
             }
             let Some(uri) = from_path(&sibling) else { continue };
             let services = match open.get(&canonical) {
-                Some(text) => located_services(text, &Lines::new(text), &self.limits),
+                Some(text) => located_context(text, &Lines::new(text), &self.limits),
                 None => {
                     let now = stamp(&sibling);
                     match self.services.get(&sibling).filter(|(seen, _)| *seen == now) {
                         Some((_, cached)) => cached.clone(),
                         None => {
                             let read = std::fs::read_to_string(&sibling)
-                                .map(|text| located_services(&text, &Lines::new(&text), &self.limits))
+                                .map(|text| located_context(&text, &Lines::new(&text), &self.limits))
                                 .unwrap_or_default();
                             self.services.insert(sibling.clone(), (now, read.clone()));
                             read

@@ -4,7 +4,7 @@
 //! rules need, not by the input. `lint`, `simulate` and the editor's
 //! analysis are steps on documents; `fix`, which edits whole texts, is a
 //! step on texts ([`each_text`]), fed by the same reader of Services
-//! ([`crate::input::services`]) and run on the same pool.
+//! ([`crate::input::context_objects`]) and run on the same pool.
 //!
 //! Services inform the rules, and a Service can come after the workload it
 //! selects. Each source belongs to a context (its directory, see

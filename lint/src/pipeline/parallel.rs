@@ -4,7 +4,7 @@
 //!
 //! A document is done with the Services of its whole context, so nothing
 //! has to be kept for a second look: a first pass reads only the parts
-//! whose text may hold a Service ([`may_hold_a_service`], a textual check),
+//! whose text may hold a Service ([`may_hold_context`], a textual check),
 //! which are few and small, and keeps their documents for the second. The
 //! second pass reads every other part once (a document of a kind no rule
 //! reads without the parser, [`read_inert`]) and counts the Services it
@@ -23,7 +23,7 @@ use super::source::{Source, SourceResult};
 use super::step::{Keeper, Step};
 use super::{pool, serial};
 use crate::input::split::{Part, parts};
-use crate::input::{Document, Limits, TemplateScanner, may_hold_a_service, parse_part_lean, read_inert, services_of};
+use crate::input::{Document, Limits, TemplateScanner, context_of, may_hold_context, parse_part_lean, read_inert};
 
 /// Text handed to one task: large enough that a task's overhead (a parser,
 /// a result) is small, small enough that the cores share a stream evenly.
@@ -78,7 +78,7 @@ pub(super) fn run<S: Step, K: Keeper<S::Out>>(
     };
     let split: Vec<Vec<(Part, bool)>> = pool::run(sources.len(), threads, |i| {
         let text = sources[i].text;
-        parts(text).into_iter().map(|p| (p, may_hold_a_service(&text[p.start..p.end]))).collect()
+        parts(text).into_iter().map(|p| (p, may_hold_context(&text[p.start..p.end]))).collect()
     })
     .into_iter()
     .enumerate()
@@ -113,9 +113,9 @@ pub(super) fn run<S: Step, K: Keeper<S::Out>>(
         match scan {
             Some(Some(documents)) => {
                 if let Some(batch) = batches.get_mut(context) {
-                    documents.iter().flat_map(services_of).for_each(|service| batch.add(service));
+                    documents.iter().flat_map(context_of).for_each(|service| batch.add(service));
                 }
-                expected[s][k] = documents.iter().map(|d| services_of(d).count()).sum();
+                expected[s][k] = documents.iter().map(|d| context_of(d).count()).sum();
                 let (part, _) = split[s][k];
                 if let Some(left) = room.checked_sub(part.end - part.start) {
                     room = left;
@@ -239,7 +239,7 @@ fn do_part<S: Step>(
     let inert = |kind: &str| source.policy.reads_nothing_of(kind);
     let parsed = catch_unwind(AssertUnwindSafe(|| {
         let mut on_document = |document: &Document| {
-            result.services += services_of(document).count();
+            result.services += context_of(document).count();
             let out = step.document(source, document, batch);
             result.documents.push(Done { first: document.root.start.line, end: document.root.end.line, out });
         };

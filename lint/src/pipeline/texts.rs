@@ -1,6 +1,6 @@
 //! The pipeline for a step that works on whole texts (`fix`, which edits a
 //! file and reads it back): every context's Services read first (the one
-//! reader, [`crate::input::services`]), then each input read again, parsed,
+//! reader, [`crate::input::context_objects`]), then each input read again, parsed,
 //! handed to the step and dropped on a worker, so no parse waits for the
 //! others and no text is held longer than its step: only stdin's text is
 //! kept from the first look, as it cannot be read twice.
@@ -13,7 +13,7 @@ use super::pool;
 use super::read::discovery_errors;
 use crate::documents::parse_text;
 use crate::input::{Contexts, Discovered, Document, Input, InputName, Limits, contexts, read_input, read_text};
-use crate::input::{services_in, services_of};
+use crate::input::{context_in, context_of};
 use crate::outcome::InputError;
 
 /// One input as a per-text step gets it.
@@ -62,7 +62,7 @@ pub fn each_text<T: Send>(
     let first = |i: usize| {
         let input = &inputs[i];
         read_input(input, limits, allow_empty).map(|text| {
-            let services = services_in(&text, limits);
+            let services = context_in(&text, limits);
             (services, matches!(input, Input::Stdin).then_some(text))
         })
     };
@@ -93,7 +93,7 @@ pub fn each_text<T: Send>(
         match text {
             Ok(text) => {
                 let parse = parse_text(&name, &text, limits);
-                let met: usize = parse.0.iter().map(|d| services_of(d).count()).sum();
+                let met: usize = parse.0.iter().map(|d| context_of(d).count()).sum();
                 if met == r.services {
                     step(Text { input: r.input, name, text: &text, parse, batch, error: None })
                 } else if sharing(r.context) == 1 {

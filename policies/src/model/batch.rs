@@ -1,14 +1,28 @@
 //! What the engine knows about the objects an object is read with: the
 //! Services of its context, which `readiness-probe-missing` and
-//! `prestop-bridge-missing` weigh.
+//! `prestop-bridge-missing` weigh, and its PodDisruptionBudgets and
+//! HorizontalPodAutoscalers, which `pdb-blocks-eviction` weighs.
 
 use serde_json::Value;
 
+use super::disruption_budget::{AUTOSCALER_KIND, AutoscalerView, DISRUPTION_BUDGET_KIND, DisruptionBudgetView};
 use super::service::ServiceView;
 use super::workload::Workload;
 
-/// What the engine knows about the objects an object is read with: today,
-/// the Services (for `readiness-probe-missing` and `prestop-bridge-missing`).
+/// The kinds of the objects a [`Batch`] takes in: what a front end reads
+/// of an object's context before judging it.
+pub const CONTEXT_KINDS: [&str; 3] = ["Service", DISRUPTION_BUDGET_KIND, AUTOSCALER_KIND];
+
+/// Whether `object` is one a [`Batch`] takes in (its kind is one of
+/// [`CONTEXT_KINDS`]).
+pub fn is_context_object(object: &Value) -> bool {
+    object.get("kind").and_then(Value::as_str).is_some_and(|k| CONTEXT_KINDS.contains(&k))
+}
+
+/// What the engine knows about the objects an object is read with: the
+/// Services (for `readiness-probe-missing` and `prestop-bridge-missing`),
+/// the PodDisruptionBudgets and HorizontalPodAutoscalers (for
+/// `pdb-blocks-eviction`).
 ///
 /// A front end builds one batch per *context*, so that an object's findings
 /// do not depend on which other inputs happen to be named in the same run:
@@ -22,6 +36,11 @@ pub struct Batch {
     pub services: Vec<ServiceView>,
     /// Whether the context held any Service at all.
     pub has_services: bool,
+    /// PodDisruptionBudgets of the context, in the order they were read
+    /// (a finding names each that selects its workload).
+    pub budgets: Vec<DisruptionBudgetView>,
+    /// HorizontalPodAutoscalers of the context, in the order they were read.
+    pub autoscalers: Vec<AutoscalerView>,
     /// The Services in the order they were added, for [`Batch::differs_for`].
     arrived: Vec<ServiceView>,
 }
@@ -44,7 +63,21 @@ impl Batch {
             self.services.insert(at, service.clone());
             self.arrived.push(service);
             self.has_services = true;
+        } else if let Some(budget) = DisruptionBudgetView::from_object(object) {
+            self.budgets.push(budget);
+        } else if let Some(autoscaler) = AutoscalerView::from_object(object) {
+            self.autoscalers.push(autoscaler);
         }
+    }
+
+    /// The first HorizontalPodAutoscaler that scales `w`.
+    pub fn autoscaler_of(&self, w: &Workload) -> Option<&AutoscalerView> {
+        self.autoscalers.iter().find(|a| a.scales(w.namespace.as_deref(), &w.kind, w.name.as_deref()))
+    }
+
+    /// The PodDisruptionBudgets that select the pods of `w`.
+    pub fn budgets_of<'a>(&'a self, w: &'a Workload) -> impl Iterator<Item = &'a DisruptionBudgetView> {
+        self.budgets.iter().filter(|b| b.selects(w.namespace.as_deref(), &w.labels))
     }
 
     /// Takes in every object of parsed documents' values (a `List`'s items
@@ -60,7 +93,7 @@ impl Batch {
     /// A mark of how much of the context this batch has seen, for
     /// [`Batch::differs_for`].
     pub fn mark(&self) -> BatchMark {
-        BatchMark { services: self.arrived.len() }
+        BatchMark { services: self.arrived.len(), budgets: self.budgets.len(), autoscalers: self.autoscalers.len() }
     }
 
     /// Whether linting `object` with this batch could give another result
@@ -71,15 +104,22 @@ impl Batch {
     /// Conservative: `true` whenever in doubt.
     pub fn differs_for(&self, earlier: BatchMark, object: &Value) -> bool {
         let new = self.arrived.get(earlier.services..).unwrap_or_default();
-        if new.is_empty() {
+        let new_budgets = self.budgets.get(earlier.budgets..).unwrap_or_default();
+        let new_autoscalers = self.autoscalers.get(earlier.autoscalers..).unwrap_or_default();
+        if new.is_empty() && new_budgets.is_empty() && new_autoscalers.is_empty() {
             return false;
         }
         // The first Service turns "no Service in the context" into "some".
-        if earlier.services == 0 {
+        if earlier.services == 0 && !new.is_empty() {
             return true;
         }
         match Workload::from_object(object) {
-            Ok(Some(w)) => new.iter().any(|s| s.selects(w.namespace.as_deref(), &w.labels)),
+            Ok(Some(w)) => {
+                let (ns, labels) = (w.namespace.as_deref(), &w.labels);
+                new.iter().any(|s| s.selects(ns, labels))
+                    || new_budgets.iter().any(|b| b.selects(ns, labels))
+                    || new_autoscalers.iter().any(|a| a.scales(ns, &w.kind, w.name.as_deref()))
+            }
             Ok(None) => false,
             Err(_) => true,
         }
@@ -90,6 +130,8 @@ impl Batch {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct BatchMark {
     services: usize,
+    budgets: usize,
+    autoscalers: usize,
 }
 
 /// The objects in a document: the document itself, or the `items` of a

@@ -7,6 +7,7 @@ mod boot;
 mod budget;
 pub mod command;
 mod dependency;
+mod disruption_budget;
 mod duration;
 pub mod host;
 mod image;
@@ -43,10 +44,11 @@ pub use annotations::{
     ANNOTATION_POSTSTART, ANNOTATION_PRESTOP, ANNOTATION_PROBE_CHECKS, ANNOTATION_READINESS_GATES, ANNOTATION_SHUTDOWN,
     ANNOTATIONS, annotation_doc,
 };
-pub use batch::{Batch, BatchMark, objects_in};
+pub use batch::{Batch, BatchMark, CONTEXT_KINDS, is_context_object, objects_in};
 pub use boot::{Boot, assumed_boot};
 pub use budget::{ceil_div, cold_start_required};
 pub use dependency::{Dependency, dependencies};
+pub use disruption_budget::{AUTOSCALER_KIND, Amount, AutoscalerView, DISRUPTION_BUDGET_KIND, DisruptionBudgetView};
 pub use duration::parse_seconds;
 pub use image::image_repository;
 pub use listener::undeclared_port_listeners;

@@ -7,6 +7,7 @@ mod ignore_annotation_invalid;
 mod init_needs_later_sidecar;
 pub(crate) mod liveness_checks_dependency;
 pub(crate) mod liveness_too_aggressive;
+mod pdb_blocks_eviction;
 mod prestop_bridge_missing;
 mod prestop_loop_unbounded;
 pub(crate) mod prestop_sleep_only;
@@ -55,6 +56,7 @@ pub static RULES: &[&Rule] = &[
     &probe_runs_inference::RULE,
     &progress_deadline_too_short::RULE,
     &rollout_capacity_too_low::RULE,
+    &pdb_blocks_eviction::RULE,
     &grace_period_too_short::RULE,
     &prestop_sleep_only::RULE,
     &prestop_loop_unbounded::RULE,

@@ -23,6 +23,6 @@ pub mod source;
 pub use emit::to_yaml;
 pub use inert::read_inert;
 pub use limits::Limits;
-pub use parse::{ParseError, parse_part_each, parse_part_lean, parse_part_services, parse_stream, parse_stream_each};
+pub use parse::{ParseError, parse_part_context, parse_part_each, parse_part_lean, parse_stream, parse_stream_each};
 pub use skim::inert_kind;
 pub use source::{Document, DuplicateKey, Location, Mark, Node};

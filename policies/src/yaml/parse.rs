@@ -94,7 +94,7 @@ struct Builder<'l> {
     lean: bool,
     /// A lean read for the Services alone: every other kind is inert, pod
     /// templates included.
-    services_only: bool,
+    context_only: bool,
     /// The document's kind says it is inert: its values off [`PATH`] are skipped.
     inert: bool,
     /// The lean read cannot go on: read the part again in full.
@@ -121,7 +121,7 @@ impl Builder<'_> {
             if self.inert {
                 self.rebuild = true;
             } else if let Value::String(kind) = value {
-                self.inert = if self.services_only { skim::not_a_service(kind) } else { skim::inert_kind(kind) };
+                self.inert = if self.context_only { skim::not_context(kind) } else { skim::inert_kind(kind) };
             }
         }
     }
@@ -138,11 +138,11 @@ impl Builder<'_> {
             Some(Frame::Map { key: Some((k, _, merge)), path, .. }) => {
                 // `containers` anywhere but the pod template's path may be a
                 // pod template lifeguard does not read, which it warns about.
-                if *merge || (!self.services_only && k == PATH[PATH.len() - 1]) {
+                if *merge || (!self.context_only && k == PATH[PATH.len() - 1]) {
                     self.rebuild = true;
                     return false;
                 }
-                let on_path = !self.services_only && PATH.get(*path).is_some_and(|p| p == k);
+                let on_path = !self.context_only && PATH.get(*path).is_some_and(|p| p == k);
                 !(on_path || (*path == 0 && k == "kind"))
             }
             _ => false,
@@ -326,7 +326,7 @@ impl Builder<'_> {
                 // read: built in full, to say where its pod template is. A
                 // CRD's schema has `containers` too, but as a mapping.
                 let containers = |s: &Skipped| s.is_map && s.key.as_deref() == Some(PATH[PATH.len() - 1]);
-                if !self.services_only && matches!(self.stack.last(), Some(Frame::Skip(s)) if containers(s)) {
+                if !self.context_only && matches!(self.stack.last(), Some(Frame::Skip(s)) if containers(s)) {
                     self.rebuild = true;
                 }
                 self.push_frame(Frame::Skip(Skipped::new(false, start)), start)
@@ -445,18 +445,20 @@ pub fn parse_part_lean(
     lean_read(text, origin, limits, Lean::Rules, on_document)
 }
 
-/// Like [`parse_part_lean`], but only the values of Services and `List`s
-/// are built: every other document is checked (its errors found as a full
-/// read finds them) and handed over with its values left unbuilt. For a
-/// caller that needs a stream's Services, or to know that a part reads
-/// without error, and not its workloads.
-pub fn parse_part_services(
+/// Like [`parse_part_lean`], but only the values of the context's objects
+/// (Services, PodDisruptionBudgets, HorizontalPodAutoscalers:
+/// [`crate::model::CONTEXT_KINDS`]) and
+/// `List`s are built: every other document is checked (its errors found as
+/// a full read finds them) and handed over with its values left unbuilt.
+/// For a caller that needs a stream's context, or to know that a part
+/// reads without error, and not its workloads.
+pub fn parse_part_context(
     text: &str,
     origin: Mark,
     limits: &Limits,
     on_document: impl FnMut(Document),
 ) -> Option<ParseError> {
-    lean_read(text, origin, limits, Lean::Services, on_document)
+    lean_read(text, origin, limits, Lean::Context, on_document)
 }
 
 fn lean_read(
@@ -494,8 +496,8 @@ enum Lean {
     No,
     /// Those no rule reads.
     Rules,
-    /// All but the Services' (and `List`s').
-    Services,
+    /// All but the context objects' (and `List`s').
+    Context,
 }
 
 fn read(
@@ -515,7 +517,7 @@ fn read(
         root: None,
         duplicates: Vec::new(),
         lean: lean != Lean::No,
-        services_only: lean == Lean::Services,
+        context_only: lean == Lean::Context,
         inert: false,
         rebuild: false,
     };

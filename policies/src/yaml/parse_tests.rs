@@ -3,7 +3,7 @@
 use serde_json::{Value, json};
 
 use super::limits::Limits;
-use super::parse::{ParseError, parse_part_lean, parse_part_services, parse_stream};
+use super::parse::{ParseError, parse_part_context, parse_part_lean, parse_stream};
 use super::source::{Document, Mark};
 
 fn parse(text: &str) -> (Vec<Document>, Option<ParseError>) {
@@ -151,7 +151,7 @@ fn a_read_for_services_builds_only_services_and_finds_every_error() {
     let text = "kind: Deployment\nmetadata: {name: web}\nspec: {template: {spec: {containers: [{name: a}]}}}\n---\nkind: Service\nmetadata: {name: web}\nspec: {selector: {app: web}}\n---\nkind: List\nitems: [{kind: Service}]\n";
     let (full, full_err) = parse(text);
     let mut read = Vec::new();
-    let err = parse_part_services(text, Mark::default(), &Limits::default(), |d| read.push(d));
+    let err = parse_part_context(text, Mark::default(), &Limits::default(), |d| read.push(d));
     assert_eq!((full_err, err), (None, None));
     assert_eq!(read.len(), 3);
     assert_eq!(read[0].value["spec"], Value::Null, "a workload is not built");
@@ -164,7 +164,7 @@ fn a_read_for_services_builds_only_services_and_finds_every_error() {
         "kind: Deployment\nspec: {a: !!int x}\n",
     ] {
         let (_, full_err) = parse(broken);
-        let err = parse_part_services(broken, Mark::default(), &Limits::default(), |_| {});
+        let err = parse_part_context(broken, Mark::default(), &Limits::default(), |_| {});
         assert_eq!(full_err.is_some(), err.is_some(), "{broken}");
         assert!(err.is_some(), "{broken}");
     }

@@ -21,21 +21,21 @@ pub(super) const PATH: [&str; 4] = ["spec", "template", "spec", "containers"];
 /// Marks a mapping off [`PATH`].
 pub(super) const OFF_PATH: usize = usize::MAX;
 
-/// Whether an object of this kind can be neither a workload nor a Service
-/// nor a `List` of objects, whatever else it holds (but the pod template
-/// [`PATH`]): the one list of what no rule reads, built from the engine's
-/// tables of pod-bearing kinds.
+/// Whether an object of this kind can be neither a workload nor an
+/// object of the context (a Service, a PodDisruptionBudget, a
+/// HorizontalPodAutoscaler) nor a `List`
+/// of objects, whatever else it holds (but the pod template [`PATH`]): the
+/// one list of what no rule reads, built from the engine's tables of
+/// pod-bearing kinds and of the context's kinds.
 pub fn inert_kind(kind: &str) -> bool {
-    !(crate::model::names_pod_kind(kind)
-        || crate::model::names_custom_pod_kind(kind)
-        || kind == "Service"
-        || kind.ends_with("List"))
+    !(crate::model::names_pod_kind(kind) || crate::model::names_custom_pod_kind(kind) || !not_context(kind))
 }
 
-/// Whether a document of this kind can be neither a Service nor a `List`
-/// (for a read that needs the Services alone).
-pub(super) fn not_a_service(kind: &str) -> bool {
-    !(kind == "Service" || kind.ends_with("List"))
+/// Whether a document of this kind can be neither an object of the
+/// context ([`crate::model::CONTEXT_KINDS`]) nor a `List` (for a read that
+/// needs the context alone).
+pub(super) fn not_context(kind: &str) -> bool {
+    !(crate::model::CONTEXT_KINDS.contains(&kind) || kind.ends_with("List"))
 }
 
 /// A mapping or sequence being read without building it.

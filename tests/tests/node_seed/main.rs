@@ -15,8 +15,12 @@
 //! - 000's rollout ([`rollout`]): a progress deadline shorter than the
 //!   pod's startup window is exceeded by a pod that boots fine
 //!   (`progress-deadline-too-short`); after `lifeguard fix` it is not.
+//! - 004's drain ([`eviction`]): budgets that allow no eviction refuse
+//!   it (`pdb-blocks-eviction`); a sound one lets the pods go one boot at
+//!   a time.
 
 mod drain;
+mod eviction;
 mod gpu;
 mod rollout;
 mod stall;

@@ -1,44 +1,45 @@
-//! The one reader of a text's Services: what a file adds to its context,
-//! read before its workloads are judged, so that each file (or each part
-//! of a stream) can then be parsed, judged and dropped on its own while the
-//! rules see every Service of the context, wherever it comes. `fix`, the
-//! siblings read for context and the editor's server read Services here;
-//! the pipeline's parallel path reads the same parts ([`may_hold_a_service`])
-//! in its first pass and keeps their documents for its second, so that no
-//! part is read twice (`crate::pipeline`).
+//! The one reader of a text's context objects (Services,
+//! PodDisruptionBudgets, HorizontalPodAutoscalers:
+//! `policies::model::CONTEXT_KINDS`): what a file
+//! adds to its context, read before its workloads are judged, so that each
+//! file (or each part of a stream) can then be parsed, judged and dropped
+//! on its own while the rules see every object of the context, wherever it
+//! comes. `fix`, the siblings read for context and the editor's server read
+//! them here; the pipeline's parallel path reads the same parts
+//! ([`may_hold_context`]) in its first pass and keeps their documents for
+//! its second, so that no part is read twice (`crate::pipeline`).
 //!
-//! Only the documents whose text may hold a Service
-//! ([`may_hold_a_service`]) are parsed, each alone (see
-//! [`crate::input::split`]). A whole read stops at a syntax error, and the
-//! Services after it do not count: so the documents before the last
-//! Service found are checked to read without error as well (a read that
-//! builds the values of Services alone, so a workload costs little more
-//! than its YAML events), and a file where anything
+//! Only the documents whose text may hold one ([`may_hold_context`]) are
+//! parsed, each alone (see [`crate::input::split`]). A whole read stops at
+//! a syntax error, and the objects after it do not count: so the documents
+//! before the last one found are checked to read without error as well (a
+//! read that builds the values of context objects alone, so a workload
+//! costs little more than its YAML events), and a file where anything
 //! fails to parse alone is read in one piece, as a whole read would. The
-//! caller then meets each file's Services again and counts them, so a
-//! misread is caught (see [`crate::pipeline`] and [`crate::fix::run`]).
+//! caller then meets each file's context objects again and counts them, so
+//! a misread is caught (see [`crate::pipeline`] and [`crate::fix::run`]).
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
-use policies::model::ServiceView;
+use policies::model::{CONTEXT_KINDS, is_context_object};
 use policies::objects_in;
 use policies::yaml::inert_kind;
 use serde_json::Value;
 
 use super::split::{Part, parts};
-use super::{Document, Limits, parse_part_services, parse_stream_each, read_inert};
+use super::{Document, Limits, parse_part_context, parse_stream_each, read_inert};
 
 /// The Service objects of `text`, in order, as a whole read of it finds them.
-pub fn services_in(text: &str, limits: &Limits) -> Vec<Value> {
-    services_with(text, limits, &|_, _, service| service.clone())
+pub fn context_in(text: &str, limits: &Limits) -> Vec<Value> {
+    context_with(text, limits, &|_, _, service| service.clone())
 }
 
-/// [`services_in`], each Service given by `take` from its document, its
+/// [`context_in`], each Service given by `take` from its document, its
 /// pointer in it and its value: for a caller that also needs where it is.
-pub fn services_with<T>(text: &str, limits: &Limits, take: &impl Fn(&Document, &str, &Value) -> T) -> Vec<T> {
+pub fn context_with<T>(text: &str, limits: &Limits, take: &impl Fn(&Document, &str, &Value) -> T) -> Vec<T> {
     let parts = parts(text);
     let candidates: Vec<usize> =
-        (0..parts.len()).filter(|&k| may_hold_a_service(&text[parts[k].start..parts[k].end])).collect();
+        (0..parts.len()).filter(|&k| may_hold_context(&text[parts[k].start..parts[k].end])).collect();
     let mut found: Vec<(usize, Vec<T>)> = Vec::with_capacity(candidates.len());
     for &k in &candidates {
         match read_part(text, parts[k], limits, take) {
@@ -74,7 +75,7 @@ fn read_part<T>(
     }
     let mut services = Vec::new();
     let parsed = catch_unwind(AssertUnwindSafe(|| {
-        parse_part_services(text, part.origin, limits, |document| {
+        parse_part_context(text, part.origin, limits, |document| {
             services.extend(located(&document).map(|(pointer, service)| take(&document, &pointer, service)));
         })
     }));
@@ -94,23 +95,25 @@ fn whole<T>(text: &str, limits: &Limits, take: &impl Fn(&Document, &str, &Value)
 }
 
 /// The Service objects of a parsed document (a `List`'s items too).
-pub fn services_of(document: &Document) -> impl Iterator<Item = &Value> {
+pub fn context_of(document: &Document) -> impl Iterator<Item = &Value> {
     located(document).map(|(_, service)| service)
 }
 
-/// [`services_of`], each with its pointer in the document.
+/// [`context_of`], each with its pointer in the document.
 fn located(document: &Document) -> impl Iterator<Item = (String, &Value)> {
-    objects_in(&document.value).into_iter().filter(|(_, o)| ServiceView::from_object(o).is_some())
+    objects_in(&document.value).into_iter().filter(|(_, o)| is_context_object(o))
 }
 
-/// Whether a document's text could hold a Service: the word `Service` (not
-/// the start of a longer word such as `ServiceAccount`) stands as the value
-/// of a `kind` key, or where a YAML form this textual check cannot follow
-/// puts it (an anchor, a tag, a block scalar, a flow collection, a comment),
-/// or a line naming `kind` holds an escape that could spell it. Only a text this rules
-/// out is left unparsed: `Service` in prose (descriptions of CRDs) is not a
-/// reason to parse a large document.
-pub fn may_hold_a_service(text: &str) -> bool {
+/// Whether a document's text could hold an object of the context: the
+/// word `Service`, `PodDisruptionBudget` or `HorizontalPodAutoscaler` (not
+/// the start of a longer word
+/// such as `ServiceAccount`) stands as the value of a `kind` key, or where
+/// a YAML form this textual check cannot follow puts it (an anchor, a tag,
+/// a block scalar, a flow collection, a comment), or a line naming `kind`
+/// holds an escape that could spell it. Only a text this rules out is left
+/// unparsed: `Service` in prose (descriptions of CRDs) is not a reason to
+/// parse a large document.
+pub fn may_hold_context(text: &str) -> bool {
     // `kind: "Serv\u0069ce"`: an escape on a line that names `kind`. Only
     // the lines with an escape are looked at (a CRD's descriptions hold many).
     let bytes = text.as_bytes();
@@ -125,7 +128,12 @@ pub fn may_hold_a_service(text: &str) -> bool {
             return true;
         }
     }
-    let word = "Service";
+    CONTEXT_KINDS.iter().any(|word| names_kind(text, word))
+}
+
+/// Whether `word` stands in `text` where a `kind` could take it as its
+/// value ([`may_hold_context`]).
+fn names_kind(text: &str, word: &str) -> bool {
     memchr::memmem::find_iter(text.as_bytes(), word).any(|at| {
         let longer =
             text[at + word.len()..].chars().next().is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '-');
@@ -158,7 +166,7 @@ mod tests {
     /// The names of the Services a whole read finds.
     fn by_whole_read(text: &str) -> Vec<Value> {
         let (docs, _) = parse_text("x", text, &Limits::default());
-        docs.iter().flat_map(|d| services_of(d).cloned().collect::<Vec<_>>()).collect()
+        docs.iter().flat_map(|d| context_of(d).cloned().collect::<Vec<_>>()).collect()
     }
 
     #[test]
@@ -177,30 +185,43 @@ mod tests {
             format!("kind: List\nitems:\n- {}", SERVICE.replace('\n', "\n  ")),
         ];
         for text in &texts {
-            assert_eq!(services_in(text, &Limits::default()), by_whole_read(text), "{text}");
+            assert_eq!(context_in(text, &Limits::default()), by_whole_read(text), "{text}");
         }
-        assert_eq!(services_in(&texts[0], &Limits::default()).len(), 1);
-        assert!(services_in(&texts[3], &Limits::default()).is_empty());
-        assert_eq!(services_in(&texts[4], &Limits::default()).len(), 1);
+        assert_eq!(context_in(&texts[0], &Limits::default()).len(), 1);
+        assert!(context_in(&texts[3], &Limits::default()).is_empty());
+        assert_eq!(context_in(&texts[4], &Limits::default()).len(), 1);
     }
 
     #[test]
     fn the_pre_filter_skips_only_texts_that_cannot_hold_a_service() {
-        assert!(may_hold_a_service("kind: Service\n"));
-        assert!(may_hold_a_service("{\"kind\":\"Service\"}"));
-        assert!(may_hold_a_service("kind: v1\nitems:\n- kind: Service"));
-        assert!(may_hold_a_service("kind: \"Serv\\x69ce\"\n"));
-        assert!(!may_hold_a_service("kind: ServiceAccount\n"));
-        assert!(!may_hold_a_service("kind: Deployment\nspec: {template: {spec: {enableServiceLinks: false}}}\n"));
-        assert!(!may_hold_a_service("kind: ServiceMonitor\n"));
-        assert!(!may_hold_a_service("description: the Service that fronts the pods.\n"));
-        assert!(!may_hold_a_service("description: >\n  names a\n  Service to use\n"));
-        assert!(may_hold_a_service("kind:\n  Service\n"));
-        assert!(may_hold_a_service("x: &k Service\nkind: *k\n"));
-        assert!(may_hold_a_service("kind: !!str Service\n"));
-        assert!(may_hold_a_service("kind: # the type\n  Service\n"));
-        assert!(may_hold_a_service("kind: >-\n  Service\n"));
-        assert!(may_hold_a_service("? kind\n: Service\n"));
-        assert!(may_hold_a_service("{\"kind\" : \"Service\"}"));
+        assert!(may_hold_context("kind: Service\n"));
+        assert!(may_hold_context("{\"kind\":\"Service\"}"));
+        assert!(may_hold_context("kind: v1\nitems:\n- kind: Service"));
+        assert!(may_hold_context("kind: \"Serv\\x69ce\"\n"));
+        assert!(!may_hold_context("kind: ServiceAccount\n"));
+        assert!(!may_hold_context("kind: Deployment\nspec: {template: {spec: {enableServiceLinks: false}}}\n"));
+        assert!(!may_hold_context("kind: ServiceMonitor\n"));
+        assert!(!may_hold_context("description: the Service that fronts the pods.\n"));
+        assert!(!may_hold_context("description: >\n  names a\n  Service to use\n"));
+        assert!(may_hold_context("kind:\n  Service\n"));
+        assert!(may_hold_context("x: &k Service\nkind: *k\n"));
+        assert!(may_hold_context("kind: !!str Service\n"));
+        assert!(may_hold_context("kind: # the type\n  Service\n"));
+        assert!(may_hold_context("kind: >-\n  Service\n"));
+        assert!(may_hold_context("? kind\n: Service\n"));
+        assert!(may_hold_context("{\"kind\" : \"Service\"}"));
+        assert!(may_hold_context("apiVersion: policy/v1\nkind: PodDisruptionBudget\n"));
+        assert!(!may_hold_context("kind: PodDisruptionBudgetList\n"));
+        assert!(!may_hold_context("description: a PodDisruptionBudget limits evictions.\n"));
+    }
+
+    #[test]
+    fn finds_disruption_budgets_beside_services() {
+        let pdb = "kind: PodDisruptionBudget\nmetadata: {name: web}\nspec: {maxUnavailable: 0}\n";
+        let text = format!("{SERVICE}---\n{WORKLOAD}---\n{pdb}");
+        let found = context_in(&text, &Limits::default());
+        let kinds: Vec<&str> = found.iter().filter_map(|o| o["kind"].as_str()).collect();
+        assert_eq!(kinds, ["Service", "PodDisruptionBudget"]);
+        assert_eq!(found, by_whole_read(&text));
     }
 }

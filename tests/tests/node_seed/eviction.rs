@@ -52,7 +52,7 @@ fn evict(node: &Node, ns: &str, pod: &str) -> (i32, String) {
 
 /// The budget's `disruptionsAllowed` once the controller has observed it.
 fn allowed(node: &Node, ns: &str, name: &str) -> Option<u64> {
-    let stored = node.plane.kubectl.get(ns, "poddisruptionbudget", name).ok()?;
+    let stored = node.plane.kubectl.get(ns, "poddisruptionbudget", name)?;
     let observed = stored["status"]["observedGeneration"] == stored["metadata"]["generation"];
     observed.then(|| stored["status"]["disruptionsAllowed"].as_u64()).flatten()
 }
@@ -95,9 +95,8 @@ fn a_budget_that_allows_no_eviction_stops_a_drain_and_a_sound_one_lets_it_throug
 
     kubectl.run_with_input(&["create", "-n", ns, "-f", "-"], Some(&stream)).ok();
     wait_for("every replica available and each budget observed", Duration::from_secs(120), || {
-        let available = |name: &str| {
-            kubectl.get(ns, "deployment", name).ok().and_then(|d| d["status"]["availableReplicas"].as_u64())
-        };
+        let available =
+            |name: &str| kubectl.get(ns, "deployment", name).and_then(|d| d["status"]["availableReplicas"].as_u64());
         let ready = [("single", 1), ("doubled", 2), ("spare", 2)].iter().all(|(n, r)| available(n) == Some(*r));
         let budgets = [("single", 0), ("spare", 1)].iter().all(|(n, a)| allowed(node, ns, n) == Some(*a));
         if ready && budgets { Ok(()) } else { Err("not yet".to_owned()) }

@@ -35,8 +35,11 @@ pub fn judged(report: &str, namespace_of: impl Fn(&Value) -> String) -> Judged {
     out
 }
 
-/// Probe fields the API server sets when a file leaves them out.
-const DEFAULTED_PROBE_FIELDS: [&str; 4] = ["failureThreshold", "periodSeconds", "timeoutSeconds", "successThreshold"];
+/// Fields the API server sets when a file leaves them out: a probe's, and a
+/// Deployment's progress deadline (which `progress-deadline-too-short`
+/// points at where it is written, else at the spec).
+const DEFAULTED_FIELDS: [&str; 5] =
+    ["failureThreshold", "periodSeconds", "timeoutSeconds", "successThreshold", "progressDeadlineSeconds"];
 
 /// Why audit and lint differ on `finding` of an object, if the API
 /// server's defaults or the audit's knowledge of the namespace explain it:
@@ -66,12 +69,9 @@ fn explained(
             && long
                 .strip_prefix(short.as_str())
                 .and_then(|f| f.strip_prefix('/'))
-                .is_some_and(|f| DEFAULTED_PROBE_FIELDS.contains(&f))
+                .is_some_and(|f| DEFAULTED_FIELDS.contains(&f))
     };
-    other
-        .iter()
-        .any(moved)
-        .then_some("the same finding at the probe field the API server defaulted (the file leaves it out)")
+    other.iter().any(moved).then_some("the same finding at the field the API server defaulted (the file leaves it out)")
 }
 
 /// `lifeguard audit --simulate` of the loaded namespaces judges every

@@ -160,7 +160,12 @@ fn rolled(name: &str, max_unavailable: u64, max_surge: u64) -> Value {
 /// `(availableReplicas, updatedReplicas, observed)` of a Deployment, where
 /// `observed` says its status is of its current generation.
 fn replicas(node: &Node, ns: &str, name: &str) -> (u64, u64, bool) {
-    let stored = node.plane.kubectl.get(ns, "deployment", name).unwrap_or(Value::Null);
+    replicas_of(node, ns, "deployment", name)
+}
+
+/// [`replicas`] of an object of `kind` (a Deployment, a StatefulSet).
+fn replicas_of(node: &Node, ns: &str, kind: &str, name: &str) -> (u64, u64, bool) {
+    let stored = node.plane.kubectl.get(ns, kind, name).unwrap_or(Value::Null);
     let count = |k: &str| stored["status"][k].as_u64().unwrap_or(0);
     let observed = stored["status"]["observedGeneration"] == stored["metadata"]["generation"];
     (count("availableReplicas"), count("updatedReplicas"), observed)
@@ -233,5 +238,103 @@ fn a_rollout_keeps_replicas_minus_max_unavailable_available_as_the_capacity_rule
     assert!(done.iter().all(|d| *d), "both rollouts complete within 180 s: {done:?}");
     assert_eq!(lowest[0], 2, "maxUnavailable 1 of 3: two kept, as the rule said");
     assert_eq!(lowest[1], 3, "a surge of one and none unavailable: three kept");
+    kubectl.run(&["delete", "namespace", ns, "--wait=false"]).ok();
+}
+
+/// [`rolled`]'s pod as a StatefulSet of three, with `maxUnavailable` when
+/// given (read by the controller under the `MaxUnavailableStatefulSet`
+/// gate, on by default from 1.37, the node's version).
+fn stateful(name: &str, max_unavailable: Option<u64>) -> Value {
+    let deployment = rolled(name, 1, 0);
+    let mut object = json!({
+        "apiVersion": "apps/v1",
+        "kind": "StatefulSet",
+        "metadata": {"name": name},
+        "spec": {
+            "replicas": 3,
+            "serviceName": name,
+            "podManagementPolicy": "Parallel",
+            "selector": deployment["spec"]["selector"],
+            "template": deployment["spec"]["template"],
+        },
+    });
+    if let Some(n) = max_unavailable {
+        object["spec"]["updateStrategy"] = json!({"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": n}});
+    }
+    object
+}
+
+#[test]
+fn a_stateful_set_rolls_as_many_pods_at_once_as_the_capacity_rule_says() {
+    let Some(node) = Node::shared() else { return };
+    let kubectl = &node.plane.kubectl;
+    let ns = "seed-stateful";
+    kubectl.namespace(ns, &[]);
+    kubectl.default_service_account(ns);
+    let names = ["one-at-a-time", "two-at-a-time"];
+    let objects = [stateful(names[0], None), stateful(names[1], Some(2))];
+
+    // What the rule says under a policy that wants a half kept, on 1.37.
+    let dir = std::env::temp_dir().join(format!("lifeguard-stateful-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("a temporary directory");
+    let policy = dir.join("policy.yaml");
+    std::fs::write(
+        &policy,
+        "apiVersion: lifeguard.dev/v1alpha1\nkind: Policy\nparameters:\n  minRolloutCapacityPercent: 50\n  \
+         kubernetesVersion: \"1.37\"\n",
+    )
+    .expect("write the policy");
+    let said: Vec<Vec<String>> = objects
+        .iter()
+        .map(|o| {
+            let out = lifeguard_on(&["lint", "--format", "json", "--policy", &policy.to_string_lossy(), "-"], o);
+            let found: Value = serde_json::from_slice(&out.stdout).expect("lint's JSON");
+            found
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter(|f| f["rule"] == "rollout-capacity-too-low")
+                .filter_map(|f| f["message"].as_str().map(str::to_owned))
+                .collect()
+        })
+        .collect();
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(said[0].is_empty(), "one of three out keeps two, above half: {said:?}");
+    assert_eq!(said[1].len(), 1, "{said:?}");
+    assert!(said[1][0].contains("leaves 1 of 3 replicas available"), "{said:?}");
+
+    for object in &objects {
+        kubectl.run_with_input(&["create", "-n", ns, "-f", "-"], Some(&object.to_string())).ok();
+    }
+    lifeguard_e2e::cluster::process::wait_for("three available replicas of each", Duration::from_secs(120), || {
+        let counts: Vec<u64> = names.iter().map(|n| replicas_of(node, ns, "statefulset", n).0).collect();
+        if counts.iter().all(|&c| c == 3) { Ok(()) } else { Err(format!("{counts:?}")) }
+    });
+    for name in names {
+        let patch = json!({"spec": {"template": {"metadata": {"annotations": {"rolled": "2"}}}}});
+        kubectl.run(&["patch", "statefulset", name, "-n", ns, "-p", &patch.to_string()]).ok();
+    }
+    let start = Instant::now();
+    let mut lowest = [u64::MAX; 2];
+    let mut done = [false; 2];
+    while start.elapsed() < Duration::from_secs(180) && !done.iter().all(|d| *d) {
+        for (i, name) in names.iter().enumerate() {
+            let (available, updated, observed) = replicas_of(node, ns, "statefulset", name);
+            if observed {
+                lowest[i] = lowest[i].min(available);
+                done[i] = updated == 3 && available == 3;
+            }
+        }
+        std::thread::sleep(Duration::from_millis(500));
+    }
+    eprintln!(
+        "fewest available during the StatefulSet rolls: one at a time {}, maxUnavailable 2 {} (of 3), in {:.0} s",
+        lowest[0],
+        lowest[1],
+        start.elapsed().as_secs_f64()
+    );
+    assert!(done.iter().all(|d| *d), "both rolls complete within 180 s: {done:?}");
+    assert_eq!(lowest[0], 2, "one pod at a time: two kept");
+    assert_eq!(lowest[1], 1, "maxUnavailable 2, read under the 1.37 gate: one kept, as the rule said");
     kubectl.run(&["delete", "namespace", ns, "--wait=false"]).ok();
 }

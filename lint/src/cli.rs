@@ -4,6 +4,7 @@
 // The commands' edge: usage errors go to the user on stderr.
 #![allow(clippy::print_stderr)]
 
+use crate::stop::Stop;
 use std::io::Write;
 use std::path::PathBuf;
 
@@ -229,14 +230,13 @@ pub fn run(cli: Cli) -> Result<u8> {
 fn lint(args: LintArgs) -> Result<u8> {
     set_color(&args.run);
     let Some(mut resolved) = prepare(&args.paths, args.policy.as_deref(), &args.run) else {
-        return Ok(2);
+        return Err(Stop::told());
     };
     let flag = args.fail_on.map(FailOn::severity);
     // JUnit lists the rules any policy runs; each case fails at its file's threshold, as the exit code does.
     let rules_run = junit_rules(&resolved);
     if let Some(root) = args.helm_chart_root.as_deref().filter(|root| !std::path::Path::new(root).is_dir()) {
-        eprintln!("lifeguard: --helm-chart-root {root:?} is not a directory (give the chart's directory)");
-        return Ok(2);
+        return Err(Stop::usage(format!("--helm-chart-root {root:?} is not a directory (give the chart's directory)")));
     }
     let quiet = args.run.quiet;
     // Every format but JUnit is rendered as the input is linted; a report for
@@ -244,13 +244,7 @@ fn lint(args: LintArgs) -> Result<u8> {
     // template paths are the repository's, from where lifeguard runs.
     let plain =
         args.output_file.is_none() && anstream::AutoStream::choice(&std::io::stdout()) == anstream::ColorChoice::Never;
-    let baseline = match args.baseline.as_deref().map(read_baseline).transpose() {
-        Ok(b) => b,
-        Err(e) => {
-            eprintln!("lifeguard: {e}");
-            return Ok(2);
-        }
-    };
+    let baseline = args.baseline.as_deref().map(read_baseline).transpose().map_err(|e| Stop::usage(e.to_string()))?;
     let render = Render::new(args.format).map(|r| if plain { r.plain() } else { r });
     let render = render.map(|r| if baseline.is_some() { r.with_baseline() } else { r });
     let mut keep = Keep {
@@ -339,13 +333,12 @@ fn fix(args: FixArgs) -> Result<u8> {
             .filter(|r| matches!(r.fix, FixAvailability::Fix(_)))
             .map(|r| r.name)
             .collect();
-        eprintln!("lifeguard: --rule {name:?}: {problem}; rules with a fix: {}", fixable.join(", "));
-        return Ok(2);
+        return Err(Stop::usage(format!("--rule {name:?}: {problem}; rules with a fix: {}", fixable.join(", "))));
     }
     set_color(&args.run);
     let only = (!args.rules.is_empty()).then_some(args.rules.as_slice());
     let Some(mut resolved) = prepare(&args.paths, args.policy.as_deref(), &args.run) else {
-        return Ok(2);
+        return Err(Stop::told());
     };
     let mode = if args.diff { crate::fix::Output::Diff } else { crate::fix::Output::InPlace };
     let flag = args.fail_on.map(FailOn::severity);

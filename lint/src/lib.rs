@@ -21,3 +21,4 @@ pub mod policy_source;
 pub mod prepare;
 pub mod report;
 pub mod simulate;
+pub mod stop;

@@ -15,6 +15,8 @@ fn main() -> ExitCode {
     let cli = lifeguard::cli::Cli::parse_invoked();
     match lifeguard::cli::run(cli) {
         Ok(code) => ExitCode::from(code),
+        // Told where it was found, with its details.
+        Err(e) if matches!(e.downcast_ref(), Some(lifeguard::stop::Stop::Told)) => ExitCode::from(2),
         Err(e) => {
             eprintln!("lifeguard: {e:#}");
             ExitCode::from(2)

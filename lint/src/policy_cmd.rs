@@ -3,6 +3,7 @@
 // A command's edge: a policy that does not load is told to the user on stderr.
 #![allow(clippy::print_stderr)]
 
+use crate::stop::Stop;
 use std::path::Path;
 
 use anyhow::{Context, Result};
@@ -75,8 +76,7 @@ pub fn run(command: PolicyCommand, write_stdout: impl Fn(&str) -> Result<()>) ->
             let loaded = match source.load() {
                 Ok(p) => p,
                 Err(e) => {
-                    eprintln!("lifeguard: invalid policy: {e}");
-                    return Ok(2);
+                    return Err(Stop::usage(format!("invalid policy: {e}")));
                 }
             };
             let value = serde_json::to_value(loaded.to_file()).context("serializing the policy")?;

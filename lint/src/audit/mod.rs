@@ -21,6 +21,7 @@ pub mod transport;
 pub mod verdicts;
 pub mod write;
 
+use crate::stop::Stop;
 use std::collections::BTreeMap;
 use std::io::Write as _;
 use std::time::Duration;
@@ -75,52 +76,27 @@ struct Reading {
 
 async fn audit(args: AuditArgs) -> Result<u8> {
     let timeout = Duration::from_secs(args.request_timeout);
-    let connected = match connect::connect(args.kubeconfig.as_deref(), args.context.as_deref(), timeout).await {
-        Ok(c) => c,
-        Err(e) => {
-            eprintln!("lifeguard: {e}");
-            return Ok(2);
-        }
-    };
+    let connected = connect::connect(args.kubeconfig.as_deref(), args.context.as_deref(), timeout)
+        .await
+        .map_err(|e| Stop::usage(e.to_string()))?;
     let fetcher = Fetcher::new(connected.client, timeout, args.page_size);
-    let (policy, policy_name) = match policy::load(args.policy.as_deref(), &fetcher).await {
-        Ok(p) => p,
-        Err(e) => {
-            eprintln!("lifeguard: {e}");
-            return Ok(2);
-        }
-    };
+    let (policy, policy_name) =
+        policy::load(args.policy.as_deref(), &fetcher).await.map_err(|e| Stop::usage(e.to_string()))?;
     // As for `lint`: a mistyped `--select` would otherwise run no rule and
     // pass the whole cluster.
     if let Some(e) = crate::options::unknown_selected([&policy], &args.select, &args.ignore) {
-        eprintln!("lifeguard: {e}");
-        return Ok(2);
+        return Err(Stop::usage(e.to_string()));
     }
-    let policy = match crate::options::select_rules(policy, &args.select, &args.ignore) {
-        Ok(p) => p,
-        Err(e) => {
-            eprintln!("lifeguard: {e}");
-            return Ok(2);
-        }
-    };
+    let policy =
+        crate::options::select_rules(policy, &args.select, &args.ignore).map_err(|e| Stop::usage(e.to_string()))?;
     if args.verbose {
         eprintln!("lifeguard: auditing {} with {policy_name}", connected.describe);
     }
-    let namespaces = match namespaces(&args, &fetcher).await {
-        Ok(n) => n,
-        Err(e) => {
-            eprintln!("lifeguard: {e}");
-            return Ok(2);
-        }
-    };
+    let namespaces = namespaces(&args, &fetcher).await.map_err(|e| Stop::usage(e.to_string()))?;
     let mut reading = Reading::default();
-    let kinds = match kinds(&args, policy.declared_pod_kinds(), &fetcher, &mut reading).await {
-        Ok(k) => k,
-        Err(e) => {
-            eprintln!("lifeguard: {e}");
-            return Ok(2);
-        }
-    };
+    let kinds = kinds(&args, policy.declared_pod_kinds(), &fetcher, &mut reading)
+        .await
+        .map_err(|e| Stop::usage(e.to_string()))?;
     if args.verbose {
         let names: Vec<String> = kinds.iter().map(Resource::name).collect();
         eprintln!("lifeguard: reading {} in {} namespaces", names.join(", "), namespaces.len());
@@ -139,8 +115,7 @@ async fn audit(args: AuditArgs) -> Result<u8> {
     let mut writer = args.write_reports.map(|kind| Writer::new(&fetcher, Reports::new(kind, &policy, started)));
     if let Some(writer) = &writer {
         if let Err(e) = writer.check_served().await {
-            eprintln!("lifeguard: {e}");
-            return Ok(2);
+            return Err(Stop::usage(e.to_string()));
         }
     }
     // Opened now: the findings are written as each namespace is judged, so

@@ -6,6 +6,7 @@
 // A command's edge: usage errors and what is not alerted go to the user on stderr.
 #![allow(clippy::print_stderr)]
 
+use crate::stop::Stop;
 use std::collections::BTreeMap;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
@@ -53,17 +54,17 @@ pub struct AlertsArgs {
 /// else 0.
 pub fn run(args: AlertsArgs, write_stdout: impl Fn(&str) -> Result<()>) -> Result<u8> {
     if let Some(bad) = super::invalid_name(&args.name) {
-        eprintln!("lifeguard: --name {:?}: {bad}", args.name);
-        return Ok(2);
+        return Err(Stop::usage(format!("--name {:?}: {bad}", args.name)));
     }
     if let Some(ns) = args.render.namespace.as_deref().filter(|ns| !is_dns_label(ns)) {
-        eprintln!("lifeguard: --namespace {ns:?}: not a namespace name (lowercase letters, digits and -, at most 63)");
-        return Ok(2);
+        return Err(Stop::usage(format!(
+            "--namespace {ns:?}: not a namespace name (lowercase letters, digits and -, at most 63)"
+        )));
     }
     let run =
         RunArgs { exclude: args.exclude.clone(), quiet: args.quiet, render: args.render.clone(), ..RunArgs::default() };
     let Some(mut resolved) = crate::prepare::prepare(&args.paths, args.policy.as_deref(), &run) else {
-        return Ok(2);
+        return Err(Stop::told());
     };
     let found = collect(&mut resolved, args.render.namespace.as_deref());
     for e in &found.errors {

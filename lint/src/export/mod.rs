@@ -9,6 +9,7 @@
 
 pub mod alerts;
 
+use crate::stop::Stop;
 use anyhow::Result;
 use clap::{Subcommand, ValueEnum};
 use policies::Policy;
@@ -170,10 +171,9 @@ fn run_vap(args: VapArgs, write_stdout: impl Fn(&str) -> Result<()>) -> Result<u
         return Ok(0);
     }
     if let Some(bad) = invalid_name(&args.name) {
-        eprintln!("lifeguard: --name {:?}: {bad}", args.name);
-        return Ok(2);
+        return Err(Stop::usage(format!("--name {:?}: {bad}", args.name)));
     }
-    let Ok((policy, source)) = load_policy(&args.common) else { return Ok(2) };
+    let Ok((policy, source)) = load_policy(&args.common) else { return Err(Stop::told()) };
     let mode = match args.mode {
         Some(Mode::Enforce) => AdmissionMode::Enforce,
         Some(Mode::Warn) => AdmissionMode::Warn,
@@ -185,8 +185,7 @@ fn run_vap(args: VapArgs, write_stdout: impl Fn(&str) -> Result<()>) -> Result<u
     let export = match vap::export(&policy, &options) {
         Ok(export) => export,
         Err(e) => {
-            eprintln!("lifeguard: --kube-version {kube}: {e}");
-            return Ok(2);
+            return Err(Stop::usage(format!("--kube-version {kube}: {e}")));
         }
     };
     let mut header = vec![
@@ -277,28 +276,20 @@ fn run_map(args: MapArgs, write_stdout: impl Fn(&str) -> Result<()>) -> Result<u
         return Ok(0);
     }
     if let Some(bad) = invalid_name(&args.name) {
-        eprintln!("lifeguard: --name {:?}: {bad}", args.name);
-        return Ok(2);
+        return Err(Stop::usage(format!("--name {:?}: {bad}", args.name)));
     }
     let kube = args.common.kube_version;
     let asked = args.map_api.map(|api| match api {
         MapApiArg::V1 => MapApi::V1,
         MapApiArg::V1beta1 => MapApi::V1beta1,
     });
-    let api = match kube_version::map_api(kube, asked) {
-        Ok(api) => api,
-        Err(e) => {
-            eprintln!("lifeguard: {e}");
-            return Ok(2);
-        }
-    };
-    let Ok((policy, source)) = load_policy(&args.common) else { return Ok(2) };
+    let api = kube_version::map_api(kube, asked).map_err(|e| Stop::usage(e.to_string()))?;
+    let Ok((policy, source)) = load_policy(&args.common) else { return Err(Stop::told()) };
     let options = mutation::Options { name: args.name.clone(), api, kube_version: kube };
     let export = match mutation::export(&policy, &options) {
         Ok(export) => export,
         Err(e) => {
-            eprintln!("lifeguard: --kube-version {kube}: {e}");
-            return Ok(2);
+            return Err(Stop::usage(format!("--kube-version {kube}: {e}")));
         }
     };
     let marked: Vec<String> = export

@@ -3,6 +3,7 @@
 // A command's edge: usage errors go to the user on stderr.
 #![allow(clippy::print_stderr)]
 
+use crate::stop::Stop;
 use std::io::Write;
 
 use anyhow::{Context, Result};
@@ -138,11 +139,10 @@ fn parse_fail_on(s: &str) -> Result<FailOnVerdict, String> {
 pub fn run(args: SimulateArgs) -> Result<u8> {
     crate::options::set_color(&args.run);
     let Some(mut resolved) = crate::prepare::prepare(&args.paths, args.policy.as_deref(), &args.run) else {
-        return Ok(2);
+        return Err(Stop::told());
     };
     if let Some(root) = args.helm_chart_root.as_deref().filter(|root| !std::path::Path::new(root).is_dir()) {
-        eprintln!("lifeguard: --helm-chart-root {root:?} is not a directory (give the chart's directory)");
-        return Ok(2);
+        return Err(Stop::usage(format!("--helm-chart-root {root:?} is not a directory (give the chart's directory)")));
     }
     let scenarios = if args.scenarios.is_empty() { Scenario::standard() } else { args.scenarios.clone() };
     let assumptions = Assumptions {

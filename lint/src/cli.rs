@@ -4,26 +4,15 @@
 // The commands' edge: usage errors go to the user on stderr.
 #![allow(clippy::print_stderr)]
 
-use crate::stop::Stop;
-use std::io::Write;
 use std::path::PathBuf;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use clap::{Parser, Subcommand};
 
-use crate::baseline::{Baseline, Recorder};
-use crate::input::{Limits, TemplateFinder};
-use crate::lint::lint_resolved;
-use crate::options::{
-    EXPLAIN_TOPIC, FailOn, POLICY_NAME, RULE_NAME, RunArgs, SIMULATE_TOPIC, did_you_mean, set_color, unknown_rule,
-};
-use crate::outcome::InputLevel;
-use crate::output::{write_file_with, write_plain_stdout_with, write_stdout, write_stdout_with};
-use crate::pipeline::Keep;
-use crate::policy_discovery::Resolved;
-use crate::prepare::prepare;
-use crate::report::stream::Render;
-use crate::report::{self, Format, ListFormat};
+use crate::options::{EXPLAIN_TOPIC, FailOn, POLICY_NAME, RULE_NAME, RunArgs, SIMULATE_TOPIC, unknown_rule};
+use crate::output::write_stdout;
+use crate::report::{Format, ListFormat};
+use crate::stop::Stop;
 
 /// Kubernetes probe and lifecycle checks: lint, fix, simulate the kubelet, audit, export VAP/MAP, LSP.
 #[derive(Debug, Parser)]
@@ -180,8 +169,8 @@ impl Cli {
 /// Runs a parsed command line; returns the exit code.
 pub fn run(cli: Cli) -> Result<u8> {
     match cli.command {
-        Command::Lint(args) => lint(args),
-        Command::Fix(args) => fix(args),
+        Command::Lint(args) => crate::commands::lint::run(args),
+        Command::Fix(args) => crate::commands::fix::run(args),
         Command::Simulate(args) => crate::simulate::run(args),
         Command::Audit(args) => crate::audit::run(*Box::new(args)),
         Command::Lsp(args) => crate::lsp::run(args),
@@ -212,8 +201,7 @@ pub fn run(cli: Cli) -> Result<u8> {
             None => {
                 let mut known: Vec<&str> = policies::rules::RULES.iter().map(|r| r.name).collect();
                 known.push(SIMULATE_TOPIC);
-                eprintln!("lifeguard: {}", unknown_rule(&rule, &known));
-                Ok(2)
+                Err(Stop::usage(unknown_rule(&rule, &known)))
             }
         },
         Command::Policy(command) => crate::policy_cmd::run(command, write_stdout),
@@ -225,137 +213,4 @@ pub fn run(cli: Cli) -> Result<u8> {
             Ok(0)
         }
     }
-}
-
-fn lint(args: LintArgs) -> Result<u8> {
-    set_color(&args.run);
-    let Some(mut resolved) = prepare(&args.paths, args.policy.as_deref(), &args.run) else {
-        return Err(Stop::told());
-    };
-    let flag = args.fail_on.map(FailOn::severity);
-    // JUnit lists the rules any policy runs; each case fails at its file's threshold, as the exit code does.
-    let rules_run = junit_rules(&resolved);
-    if let Some(root) = args.helm_chart_root.as_deref().filter(|root| !std::path::Path::new(root).is_dir()) {
-        return Err(Stop::usage(format!("--helm-chart-root {root:?} is not a directory (give the chart's directory)")));
-    }
-    let quiet = args.run.quiet;
-    // Every format but JUnit is rendered as the input is linted; a report for
-    // stdout that would lose its styles is rendered without them. Relative
-    // template paths are the repository's, from where lifeguard runs.
-    let plain =
-        args.output_file.is_none() && anstream::AutoStream::choice(&std::io::stdout()) == anstream::ColorChoice::Never;
-    let baseline = args.baseline.as_deref().map(read_baseline).transpose().map_err(|e| Stop::usage(e.to_string()))?;
-    let render = Render::new(args.format).map(|r| if plain { r.plain() } else { r });
-    let render = render.map(|r| if baseline.is_some() { r.with_baseline() } else { r });
-    let mut keep = Keep {
-        templates: TemplateFinder::on_disk(args.helm_chart_root.as_deref()),
-        render,
-        baseline,
-        record: args.write_baseline.is_some().then(Recorder::default),
-    };
-    let mut out = lint_resolved(&mut resolved, &Limits::default(), &mut keep);
-    out.warnings.extend(keep.baseline.as_ref().and_then(Baseline::unmatched));
-    let render = keep.render.take();
-    let mut stderr = anstream::stderr();
-    // GitHub annotations on stdout already carry every input error, and an
-    // Actions log shows both streams: each error is said once.
-    let annotated = args.format == Format::Github && args.output_file.is_none();
-    // `--quiet` keeps the errors and warnings, not the notes.
-    let quieted = |level: InputLevel| quiet && level == InputLevel::Note;
-    for (level, e) in out.input_messages().filter(|&(level, _)| !annotated && !quieted(level)) {
-        write!(stderr, "{}", report::text::input_message(level, e)).context("writing to stderr")?;
-    }
-    let report = |w: &mut dyn Write| match render {
-        Some(render) => render.write(&out, quiet, w),
-        None => w.write_all(report::junit::render(&out, &rules_run, &|file| resolved.fail_on(flag, file)).as_bytes()),
-    };
-    match &args.output_file {
-        Some(path) => write_file_with(path, report)?,
-        None if plain => write_plain_stdout_with(report)?,
-        None => write_stdout_with(report)?,
-    }
-    // Machine formats keep stdout for the report alone; a report in a file
-    // still tells the terminal how the run went.
-    if !quiet && (args.format != Format::Text || args.output_file.is_some()) {
-        writeln!(stderr, "{}", report::summary::line(&out)).context("writing to stderr")?;
-    }
-    if let (Some(path), Some(record)) = (&args.write_baseline, &keep.record) {
-        std::fs::write(path, record.file_text()).with_context(|| format!("writing {}", path.display()))?;
-        // Today's findings are the baseline: only an input error fails.
-        return Ok(if out.errors.is_empty() { 0 } else { 2 });
-    }
-    Ok(resolved.exit_code(&out, flag))
-}
-
-/// A `--baseline` file, read; the error names the file and line.
-fn read_baseline(path: &std::path::Path) -> std::result::Result<Baseline, String> {
-    let shown = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|e| format!("{shown}: cannot read the baseline: {e}"))?;
-    Baseline::parse(&shown, &text).map_err(|e| match (e.line, e.column) {
-        (Some(line), Some(column)) => format!("{}:{line}:{column}: {}", e.file, e.message),
-        _ => format!("{}: {}", e.file, e.message),
-    })
-}
-
-/// The rules any of the policies in force runs, for JUnit's test cases.
-fn junit_rules(resolved: &Resolved) -> Vec<String> {
-    let mut rules: Vec<String> = Vec::new();
-    for p in &resolved.policies {
-        for rule in report::junit::rules_run(&p.policy) {
-            if !rules.contains(&rule) {
-                rules.push(rule);
-            }
-        }
-    }
-    if resolved.policies.is_empty() {
-        rules = report::junit::rules_run(&resolved.first());
-    }
-    rules
-}
-
-fn fix(args: FixArgs) -> Result<u8> {
-    use policies::rules::FixAvailability;
-    for name in &args.rules {
-        let problem = match policies::rules::find(name) {
-            None => match did_you_mean(name, policies::rules::RULES.iter().map(|r| r.name)) {
-                // The rule meant may have no fix: better said now than after a second try.
-                Some(meant) => match policies::rules::find(meant).map(|r| &r.fix) {
-                    Some(FixAvailability::Fix(_)) => format!("unknown rule (did you mean {meant:?}?)"),
-                    _ => format!("unknown rule (did you mean {meant:?}? it has no automatic fix)"),
-                },
-                None => "unknown rule".to_owned(),
-            },
-            Some(r) if matches!(r.fix, FixAvailability::NoFix(_)) => "rule has no automatic fix".to_owned(),
-            Some(_) => continue,
-        };
-        let fixable: Vec<&str> = policies::rules::RULES
-            .iter()
-            .filter(|r| matches!(r.fix, FixAvailability::Fix(_)))
-            .map(|r| r.name)
-            .collect();
-        return Err(Stop::usage(format!("--rule {name:?}: {problem}; rules with a fix: {}", fixable.join(", "))));
-    }
-    set_color(&args.run);
-    let only = (!args.rules.is_empty()).then_some(args.rules.as_slice());
-    let Some(mut resolved) = prepare(&args.paths, args.policy.as_deref(), &args.run) else {
-        return Err(Stop::told());
-    };
-    let mode = if args.diff { crate::fix::Output::Diff } else { crate::fix::Output::InPlace };
-    let flag = args.fail_on.map(FailOn::severity);
-    let mut stdout = std::io::stdout().lock();
-    let (out, written) =
-        crate::fix::stream::fix_and_write(&mut resolved, only, &Limits::default(), mode, flag, &mut stdout);
-    match written {
-        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => return Err(e).context("writing to stdout"),
-        _ => {}
-    }
-    let mut stderr = anstream::stderr();
-    if !args.run.quiet {
-        write!(stderr, "{}", out.render(mode)).context("writing to stderr")?;
-    } else {
-        for e in out.all_errors() {
-            write!(stderr, "{}", report::text::input_error(e)).context("writing to stderr")?;
-        }
-    }
-    Ok(out.exit_code())
 }

@@ -5,6 +5,7 @@
 pub mod audit;
 pub mod baseline;
 pub mod cli;
+pub mod commands;
 pub mod documents;
 pub mod export;
 pub mod fix;

@@ -1,11 +1,12 @@
 //! The other places a finding involves, which an editor shows with it: what
 //! its rule declares ([`Related`]), found in the finding's object and among
-//! the Services read with it.
+//! the objects of its context read with it (Services, PodDisruptionBudgets,
+//! HorizontalPodAutoscalers).
 
 use serde_json::Value;
 
 use crate::finding::Finding;
-use crate::model::{ServiceView, Workload};
+use crate::model::{AutoscalerView, DisruptionBudgetView, ServiceView, Workload};
 use crate::rules::{Related, find};
 
 /// Where a finding's related places are.
@@ -14,26 +15,48 @@ pub struct Places {
     /// Fields of the finding's object: each one's pointer in the object,
     /// and what it is.
     pub fields: Vec<(String, &'static str)>,
-    /// The Services that send the pod traffic, when the finding involves them.
-    pub senders: Option<Senders>,
+    /// The objects of the context the finding involves, when it does.
+    pub context: Option<ContextPlaces>,
 }
 
-/// Which Services send a pod traffic.
+/// Which objects of a workload's context a finding involves: the Services
+/// that send its pods traffic, or the budgets that select them and the
+/// autoscaler that scales it.
 #[derive(Debug)]
-pub struct Senders {
+pub struct ContextPlaces {
     workload: Workload,
+    related: Related,
 }
 
-impl Senders {
-    /// What `service` is to the finding when it is a Service that sends
-    /// the pod traffic (not a headless one); `None` for any other object.
-    pub fn label(&self, service: &Value) -> Option<String> {
-        let view = ServiceView::from_object(service)?;
-        if view.headless || !view.selects(self.workload.namespace.as_deref(), &self.workload.labels) {
-            return None;
+impl ContextPlaces {
+    /// What `object` is to the finding when it is one of those; `None` for
+    /// any other object.
+    pub fn label(&self, object: &Value) -> Option<String> {
+        let w = &self.workload;
+        let (ns, labels) = (w.namespace.as_deref(), &w.labels);
+        let text = |k: &str| object["metadata"][k].as_str().unwrap_or("?").to_owned();
+        match self.related {
+            Related::SendingServices => {
+                let view = ServiceView::from_object(object)?;
+                (!view.headless && view.selects(ns, labels))
+                    .then(|| format!("Service {}/{} sends this pod traffic", text("namespace"), text("name")))
+            }
+            Related::Budgets => {
+                if let Some(budget) = DisruptionBudgetView::from_object(object) {
+                    return budget.selects(ns, labels).then(|| format!("{} selects these pods", budget.label()));
+                }
+                let autoscaler = AutoscalerView::from_object(object)?;
+                autoscaler.scales(ns, &w.kind, w.name.as_deref()).then(|| {
+                    format!(
+                        "HorizontalPodAutoscaler {}/{} scales this workload (minReplicas {})",
+                        text("namespace"),
+                        text("name"),
+                        autoscaler.min_replicas
+                    )
+                })
+            }
+            Related::SharedReadiness | Related::Nothing => None,
         }
-        let text = |k: &str| service["metadata"][k].as_str().unwrap_or("?").to_owned();
-        Some(format!("Service {}/{} sends this pod traffic", text("namespace"), text("name")))
     }
 }
 
@@ -48,9 +71,9 @@ pub fn places(finding: &Finding, object: &Value) -> Places {
                 out.fields.push((readiness, "the readiness probe with the same handler"));
             }
         }
-        Some(Related::SendingServices) => {
+        Some(related @ (Related::SendingServices | Related::Budgets)) => {
             if let Ok(Some(workload)) = Workload::from_object(object) {
-                out.senders = Some(Senders { workload });
+                out.context = Some(ContextPlaces { workload, related });
             }
         }
         Some(Related::Nothing) | None => {}

@@ -195,14 +195,14 @@ fn related(
         .into_iter()
         .map(|(pointer, what)| (None, span(doc, &format!("{prefix}{pointer}"), lines), what.to_owned()))
         .collect();
-    if let Some(senders) = places.senders {
-        for (service, range) in own {
-            if let Some(label) = senders.label(service) {
+    if let Some(context) = places.context {
+        for (object, range) in own {
+            if let Some(label) = context.label(object) {
                 out.push((None, *range, label));
             }
         }
         for e in elsewhere {
-            if let Some(label) = senders.label(&e.object) {
+            if let Some(label) = context.label(&e.object) {
                 out.push((Some(e.uri.clone()), e.range, label));
             }
         }
@@ -240,6 +240,47 @@ spec:
         assert_eq!(reused.related.len(), 1);
         assert_eq!(reused.related[0].1.start.line, 12);
         assert_eq!(analysis.documents, vec![(0, u32::MAX)]);
+    }
+
+    #[test]
+    fn a_budget_finding_names_the_budget_and_the_autoscaler_of_its_file() {
+        let text = "apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web, namespace: shop}
+spec:
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      containers:
+        - {name: web, image: example/web:1}
+---
+apiVersion: autoscaling/v2
+kind: HorizontalPodAutoscaler
+metadata: {name: web, namespace: shop}
+spec:
+  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: web}
+  maxReplicas: 4
+---
+apiVersion: policy/v1
+kind: PodDisruptionBudget
+metadata: {name: web, namespace: shop}
+spec:
+  minAvailable: 1
+  selector: {matchLabels: {app: web}}
+";
+        let analysis = analyze("web.yaml", text, &Policy::default(), (&Batch::default(), &[]), &Limits::default());
+        let blocked =
+            analysis.findings.iter().find(|p| p.located.finding.rule == "pdb-blocks-eviction").expect("found");
+        let related: Vec<(u32, &str)> =
+            blocked.related.iter().map(|(_, r, what)| (r.start.line, what.as_str())).collect();
+        assert_eq!(
+            related,
+            [
+                (10, "HorizontalPodAutoscaler shop/web scales this workload (minReplicas 1)"),
+                (17, "PodDisruptionBudget/shop/web selects these pods"),
+            ],
+            "{related:?}"
+        );
     }
 
     #[test]

@@ -24,7 +24,7 @@ pub(crate) static RULE: Rule = Rule {
         "needs the PodDisruptionBudgets that select the pod, which an admission policy of the workload cannot see",
     ),
     map: MapExport::NoFix,
-    related: Related::Nothing,
+    related: Related::Budgets,
     harm: HarmShown::NotSimulated("`simulate` runs one pod; evictions and drains are not simulated yet"),
 };
 

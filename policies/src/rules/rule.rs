@@ -183,4 +183,7 @@ pub enum Related {
     SharedReadiness,
     /// The Services that send the pod traffic.
     SendingServices,
+    /// The PodDisruptionBudgets that select the pods, and the autoscaler
+    /// that scales the workload.
+    Budgets,
 }

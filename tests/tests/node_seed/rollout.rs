@@ -157,13 +157,9 @@ fn rolled(name: &str, max_unavailable: u64, max_surge: u64) -> Value {
     object
 }
 
-/// `(availableReplicas, updatedReplicas, observed)` of a Deployment, where
-/// `observed` says its status is of its current generation.
-fn replicas(node: &Node, ns: &str, name: &str) -> (u64, u64, bool) {
-    replicas_of(node, ns, "deployment", name)
-}
-
-/// [`replicas`] of an object of `kind` (a Deployment, a StatefulSet).
+/// `(availableReplicas, updatedReplicas, observed)` of an object of `kind`
+/// (a Deployment, a StatefulSet), where `observed` says its status is of
+/// its current generation.
 fn replicas_of(node: &Node, ns: &str, kind: &str, name: &str) -> (u64, u64, bool) {
     let stored = node.plane.kubectl.get(ns, kind, name).unwrap_or(Value::Null);
     let count = |k: &str| stored["status"][k].as_u64().unwrap_or(0);
@@ -182,15 +178,27 @@ fn a_rollout_keeps_replicas_minus_max_unavailable_available_as_the_capacity_rule
     let objects = [rolled(names[0], 1, 0), rolled(names[1], 0, 1)];
 
     // What the rule says under a policy that wants three quarters kept.
+    let said = capacity_findings(&objects, "minRolloutCapacityPercent: 75");
+    assert_eq!(said[0].len(), 1, "{said:?}");
+    assert!(said[0][0].contains("leaves 2 of 3 replicas available"), "{said:?}");
+    assert!(said[1].is_empty(), "{said:?}");
+    let (lowest, done) = roll(node, ns, "deployment", &objects);
+    eprintln!("fewest available during the rollouts: one-out {}, surge {} (of 3)", lowest[0], lowest[1]);
+    assert!(done.iter().all(|d| *d), "both rollouts complete within 180 s: {done:?}");
+    assert_eq!(lowest[0], 2, "maxUnavailable 1 of 3: two kept, as the rule said");
+    assert_eq!(lowest[1], 3, "a surge of one and none unavailable: three kept");
+    kubectl.run(&["delete", "namespace", ns, "--wait=false"]).ok();
+}
+
+/// The messages of `rollout-capacity-too-low` for each of `objects`, under
+/// a policy with these `parameters` lines.
+fn capacity_findings(objects: &[Value], parameters: &str) -> Vec<Vec<String>> {
     let dir = std::env::temp_dir().join(format!("lifeguard-capacity-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("a temporary directory");
     let policy = dir.join("policy.yaml");
-    std::fs::write(
-        &policy,
-        "apiVersion: lifeguard.dev/v1alpha1\nkind: Policy\nparameters:\n  minRolloutCapacityPercent: 75\n",
-    )
-    .expect("write the policy");
-    let said: Vec<Vec<String>> = objects
+    let text = format!("apiVersion: lifeguard.dev/v1alpha1\nkind: Policy\nparameters:\n  {parameters}\n");
+    std::fs::write(&policy, text).expect("write the policy");
+    let said = objects
         .iter()
         .map(|o| {
             let out = lifeguard_on(&["lint", "--format", "json", "--policy", &policy.to_string_lossy(), "-"], o);
@@ -205,28 +213,34 @@ fn a_rollout_keeps_replicas_minus_max_unavailable_available_as_the_capacity_rule
         })
         .collect();
     let _ = std::fs::remove_dir_all(&dir);
-    assert_eq!(said[0].len(), 1, "{said:?}");
-    assert!(said[0][0].contains("leaves 2 of 3 replicas available"), "{said:?}");
-    assert!(said[1].is_empty(), "{said:?}");
+    said
+}
 
-    for object in &objects {
+/// Creates the two `objects` of `kind` (three replicas each), waits for
+/// all to be available, changes their template and polls every half second
+/// until both have rolled (at most 180 s): the fewest available replicas
+/// each had while rolling, and whether each finished.
+fn roll(node: &Node, ns: &str, kind: &str, objects: &[Value; 2]) -> ([u64; 2], [bool; 2]) {
+    let kubectl = &node.plane.kubectl;
+    let names: Vec<&str> = objects.iter().map(|o| o["metadata"]["name"].as_str().unwrap_or_default()).collect();
+    for object in objects {
         kubectl.run_with_input(&["create", "-n", ns, "-f", "-"], Some(&object.to_string())).ok();
     }
     lifeguard_e2e::cluster::process::wait_for("three available replicas of each", Duration::from_secs(120), || {
-        let counts: Vec<u64> = names.iter().map(|n| replicas(node, ns, n).0).collect();
+        let counts: Vec<u64> = names.iter().map(|n| replicas_of(node, ns, kind, n).0).collect();
         if counts.iter().all(|&c| c == 3) { Ok(()) } else { Err(format!("{counts:?}")) }
     });
     // A new template: the rollout.
-    for name in names {
+    for name in &names {
         let patch = json!({"spec": {"template": {"metadata": {"annotations": {"rolled": "2"}}}}});
-        kubectl.run(&["patch", "deployment", name, "-n", ns, "-p", &patch.to_string()]).ok();
+        kubectl.run(&["patch", kind, name, "-n", ns, "-p", &patch.to_string()]).ok();
     }
     let start = Instant::now();
     let mut lowest = [u64::MAX; 2];
     let mut done = [false; 2];
     while start.elapsed() < Duration::from_secs(180) && !done.iter().all(|d| *d) {
         for (i, name) in names.iter().enumerate() {
-            let (available, updated, observed) = replicas(node, ns, name);
+            let (available, updated, observed) = replicas_of(node, ns, kind, name);
             if observed {
                 lowest[i] = lowest[i].min(available);
                 done[i] = updated == 3 && available == 3;
@@ -234,11 +248,7 @@ fn a_rollout_keeps_replicas_minus_max_unavailable_available_as_the_capacity_rule
         }
         std::thread::sleep(Duration::from_millis(500));
     }
-    eprintln!("fewest available during the rollouts: one-out {}, surge {} (of 3)", lowest[0], lowest[1]);
-    assert!(done.iter().all(|d| *d), "both rollouts complete within 180 s: {done:?}");
-    assert_eq!(lowest[0], 2, "maxUnavailable 1 of 3: two kept, as the rule said");
-    assert_eq!(lowest[1], 3, "a surge of one and none unavailable: three kept");
-    kubectl.run(&["delete", "namespace", ns, "--wait=false"]).ok();
+    (lowest, done)
 }
 
 /// [`rolled`]'s pod as a StatefulSet of three, with `maxUnavailable` when
@@ -275,58 +285,12 @@ fn a_stateful_set_rolls_as_many_pods_at_once_as_the_capacity_rule_says() {
     let objects = [stateful(names[0], None), stateful(names[1], Some(2))];
 
     // What the rule says under a policy that wants a half kept, on 1.37.
-    let dir = std::env::temp_dir().join(format!("lifeguard-stateful-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("a temporary directory");
-    let policy = dir.join("policy.yaml");
-    std::fs::write(
-        &policy,
-        "apiVersion: lifeguard.dev/v1alpha1\nkind: Policy\nparameters:\n  minRolloutCapacityPercent: 50\n  \
-         kubernetesVersion: \"1.37\"\n",
-    )
-    .expect("write the policy");
-    let said: Vec<Vec<String>> = objects
-        .iter()
-        .map(|o| {
-            let out = lifeguard_on(&["lint", "--format", "json", "--policy", &policy.to_string_lossy(), "-"], o);
-            let found: Value = serde_json::from_slice(&out.stdout).expect("lint's JSON");
-            found
-                .as_array()
-                .into_iter()
-                .flatten()
-                .filter(|f| f["rule"] == "rollout-capacity-too-low")
-                .filter_map(|f| f["message"].as_str().map(str::to_owned))
-                .collect()
-        })
-        .collect();
-    let _ = std::fs::remove_dir_all(&dir);
+    let said = capacity_findings(&objects, "minRolloutCapacityPercent: 50\n  kubernetesVersion: \"1.37\"");
     assert!(said[0].is_empty(), "one of three out keeps two, above half: {said:?}");
     assert_eq!(said[1].len(), 1, "{said:?}");
     assert!(said[1][0].contains("leaves 1 of 3 replicas available"), "{said:?}");
-
-    for object in &objects {
-        kubectl.run_with_input(&["create", "-n", ns, "-f", "-"], Some(&object.to_string())).ok();
-    }
-    lifeguard_e2e::cluster::process::wait_for("three available replicas of each", Duration::from_secs(120), || {
-        let counts: Vec<u64> = names.iter().map(|n| replicas_of(node, ns, "statefulset", n).0).collect();
-        if counts.iter().all(|&c| c == 3) { Ok(()) } else { Err(format!("{counts:?}")) }
-    });
-    for name in names {
-        let patch = json!({"spec": {"template": {"metadata": {"annotations": {"rolled": "2"}}}}});
-        kubectl.run(&["patch", "statefulset", name, "-n", ns, "-p", &patch.to_string()]).ok();
-    }
     let start = Instant::now();
-    let mut lowest = [u64::MAX; 2];
-    let mut done = [false; 2];
-    while start.elapsed() < Duration::from_secs(180) && !done.iter().all(|d| *d) {
-        for (i, name) in names.iter().enumerate() {
-            let (available, updated, observed) = replicas_of(node, ns, "statefulset", name);
-            if observed {
-                lowest[i] = lowest[i].min(available);
-                done[i] = updated == 3 && available == 3;
-            }
-        }
-        std::thread::sleep(Duration::from_millis(500));
-    }
+    let (lowest, done) = roll(node, ns, "statefulset", &objects);
     eprintln!(
         "fewest available during the StatefulSet rolls: one at a time {}, maxUnavailable 2 {} (of 3), in {:.0} s",
         lowest[0],

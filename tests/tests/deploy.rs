@@ -10,6 +10,7 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use lifeguard::audit::resources;
 use lifeguard::input::Limits;
 use lifeguard::lint::lint_paths;
 use lifeguard_e2e::support::review::review;
@@ -324,7 +325,7 @@ fn custom_pod_resources() -> BTreeSet<(String, String)> {
 }
 
 #[test]
-fn the_audit_role_reads_the_engine_pod_kinds_services_and_namespaces() {
+fn the_audit_role_reads_the_engine_pod_kinds_its_context_and_namespaces() {
     if !tools() {
         return;
     }
@@ -341,7 +342,10 @@ fn the_audit_role_reads_the_engine_pod_kinds_services_and_namespaces() {
     // audit reads the custom kinds of the engine's table outright whenever
     // their CRD is installed: a role without them gives a warning per kind.
     expected.extend(custom_pod_resources());
-    expected.extend([("".to_owned(), "services".to_owned()), ("".to_owned(), "namespaces".to_owned())]);
+    // The objects of each namespace's context, as the audit lists them.
+    let context = std::iter::once(resources::services()).chain(resources::disruption_context());
+    expected.extend(context.map(|r| (r.group, r.plural)));
+    expected.insert(("".to_owned(), "namespaces".to_owned()));
     assert_eq!(group_resources(&Value::Array(reads)), expected);
 }
 

@@ -30,11 +30,13 @@ pub(crate) static RULE: Rule = Rule {
 
 const DOC: &str = r#"## What it does
 Flags a long-running workload whose pods are selected by a
-PodDisruptionBudget of its context (the same file and directory as the
-Services `readiness-probe-missing` weighs, and where its
-HorizontalPodAutoscaler is read from, same namespace or none, the
-budget's selector matching the pod template's labels) that allows no
-eviction while every replica is healthy, or by more than one budget:
+PodDisruptionBudget that allows no eviction while every replica is
+healthy, or by more than one budget. Budgets, and the
+HorizontalPodAutoscaler that scales the workload, are read where its
+Services are (its file and the manifests of its directory: see
+`readiness-probe-missing`), in its namespace or with none set; a budget
+selects the pods when its selector matches the pod template's labels.
+It is reported for:
 - `maxUnavailable: 0` (or `"0%"`), or `minAvailable: "100%"`, whatever the
   replicas;
 - `minAvailable` of at least the replicas (a count, or a percentage of

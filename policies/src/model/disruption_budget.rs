@@ -9,6 +9,9 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
+use super::label_selector::LabelOperator;
+use super::service::same_namespace;
+
 /// The kind of the object.
 pub const DISRUPTION_BUDGET_KIND: &str = "PodDisruptionBudget";
 
@@ -55,7 +58,9 @@ impl Amount {
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct Requirement {
     key: String,
-    operator: String,
+    /// `None` for an operator Kubernetes does not know (which the API
+    /// server refuses): it selects nothing.
+    operator: Option<LabelOperator>,
     values: Vec<String>,
 }
 
@@ -99,7 +104,7 @@ impl DisruptionBudgetView {
                 reqs.iter()
                     .map(|r| Requirement {
                         key: r.get("key").and_then(Value::as_str).unwrap_or_default().to_owned(),
-                        operator: r.get("operator").and_then(Value::as_str).unwrap_or_default().to_owned(),
+                        operator: r.get("operator").and_then(|o| serde_json::from_value(o.clone()).ok()),
                         values: r
                             .get("values")
                             .and_then(Value::as_array)
@@ -125,23 +130,13 @@ impl DisruptionBudgetView {
     /// for a Service: both land where the manifest is applied). An unknown
     /// operator selects nothing: the API server refuses it.
     pub fn selects(&self, namespace: Option<&str>, labels: &BTreeMap<String, String>) -> bool {
-        let same_ns = match (self.namespace.as_deref(), namespace) {
-            (Some(a), Some(b)) => a == b,
-            _ => true,
-        };
         let Some(match_labels) = &self.match_labels else { return false };
-        same_ns
+        same_namespace(self.namespace.as_deref(), namespace)
             && match_labels.iter().all(|(k, v)| labels.get(k) == Some(v))
-            && self.match_expressions.iter().all(|req| {
-                let value = labels.get(&req.key);
-                match req.operator.as_str() {
-                    "In" => value.is_some_and(|v| req.values.contains(v)),
-                    "NotIn" => value.is_none_or(|v| !req.values.contains(v)),
-                    "Exists" => value.is_some(),
-                    "DoesNotExist" => value.is_none(),
-                    _ => false,
-                }
-            })
+            && self
+                .match_expressions
+                .iter()
+                .all(|req| req.operator.is_some_and(|op| op.holds(labels.get(&req.key), &req.values)))
     }
 
     /// `PodDisruptionBudget/NAME` (`namespace/NAME` when namespaced).
@@ -231,11 +226,9 @@ impl AutoscalerView {
     /// Whether it scales the object `kind`/`name` in `namespace` (an unset
     /// namespace on either side is the same one).
     pub fn scales(&self, namespace: Option<&str>, kind: &str, name: Option<&str>) -> bool {
-        let same_ns = match (self.namespace.as_deref(), namespace) {
-            (Some(a), Some(b)) => a == b,
-            _ => true,
-        };
-        same_ns && self.target.0 == kind && Some(self.target.1.as_str()) == name
+        same_namespace(self.namespace.as_deref(), namespace)
+            && self.target.0 == kind
+            && Some(self.target.1.as_str()) == name
     }
 }
 

@@ -27,6 +27,17 @@ pub struct ServiceView {
     pub headless: bool,
 }
 
+/// Whether an object of the context in `a` concerns an object in `b`: the
+/// same namespace, or either unset, since manifests applied together with
+/// `-n` land in one namespace (Services, PodDisruptionBudgets and
+/// HorizontalPodAutoscalers alike).
+pub(crate) fn same_namespace(a: Option<&str>, b: Option<&str>) -> bool {
+    match (a, b) {
+        (Some(a), Some(b)) => a == b,
+        _ => true,
+    }
+}
+
 impl ServiceView {
     /// Reads a Service object; `None` for any other kind.
     pub fn from_object(object: &Value) -> Option<ServiceView> {
@@ -58,11 +69,9 @@ impl ServiceView {
     /// namespace. An unset namespace matches any: manifests applied together
     /// with `-n` land in one namespace. A Service without selector selects nothing.
     pub fn selects(&self, namespace: Option<&str>, labels: &BTreeMap<String, String>) -> bool {
-        let same_ns = match (self.namespace.as_deref(), namespace) {
-            (Some(a), Some(b)) => a == b,
-            _ => true,
-        };
-        same_ns && !self.selector.is_empty() && self.selector.iter().all(|(k, v)| labels.get(k) == Some(v))
+        same_namespace(self.namespace.as_deref(), namespace)
+            && !self.selector.is_empty()
+            && self.selector.iter().all(|(k, v)| labels.get(k) == Some(v))
     }
 
     /// The order a [`crate::Batch`] keeps Services in: namespace, name,

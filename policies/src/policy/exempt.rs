@@ -84,13 +84,5 @@ fn check_selector(selector: &LabelSelector, pointer: &str) -> Result<(), Invalid
 fn selects(selector: &LabelSelector, w: &Workload) -> bool {
     let labels = &w.labels;
     selector.match_labels.iter().all(|(k, v)| labels.get(k) == Some(v))
-        && selector.match_expressions.iter().all(|req| {
-            let value = labels.get(&req.key);
-            match req.operator {
-                LabelOperator::In => value.is_some_and(|v| req.values.contains(v)),
-                LabelOperator::NotIn => value.is_none_or(|v| !req.values.contains(v)),
-                LabelOperator::Exists => value.is_some(),
-                LabelOperator::DoesNotExist => value.is_none(),
-            }
-        })
+        && selector.match_expressions.iter().all(|req| req.operator.holds(labels.get(&req.key), &req.values))
 }

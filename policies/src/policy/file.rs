@@ -10,6 +10,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::finding::Severity;
+// The label selector operators are the engine's own, which the
+// PodDisruptionBudgets read with a workload use too.
+pub use crate::model::LabelOperator;
 use crate::settings::Settings;
 
 /// The only `apiVersion` this build reads.
@@ -210,20 +213,6 @@ pub struct LabelRequirement {
     /// Values for `In` and `NotIn`; empty for `Exists` and `DoesNotExist`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub values: Vec<String>,
-}
-
-/// Label selector operators, as in Kubernetes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
-pub enum LabelOperator {
-    /// The label's value is one of `values`.
-    #[default]
-    In,
-    /// The label is missing or its value is none of `values`.
-    NotIn,
-    /// The label is present.
-    Exists,
-    /// The label is missing.
-    DoesNotExist,
 }
 
 /// A house rule: a JSONPath evaluated on every container (or the pod spec,

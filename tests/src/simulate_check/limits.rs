@@ -10,6 +10,7 @@ use super::case::{Case, period_of};
 use super::compare::judge;
 use super::observed::Observed;
 use super::predicted::{Predicted, simulate};
+use super::random::kept;
 use super::run::Outcome;
 
 /// A check at the very moment a boot ends (docs/simulate.md, Limits).
@@ -36,8 +37,7 @@ pub fn on_limit(case: &Case, outcome: &Outcome) -> Option<&'static str> {
     let dir = tempfile::tempdir().ok()?;
     let watched = Case { observe: outcome.window, ..case.clone() };
     let explained = boots.into_iter().any(|moved| {
-        let scenario: &'static str = Box::leak(format!("boot:{moved}s").into_boxed_str());
-        let moved = Case { scenario, ..watched.clone() };
+        let moved = Case { scenario: kept(format!("boot:{moved}s")), ..watched.clone() };
         judge(&moved, &simulate(&moved, &outcome.pod, dir.path()), observed).is_empty()
     });
     explained.then_some(limit)

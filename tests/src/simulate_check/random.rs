@@ -50,7 +50,7 @@ fn mix(mut z: u64) -> u64 {
 /// A string that lives as long as the run: a case's name and texts are
 /// `&'static str`, as the matrix's literals are, and a run makes at most a
 /// few hundred.
-fn kept(text: String) -> &'static str {
+pub(super) fn kept(text: String) -> &'static str {
     Box::leak(text.into_boxed_str())
 }
 

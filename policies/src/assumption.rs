@@ -37,6 +37,8 @@ pub enum About {
     /// Which probes the pod runs: the template's, where its controller
     /// adds others (KubeRay's) that the model does not run.
     Probes,
+    /// How many replicas a workload's controller keeps.
+    Replicas,
 }
 
 impl About {
@@ -55,6 +57,7 @@ impl About {
             About::Poststart => "poststart",
             About::Traffic => "traffic",
             About::Probes => "probes",
+            About::Replicas => "replicas",
         }
     }
 }
@@ -165,6 +168,7 @@ fn declare(about: About) -> &'static str {
         About::Poststart => "pod template annotation lifeguard.dev/poststart-seconds, or simulate --poststart-seconds",
         About::Traffic => "a Service in the input (the file's or its directory's)",
         About::Probes => "declare the probes in the template, so the controller adds none",
+        About::Replicas => "the workload's spec.replicas",
     }
 }
 

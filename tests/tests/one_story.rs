@@ -11,21 +11,30 @@
 //! - (c) no `ok` whose own timeline shows a harm;
 //! - (d) a finding and a verdict about one container that rest on the same
 //!   assumption (the boot, a shared handler's reach, the drain) name the
-//!   same value from the same source.
+//!   same value from the same source;
+//! - (e) a finding of a workload rule (its harm shown in `rollout` or
+//!   `drain`) shows in that scenario's verdict for its object, and once its
+//!   fix is applied, no more; a fixed object's rollout and drain are no
+//!   worse.
 
 use std::path::PathBuf;
 
 use lifeguard_e2e::{corpus_dir, repo_root, yaml_files};
 use policies::finding::Severity;
 use policies::rules::{Harm, HarmShown, RULES};
-use policies::simulate::{Assumptions, ContainerOutcome, EventKind, Scenario, Verdict, simulate_object};
+use policies::simulate::{
+    Assumptions, ContainerOutcome, EventKind, Scenario, Verdict, WorkloadOutcome, simulate_object,
+};
 use policies::yaml::{Limits, parse_stream};
 use policies::{Batch, Finding, Policy, lint_object, plan_fixes};
 use serde_json::Value;
 
-/// The scenarios every object runs: the standard set.
+/// The scenarios every object runs: the standard set, and the workload's
+/// rollout and drain.
 fn scenarios() -> Vec<Scenario> {
-    Scenario::standard()
+    let mut all = Scenario::standard();
+    all.extend(["rollout", "drain"].iter().filter_map(|s| Scenario::parse(s).ok()));
+    all
 }
 
 /// One pod-bearing object: what lint finds, what fix does, and what
@@ -38,6 +47,9 @@ struct Story {
     fixed: Vec<(String, Option<String>)>,
     before: Vec<ContainerOutcome>,
     after: Option<Vec<ContainerOutcome>>,
+    /// The workload's rollout and drain, before and after the fixes.
+    workload_before: Vec<WorkloadOutcome>,
+    workload_after: Option<Vec<WorkloadOutcome>>,
 }
 
 fn documents(text: &str, file: &str) -> Vec<Value> {
@@ -71,11 +83,21 @@ fn stories(text: &str, file: &str, policy: &Policy) -> Vec<Story> {
                     let sim = simulate_object(&fixed, &batch, policy, &scenarios(), &assumptions)
                         .expect("the fixed object simulates")
                         .expect("the fixed object has a pod spec");
-                    (p.applied.iter().map(|a| (a.rule.clone(), a.container.clone())).collect(), Some(sim.outcomes))
+                    let applied = p.applied.iter().map(|a| (a.rule.clone(), a.container.clone())).collect();
+                    (applied, Some((sim.outcomes, sim.workload)))
                 }
                 None => (Vec::new(), None),
             };
-            out.push(Story { at, findings: report.findings, fixed, before: sim.outcomes, after });
+            let (after, workload_after) = after.unzip();
+            out.push(Story {
+                at,
+                findings: report.findings,
+                fixed,
+                before: sim.outcomes,
+                after,
+                workload_before: sim.workload,
+                workload_after,
+            });
         }
     }
     out
@@ -247,6 +269,63 @@ fn harms(rule: &str) -> Option<&'static [Harm]> {
     }
 }
 
+/// The rule's statement of where a workload scenario shows its findings' harm.
+fn workload_harms(rule: &str) -> Option<&'static [Harm]> {
+    match RULES.iter().find(|r| r.name == rule).map(|r| r.harm) {
+        Some(HarmShown::InWorkload(harms)) => Some(harms),
+        _ => None,
+    }
+}
+
+/// Whether a workload outcome shows one of a rule's harms.
+fn shows_in_workload(harms: &[Harm], o: &WorkloadOutcome) -> bool {
+    harms.iter().any(|h| h.scenario == o.scenario && h.verdicts.contains(&o.verdict))
+}
+
+/// (e): a workload rule's finding shows in its scenario, or is masked
+/// there by an error (a rollout stuck on a boot loop cannot show its
+/// deadline); its fix leaves it shown no more; a fix makes no workload
+/// scenario worse.
+fn workload_problems(s: &Story) -> Vec<String> {
+    let mut out = Vec::new();
+    for f in &s.findings {
+        let Some(harms) = workload_harms(&f.rule) else { continue };
+        let in_scenario = |o: &&WorkloadOutcome| harms.iter().any(|h| h.scenario == o.scenario);
+        let shown = s
+            .workload_before
+            .iter()
+            .filter(in_scenario)
+            .any(|o| shows_in_workload(harms, o) || o.verdict.severity() == Some(Severity::Error));
+        if !shown {
+            let said: Vec<String> = s
+                .workload_before
+                .iter()
+                .map(|o| format!("{} {}: {}", o.scenario, o.verdict.name(), o.message))
+                .collect();
+            out.push(format!("{}: {} shows no harm in its workload scenario: {} / {said:?}", s.at, f.rule, f.message));
+        }
+    }
+    if let Some(after) = &s.workload_after {
+        for b in &s.workload_before {
+            let Some(a) = after.iter().find(|a| a.scenario == b.scenario) else { continue };
+            if rank(a.verdict) > rank(b.verdict) {
+                out.push(format!("{}: {}: fixed is worse: {} -> {}", s.at, b.scenario, b.message, a.message));
+            }
+        }
+        for (rule, _) in &s.fixed {
+            let Some(harms) = workload_harms(rule) else { continue };
+            // A new pod whose own boot is harmed (restarted past its startup
+            // window, a loop) is another rule's story: the deadline is held
+            // to the window.
+            let own_boot = |a: &&WorkloadOutcome| a.new_pod.verdict.severity().is_none();
+            for a in after.iter().filter(own_boot).filter(|a| shows_in_workload(harms, a)) {
+                out.push(format!("{}: the {rule} fix leaves {} {}: {}", s.at, a.scenario, a.verdict.name(), a.message));
+            }
+        }
+    }
+    out
+}
+
 /// Whether an outcome shows one of a rule's harms.
 fn shows(harms: &[Harm], o: &ContainerOutcome) -> bool {
     harms.iter().any(|h| h.scenario == o.scenario && h.verdicts.contains(&o.verdict))
@@ -254,7 +333,7 @@ fn shows(harms: &[Harm], o: &ContainerOutcome) -> bool {
 
 /// Every problem of (a), (b), (c) and (d) in one story.
 fn problems(s: &Story, policy: &Policy) -> Vec<String> {
-    let mut out = Vec::new();
+    let mut out = workload_problems(s);
     for o in s.before.iter().chain(s.after.iter().flatten()) {
         if let Some(harm) = harm_in_ok(o) {
             out.push(format!("{}: container {:?} {} is ok but shows {harm}", s.at, o.container, o.scenario));

@@ -35,7 +35,9 @@ pub struct SimulateArgs {
     pub paths: Vec<String>,
     /// Scenario to run (repeatable): `boot[:DURATION]`, `stall:DURATION`,
     /// `pause:DURATION`, `wedge`, `delete`, `crash[:AFTER]`,
-    /// `poststart-fail`. Default: boot, stall:2m, pause:5s, wedge and delete.
+    /// `poststart-fail`; for the workload, `rollout` (its controller's
+    /// rolling update) and `drain` (its nodes drained against its
+    /// PodDisruptionBudgets). Default: boot, stall:2m, pause:5s, wedge and delete.
     #[arg(long = "scenario", value_name = "S", value_parser = parse_scenario)]
     pub scenarios: Vec<Scenario>,
     /// Output format.
@@ -91,7 +93,7 @@ pub struct SimulateArgs {
     pub delete_grace_seconds: Option<u32>,
     /// Exit 1 when a scenario ends in one of these verdicts (comma-separated
     /// or repeatable; `never` never fails). Default: restart-storm,
-    /// boot-loop, sigkill-in-flight.
+    /// boot-loop, sigkill-in-flight, rollout-stuck.
     #[arg(long, value_name = "VERDICT", value_delimiter = ',', value_parser = parse_fail_on)]
     pub fail_on: Vec<FailOnVerdict>,
     /// Also run the scenarios on each object as `lifeguard fix` would leave

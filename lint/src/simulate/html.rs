@@ -10,7 +10,7 @@
 //! sections ([`write_object`]) among its findings, a namespace at a time.
 
 use policies::Severity;
-use policies::simulate::{ContainerOutcome, plural, seconds};
+use policies::simulate::{ContainerOutcome, Verdict, WorkloadOutcome, plural, seconds};
 
 use super::read::{SimulateRun, Simulated};
 use super::text::{label, outcome_lines};
@@ -55,8 +55,8 @@ pub fn render(run: &SimulateRun) -> String {
 /// Verdicts by severity: error, warning, info, fine.
 type Counts = [usize; 4];
 
-fn slot(o: &ContainerOutcome) -> usize {
-    match o.verdict.severity() {
+fn slot(v: Verdict) -> usize {
+    match v.severity() {
         Some(Severity::Error) => 0,
         Some(Severity::Warning) => 1,
         Some(Severity::Info) => 2,
@@ -67,7 +67,10 @@ fn slot(o: &ContainerOutcome) -> usize {
 fn counts(s: &Simulated) -> Counts {
     let mut c = Counts::default();
     for o in &s.simulation.outcomes {
-        c[slot(o)] += 1;
+        c[slot(o.verdict)] += 1;
+    }
+    for o in &s.simulation.workload {
+        c[slot(o.verdict)] += 1;
     }
     c
 }
@@ -119,7 +122,82 @@ pub(crate) fn write_object(s: &mut String, o: &Simulated) {
         container(s, o, i..end);
         i = end;
     }
+    workload(s, o);
     s.push_str("</article>\n");
+}
+
+/// The workload scenarios: a verdict per scenario (and as fixed), the
+/// timeline as text folded away, and the capacity pictures.
+fn workload(s: &mut String, o: &Simulated) {
+    let sim = &o.simulation;
+    if sim.workload.is_empty() && sim.not_simulated.is_empty() {
+        return;
+    }
+    s.push_str("<section class=\"workload\">\n<h4>workload</h4>\n");
+    s.push_str("<table class=\"verdicts\">\n<tr><th>scenario</th><th>verdict</th><th>how</th>");
+    if o.fixed.is_some() {
+        s.push_str("<th>as fixed</th>");
+    }
+    s.push_str("</tr>\n");
+    for (k, x) in sim.workload.iter().enumerate() {
+        s.push_str("<tr class=\"verdict\" data-severity=\"");
+        s.push_str(x.verdict.severity().map_or("ok", Severity::as_str));
+        s.push_str("\" data-rule=\"");
+        s.push_str(x.verdict.name());
+        s.push_str("\"><td>");
+        push_escaped(s, &x.scenario);
+        s.push_str("</td><td>");
+        workload_verdict(s, x);
+        s.push_str("</td><td>");
+        push_escaped(s, &x.how);
+        s.push_str("</td>");
+        if let Some(fixed) = &o.fixed {
+            s.push_str("<td>");
+            if let Some(after) = fixed.simulation.workload.get(k) {
+                workload_verdict(s, after);
+            }
+            s.push_str("</td>");
+        }
+        s.push_str("</tr>\n");
+    }
+    for n in &sim.not_simulated {
+        s.push_str("<tr><td>");
+        push_escaped(s, &n.scenario);
+        s.push_str("</td><td colspan=\"2\">not simulated: ");
+        push_escaped(s, &n.why);
+        s.push_str("</td></tr>\n");
+    }
+    s.push_str("</table>\n");
+    if sim.workload.is_empty() {
+        s.push_str("</section>\n");
+        return;
+    }
+    s.push_str("<details>\n<summary>steps as text</summary>\n<pre>");
+    for x in &sim.workload {
+        for l in super::workload::lines(x) {
+            push_escaped(s, &l);
+            s.push('\n');
+        }
+    }
+    s.push_str("</pre>\n</details>\n<figure>\n");
+    s.push_str(&super::svg::render_workload(o));
+    s.push_str("</figure>\n</section>\n");
+}
+
+fn workload_verdict(s: &mut String, x: &WorkloadOutcome) {
+    page::badge(s, x.verdict.severity());
+    if x.verdict.severity().is_some() || x.verdict.name() != "ok" {
+        s.push_str(" <b>");
+        s.push_str(x.verdict.name());
+        s.push_str("</b>");
+    }
+    s.push_str(": ");
+    push_escaped(s, &x.message);
+    if !x.assumptions.is_empty() {
+        s.push_str("<br><span class=\"assumes\">assumes: ");
+        push_escaped(s, &policies::assumption::joined(&x.assumptions));
+        s.push_str("</span>");
+    }
 }
 
 fn container(s: &mut String, o: &Simulated, range: std::ops::Range<usize>) {

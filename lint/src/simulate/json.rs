@@ -12,6 +12,7 @@ use policies::simulate::{ContainerOutcome, Event, Figures, PodOutcome};
 use serde_json::{Map, Value, json};
 
 use super::read::{SimulateRun, Simulated};
+use super::workload;
 
 /// Renders a whole run as a JSON array (pretty, with a final newline).
 pub fn render(run: &SimulateRun) -> String {
@@ -106,6 +107,41 @@ fn pod_object(pod: &PodOutcome) -> Value {
 }
 
 fn entries(s: &Simulated) -> Vec<Value> {
+    let sim = &s.simulation;
+    let mut out = container_entries(s);
+    let place = |scenario: &str| {
+        let mut m = Map::new();
+        m.insert("file".into(), json!(s.file));
+        m.insert("line".into(), json!(s.line));
+        m.insert("kind".into(), json!(sim.kind));
+        m.insert("namespace".into(), json!(sim.namespace));
+        m.insert("name".into(), json!(sim.name));
+        m.insert("container".into(), Value::Null);
+        m.insert("scenario".into(), json!(scenario));
+        m
+    };
+    // A workload scenario's entry has no container: it is the workload's.
+    for (i, o) in sim.workload.iter().enumerate() {
+        let mut m = place(&o.scenario);
+        m.extend(workload::object(o));
+        if let Some(fixed) = &s.fixed {
+            let mut f = fixed.simulation.workload.get(i).map(workload::object).unwrap_or_default();
+            f.insert("fixes".into(), json!(fixed.fixes));
+            m.insert("fixed".into(), Value::Object(f));
+        }
+        out.push(Value::Object(m));
+    }
+    for n in &sim.not_simulated {
+        let mut m = place(&n.scenario);
+        m.insert("verdict".into(), Value::Null);
+        m.insert("severity".into(), Value::Null);
+        m.insert("not_simulated".into(), json!(n.why));
+        out.push(Value::Object(m));
+    }
+    out
+}
+
+fn container_entries(s: &Simulated) -> Vec<Value> {
     let sim = &s.simulation;
     sim.outcomes
         .iter()

@@ -87,7 +87,9 @@ impl SimulateRun {
         if !self.errors.is_empty() {
             return 2;
         }
-        let failing = self.simulated.iter().flat_map(|s| &s.simulation.outcomes).any(|o| fails(fail_on, o.verdict));
+        let sims = || self.simulated.iter().map(|s| &s.simulation);
+        let failing = sims().flat_map(|s| &s.outcomes).any(|o| fails(fail_on, o.verdict))
+            || sims().flat_map(|s| &s.workload).any(|o| fails(fail_on, o.verdict));
         u8::from(failing)
     }
 }

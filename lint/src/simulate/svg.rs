@@ -1,34 +1,36 @@
 //! The SVG rendering: one timeline picture per object, container and
 //! scenario, stacked in one document. Lanes: one per probe (its failures,
 //! its restarts, the startup probe's success), then "running", "in
-//! endpoints" and "terminating"; the disruption is a shaded band.
+//! endpoints" and "terminating"; the disruption is a shaded band. A
+//! workload scenario's picture is its capacity over time
+//! ([`super::capacity_svg`]).
 
 use std::fmt::Write as _;
 
 use policies::Severity;
 use policies::model::ProbeKind;
-use policies::simulate::{ContainerOutcome, EventKind, PodOutcome, Verdict, repeats, seconds};
+use policies::simulate::{ContainerOutcome, EventKind, PodOutcome, Verdict, WorkloadOutcome, repeats, seconds};
 
 use super::read::{SimulateRun, Simulated};
 use super::text::label;
 use crate::outcome::Origin;
 use crate::report::html::escape::escape;
 
-const WIDTH: i64 = 960;
-const LEFT: i64 = 120;
-const RIGHT: i64 = 24;
+pub(crate) const WIDTH: i64 = 960;
+pub(crate) const LEFT: i64 = 120;
+pub(crate) const RIGHT: i64 = 24;
 const LANE: i64 = 22;
 const HEADER: i64 = 44;
-const AXIS: i64 = 30;
-const GAP: i64 = 18;
+pub(crate) const AXIS: i64 = 30;
+pub(crate) const GAP: i64 = 18;
 const LEGEND: i64 = 18;
 /// Where a panel's title and verdict lines start, and the room they leave
 /// on the right (as much as on the left).
-const TEXT_X: i64 = 12;
+pub(crate) const TEXT_X: i64 = 12;
 /// The font size of the title and the verdict, and the distance between
 /// their lines when they wrap.
 const FONT_PX: f64 = 12.0;
-const LINE: i64 = 16;
+pub(crate) const LINE: i64 = 16;
 /// A glyph's width in em, estimated from above for Helvetica and Arial:
 /// lower case and digits are 0.5-0.56 em, most capitals 0.61-0.72; bold a
 /// little wider. A line of `chars_per_line` glyphs then ends inside the
@@ -76,9 +78,9 @@ pub(crate) fn wrap(text: &str, max: usize) -> Vec<String> {
 }
 
 /// A panel's header: its title (bold) and its verdict, each wrapped to the canvas.
-struct Header {
-    title: Vec<String>,
-    verdict: Vec<String>,
+pub(crate) struct Header {
+    pub(crate) title: Vec<String>,
+    pub(crate) verdict: Vec<String>,
 }
 
 impl Header {
@@ -89,9 +91,16 @@ impl Header {
         }
     }
 
+    fn of_workload(title: &str, o: &WorkloadOutcome) -> Header {
+        Header {
+            title: wrap(&format!("{title} · {}", o.scenario), chars_per_line(true)),
+            verdict: wrap(&format!("{}: {}", o.verdict.name(), o.message), chars_per_line(false)),
+        }
+    }
+
     /// Its height above the lanes: 44 px for one line of each, and a line
     /// more for each wrapped one.
-    fn height(&self) -> i64 {
+    pub(crate) fn height(&self) -> i64 {
         HEADER + LINE * (self.title.len() + self.verdict.len()).saturating_sub(2) as i64
     }
 }
@@ -124,9 +133,24 @@ fn legend(out: &mut String) {
     let _ = writeln!(out, "</g>");
 }
 
+/// One picture: a container's timeline or a workload's capacity.
+enum Panel<'a> {
+    Container(Header, &'a ContainerOutcome),
+    Workload(Header, &'a WorkloadOutcome),
+}
+
+impl Panel<'_> {
+    fn height(&self) -> i64 {
+        match self {
+            Panel::Container(header, o) => height(header, o),
+            Panel::Workload(header, _) => super::capacity_svg::height(header),
+        }
+    }
+}
+
 /// Renders a whole run as one SVG document.
 pub fn render(run: &SimulateRun) -> String {
-    document(run.simulated.iter().flat_map(|s| panels(s, |_| true)).collect())
+    document(run.simulated.iter().flat_map(|s| panels(s, |_| true).into_iter().chain(workload_panels(s))).collect())
 }
 
 /// One container's scenarios of a simulated object as one SVG document
@@ -135,18 +159,33 @@ pub fn render_container(s: &Simulated, container: &str) -> String {
     document(panels(s, |o| o.container == container))
 }
 
-/// The panels of an object's outcomes that `keep` accepts.
-fn panels(s: &Simulated, keep: impl Fn(&ContainerOutcome) -> bool) -> Vec<(Header, &ContainerOutcome)> {
-    let title = match s.origin {
-        Origin::File => format!("{}: {}", s.file, label(&s.simulation)),
-        Origin::Cluster => label(&s.simulation),
-    };
-    let outcomes = s.simulation.outcomes.iter().filter(|o| keep(o));
-    outcomes.map(|o| (Header::new(&format!("{title}, container {:?}", o.container), o), o)).collect()
+/// An object's workload scenarios as one SVG document.
+pub fn render_workload(s: &Simulated) -> String {
+    document(workload_panels(s))
 }
 
-fn document(panels: Vec<(Header, &ContainerOutcome)>) -> String {
-    let heights: Vec<i64> = panels.iter().map(|(header, o)| height(header, o)).collect();
+fn title(s: &Simulated) -> String {
+    match s.origin {
+        Origin::File => format!("{}: {}", s.file, label(&s.simulation)),
+        Origin::Cluster => label(&s.simulation),
+    }
+}
+
+/// The panels of an object's outcomes that `keep` accepts.
+fn panels(s: &Simulated, keep: impl Fn(&ContainerOutcome) -> bool) -> Vec<Panel<'_>> {
+    let title = title(s);
+    let outcomes = s.simulation.outcomes.iter().filter(|o| keep(o));
+    outcomes.map(|o| Panel::Container(Header::new(&format!("{title}, container {:?}", o.container), o), o)).collect()
+}
+
+/// The panels of an object's workload scenarios.
+fn workload_panels(s: &Simulated) -> Vec<Panel<'_>> {
+    let title = title(s);
+    s.simulation.workload.iter().map(|o| Panel::Workload(Header::of_workload(&title, o), o)).collect()
+}
+
+fn document(panels: Vec<Panel<'_>>) -> String {
+    let heights: Vec<i64> = panels.iter().map(Panel::height).collect();
     let total: i64 = heights.iter().sum::<i64>() + GAP * (panels.len() as i64 + 1) + LEGEND;
     let mut out = String::new();
     let _ = writeln!(
@@ -157,8 +196,11 @@ fn document(panels: Vec<(Header, &ContainerOutcome)>) -> String {
     let _ = writeln!(out, r##"<rect x="0" y="0" width="{WIDTH}" height="{total}" fill="#ffffff"/>"##);
     legend(&mut out);
     let mut y = GAP + LEGEND;
-    for ((header, o), h) in panels.iter().zip(heights) {
-        panel(&mut out, y, header, o);
+    for (p, h) in panels.iter().zip(heights) {
+        match p {
+            Panel::Container(header, o) => panel(&mut out, y, header, o),
+            Panel::Workload(header, o) => super::capacity_svg::panel(&mut out, y, header, o),
+        }
         y += h + GAP;
     }
     out.push_str("</svg>\n");
@@ -199,7 +241,7 @@ fn height(header: &Header, o: &ContainerOutcome) -> i64 {
     header.height() + LANE * lanes(o).len() as i64 + AXIS
 }
 
-fn verdict_colour(v: Verdict) -> &'static str {
+pub(crate) fn verdict_colour(v: Verdict) -> &'static str {
     match v.severity() {
         None => "#1a7f37",
         Some(Severity::Info) => "#0969da",
@@ -209,7 +251,7 @@ fn verdict_colour(v: Verdict) -> &'static str {
 }
 
 /// A step for axis ticks that gives at most ten of them.
-fn tick_step(end_ms: i64) -> i64 {
+pub(crate) fn tick_step(end_ms: i64) -> i64 {
     [1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 1200, 1800, 3600]
         .into_iter()
         .map(|s| s * 1000)

@@ -90,7 +90,31 @@ fn object(out: &mut String, s: &Simulated) {
             }
         }
     }
+    workload_lines(out, s);
     out.push('\n');
+}
+
+/// The workload scenarios' outcomes below the containers', and with
+/// `--diff-fix` the fixed object's after each.
+fn workload_lines(out: &mut String, s: &Simulated) {
+    let sim = &s.simulation;
+    if !sim.workload.is_empty() || !sim.not_simulated.is_empty() {
+        let _ = writeln!(out, "  workload (line {})", s.line);
+    }
+    for (i, o) in sim.workload.iter().enumerate() {
+        for line in super::workload::lines(o) {
+            let _ = writeln!(out, "    {line}");
+        }
+        if let Some(after) = s.fixed.as_ref().and_then(|f| f.simulation.workload.get(i)) {
+            let _ = writeln!(out, "    as `lifeguard fix` leaves it:");
+            for line in super::workload::lines(after) {
+                let _ = writeln!(out, "      {line}");
+            }
+        }
+    }
+    for n in &sim.not_simulated {
+        let _ = writeln!(out, "    {}", super::workload::not_simulated_line(n));
+    }
 }
 
 /// The pod row of a pod of several containers: a line per scenario of

@@ -151,7 +151,7 @@ impl DisruptionBudgetView {
     /// How many pods must stay healthy of a workload of `replicas`
     /// (`None`: not known), as the controller computes it; `None` when it
     /// depends on a count not known here.
-    fn desired_healthy(&self, replicas: Option<i64>) -> Option<i64> {
+    pub fn desired_healthy(&self, replicas: Option<i64>) -> Option<i64> {
         match (self.max_unavailable, self.min_available) {
             // 0 or 0% unavailable: every replica, however many.
             (Some(Amount::Count(0) | Amount::Percent(0)), _) => replicas.or(Some(i64::MAX)),

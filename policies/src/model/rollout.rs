@@ -29,6 +29,16 @@ pub struct Rollout {
     /// Whether the pod mounts a PersistentVolumeClaim (read here, as the
     /// pod spec's typed mirror leaves volumes out).
     pub claims_volume: bool,
+    /// `spec.minReadySeconds`: how long a pod stays Ready before the
+    /// controller counts it available (0 when unset).
+    pub min_ready_seconds: i64,
+    /// A StatefulSet's `updateStrategy.rollingUpdate.partition`: ordinals
+    /// below it keep the old revision (0 when unset, and for a Deployment).
+    pub partition: i64,
+    /// A StatefulSet's `podManagementPolicy: Parallel`: its controller
+    /// creates pods without waiting for the ones before to be Ready
+    /// (`OrderedReady`, the default, waits).
+    pub parallel: bool,
 }
 
 /// How an update replaces the pods.
@@ -47,6 +57,9 @@ pub enum Update {
         pointer: &'static str,
         /// The pods that may be unavailable for `replicas`.
         unavailable: i64,
+        /// The pods a Deployment may create above `replicas` (`maxSurge`,
+        /// rounded up); 0 for a StatefulSet.
+        surge: i64,
         /// Whether that number needs a feature the cluster may not have: a
         /// StatefulSet's `maxUnavailable` is read only with the feature gate
         /// `MaxUnavailableStatefulSet`, on by default from Kubernetes 1.37;
@@ -64,6 +77,7 @@ impl Rollout {
             .pointer("/spec/template/spec/volumes")
             .and_then(Value::as_array)
             .is_some_and(|volumes| volumes.iter().any(|v| v.get("persistentVolumeClaim").is_some()));
+        let min_ready_seconds = object.pointer("/spec/minReadySeconds").and_then(Value::as_i64).unwrap_or(0).max(0);
         match kind {
             "Deployment" => {
                 let field = object.pointer(PROGRESS_DEADLINE_POINTER);
@@ -76,6 +90,9 @@ impl Rollout {
                     replicas,
                     update: replicas.and_then(|r| deployment_update(object, r)),
                     claims_volume,
+                    min_ready_seconds,
+                    partition: 0,
+                    parallel: false,
                 })
             }
             "StatefulSet" => Some(Rollout {
@@ -84,6 +101,13 @@ impl Rollout {
                 replicas,
                 update: replicas.and_then(|r| stateful_set_update(object, r)),
                 claims_volume,
+                min_ready_seconds,
+                partition: object
+                    .pointer("/spec/updateStrategy/rollingUpdate/partition")
+                    .and_then(Value::as_i64)
+                    .unwrap_or(0)
+                    .max(0),
+                parallel: object.pointer("/spec/podManagementPolicy").and_then(Value::as_str) == Some("Parallel"),
             }),
             _ => None,
         }
@@ -107,7 +131,7 @@ fn deployment_update(object: &Value, replicas: i64) -> Option<Update> {
             let (_, surge) = scaled(surge_field, "25%", replicas, true)?;
             let unavailable = if surge == 0 && unavailable == 0 { 1 } else { unavailable };
             let pointer = deepest_written(object, DEPLOYMENT_MAX_UNAVAILABLE);
-            Some(Update::Rolling { written, pointer, unavailable, gated: false })
+            Some(Update::Rolling { written, pointer, unavailable, surge, gated: false })
         }
         _ => None,
     }
@@ -128,6 +152,7 @@ fn stateful_set_update(object: &Value, replicas: i64) -> Option<Update> {
         written,
         pointer: deepest_written(object, STATEFUL_SET_MAX_UNAVAILABLE),
         unavailable: unavailable.max(1),
+        surge: 0,
         gated: field.is_some(),
     })
 }

@@ -8,7 +8,8 @@
 
 use crate::finding::{Finding, Severity};
 use crate::model::{DisruptionBudgetView, Workload};
-use crate::rules::{Ctx, FixAvailability, HarmShown, MapExport, Related, Rule, VapExport};
+use crate::rules::{Ctx, FixAvailability, Harm, HarmShown, MapExport, Related, Rule, VapExport};
+use crate::simulate::Verdict;
 
 pub(crate) static RULE: Rule = Rule {
     name: "pdb-blocks-eviction",
@@ -25,7 +26,7 @@ pub(crate) static RULE: Rule = Rule {
     ),
     map: MapExport::NoFix,
     related: Related::Budgets,
-    harm: HarmShown::NotSimulated("`simulate` runs one pod; evictions and drains are not simulated yet"),
+    harm: HarmShown::InWorkload(&[Harm { scenario: "drain", verdicts: &[Verdict::EvictionBlocked] }]),
 };
 
 const DOC: &str = r#"## What it does

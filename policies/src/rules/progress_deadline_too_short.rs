@@ -11,7 +11,8 @@ use serde_json::Value;
 
 use crate::finding::{Finding, Fix, Naming, Severity, add_op};
 use crate::model::{DEFAULT_PROGRESS_DEADLINE_SECONDS, PROGRESS_DEADLINE_POINTER, Workload, startup_window};
-use crate::rules::{Ctx, FixAvailability, HarmShown, MapExport, Related, Rule, VapExport, with_fix};
+use crate::rules::{Ctx, FixAvailability, Harm, HarmShown, MapExport, Related, Rule, VapExport, with_fix};
+use crate::simulate::Verdict;
 
 pub(crate) static RULE: Rule = Rule {
     name: "progress-deadline-too-short",
@@ -28,7 +29,7 @@ pub(crate) static RULE: Rule = Rule {
     ),
     map: MapExport::No("its fix is not written as a mutation yet; `lifeguard fix` and the webhook's /mutate make it"),
     related: Related::Nothing,
-    harm: HarmShown::NotSimulated("`simulate` runs one pod; the Deployment controller's rollout is not simulated yet"),
+    harm: HarmShown::InWorkload(&[Harm { scenario: "rollout", verdicts: &[Verdict::ProgressDeadlineExceeded] }]),
 };
 
 /// The slack the fix leaves over the startup window: the controller counts

@@ -8,7 +8,8 @@
 
 use crate::finding::{Finding, Naming, Severity};
 use crate::model::{Update, Workload, startup_window};
-use crate::rules::{Ctx, FixAvailability, HarmShown, MapExport, Related, Rule, VapExport};
+use crate::rules::{Ctx, FixAvailability, Harm, HarmShown, MapExport, Related, Rule, VapExport};
+use crate::simulate::Verdict;
 
 pub(crate) static RULE: Rule = Rule {
     name: "rollout-capacity-too-low",
@@ -26,7 +27,10 @@ pub(crate) static RULE: Rule = Rule {
     ),
     map: MapExport::NoFix,
     related: Related::Nothing,
-    harm: HarmShown::NotSimulated("`simulate` runs one pod; the controller's rollout is not simulated yet"),
+    harm: HarmShown::InWorkload(&[Harm {
+        scenario: "rollout",
+        verdicts: &[Verdict::CapacityShort, Verdict::OutOfService, Verdict::RolloutStuck],
+    }]),
 };
 
 const DOC: &str = r#"## What it does
@@ -118,7 +122,7 @@ fn check(w: &Workload, ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
     }
     let (taken, how, pointer) = match update {
         Update::Recreate => (replicas, "strategy Recreate deletes every pod first".to_owned(), "/spec/strategy/type"),
-        Update::Rolling { written, pointer, unavailable, gated } => {
+        Update::Rolling { written, pointer, unavailable, gated, .. } => {
             // Without the gate, the StatefulSet controller takes one at a time.
             let unavailable = if *gated && settings.kubernetes_minor() < (1, 37) { 1 } else { *unavailable };
             (unavailable.min(replicas), format!("maxUnavailable {written} takes out {unavailable}"), *pointer)

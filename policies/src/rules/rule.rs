@@ -161,6 +161,11 @@ pub enum HarmShown {
     /// none of them. A finding about an annotation that cannot be read is
     /// about the input, not the pod, and is not held to it.
     In(&'static [Harm]),
+    /// In these workload scenarios (`rollout`, `drain`, which `simulate`
+    /// runs when named): a finding's object gets one of the verdicts listed,
+    /// whatever the finding's severity, and once the rule's fix is applied,
+    /// none of them.
+    InWorkload(&'static [Harm]),
     /// simulate cannot show it; why.
     NotSimulated(&'static str),
 }
@@ -168,7 +173,8 @@ pub enum HarmShown {
 /// A scenario of the standard set and the verdicts that show a rule's harm in it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Harm {
-    /// The scenario as written (`boot`, `stall:2m`, `pause:5s`, `wedge`, `delete`).
+    /// The scenario as written (`boot`, `stall:2m`, `pause:5s`, `wedge`,
+    /// `delete`; `rollout`, `drain`).
     pub scenario: &'static str,
     /// The verdicts that show the harm.
     pub verdicts: &'static [Verdict],

@@ -7,6 +7,7 @@
 
 mod assumptions;
 mod checks;
+pub mod controllers;
 mod cycles;
 mod endpoints;
 mod gates;
@@ -38,6 +39,7 @@ mod verdict;
 
 pub use assumptions::Assumptions;
 pub use checks::{Check, ProbeChecks, ProbeChecksError, infer};
+pub use controllers::{NotSimulated, WorkloadOutcome};
 pub use cycles::{Repeat, repeats};
 pub use gates::{GateDelay, GateDelayError, ReadinessGates};
 pub use hooks::{HookLength, PostStart};
@@ -72,6 +74,11 @@ pub struct ObjectSimulation {
     pub name: Option<String>,
     /// One outcome per container and scenario, containers first.
     pub outcomes: Vec<ContainerOutcome>,
+    /// One outcome per pod template and workload scenario (`rollout`,
+    /// `drain`), in the order given.
+    pub workload: Vec<WorkloadOutcome>,
+    /// The workload scenarios that do not run on this object, and why.
+    pub not_simulated: Vec<NotSimulated>,
 }
 
 /// Simulates every probed container of an object in every scenario, with
@@ -90,16 +97,18 @@ pub fn simulate_object(
     let Some(first) = workloads.first() else {
         return Ok(None);
     };
-    let mut outcomes = Vec::new();
-    for w in &workloads {
-        outcomes.extend(simulate_workload(object, w, batch, policy, scenarios, assumptions)?);
-    }
-    Ok(Some(ObjectSimulation {
+    let mut sim = ObjectSimulation {
         kind: first.kind.clone(),
         namespace: first.namespace.clone(),
         name: first.name.clone(),
-        outcomes,
-    }))
+        outcomes: Vec::new(),
+        workload: Vec::new(),
+        not_simulated: Vec::new(),
+    };
+    for w in &workloads {
+        simulate_workload(&mut sim, object, w, batch, policy, scenarios, assumptions)?;
+    }
+    Ok(Some(sim))
 }
 
 /// The replicas of the pods one template makes: its group's own count (a
@@ -113,15 +122,17 @@ fn replicas_of(object: &Value, w: &Workload) -> i64 {
         .max(1)
 }
 
-/// Every container of one pod template in every scenario.
+/// Every container of one pod template in every pod scenario, and the
+/// template's workload in every workload scenario, into `sim`.
 fn simulate_workload(
+    sim: &mut ObjectSimulation,
     object: &Value,
     w: &Workload,
     batch: &Batch,
     policy: &Policy,
     scenarios: &[Scenario],
     assumptions: &Assumptions,
-) -> Result<Vec<ContainerOutcome>, ModelError> {
+) -> Result<(), ModelError> {
     let replicas = replicas_of(object, w);
     let mut services: Vec<String> = Vec::new();
     for s in batch.services.iter().filter(|s| s.selects(w.namespace.as_deref(), &w.labels)) {
@@ -138,10 +149,28 @@ fn simulate_workload(
     // The pod runs each scenario with all its containers; the outcomes stay
     // by container, then scenario.
     let by_scenario: Vec<Vec<ContainerOutcome>> =
-        scenarios.iter().map(|s| pod_run::run_pod(&models, s, assumptions)).collect();
-    let mut out = Vec::with_capacity(models.len() * scenarios.len());
+        scenarios.iter().filter(|s| !s.kind.is_workload()).map(|s| pod_run::run_pod(&models, s, assumptions)).collect();
     for i in 0..models.len() {
-        out.extend(by_scenario.iter().filter_map(|outcomes| outcomes.get(i).cloned()));
+        sim.outcomes.extend(by_scenario.iter().filter_map(|outcomes| outcomes.get(i).cloned()));
     }
-    Ok(out)
+    let workload_scenarios: Vec<&Scenario> = scenarios.iter().filter(|s| s.kind.is_workload()).collect();
+    if workload_scenarios.is_empty() {
+        return Ok(());
+    }
+    // A workload's pods are the pod model's: each new one boots as `boot`
+    // does, each deleted one stops as `delete` does.
+    let run = |kind: ScenarioKind, label: &str| {
+        pod_run::run_pod(&models, &Scenario { kind, label: label.to_owned() }, assumptions)
+    };
+    let pods = controllers::PodRuns {
+        boot: run(ScenarioKind::Boot(None), "boot"),
+        delete: run(ScenarioKind::Delete, "delete"),
+    };
+    for s in workload_scenarios {
+        match controllers::run_workload(s, object, w, batch, policy, &pods) {
+            Ok(outcome) => sim.workload.push(outcome),
+            Err(not) => sim.not_simulated.push(not),
+        }
+    }
+    Ok(())
 }

@@ -25,6 +25,12 @@ what happens: restarts, time out of the Service's endpoints, SIGKILL.
   policy and the back-off.
 - `poststart-fail`: the container's postStart hook fails when it ends (its
   length as below), at every start.
+- `rollout`: the workload's controller replaces every pod with one of a new
+  template (a Deployment's rolling update or `Recreate`, a StatefulSet's
+  rolling update), each new pod booting as in `boot` and each deleted pod
+  stopping as in `delete`; see "The workload" below.
+- `drain`: the nodes that hold the pods (one on each) are drained one after
+  another against the input's PodDisruptionBudgets.
 
 Without `--scenario`: `boot`, `stall:2m`, `pause:5s`, `wedge`, `delete`.
 
@@ -285,14 +291,44 @@ case. `boot` and `delete` have no free offset.
   the assumption that decides it and the rule;
 - `wedge-detected`: a wedge is restarted whatever the offset, after the
   worst case's delay; `wedge-undetected`: it is not;
+- `progress-deadline-exceeded` (`rollout`): a Deployment goes without
+  progress for its `progressDeadlineSeconds` while a new pod boots, or
+  would with a boot as long as its startup window allows;
+- `capacity-short` (`rollout`): fewer pods available than the policy's
+  `minRolloutCapacityPercent`, for longer than `slowBootInitialDelaySeconds`;
+- `rollout-stuck` (`rollout`): a new pod is never Ready;
+- `eviction-blocked` (`drain`): a PodDisruptionBudget refuses an eviction
+  for ever; in both, `out-of-service` is a moment with no pod Ready;
 - `ok`: none of these.
 
 Each verdict has a severity, in the terms of a finding's (the `severity`
 of the JSON output): none for `ok` and `wedge-detected` (what a
 well-configured pod does), `info` for `dependency-outage`, `warning` for
-`restarts`, `out-of-service`, `connections-refused` and `wedge-undetected`, `error` for
-`restart-storm`, `boot-loop` and `sigkill-in-flight`, the verdicts
-`--fail-on` fails on by default.
+`restarts`, `out-of-service`, `connections-refused`, `wedge-undetected`,
+`progress-deadline-exceeded`, `capacity-short` and `eviction-blocked`,
+`error` for `restart-storm`, `boot-loop`, `sigkill-in-flight` and
+`rollout-stuck`, the verdicts `--fail-on` fails on by default.
+
+## The workload
+- A Deployment's rolling update: the new ReplicaSet grows while old and new
+  stay within `replicas + maxSurge`, the old ones shrink while `replicas -
+  maxUnavailable` pods stay available, the new ones' unavailable pods
+  counted against it; a deleted pod still terminating holds no place; a
+  pod is available `minReadySeconds` after Ready; no progress (a
+  ReplicaSet resized, one more pod Ready or available) for
+  `progressDeadlineSeconds` exceeds the deadline. `Recreate` creates the
+  new pods once every old one is gone.
+- A StatefulSet's rolling update: the highest ordinals at or above
+  `partition` first, `maxUnavailable` at a time where the policy's
+  `kubernetesVersion` reads it (1.37), else one; a replacement once the old
+  pod is gone; with `OrderedReady`, each pod after the ones before are Ready.
+- A drain: one pod per node, node after node; an eviction is allowed while
+  the budget's Ready pods exceed those it wants, else tried again every
+  5 s (`kubectl drain`); two budgets on one pod refuse it for good; the
+  replacement boots on another node.
+- The replicas: `spec.replicas`, else an input autoscaler's `minReplicas`,
+  else 1. Not modelled: the controllers' and the kubelet's own latency,
+  the scheduler (every pod finds room), a DaemonSet's rollout.
 
 ## Not modelled
 - Other containers of the pod: each container is simulated alone, the

@@ -144,6 +144,17 @@ impl ContainerModel {
             }
             ScenarioKind::Crash(_) | ScenarioKind::PostStartFail => &[About::Probes, About::Boot, About::Poststart],
             ScenarioKind::Pause(_) | ScenarioKind::Wedge => &[About::Probes, About::Poststart],
+            // A workload's pods boot and are deleted.
+            ScenarioKind::Rollout | ScenarioKind::Drain => &[
+                About::Probes,
+                About::Boot,
+                About::Poststart,
+                About::Traffic,
+                About::Drain,
+                About::Shutdown,
+                About::Stop,
+                About::Prestop,
+            ],
         };
         let mut out: Vec<Assumption> = self
             .assumed

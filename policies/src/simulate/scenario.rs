@@ -1,5 +1,6 @@
 //! Scenarios: what happens to the pod, written `boot:430s`, `stall:2s`,
-//! `pause:3s`, `wedge`, `delete`, `crash:5s` or `poststart-fail`.
+//! `pause:3s`, `wedge`, `delete`, `crash:5s` or `poststart-fail`; or to
+//! the workload, `rollout` or `drain`.
 
 use crate::model::parse_seconds;
 
@@ -28,6 +29,21 @@ pub enum ScenarioKind {
     /// the kubelet kills the container (`FailedPostStartHook`) and restarts
     /// it under the restart policy and the back-off.
     PostStartFail,
+    /// The workload's controller rolls out a new pod template over every
+    /// replica (a Deployment's or StatefulSet's rolling update or
+    /// `Recreate`).
+    Rollout,
+    /// The nodes that hold the workload's pods are drained one after
+    /// another, each eviction against the PodDisruptionBudgets of the input.
+    Drain,
+}
+
+impl ScenarioKind {
+    /// Whether it happens to the workload, whose controller runs it over
+    /// the pod model, rather than to one pod.
+    pub fn is_workload(self) -> bool {
+        matches!(self, ScenarioKind::Rollout | ScenarioKind::Drain)
+    }
 }
 
 /// A scenario and how it was written.
@@ -54,7 +70,7 @@ pub const STANDARD: &[&str] = &["boot", "stall:2m", "pause:5s", "wedge", "delete
 
 impl Scenario {
     /// Reads `boot[:DURATION]`, `stall:DURATION`, `pause:DURATION`, `wedge`,
-    /// `delete`, `crash[:AFTER]` or `poststart-fail` (durations as `30`,
+    /// `delete`, `crash[:AFTER]`, `poststart-fail`, `rollout` or `drain` (durations as `30`,
     /// `30s`, `2m`, `1m30s`).
     pub fn parse(given: &str) -> Result<Scenario, ScenarioError> {
         let err = |problem: &str| ScenarioError { given: given.to_owned(), problem: problem.to_owned() };
@@ -70,17 +86,19 @@ impl Scenario {
             "boot" => ScenarioKind::Boot(duration.map(|d| seconds(Some(d))).transpose()?),
             "stall" => ScenarioKind::Stall(seconds(duration)?),
             "pause" => ScenarioKind::Pause(seconds(duration)?),
-            "wedge" | "delete" | "poststart-fail" if duration.is_some() => {
+            "wedge" | "delete" | "poststart-fail" | "rollout" | "drain" if duration.is_some() => {
                 return Err(err("takes no duration"));
             }
             "wedge" => ScenarioKind::Wedge,
             "delete" => ScenarioKind::Delete,
             "poststart-fail" => ScenarioKind::PostStartFail,
+            "rollout" => ScenarioKind::Rollout,
+            "drain" => ScenarioKind::Drain,
             "crash" => ScenarioKind::Crash(duration.map(|d| seconds(Some(d))).transpose()?.unwrap_or(0)),
             _ => {
                 return Err(err(
                     "unknown scenario; use boot[:DURATION], stall:DURATION, pause:DURATION, wedge, delete, \
-                     crash[:AFTER] or poststart-fail",
+                     crash[:AFTER], poststart-fail, rollout or drain",
                 ));
             }
         };
@@ -109,13 +127,17 @@ mod tests {
         assert_eq!(kind("crash"), Ok(ScenarioKind::Crash(0)));
         assert_eq!(kind("crash:5s"), Ok(ScenarioKind::Crash(5)));
         assert_eq!(kind("poststart-fail"), Ok(ScenarioKind::PostStartFail));
+        assert_eq!(kind("rollout"), Ok(ScenarioKind::Rollout));
+        assert_eq!(kind("drain"), Ok(ScenarioKind::Drain));
         assert_eq!(Scenario::parse("stall:2s").map(|s| s.label), Ok("stall:2s".to_owned()));
         assert_eq!(Scenario::standard().len(), super::STANDARD.len());
     }
 
     #[test]
     fn rejects_what_it_cannot_read() {
-        for bad in ["stall", "stall:x", "pause:-1", "wedge:3s", "crash:x", "crashes", "poststart-fail:3s", ""] {
+        for bad in
+            ["stall", "stall:x", "pause:-1", "wedge:3s", "crash:x", "crashes", "poststart-fail:3s", "rollout:3s", ""]
+        {
             let e = Scenario::parse(bad).expect_err(bad);
             assert!(e.to_string().starts_with(&format!("scenario {bad:?}: ")), "{e}");
         }

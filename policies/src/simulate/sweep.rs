@@ -173,7 +173,10 @@ pub(crate) fn run_scenario_in_turn(
             reading.refused = run.refused_ms.map(|for_ms| Refused { from_ms: reading.propagation_ms - for_ms, for_ms });
             (vec![run], 0)
         }
-        ScenarioKind::Boot(boot) => {
+        // A workload scenario runs its pods through `boot` and `delete`
+        // (`controllers`); one that reached a single pod boots it.
+        ScenarioKind::Boot(_) | ScenarioKind::Rollout | ScenarioKind::Drain => {
+            let boot = if let ScenarioKind::Boot(b) = scenario.kind { b } else { None };
             let boot_ms = boot.unwrap_or(model.cold_start).max(0) * MS;
             let windows = tail_ms(model);
             // Long enough to boot and settle, or to show a loop's first back-offs (10 + 20 + 40 s).

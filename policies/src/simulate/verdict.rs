@@ -36,6 +36,17 @@ pub enum Verdict {
     WedgeDetected,
     /// Nothing restarts the hung process.
     WedgeUndetected,
+    /// A Deployment's rollout goes without progress for its
+    /// `progressDeadlineSeconds` while a new pod boots: the controller marks
+    /// it `ProgressDeadlineExceeded`, and tools that gate on it fail it.
+    ProgressDeadlineExceeded,
+    /// The rollout never completes: a new pod never becomes Ready.
+    RolloutStuck,
+    /// A rollout keeps fewer pods available than the policy's
+    /// `minRolloutCapacityPercent`, for longer than a quick boot.
+    CapacityShort,
+    /// A drain never completes: a PodDisruptionBudget refuses the eviction for ever.
+    EvictionBlocked,
 }
 
 /// Every verdict, in the order of [`Verdict`].
@@ -50,6 +61,10 @@ pub const VERDICTS: &[Verdict] = &[
     Verdict::ConnectionsRefused,
     Verdict::WedgeDetected,
     Verdict::WedgeUndetected,
+    Verdict::ProgressDeadlineExceeded,
+    Verdict::RolloutStuck,
+    Verdict::CapacityShort,
+    Verdict::EvictionBlocked,
 ];
 
 impl Verdict {
@@ -66,6 +81,10 @@ impl Verdict {
             Verdict::ConnectionsRefused => "connections-refused",
             Verdict::WedgeDetected => "wedge-detected",
             Verdict::WedgeUndetected => "wedge-undetected",
+            Verdict::ProgressDeadlineExceeded => "progress-deadline-exceeded",
+            Verdict::RolloutStuck => "rollout-stuck",
+            Verdict::CapacityShort => "capacity-short",
+            Verdict::EvictionBlocked => "eviction-blocked",
         }
     }
 
@@ -83,10 +102,16 @@ impl Verdict {
         match self {
             Verdict::Ok | Verdict::WedgeDetected => None,
             Verdict::DependencyOutage => Some(Severity::Info),
-            Verdict::Restarts | Verdict::OutOfService | Verdict::ConnectionsRefused | Verdict::WedgeUndetected => {
-                Some(Severity::Warning)
+            Verdict::Restarts
+            | Verdict::OutOfService
+            | Verdict::ConnectionsRefused
+            | Verdict::WedgeUndetected
+            | Verdict::ProgressDeadlineExceeded
+            | Verdict::CapacityShort
+            | Verdict::EvictionBlocked => Some(Severity::Warning),
+            Verdict::RestartStorm | Verdict::BootLoop | Verdict::SigkillInFlight | Verdict::RolloutStuck => {
+                Some(Severity::Error)
             }
-            Verdict::RestartStorm | Verdict::BootLoop | Verdict::SigkillInFlight => Some(Severity::Error),
         }
     }
 
@@ -243,6 +268,10 @@ pub(crate) fn judge(kind: ScenarioKind, r: &Reading) -> (Verdict, String) {
                 seconds(w.unready_ms)
             ),
         ),
+        // Judged by the controller's run (`controllers`), never here.
+        ScenarioKind::Rollout | ScenarioKind::Drain => {
+            (Verdict::Ok, "a workload scenario: its verdict is the controller's run".to_owned())
+        }
         ScenarioKind::Delete => match r.cut_ms {
             Some(cut) if cut > 0 => (
                 Verdict::SigkillInFlight,
@@ -370,11 +399,19 @@ pub(crate) mod tests {
         assert_eq!(by(Some(Severity::Info)), ["dependency-outage"]);
         assert_eq!(
             by(Some(Severity::Warning)),
-            ["restarts", "out-of-service", "connections-refused", "wedge-undetected"]
+            [
+                "restarts",
+                "out-of-service",
+                "connections-refused",
+                "wedge-undetected",
+                "progress-deadline-exceeded",
+                "capacity-short",
+                "eviction-blocked"
+            ]
         );
-        assert_eq!(by(Some(Severity::Error)), ["restart-storm", "boot-loop", "sigkill-in-flight"]);
+        assert_eq!(by(Some(Severity::Error)), ["restart-storm", "boot-loop", "sigkill-in-flight", "rollout-stuck"]);
         let fail: Vec<&str> = VERDICTS.iter().filter(|v| v.fails_by_default()).map(|v| v.name()).collect();
-        assert_eq!(fail, ["restart-storm", "boot-loop", "sigkill-in-flight"]);
+        assert_eq!(fail, ["restart-storm", "boot-loop", "sigkill-in-flight", "rollout-stuck"]);
         for v in VERDICTS {
             assert_eq!(Verdict::from_name(v.name()), Some(*v));
         }

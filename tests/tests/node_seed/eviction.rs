@@ -19,6 +19,8 @@ use lifeguard_e2e::cluster::webhook::lifeguard_with_input;
 use lifeguard_e2e::support::deployment::Deployment;
 use serde_json::{Value, json};
 
+use crate::{agree, declared, simulated};
+
 /// The replacement's boot: long enough that a second eviction sent at once
 /// meets the budget with one pod still booting.
 const BOOT_SECONDS: u64 = 6;
@@ -31,7 +33,7 @@ fn deployment(name: &str, replicas: u64) -> Value {
     container["startupProbe"] =
         json!({"httpGet": {"path": "/livez", "port": "http"}, "periodSeconds": 1, "failureThreshold": 30});
     let spec = with_own_address(workload_pod_spec(container));
-    Deployment::new(name).labelled().replicas(replicas).pod_spec(spec).build()
+    declared(Deployment::new(name).labelled().replicas(replicas).pod_spec(spec).build(), BOOT_SECONDS)
 }
 
 /// A PodDisruptionBudget `name` selecting the pods of Deployment `app`.
@@ -137,6 +139,23 @@ fn a_budget_that_allows_no_eviction_stops_a_drain_and_a_sound_one_lets_it_throug
     eprintln!("spare: the second eviction allowed {:.1} s after the first ({refused} refused)", second.as_secs_f64());
     // Not before a replacement has booted.
     assert!(second >= Duration::from_secs(BOOT_SECONDS), "allowed after {second:?}");
+
+    // `simulate --scenario drain` of the same objects: the two blocked for
+    // good, and the sound budget's next eviction allowed once the first
+    // replacement is Ready, within the readiness period (1 s) and
+    // `STEP_ALLOWANCE_S` of when the node allowed it.
+    let said = simulated(&["--scenario", "drain"], &stream);
+    let verdict = |name: &str| said.iter().find(|e| e["name"] == name).map(|e| e["verdict"].clone());
+    assert_eq!(verdict("single"), Some(json!("eviction-blocked")), "{said:?}");
+    assert_eq!(verdict("doubled"), Some(json!("eviction-blocked")), "{said:?}");
+    let drain = said.iter().find(|e| e["name"] == "spare").expect("spare's drain");
+    let ready = drain["steps"].as_array().into_iter().flatten().find(|s| s["event"] == "ready" && s["pod"] == "new-1");
+    let ready_at = ready.and_then(|s| s["t"].as_f64()).expect("the first replacement Ready");
+    let allowed_at = second.as_secs_f64();
+    eprintln!(
+        "spare: second eviction allowed {allowed_at:.1} s after the first; simulated: the budget allows it at {ready_at} s"
+    );
+    assert!(agree(allowed_at, ready_at, 1, 1.0), "allowed at {allowed_at} s, simulated {ready_at} s");
     wait_for("both replicas of spare available again", Duration::from_secs(60), || {
         let stored = kubectl.get(ns, "deployment", "spare").unwrap_or(Value::Null);
         if stored["status"]["availableReplicas"] == 2 { Ok(()) } else { Err(stored["status"].to_string()) }

@@ -38,6 +38,52 @@ pub(crate) fn lifeguard_on(args: &[&str], object: &Value) -> std::process::Outpu
     lifeguard_with_input(args, &object.to_string())
 }
 
+/// What the model leaves out of each replica step and the node spends: a
+/// created pod's start (scheduling, its sandbox and network namespace, the
+/// container's start) and a deleted pod's removal from the API once its
+/// containers have exited (the kubelet's status sync), which a
+/// StatefulSet's replacement waits on: 0.4-0.6 s a Deployment's step here,
+/// 1.6-1.8 s a StatefulSet's, beyond the probe period, with room for a
+/// loaded machine. Simulated and observed agree when they differ by at most
+/// a probe period and this, per step (docs/simulate.md, "Checked against
+/// the controllers").
+pub(crate) const STEP_ALLOWANCE_S: f64 = 2.5;
+
+/// `object` with the boot `lifeguard` is told of (the pod template's
+/// `lifeguard.dev/cold-start-seconds`, the workload's `BOOT_SECONDS`) and
+/// its drain (`DRAIN_SECONDS`, 0: it exits at SIGTERM, as the workload
+/// does unless told), so `simulate` runs the pod the node runs.
+pub(crate) fn declared(mut object: Value, boot_seconds: u64) -> Value {
+    let template = &mut object["spec"]["template"];
+    template["metadata"]["annotations"]["lifeguard.dev/cold-start-seconds"] = Value::from(boot_seconds.to_string());
+    if let Some(containers) = template["spec"]["containers"].as_array_mut() {
+        for c in containers {
+            if let Some(env) = c["env"].as_array_mut() {
+                env.push(serde_json::json!({"name": "DRAIN_SECONDS", "value": "0"}));
+            }
+        }
+    }
+    object
+}
+
+/// `lifeguard simulate --format json ARGS -` on `stream`: the entries of
+/// the workload scenarios.
+pub(crate) fn simulated(args: &[&str], stream: &str) -> Vec<Value> {
+    let mut all = vec!["simulate", "--format", "json", "--fail-on", "never"];
+    all.extend_from_slice(args);
+    all.push("-");
+    let out = lifeguard_with_input(&all, stream);
+    let entries: Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("simulate's JSON: {e}: {}", String::from_utf8_lossy(&out.stderr)));
+    entries.as_array().into_iter().flatten().filter(|e| e["container"].is_null()).cloned().collect()
+}
+
+/// Whether `observed` and `simulated` seconds agree over `steps` replica
+/// steps of a probe `period` (see [`STEP_ALLOWANCE_S`]).
+pub(crate) fn agree(observed: f64, simulated: f64, steps: u32, period: f64) -> bool {
+    (observed - simulated).abs() <= f64::from(steps) * (period + STEP_ALLOWANCE_S)
+}
+
 /// The first pod of Deployment `app` in `namespace`.
 pub(crate) fn pod_of(node: &Node, namespace: &str, app: &str) -> String {
     lifeguard_e2e::cluster::process::wait_for(&format!("a pod of {app}"), Duration::from_secs(60), || {

@@ -22,7 +22,7 @@ use lifeguard_e2e::cluster::process::free_port;
 use lifeguard_e2e::support::deployment::Deployment;
 use serde_json::{Value, json};
 
-use crate::lifeguard_on;
+use crate::{agree, declared, lifeguard_on, simulated};
 
 /// The boot: long enough to outlast the deadline below by several of the
 /// controller's syncs, short enough to keep the test under a minute.
@@ -37,7 +37,8 @@ fn deployment(name: &str) -> Value {
     container["startupProbe"] =
         json!({"httpGet": {"path": "/livez", "port": "http"}, "periodSeconds": 2, "failureThreshold": 20});
     container["readinessProbe"] = json!({"httpGet": {"path": "/readyz", "port": "http"}, "periodSeconds": 2});
-    let mut object = Deployment::new(name).labelled().replicas(1).pod_spec(workload_pod_spec(container)).build();
+    let object = Deployment::new(name).labelled().replicas(1).pod_spec(workload_pod_spec(container)).build();
+    let mut object = declared(object, BOOT_SECONDS);
     object["spec"]["progressDeadlineSeconds"] = json!(DEADLINE_SECONDS);
     object
 }
@@ -135,6 +136,24 @@ fn a_deadline_shorter_than_the_startup_window_fails_a_rollout_that_boots_fine_an
         "the fixed rollout never exceeds its deadline: {:?}",
         fixed_seen.reasons
     );
+
+    // `simulate --scenario rollout` of the same Deployment, created whole:
+    // the deadline exceeded and the pod available when the node saw them,
+    // within the readiness period (2 s) and what a step leaves out (`STEP_ALLOWANCE_S`).
+    let said = simulated(&["--scenario", "rollout"], &short.to_string());
+    let rollout = said.first().expect("the rollout's entry");
+    assert_eq!(rollout["verdict"], "progress-deadline-exceeded", "{rollout}");
+    let exceeded_at = rollout["progress_deadline_exceeded_at"][0].as_f64().unwrap_or(-1.0);
+    let complete_at = rollout["complete_at"].as_f64().unwrap_or(-1.0);
+    let (exceeded, available) = (exceeded as f64 / 1000.0, available as f64 / 1000.0);
+    eprintln!(
+        "rollout with a 10 s deadline: exceeded at {exceeded:.1} s (simulated {exceeded_at}), available at \
+         {available:.1} s (simulated {complete_at})"
+    );
+    assert!(agree(exceeded, exceeded_at, 1, 2.0), "exceeded at {exceeded} s, simulated {exceeded_at} s");
+    assert!(agree(available, complete_at, 1, 2.0), "available at {available} s, simulated {complete_at} s");
+    let said = simulated(&["--scenario", "rollout"], &fixed.to_string());
+    assert_eq!(said[0]["progress_deadline_exceeded_at"], json!([]), "{}", said[0]);
     kubectl.run(&["delete", "namespace", ns, "--wait=false"]).ok();
 }
 
@@ -151,7 +170,8 @@ fn rolled(name: &str, max_unavailable: u64, max_surge: u64) -> Value {
         json!({"httpGet": {"path": "/livez", "port": "http"}, "periodSeconds": 1, "failureThreshold": 40});
     container["readinessProbe"] = json!({"httpGet": {"path": "/readyz", "port": "http"}, "periodSeconds": 1});
     let spec = with_own_address(workload_pod_spec(container));
-    let mut object = Deployment::new(name).labelled().replicas(3).pod_spec(spec).build();
+    let object = Deployment::new(name).labelled().replicas(3).pod_spec(spec).build();
+    let mut object = declared(object, ROLL_BOOT_SECONDS);
     object["spec"]["strategy"] =
         json!({"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": max_unavailable, "maxSurge": max_surge}});
     object
@@ -159,12 +179,15 @@ fn rolled(name: &str, max_unavailable: u64, max_surge: u64) -> Value {
 
 /// `(availableReplicas, updatedReplicas, observed)` of an object of `kind`
 /// (a Deployment, a StatefulSet), where `observed` says its status is of
-/// its current generation.
+/// its current generation; `updatedReplicas` counts only once no old pod is
+/// left (`replicas` is as many: a surge's old pod still available would
+/// make three updated and three available before the rollout is done).
 fn replicas_of(node: &Node, ns: &str, kind: &str, name: &str) -> (u64, u64, bool) {
     let stored = node.plane.kubectl.get(ns, kind, name).unwrap_or(Value::Null);
     let count = |k: &str| stored["status"][k].as_u64().unwrap_or(0);
     let observed = stored["status"]["observedGeneration"] == stored["metadata"]["generation"];
-    (count("availableReplicas"), count("updatedReplicas"), observed)
+    let updated = if count("replicas") == count("updatedReplicas") { count("updatedReplicas") } else { 0 };
+    (count("availableReplicas"), updated, observed)
 }
 
 #[test]
@@ -184,10 +207,46 @@ fn a_rollout_keeps_replicas_minus_max_unavailable_available_as_the_capacity_rule
     assert!(said[1].is_empty(), "{said:?}");
     let (lowest, done) = roll(node, ns, "deployment", &objects);
     eprintln!("fewest available during the rollouts: one-out {}, surge {} (of 3)", lowest[0], lowest[1]);
-    assert!(done.iter().all(|d| *d), "both rollouts complete within 180 s: {done:?}");
+    assert!(done.iter().all(Option::is_some), "both rollouts complete within 180 s: {done:?}");
     assert_eq!(lowest[0], 2, "maxUnavailable 1 of 3: two kept, as the rule said");
     assert_eq!(lowest[1], 3, "a surge of one and none unavailable: three kept");
+    same_as_simulated(&objects, &[], &lowest, &done);
     kubectl.run(&["delete", "namespace", ns, "--wait=false"]).ok();
+}
+
+/// `simulate --scenario rollout` of each of `objects` (with `args`) against
+/// what the node showed: the same fewest available, and the rollout's
+/// length within a probe period (1 s) and `STEP_ALLOWANCE_S` per replica step
+/// (each moment the controller deletes pods).
+fn same_as_simulated(objects: &[Value; 2], args: &[&str], lowest: &[u64; 2], done: &[Option<f64>; 2]) {
+    let mut all = vec!["--scenario", "rollout"];
+    all.extend_from_slice(args);
+    for (i, object) in objects.iter().enumerate() {
+        let said = simulated(&all, &object.to_string());
+        let rollout = said.first().expect("the rollout's entry");
+        let name = object["metadata"]["name"].as_str().unwrap_or_default();
+        let complete_at = rollout["complete_at"].as_f64().unwrap_or(-1.0);
+        let observed = done[i].unwrap_or(-1.0);
+        eprintln!(
+            "{name}: rolled in {observed:.1} s (simulated {complete_at}), fewest available {} (simulated {})",
+            lowest[i], rollout["lowest_available"]["available"]
+        );
+        assert_eq!(rollout["lowest_available"]["available"], lowest[i], "{name}: {rollout}");
+        // A step: the moments the controller deletes pods.
+        let mut deletions: Vec<String> = rollout["steps"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|s| s["event"] == "deleted")
+            .map(|s| s["t"].to_string())
+            .collect();
+        deletions.dedup();
+        let steps = u32::try_from(deletions.len()).unwrap_or(u32::MAX);
+        assert!(
+            agree(observed, complete_at, steps, 1.0),
+            "{name}: rolled in {observed} s, simulated {complete_at} s, {steps} steps"
+        );
+    }
 }
 
 /// The messages of `rollout-capacity-too-low` for each of `objects`, under
@@ -219,8 +278,8 @@ fn capacity_findings(objects: &[Value], parameters: &str) -> Vec<Vec<String>> {
 /// Creates the two `objects` of `kind` (three replicas each), waits for
 /// all to be available, changes their template and polls every half second
 /// until both have rolled (at most 180 s): the fewest available replicas
-/// each had while rolling, and whether each finished.
-fn roll(node: &Node, ns: &str, kind: &str, objects: &[Value; 2]) -> ([u64; 2], [bool; 2]) {
+/// each had while rolling, and when each finished (seconds after the change).
+fn roll(node: &Node, ns: &str, kind: &str, objects: &[Value; 2]) -> ([u64; 2], [Option<f64>; 2]) {
     let kubectl = &node.plane.kubectl;
     let names: Vec<&str> = objects.iter().map(|o| o["metadata"]["name"].as_str().unwrap_or_default()).collect();
     for object in objects {
@@ -237,13 +296,15 @@ fn roll(node: &Node, ns: &str, kind: &str, objects: &[Value; 2]) -> ([u64; 2], [
     }
     let start = Instant::now();
     let mut lowest = [u64::MAX; 2];
-    let mut done = [false; 2];
-    while start.elapsed() < Duration::from_secs(180) && !done.iter().all(|d| *d) {
+    let mut done = [None; 2];
+    while start.elapsed() < Duration::from_secs(180) && !done.iter().all(Option::is_some) {
         for (i, name) in names.iter().enumerate() {
             let (available, updated, observed) = replicas_of(node, ns, kind, name);
-            if observed {
+            if observed && done[i].is_none() {
                 lowest[i] = lowest[i].min(available);
-                done[i] = updated == 3 && available == 3;
+                if updated == 3 && available == 3 {
+                    done[i] = Some(start.elapsed().as_secs_f64());
+                }
             }
         }
         std::thread::sleep(Duration::from_millis(500));
@@ -297,8 +358,14 @@ fn a_stateful_set_rolls_as_many_pods_at_once_as_the_capacity_rule_says() {
         lowest[1],
         start.elapsed().as_secs_f64()
     );
-    assert!(done.iter().all(|d| *d), "both rolls complete within 180 s: {done:?}");
+    assert!(done.iter().all(Option::is_some), "both rolls complete within 180 s: {done:?}");
     assert_eq!(lowest[0], 2, "one pod at a time: two kept");
     assert_eq!(lowest[1], 1, "maxUnavailable 2, read under the 1.37 gate: one kept, as the rule said");
+    let policy = std::env::temp_dir().join(format!("lifeguard-k137-{}.yaml", std::process::id()));
+    let text = "apiVersion: lifeguard.dev/v1alpha1\nkind: Policy\nparameters:\n  kubernetesVersion: \"1.37\"\n";
+    std::fs::write(&policy, text).expect("write the policy");
+    let policy_arg = format!("--policy={}", policy.to_string_lossy());
+    same_as_simulated(&objects, &[&policy_arg], &lowest, &done);
+    let _ = std::fs::remove_file(&policy);
     kubectl.run(&["delete", "namespace", ns, "--wait=false"]).ok();
 }

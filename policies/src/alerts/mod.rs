@@ -42,19 +42,66 @@ pub struct NotAlerted {
     pub why: String,
 }
 
-/// The alert of a pod-bearing object, or why it has none; `None` for an
-/// object that carries no pod spec. `namespace` stands in for the
-/// object's own when it has none (where it will be applied); without
-/// either the alert matches the workload's name in every namespace, and
-/// says so.
+/// The alerts of one object, one per pod template whose pods can be told
+/// apart (a LeaderWorkerSet's leaders and workers), else one from its first
+/// template, or why it has none; empty for an object without a pod template.
+pub fn object_alerts(
+    workloads: &[Workload],
+    policy: &Policy,
+    namespace: Option<&str>,
+) -> Vec<Result<WorkloadAlert, NotAlerted>> {
+    let Some(first) = workloads.first() else { return Vec::new() };
+    if first.kind != "LeaderWorkerSet" {
+        return vec![workload_alert(first, policy, namespace)];
+    }
+    let leaders = workloads.iter().any(|w| w.template_pointer.ends_with("/leaderTemplate"));
+    workloads.iter().map(|w| template_alert(w, policy, namespace, leaders)).collect()
+}
+
+/// The alert of a pod-bearing object's first pod template, or why it has
+/// none. `namespace` stands in for the object's own when it has none
+/// (where it will be applied); without either the alert matches the
+/// workload's name in every namespace, and says so.
 pub fn workload_alert(w: &Workload, policy: &Policy, namespace: Option<&str>) -> Result<WorkloadAlert, NotAlerted> {
+    template_alert(w, policy, namespace, false)
+}
+
+/// The alert of the pods of one template; `leaders` says whether a
+/// LeaderWorkerSet has a leader template of its own.
+fn template_alert(
+    w: &Workload,
+    policy: &Policy,
+    namespace: Option<&str>,
+    leaders: bool,
+) -> Result<WorkloadAlert, NotAlerted> {
     let namespace = w.namespace.as_deref().or(namespace);
     let workload = object_label(&w.kind, namespace, w.name.as_deref());
     let not = |why: &str| NotAlerted { workload: workload.clone(), why: why.to_owned() };
     let Some(name) = w.name.as_deref().filter(|n| !n.is_empty()) else {
         return Err(not("no metadata.name to find its pods by"));
     };
+    // A LeaderWorkerSet's template is its leaders' or its workers' pods.
+    let whose = match w.template_pointer.rsplit('/').next() {
+        Some("leaderTemplate") if w.kind == "LeaderWorkerSet" => " (its leader pods)",
+        Some("workerTemplate") if w.kind == "LeaderWorkerSet" && leaders => " (its worker pods)",
+        _ => "",
+    };
     let pods = match w.kind.as_str() {
+        // Its controller makes a StatefulSet NAME of leader pods and, for
+        // each leader, a StatefulSet NAME-I of its workers
+        // (`leaderworkerset_controller.go`, `pod_controller.go` of
+        // sigs.k8s.io/lws v0.7.0); without a leader template, the leaders
+        // run the worker template.
+        "LeaderWorkerSet" => {
+            let owner = if w.template_pointer.ends_with("/leaderTemplate") {
+                OwnerName::Exact(name.to_owned())
+            } else if leaders {
+                OwnerName::GroupsOf(name.to_owned())
+            } else {
+                OwnerName::LeadersAndGroupsOf(name.to_owned())
+            };
+            Pods::Owner { kind: "StatefulSet", name: owner }
+        }
         "Deployment" => Pods::Owner { kind: "ReplicaSet", name: OwnerName::ReplicaSetsOf(name.to_owned()) },
         // Their pods' owner is the object itself: its kind from the table of
         // built-in kinds, `'static` as the PromQL's owner label wants it.
@@ -89,7 +136,7 @@ pub fn workload_alert(w: &Workload, policy: &Policy, namespace: Option<&str>) ->
     let where_ = if namespace.is_some() { "" } else { " (no namespace given: in every namespace)" };
     let window = startup.describe();
     let description = format!(
-        "Pod {{{{ $labels.namespace }}}}/{{{{ $labels.pod }}}} of {workload}{where_} has been running and not Ready \
+        "Pod {{{{ $labels.namespace }}}}/{{{{ $labels.pod }}}} of {workload}{whose}{where_} has been running and not Ready \
          for {for_} or more: past its startup window, {window}, and past the recovery objective of {recovery}s \
          (alertRecoverySeconds). It is out of its Services' endpoints: capacity the workload has lost without a restart.",
         for_ = promql::duration(for_seconds),
@@ -100,7 +147,7 @@ pub fn workload_alert(w: &Workload, policy: &Policy, namespace: Option<&str>) ->
         "for": promql::duration(for_seconds),
         "labels": labels,
         "annotations": {
-            "summary": format!("A pod of {workload} has been running but not Ready for {} or more.", promql::duration(for_seconds)),
+            "summary": format!("A pod of {workload}{whose} has been running but not Ready for {} or more.", promql::duration(for_seconds)),
             "description": description,
         },
     });

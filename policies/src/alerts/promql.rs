@@ -32,6 +32,13 @@ pub enum OwnerName {
     Exact(String),
     /// Any ReplicaSet of this Deployment.
     ReplicaSetsOf(String),
+    /// A LeaderWorkerSet's worker groups: the StatefulSets `NAME-0`,
+    /// `NAME-1`, ... its controller creates for each leader pod, named
+    /// after it (`pod_controller.go`, `constructWorkerStatefulSetApplyConfiguration`).
+    GroupsOf(String),
+    /// A LeaderWorkerSet without a leader template: its leaders' StatefulSet
+    /// `NAME` and its groups', all from the one template.
+    LeadersAndGroupsOf(String),
 }
 
 /// The expression: 1 for each pod of the workload that is running and
@@ -51,6 +58,10 @@ pub fn unready_pods(pods: &Pods, namespace: Option<&str>) -> String {
             OwnerName::Exact(name) => format!("owner_name=\"{}\"", quoted(name)),
             OwnerName::ReplicaSetsOf(deployment) => {
                 format!("owner_name=~\"{}-[{HASH_ALPHABET}]+\"", quoted(&regex_literal(deployment)))
+            }
+            OwnerName::GroupsOf(set) => format!("owner_name=~\"{}-[0-9]+\"", quoted(&regex_literal(set))),
+            OwnerName::LeadersAndGroupsOf(set) => {
+                format!("owner_name=~\"{}(-[0-9]+)?\"", quoted(&regex_literal(set)))
             }
         };
         expr.push_str(&format!("\nand on (namespace, pod) kube_pod_owner{{{ns}owner_kind=\"{kind}\", {owner}}}"));

@@ -192,3 +192,44 @@ fn many_workloads_are_split_into_parts_that_a_client_side_apply_keeps() {
     assert_eq!(kept, 1000);
     assert!(prometheus_rules("x", &[]).is_empty());
 }
+
+fn lws(leader: bool) -> Value {
+    let worker = json!({"spec": {"containers": [{"name": "worker", "image": "example/worker:1"}]}});
+    let mut template = json!({"size": 2, "workerTemplate": worker});
+    if leader {
+        let slow = json!({
+            "name": "leader", "image": "example/leader:1",
+            "startupProbe": {"httpGet": {"path": "/health", "port": 8000}, "periodSeconds": 10, "failureThreshold": 60},
+        });
+        template["leaderTemplate"] = json!({"spec": {"containers": [slow]}});
+    }
+    json!({
+        "apiVersion": "leaderworkerset.x-k8s.io/v1", "kind": "LeaderWorkerSet",
+        "metadata": {"name": "vllm", "namespace": "ml"},
+        "spec": {"replicas": 2, "leaderWorkerTemplate": template},
+    })
+}
+
+#[test]
+fn a_leader_worker_set_alerts_its_leaders_and_its_workers_by_their_stateful_sets() {
+    let policy = policy();
+    let workloads = Workload::all_declared(&lws(true), policy.declared_pod_kinds()).expect("readable");
+    let alerts: Vec<WorkloadAlert> =
+        super::object_alerts(&workloads, &policy, None).into_iter().map(|a| a.expect("an alert")).collect();
+    assert_eq!(alerts.len(), 2);
+    let expr = |a: &WorkloadAlert| a.rule["expr"].as_str().unwrap_or_default().to_owned();
+    let leader = alerts.iter().find(|a| expr(a).contains(r#"owner_name="vllm"}"#)).expect("the leaders' alert");
+    assert!(expr(leader).contains(r#"owner_kind="StatefulSet""#), "{}", expr(leader));
+    // The leader's own window: its startup probe's 600 s.
+    assert_eq!(leader.for_seconds, 600);
+    let workers = alerts.iter().find(|a| expr(a).contains(r#"owner_name=~"vllm-[0-9]+""#)).expect("the workers'");
+    assert_eq!(workers.for_seconds, policy.settings.alert_recovery_seconds);
+    let summary = workers.rule["annotations"]["summary"].as_str().unwrap_or_default();
+    assert!(summary.contains("LeaderWorkerSet/ml/vllm (its worker pods)"), "{summary}");
+    // Without a leader template, the leaders run the worker template: one alert for both.
+    let workloads = Workload::all_declared(&lws(false), policy.declared_pod_kinds()).expect("readable");
+    let one = super::object_alerts(&workloads, &policy, None);
+    assert_eq!(one.len(), 1);
+    let only = one[0].as_ref().expect("an alert");
+    assert!(expr(only).contains(r#"owner_name=~"vllm(-[0-9]+)?""#), "{}", expr(only));
+}

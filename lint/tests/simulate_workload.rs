@@ -154,3 +154,20 @@ fn text_shows_the_steps_with_the_counts_after_each() {
     let text = lifeguard(&["simulate", "--scenario", "rollout", "--scenario", "drain", WEB]).stdout;
     insta::assert_snapshot!("rollout_web_text", text);
 }
+
+#[test]
+fn a_daemon_set_rolls_one_node_at_a_time_over_the_nodes_given() {
+    let (entries, _) = simulate_json(&["--scenario", "rollout", "--scenario", "drain", "workload/daemonset.yaml"]);
+    let rollout = entry(&entries, "rollout");
+    assert_eq!(rollout["how"], "RollingUpdate on 3 nodes: maxSurge 0, maxUnavailable 1");
+    let nodes = rollout["assumptions"].as_array().into_iter().flatten().find(|a| a["about"] == "replicas");
+    assert_eq!(nodes.map(|a| (a["value"].clone(), a["source"].clone())), Some(("3".into(), "default".into())));
+    assert_eq!(rollout["complete_at"], 33, "three nodes, one 11 s boot each");
+    // kubectl drain leaves a DaemonSet's pods.
+    let drain = entry(&entries, "drain");
+    assert!(drain["not_simulated"].as_str().unwrap_or_default().contains("--ignore-daemonsets"), "{drain}");
+    let (entries, _) = simulate_json(&["--scenario", "rollout", "--nodes", "10", "workload/daemonset.yaml"]);
+    let rollout = entry(&entries, "rollout");
+    assert_eq!(rollout["complete_at"], 110);
+    assert_eq!(rollout["lowest_available"]["available"], 9);
+}

@@ -168,7 +168,7 @@ fn declare(about: About) -> &'static str {
         About::Poststart => "pod template annotation lifeguard.dev/poststart-seconds, or simulate --poststart-seconds",
         About::Traffic => "a Service in the input (the file's or its directory's)",
         About::Probes => "declare the probes in the template, so the controller adds none",
-        About::Replicas => "the workload's spec.replicas",
+        About::Replicas => "the workload's spec.replicas, or simulate --nodes for a DaemonSet",
     }
 }
 

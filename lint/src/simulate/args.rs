@@ -91,6 +91,10 @@ pub struct SimulateArgs {
     /// gives it: it wins over the pod's `terminationGracePeriodSeconds` (`delete`).
     #[arg(long, value_name = "SECONDS")]
     pub delete_grace_seconds: Option<u32>,
+    /// The nodes a DaemonSet runs a pod on, for its `rollout` (the manifest
+    /// does not say; 3 when not given, and the output says so).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub nodes: Option<u32>,
     /// Exit 1 when a scenario ends in one of these verdicts (comma-separated
     /// or repeatable; `never` never fails). Default: restart-storm,
     /// boot-loop, sigkill-in-flight, rollout-stuck.
@@ -157,6 +161,7 @@ pub fn run(args: SimulateArgs) -> Result<u8> {
         feature_gates: args.feature_gates.unwrap_or_default(),
         max_backoff_seconds: i64::from(args.max_backoff_seconds),
         delete_grace_seconds: args.delete_grace_seconds.map(i64::from),
+        nodes: args.nodes.map(i64::from),
     };
     let options = super::read::Options {
         scenarios: &scenarios,

@@ -34,7 +34,13 @@ pub struct Assumptions {
     /// The deletion's own grace period (`kubectl delete --grace-period`),
     /// which wins over the pod's `terminationGracePeriodSeconds` (`delete`).
     pub delete_grace_seconds: Option<i64>,
+    /// The nodes a DaemonSet runs on, as stated on the command line
+    /// (`rollout`; else [`DEFAULT_NODES`], said so).
+    pub nodes: Option<i64>,
 }
+
+/// The nodes a DaemonSet's rollout is taken to run on when nothing says.
+pub const DEFAULT_NODES: i64 = 3;
 
 impl Default for Assumptions {
     fn default() -> Assumptions {
@@ -48,6 +54,7 @@ impl Default for Assumptions {
             feature_gates: FeatureGates::default(),
             max_backoff_seconds: BACKOFF_MAX_MS / 1000,
             delete_grace_seconds: None,
+            nodes: None,
         }
     }
 }

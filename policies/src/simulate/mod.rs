@@ -37,7 +37,7 @@ mod termination;
 mod timeline;
 mod verdict;
 
-pub use assumptions::Assumptions;
+pub use assumptions::{Assumptions, DEFAULT_NODES};
 pub use checks::{Check, ProbeChecks, ProbeChecksError, infer};
 pub use controllers::{NotSimulated, WorkloadOutcome};
 pub use cycles::{Repeat, repeats};
@@ -165,6 +165,7 @@ fn simulate_workload(
     let pods = controllers::PodRuns {
         boot: run(ScenarioKind::Boot(None), "boot"),
         delete: run(ScenarioKind::Delete, "delete"),
+        nodes: assumptions.nodes,
     };
     for s in workload_scenarios {
         match controllers::run_workload(s, object, w, batch, policy, &pods) {

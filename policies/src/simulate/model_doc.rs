@@ -26,8 +26,8 @@ what happens: restarts, time out of the Service's endpoints, SIGKILL.
 - `poststart-fail`: the container's postStart hook fails when it ends (its
   length as below), at every start.
 - `rollout`: the workload's controller replaces every pod with one of a new
-  template (a Deployment's rolling update or `Recreate`, a StatefulSet's
-  rolling update), each new pod booting as in `boot` and each deleted pod
+  template (a Deployment's rolling update or `Recreate`, a StatefulSet's or
+  a DaemonSet's rolling update), each new pod booting as in `boot` and each deleted pod
   stopping as in `delete`; see "The workload" below.
 - `drain`: the nodes that hold the pods (one on each) are drained one after
   another against the input's PodDisruptionBudgets.
@@ -322,13 +322,17 @@ well-configured pod does), `info` for `dependency-outage`, `warning` for
   `partition` first, `maxUnavailable` at a time where the policy's
   `kubernetesVersion` reads it (1.37), else one; a replacement once the old
   pod is gone; with `OrderedReady`, each pod after the ones before are Ready.
+- A DaemonSet's rolling update: one pod on each of `--nodes` nodes (3 when
+  not given), `maxUnavailable` (1) and `maxSurge` (0) scaled to them
+  rounding up, a node's new pod created as its old one is deleted (or
+  beside it, with a surge); `drain` leaves its pods, as `kubectl drain` does.
 - A drain: one pod per node, node after node; an eviction is allowed while
   the budget's Ready pods exceed those it wants, else tried again every
   5 s (`kubectl drain`); two budgets on one pod refuse it for good; the
   replacement boots on another node.
 - The replicas: `spec.replicas`, else an input autoscaler's `minReplicas`,
   else 1. Not modelled: the controllers' and the kubelet's own latency,
-  the scheduler (every pod finds room), a DaemonSet's rollout.
+  the scheduler (every pod finds room).
 
 ## Not modelled
 - Other containers of the pod: each container is simulated alone, the

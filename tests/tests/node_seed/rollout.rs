@@ -10,6 +10,11 @@
 //! slow boot rolled with `maxUnavailable: 1` and no surge keep two
 //! available while each new pod boots, as the rule says; with a surge of
 //! one and none unavailable, three throughout.
+//!
+//! `simulate --scenario rollout` beside each: the same fewest available,
+//! the deadline, and each rollout's length (a surge's with
+//! `minReadySeconds`, two StatefulSets') within a probe period and
+//! [`crate::STEP_ALLOWANCE_S`] per replica step.
 
 // A test's edge: it tells on the terminal what it measured, skipped or saw fail.
 #![allow(clippy::print_stderr)]
@@ -198,7 +203,10 @@ fn a_rollout_keeps_replicas_minus_max_unavailable_available_as_the_capacity_rule
     kubectl.namespace(ns, &[]);
     kubectl.default_service_account(ns);
     let names = ["one-out", "surge"];
-    let objects = [rolled(names[0], 1, 0), rolled(names[1], 0, 1)];
+    // The surge's pods count available 3 s after Ready (minReadySeconds).
+    let mut surge = rolled(names[1], 0, 1);
+    surge["spec"]["minReadySeconds"] = json!(3);
+    let objects = [rolled(names[0], 1, 0), surge];
 
     // What the rule says under a policy that wants three quarters kept.
     let said = capacity_findings(&objects, "minRolloutCapacityPercent: 75");

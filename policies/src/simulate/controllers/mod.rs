@@ -10,6 +10,7 @@
 //! each new pod's boot and each old pod's deletion do to requests. The
 //! controllers' steps are in [`deployment`], [`stateful_set`] and [`drain`].
 
+mod daemon_set;
 mod deployment;
 mod drain;
 mod replicas;
@@ -24,6 +25,7 @@ pub use run::{ControllerRun, Step, StepKind};
 
 use serde_json::Value;
 
+use super::assumptions::DEFAULT_NODES;
 use super::scenario::{Scenario, ScenarioKind};
 use super::sweep::ContainerOutcome;
 use super::timeline::EventKind;
@@ -85,10 +87,12 @@ pub struct NotSimulated {
 pub const MAX_REPLICAS: i64 = 1000;
 
 /// The pod model's runs a workload scenario reads: each container's
-/// outcome in `boot` and in `delete`.
+/// outcome in `boot` and in `delete`; and the nodes a DaemonSet runs on,
+/// as stated.
 pub(crate) struct PodRuns {
     pub boot: Vec<ContainerOutcome>,
     pub delete: Vec<ContainerOutcome>,
+    pub nodes: Option<i64>,
 }
 
 /// Runs a workload scenario (`rollout`, `drain`) on the workload `w` of
@@ -108,7 +112,13 @@ pub(crate) fn run_workload(
     if !w.long_running {
         return Err(not(format!("a {} runs to completion; no controller keeps its pods serving", kind_of(w))));
     }
-    let (replicas, replicas_assumption) = replicas(object, w, batch);
+    let daemon = w.kind == "DaemonSet";
+    if daemon && drain {
+        return Err(not(
+            "`kubectl drain` leaves a DaemonSet's pods (--ignore-daemonsets): they go with their node".to_owned()
+        ));
+    }
+    let (replicas, replicas_assumption) = if daemon { nodes(pods.nodes) } else { replicas(object, w, batch) };
     if replicas > MAX_REPLICAS {
         return Err(not(format!("{replicas} replicas, more than the {MAX_REPLICAS} a run takes")));
     }
@@ -129,6 +139,8 @@ pub(crate) fn run_workload(
             more => format!("{} PodDisruptionBudgets select the pods", more.len()),
         };
         (format!("one node at a time, one pod on each; {how}"), drain::drain(replicas, &budgets, times))
+    } else if daemon {
+        daemon_set::rollout(object, replicas, times).map_err(not)?
     } else {
         rollout(object, w, policy, replicas, times).map_err(not)?
     };
@@ -174,6 +186,22 @@ fn replicas(object: &Value, w: &Workload, batch: &Batch) -> (i64, Assumption) {
         );
     }
     (1, Assumption::new(About::Replicas, "1", Source::Default, "spec.replicas unset: the API server's default"))
+}
+
+/// A DaemonSet's pods: one a node, as many as stated, else [`DEFAULT_NODES`].
+fn nodes(stated: Option<i64>) -> (i64, Assumption) {
+    match stated {
+        Some(n) => (n.max(0), Assumption::new(About::Replicas, n.to_string(), Source::CommandLine, "--nodes")),
+        None => (
+            DEFAULT_NODES,
+            Assumption::new(
+                About::Replicas,
+                DEFAULT_NODES.to_string(),
+                Source::Default,
+                "a DaemonSet runs a pod on each node; the manifest does not say how many",
+            ),
+        ),
+    }
 }
 
 /// The worst verdict of the pod's containers in one scenario, with its line.

@@ -14,8 +14,9 @@
 //!   same value from the same source;
 //! - (e) a finding of a workload rule (its harm shown in `rollout` or
 //!   `drain`) shows in that scenario's verdict for its object, and once its
-//!   fix is applied, no more; a fixed object's rollout and drain are no
-//!   worse.
+//!   fix is applied, no more; a verdict that only one rule names
+//!   (`progress-deadline-exceeded`, `eviction-blocked`) comes with that
+//!   rule's finding; a fixed object's rollout and drain are no worse.
 
 use std::path::PathBuf;
 
@@ -303,6 +304,38 @@ fn workload_problems(s: &Story) -> Vec<String> {
                 .map(|o| format!("{} {}: {}", o.scenario, o.verdict.name(), o.message))
                 .collect();
             out.push(format!("{}: {} shows no harm in its workload scenario: {} / {said:?}", s.at, f.rule, f.message));
+        }
+    }
+    // And the other way: a workload verdict a rule names is that rule's
+    // finding, unless it rests on what the rule does not assume (unset
+    // replicas taken as the API server's 1, a model server's boot that is
+    // only the policy's gpuBootSeconds: the rule waits for the manifest to
+    // say) or on a new pod's own harmed boot (another rule's story).
+    let unassumed = |o: &WorkloadOutcome| {
+        o.new_pod.verdict.severity().is_some()
+            || o.assumptions.iter().any(|a| {
+                (a.about == policies::About::Replicas && a.source == policies::Source::Default)
+                    || (a.about == policies::About::Boot && a.source == policies::Source::Policy)
+            })
+    };
+    for o in s.workload_before.iter().filter(|o| !unassumed(o)) {
+        let named = RULES.iter().filter(|r| match r.harm {
+            HarmShown::InWorkload(harms) => {
+                harms.iter().any(|h| h.scenario == o.scenario && h.verdicts == [o.verdict].as_slice())
+            }
+            _ => false,
+        });
+        for rule in named {
+            if !s.findings.iter().any(|f| f.rule == rule.name) {
+                out.push(format!(
+                    "{}: {} {} without a {} finding: {}",
+                    s.at,
+                    o.scenario,
+                    o.verdict.name(),
+                    rule.name,
+                    o.message
+                ));
+            }
         }
     }
     if let Some(after) = &s.workload_after {

@@ -111,9 +111,12 @@ pub(crate) fn roll(plan: Plan, times: ReplicaTimes) -> ControllerRun {
             break;
         }
         let deadline_at = plan.deadline_ms.map(|d| last_progress + d).filter(|at| *at > t && exceeded_since.is_none());
-        let Some(next) = [next_change(&pods, t), deadline_at].into_iter().flatten().min() else { break };
+        let change = next_change(&pods, t);
+        let Some(next) = [change, deadline_at].into_iter().flatten().min() else { break };
         t = next;
-        if Some(t) == deadline_at {
+        // Progress at the deadline's very moment is in time: the controller
+        // calls it exceeded only once the deadline has passed.
+        if Some(t) == deadline_at && change != Some(t) {
             exceeded_since = Some(t);
             deadline_exceeded.push(t);
             let d = plan.deadline_ms.unwrap_or(0) / 1000;

@@ -62,6 +62,9 @@ fn a_boot_longer_than_the_progress_deadline_exceeds_it_and_completes_after() {
     let run = deployment(1, Strategy::Rolling { surge: 1, unavailable: 0 }, Some(10), times(Some(24), 1));
     assert_eq!(run.deadline_exceeded_ms, [10 * S]);
     assert_eq!(run.complete_ms, Some(24 * S));
+    // Ready at the deadline's very moment: in time.
+    let run = deployment(1, Strategy::Rolling { surge: 1, unavailable: 0 }, Some(600), times(Some(600), 1));
+    assert!(run.deadline_exceeded_ms.is_empty(), "{:?}", run.deadline_exceeded_ms);
     // Each step's progress restarts the clock: three 8 s boots under 10 s never exceed it.
     let run = deployment(3, Strategy::Rolling { surge: 0, unavailable: 1 }, Some(10), times(Some(8), 1));
     assert!(run.deadline_exceeded_ms.is_empty(), "{:?}", run.deadline_exceeded_ms);

@@ -4,7 +4,8 @@
 //! a `liveness-checks-dependency` finding on a container implies a restart
 //! in the standard stall scenario (unless its liveness outlasts it), no
 //! other container restarts in it, and a shared handler of unknown reach
-//! (a warning that says how to declare it) restarts nothing.
+//! (a warning that says how to declare it) restarts nothing. Its rollouts
+//! and drains agree with the workload rules as exactly.
 
 // A test's edge: it tells on the terminal what it measured, skipped or saw fail.
 #![allow(clippy::print_stderr)]
@@ -155,4 +156,44 @@ fn every_corpus_file_simulates_and_stall_restarts_agree_with_lint() {
         tolerant.len(),
         unknown.len()
     );
+}
+
+/// `rollout` and `drain` on every corpus file: each simulates without an
+/// input error, and the objects whose rollout exceeds its progress
+/// deadline and whose drain is blocked are exactly those lint reports
+/// (`progress-deadline-too-short`, `pdb-blocks-eviction`).
+#[test]
+fn the_corpus_rollouts_and_drains_agree_with_the_workload_rules() {
+    let Some(corpus) = corpus_dir() else { return };
+    let files = corpus.join("files").display().to_string();
+    let policy = Policy::default();
+    let limits = Limits::default();
+    let scenarios: Vec<Scenario> = ["rollout", "drain"].iter().filter_map(|s| Scenario::parse(s).ok()).collect();
+    let assumptions = Assumptions::default();
+    let options = Options { scenarios: &scenarios, assumptions: &assumptions, diff_fix: false, helm_chart_root: None };
+    let sim = simulate_found(discover(std::slice::from_ref(&files)), &policy, &options, &limits);
+    assert!(sim.errors.is_empty(), "input errors: {:#?}", sim.errors);
+    let lint = lint_paths(std::slice::from_ref(&files), &policy, &limits);
+    let of_rule = |rule: &str| -> BTreeSet<(String, u32)> {
+        lint.findings
+            .iter()
+            .filter(|f| f.finding.rule == rule)
+            .map(|f| (f.file.to_string(), f.object_at.line))
+            .collect()
+    };
+    let of_verdict = |verdict: &str| -> BTreeSet<(String, u32)> {
+        sim.simulated
+            .iter()
+            .filter(|s| s.simulation.workload.iter().any(|o| o.verdict.name() == verdict))
+            .map(|s| (s.file.clone(), s.line))
+            .collect()
+    };
+    let exceeded = of_verdict("progress-deadline-exceeded");
+    let blocked = of_verdict("eviction-blocked");
+    let drains: usize =
+        sim.simulated.iter().map(|s| s.simulation.workload.iter().filter(|o| o.scenario == "drain").count()).sum();
+    eprintln!("corpus: {} deadlines exceeded, {} drains blocked of {drains}", exceeded.len(), blocked.len());
+    assert_eq!(exceeded, of_rule("progress-deadline-too-short"));
+    assert_eq!(blocked, of_rule("pdb-blocks-eviction"));
+    assert!(!blocked.is_empty() && drains > 200, "{} blocked of {drains}", blocked.len());
 }

@@ -4,10 +4,10 @@
 
 use super::annotations::ANNOTATION_COLD_START;
 use super::image::image_repository;
+use super::knowledge::Knowledge;
 use super::model_server::{is_model_server, serves_model_image};
 use super::workload::{ContainerView, Workload};
 use crate::assumption::{About, Assumption, Source};
-use crate::policy::Policy;
 
 /// The boot assumed for a container, in seconds, and where it came from.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -29,7 +29,7 @@ pub struct Boot {
 ///
 /// An annotation that cannot be read counts as none (the rules that read
 /// it report it).
-pub fn assumed_boot(w: &Workload, c: &ContainerView<'_>, policy: &Policy) -> Boot {
+pub fn assumed_boot(w: &Workload, c: &ContainerView<'_>, policy: &dyn Knowledge) -> Boot {
     if !c.sidecar
         && let Some(Ok(seconds)) = w.annotation_seconds(ANNOTATION_COLD_START)
     {
@@ -37,7 +37,7 @@ pub fn assumed_boot(w: &Workload, c: &ContainerView<'_>, policy: &Policy) -> Boo
         return Boot { seconds, declared: true, assumption };
     }
     if is_model_server(c, policy) {
-        let seconds = policy.settings.gpu_boot_seconds;
+        let seconds = policy.settings().gpu_boot_seconds;
         let why = match c.gpu_resource() {
             Some(gpu) => format!("gpuBootSeconds for a model server, requests {gpu}"),
             None if serves_model_image(c, policy) => {

@@ -6,11 +6,11 @@ use k8s_openapi::api::core::v1::Container;
 
 use super::command::{SimpleCommand, simple_commands};
 use super::host::{Locality, describe_host, host_locality};
+use super::knowledge::Knowledge;
 use super::probe::{ProbeKind, request_path};
 use super::reach::targets;
 use super::workload::ContainerView;
 use crate::finding::Severity;
-use crate::policy::Policy;
 
 /// What a liveness probe reaches beyond its own process, as
 /// `liveness-checks-dependency` reports it; `probe-endpoint-reused` names it
@@ -42,7 +42,7 @@ enum PathClass {
 }
 
 impl PathClass {
-    fn of(path: &str, policy: &Policy) -> Option<PathClass> {
+    fn of(path: &str, policy: &dyn Knowledge) -> Option<PathClass> {
         if policy.is_dependency_path(path) {
             Some(PathClass::Aggregate)
         } else if policy.is_readiness_path(path) {
@@ -54,8 +54,8 @@ impl PathClass {
 }
 
 /// What one command of a liveness exec reaches beyond the container.
-fn command_targets(cmd: &SimpleCommand, c: &Container, policy: &Policy) -> Vec<(Severity, String)> {
-    let s = &policy.settings;
+fn command_targets(cmd: &SimpleCommand, c: &Container, policy: &dyn Knowledge) -> Vec<(Severity, String)> {
+    let s = &policy.settings();
     let tool = if cmd.program.is_empty() { "a /dev/tcp connection" } else { cmd.program.as_str() };
     let mut out = Vec::new();
     for t in targets(cmd, &s.dependency_clients, &s.network_tools) {
@@ -79,7 +79,7 @@ fn command_targets(cmd: &SimpleCommand, c: &Container, policy: &Policy) -> Vec<(
 }
 
 /// Everything a container's liveness probe reaches beyond its own process.
-pub fn dependencies(c: ContainerView<'_>, policy: &Policy) -> Vec<Dependency> {
+pub fn dependencies(c: ContainerView<'_>, policy: &dyn Knowledge) -> Vec<Dependency> {
     let mut out = Vec::new();
     let Some(probe) = ProbeKind::Liveness.of(c.container) else {
         return out;

@@ -3,9 +3,9 @@
 //! (`readiness-probe-missing`, `prestop-bridge-missing`), so they never
 //! attribute the same port to different containers.
 
+use super::knowledge::Knowledge;
 use super::model_server::is_model_server;
 use super::workload::ContainerView;
-use crate::policy::Policy;
 
 /// Flags whose value is the port or address a server listens on
 /// (`--port 8000`, `--bind=0.0.0.0:8000`), lower case, `_` read as `-`.
@@ -49,7 +49,7 @@ const LISTEN_FLAGS: &[&str] = &[
 ///
 /// The pod's only container is always the answer when no sidecar names the
 /// port.
-pub fn undeclared_port_listeners(containers: &[ContainerView<'_>], port: i32, policy: &Policy) -> Vec<usize> {
+pub fn undeclared_port_listeners(containers: &[ContainerView<'_>], port: i32, policy: &dyn Knowledge) -> Vec<usize> {
     let named: Vec<usize> = indices(containers, |c| names_listen_port(c, port));
     if !named.is_empty() {
         return named;

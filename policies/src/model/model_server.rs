@@ -2,19 +2,19 @@
 //! free functions, not the container's methods, so the workload (which the
 //! policy's own checks read) imports nothing of the policy.
 
+use super::knowledge::Knowledge;
 use super::workload::ContainerView;
-use crate::policy::Policy;
 
 /// Whether the image is a known model server (`slowBootImages`) that
 /// actually serves here: an image whose command is a bare `sleep`, with
 /// no GPU and no port, is a toolbox started from it.
-pub fn serves_model_image(c: &ContainerView<'_>, policy: &Policy) -> bool {
+pub fn serves_model_image(c: &ContainerView<'_>, policy: &dyn Knowledge) -> bool {
     policy.is_slow_boot_image(c.image()) && !(c.only_sleeps() && c.gpu_resource().is_none() && !c.declares_ports())
 }
 
 /// Whether the container is a model server: it requests a GPU or runs a
 /// known model-server image ([`serves_model_image`]).
-pub fn is_model_server(c: &ContainerView<'_>, policy: &Policy) -> bool {
+pub fn is_model_server(c: &ContainerView<'_>, policy: &dyn Knowledge) -> bool {
     c.gpu_resource().is_some() || serves_model_image(c, policy)
 }
 

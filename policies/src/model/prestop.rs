@@ -4,10 +4,10 @@
 use k8s_openapi::api::core::v1::{Container, LifecycleHandler};
 
 use super::annotations::{ANNOTATION_DRAIN, ANNOTATION_SHUTDOWN};
+use super::knowledge::Knowledge;
 use super::model_server::is_model_server;
 use super::workload::{ContainerView, Workload};
 use crate::assumption::{About, Assumption, Source};
-use crate::policy::Policy;
 
 /// A sleep this long (a day) is a hold-until-killed, not a duration anybody
 /// sized: it is read like `sleep infinity`, so no fix sizes a grace period to it.
@@ -327,7 +327,7 @@ impl ShutdownNeed {
 }
 
 /// The shutdown needs of every container the kubelet stops with a grace period.
-pub fn shutdown_needs(w: &Workload, policy: &Policy) -> Vec<ShutdownNeed> {
+pub fn shutdown_needs(w: &Workload, policy: &dyn Knowledge) -> Vec<ShutdownNeed> {
     let mut out = Vec::new();
     w.for_each_container(|c| {
         out.push(ShutdownNeed {
@@ -356,8 +356,8 @@ pub fn assumed_stop(min_remaining: i64, shorter_declared: bool) -> Assumption {
 
 /// The policy's assumed drain for a serving model server that declares none:
 /// its longest admitted request (`modelServerDrainSeconds`; 0 assumes nothing).
-fn model_server_drain(w: &Workload, c: &ContainerView<'_>, policy: &Policy) -> Option<Term> {
-    let seconds = policy.settings.model_server_drain_seconds;
+fn model_server_drain(w: &Workload, c: &ContainerView<'_>, policy: &dyn Knowledge) -> Option<Term> {
+    let seconds = policy.settings().model_server_drain_seconds;
     let model_server = is_model_server(c, policy);
     (seconds > 0 && w.long_running && !c.sidecar && model_server).then(|| Term {
         seconds,

@@ -6,10 +6,10 @@ use k8s_openapi::api::core::v1::ContainerPort;
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use serde_json::Value;
 
+use super::knowledge::Knowledge;
 use super::listener::undeclared_port_listeners;
 use super::workload::{ContainerView, Workload};
 use crate::assumption::{About, Assumption, Source};
-use crate::policy::Policy;
 
 /// A Service's namespace, name, selector and the pod ports it sends to.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -164,7 +164,7 @@ pub struct Receiver<'w> {
 /// as `readiness-probe-missing` attributes it). A sidecar that takes the
 /// port (it alone declares the name, or declares or names the number) is
 /// left out.
-pub fn receivers<'w>(w: &'w Workload, services: &[ServiceView], policy: &Policy) -> Vec<Receiver<'w>> {
+pub fn receivers<'w>(w: &'w Workload, services: &[ServiceView], policy: &dyn Knowledge) -> Vec<Receiver<'w>> {
     let views: Vec<ContainerView<'w>> = w.containers().collect();
     let mut out: Vec<Receiver<'w>> =
         views.iter().map(|&view| Receiver { view, services: Vec::new(), ports: Vec::new() }).collect();

@@ -6,9 +6,9 @@
 
 use super::boot::assumed_boot;
 use super::budget::cold_start_required;
+use super::knowledge::Knowledge;
 use super::probe::{ProbeKind, ProbeTiming};
 use super::workload::{ContainerView, Workload};
-use crate::Policy;
 
 /// One container's part of the pod's startup window.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -50,7 +50,7 @@ pub struct StartupWindow {
 ///   sizes a startup probe to;
 /// - and no shorter than its readiness probe's `initialDelaySeconds`, before
 ///   which it is not Ready whatever it does.
-pub fn container_window(w: &Workload, c: &ContainerView<'_>, policy: &Policy) -> ContainerWindow {
+pub fn container_window(w: &Workload, c: &ContainerView<'_>, policy: &dyn Knowledge) -> ContainerWindow {
     let mut best = (0, "no startup probe, no slow boot, no readiness delay".to_owned(), false);
     let mut consider = |seconds: i64, because: String, assumed: bool| {
         if seconds > best.0 {
@@ -73,7 +73,7 @@ pub fn container_window(w: &Workload, c: &ContainerView<'_>, policy: &Policy) ->
     } else {
         let boot = assumed_boot(w, c, policy);
         if boot.seconds > 0 {
-            let margin = policy.settings.cold_start_margin_percent;
+            let margin = policy.settings().cold_start_margin_percent;
             let required = cold_start_required(boot.seconds, margin);
             consider(
                 required,
@@ -120,7 +120,7 @@ impl StartupWindow {
 }
 
 /// The pod's startup window.
-pub fn startup_window(w: &Workload, policy: &Policy) -> StartupWindow {
+pub fn startup_window(w: &Workload, policy: &dyn Knowledge) -> StartupWindow {
     let windows: Vec<ContainerWindow> = w.containers().map(|c| container_window(w, &c, policy)).collect();
     let mut parts: Vec<ContainerWindow> = windows.iter().filter(|p| p.sidecar && p.seconds > 0).cloned().collect();
     let mut seconds: i64 = parts.iter().map(|p| p.seconds).fold(0, i64::saturating_add);

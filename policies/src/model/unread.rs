@@ -5,7 +5,7 @@
 
 use serde_json::Value;
 
-use super::group_of;
+use super::pod_kinds::group_of;
 use super::pointer::join;
 
 /// How deep the search for `containers` goes: deeper than any pod
@@ -28,7 +28,7 @@ impl UnreadTemplates {
     pub fn message(&self, object: &Value) -> String {
         let kind = object.get("kind").and_then(Value::as_str).unwrap_or_default();
         let api_version = object.get("apiVersion").and_then(Value::as_str).unwrap_or_default();
-        let label = super::object_label_of(object);
+        let label = super::workload::object_label_of(object);
         format!(
             "{label} holds containers at {}, in a pod template lifeguard does not read, so they are not checked: declare it in the policy: `podTemplates: [{{kind: {kind}, group: {}, templates: [{}]}}]`",
             self.first,

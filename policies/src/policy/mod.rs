@@ -10,6 +10,7 @@ mod error;
 mod exempt;
 pub mod file;
 mod info_fixes;
+mod knowledge;
 mod load;
 mod merge;
 pub mod packs;

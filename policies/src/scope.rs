@@ -93,7 +93,7 @@ impl Scope {
     /// [`Scope::admits`], and whether the object carries a pod spec; an
     /// object of a pod-bearing kind whose pod spec does not read is in
     /// scope and broken: the engine's error.
-    pub fn judges(&self, object: &Value) -> Result<Result<(), OutOfScope>, crate::ModelError> {
+    pub fn judges(&self, object: &Value) -> Result<Result<(), OutOfScope>, crate::error::ModelError> {
         if let Err(why) = self.admits(object) {
             return Ok(Err(why));
         }

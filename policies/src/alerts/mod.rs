@@ -7,40 +7,19 @@
 //! use; the recovery objective the policy's `alertRecoverySeconds`. The
 //! objects are built here; the CLI reads the manifests and prints them.
 
+mod alert;
 pub mod promql;
 mod rule_object;
 
-use serde_json::{Value, json};
+use serde_json::json;
 
 use crate::Policy;
-use crate::model::{StartupWindow, Workload, object_label, pod_kind, startup_window};
+use crate::model::{Workload, object_label, pod_kind, startup_window};
 use crate::policy::alert_labels::EXPORT_SET_LABELS;
 
+pub use alert::{NotAlerted, WorkloadAlert};
 pub use promql::{OwnerName, Pods};
 pub use rule_object::{ALERT_NAME, GROUP_NAME, PART_LIMIT_BYTES, prometheus_rules};
-
-/// One workload's alert.
-#[derive(Debug, Clone, PartialEq)]
-pub struct WorkloadAlert {
-    /// `Kind/namespace/name`, as every output names the object.
-    pub workload: String,
-    /// The pod's startup window.
-    pub startup: StartupWindow,
-    /// The alert's `for`, seconds: the longer of the startup window and
-    /// the policy's recovery objective.
-    pub for_seconds: i64,
-    /// The Prometheus rule (`alert`, `expr`, `for`, `labels`, `annotations`).
-    pub rule: Value,
-}
-
-/// Why a pod-bearing object has no alert.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct NotAlerted {
-    /// `Kind/namespace/name`.
-    pub workload: String,
-    /// Why, in a few words.
-    pub why: String,
-}
 
 /// The alerts of one object, one per pod template whose pods can be told
 /// apart (a LeaderWorkerSet's leaders and workers), else one from its first

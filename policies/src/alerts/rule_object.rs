@@ -3,7 +3,7 @@
 
 use serde_json::{Value, json};
 
-use super::WorkloadAlert;
+use super::alert::WorkloadAlert;
 use crate::vap::EXPORT_LABEL;
 
 /// Every workload's alert has this name; `lifeguard_workload` tells them apart.

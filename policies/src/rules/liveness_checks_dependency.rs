@@ -5,9 +5,13 @@
 
 use crate::finding::{Finding, Severity};
 use crate::model::{Handler, Workload, dependencies, shared_liveness_readiness};
-use crate::rules::probe_endpoint_reused::RULE as REUSED;
 use crate::rules::{Ctx, FixAvailability, Harm, HarmShown, MapExport, Related, Rule, VapExport};
 use crate::simulate::Verdict;
+
+/// `probe-endpoint-reused`, which reports a liveness probe that shares
+/// readiness's handler: this rule leaves that probe to it (by name, so the
+/// two rules' files do not import each other; a test holds the name).
+pub(crate) const REUSED: &str = "probe-endpoint-reused";
 
 pub(crate) static RULE: Rule = Rule {
     name: "liveness-checks-dependency",
@@ -93,7 +97,7 @@ fn check(w: &Workload, ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
         // that rule runs. Reading its switch is what the webhook's reload
         // test shows today, so it stays until that output may change.
         let shared = shared_liveness_readiness(c.container).is_some_and(|h| !matches!(h, Handler::Tcp { .. }));
-        if shared && ctx.policy.is_enabled(REUSED.name) {
+        if shared && ctx.policy.is_enabled(REUSED) {
             return;
         }
         out.extend(
@@ -108,7 +112,7 @@ fn check(w: &Workload, ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
 mod tests {
     use serde_json::{Value, json};
 
-    use super::RULE;
+    use super::{REUSED, RULE};
     use crate::finding::Severity;
     use crate::model::Batch;
     use crate::policy::Policy;
@@ -281,5 +285,10 @@ mod tests {
             check(&RULE, &live_exec("bitnami/redis:7", json!(["redis-cli", "-h", "redis-master", "ping"]), json!([])));
         assert_eq!(f.len(), 1);
         assert!(f[0].help.contains("database"), "{}", f[0].help);
+    }
+
+    #[test]
+    fn the_rule_it_leaves_shared_probes_to_is_named_as_it_names_itself() {
+        assert_eq!(REUSED, crate::rules::probe_endpoint_reused::RULE.name);
     }
 }

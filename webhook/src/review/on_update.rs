@@ -16,7 +16,7 @@
 
 use serde_json::Value;
 
-use super::mutate::MUTATED_ANNOTATION;
+use policies::model::ANNOTATION_MUTATED as MUTATED_ANNOTATION;
 
 /// How an UPDATE may be patched.
 #[derive(Debug, PartialEq, Eq)]

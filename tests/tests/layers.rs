@@ -32,19 +32,6 @@ const KNOWN: &[(&str, &[&str])] = &[
         ],
     ),
     (
-        "policies",
-        &[
-            "simulate::assumptions",
-            "simulate::hooks",
-            "simulate::kubelet",
-            "simulate::kubelet::machine",
-            "simulate::kubelet::state",
-            "simulate::pod",
-        ],
-    ),
-    ("policies", &["simulate::checks", "simulate::reach"]),
-    ("policies", &["simulate::pod_run", "simulate::pod_stop", "simulate::sweep"]),
-    (
         "lint",
         &[
             "input",

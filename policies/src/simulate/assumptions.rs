@@ -3,7 +3,7 @@
 
 use super::checks::ProbeChecks;
 use super::gates::GateDelay;
-use super::kubelet::BACKOFF_MAX_MS;
+use super::kubelet::world::BACKOFF_MAX_MS;
 use super::stop_signal::FeatureGates;
 
 /// What the simulation assumes beyond the manifest.

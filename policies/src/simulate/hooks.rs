@@ -20,7 +20,7 @@ use crate::model::{
     poststart_handler, poststart_sleep, prestop_handler, unresolved_ports,
 };
 
-use super::kubelet::STARTED_SEEN_MS;
+use super::kubelet::world::STARTED_SEEN_MS;
 use crate::model::shell_flow::shell_script;
 use crate::model::shell_loop::endless_loop;
 

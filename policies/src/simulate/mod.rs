@@ -12,6 +12,7 @@ mod cycles;
 mod endpoints;
 mod gates;
 mod hooks;
+mod inference;
 mod kubelet;
 #[cfg(test)]
 mod kubelet_tests;
@@ -22,6 +23,7 @@ mod never;
 #[cfg(test)]
 mod object_tests;
 mod pod;
+mod pod_outcome;
 mod pod_run;
 mod pod_stop;
 #[cfg(test)]
@@ -38,16 +40,16 @@ mod timeline;
 mod verdict;
 
 pub use assumptions::{Assumptions, DEFAULT_NODES};
-pub use checks::{Check, ProbeChecks, ProbeChecksError, infer};
+pub use checks::{Check, ProbeChecks, ProbeChecksError};
 pub use controllers::{NotSimulated, WorkloadOutcome};
 pub use cycles::{Repeat, repeats};
 pub use gates::{GateDelay, GateDelayError, ReadinessGates};
 pub use hooks::{HookLength, PostStart};
+pub use inference::infer;
 pub use kubelet::{BACKOFF_INITIAL_MS, BACKOFF_MAX_MS, Run, STARTED_SEEN_MS, World, simulate, simulate_figures};
 pub use model_doc::MODEL;
 pub use pod::{AnnotationError, ContainerModel, ProbeModel, Traffic, containers};
-pub use pod_run::{PodOutcome, PodSpan};
-pub use pod_stop::PodStop;
+pub use pod_outcome::{PodOutcome, PodSpan, PodStop};
 pub use reach::{Reach, ReachEvidence, inferred_reach, shared_reach};
 pub use scenario::{STANDARD, Scenario, ScenarioError, ScenarioKind};
 pub use stop_signal::{FEATURE_GATES, FeatureGateError, FeatureGates, StopSignal};

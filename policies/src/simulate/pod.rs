@@ -10,9 +10,10 @@ use crate::model::{
 use crate::policy::Policy;
 
 use super::assumptions::Assumptions;
-use super::checks::{Check, ProbeChecks, infer, unresolved};
+use super::checks::{Check, ProbeChecks};
 use super::gates::{GateDelay, ReadinessGates};
 use super::hooks::{HookLength, PostStart, hook_assumption, poststart_of, prestop_of};
+use super::inference::{infer, unresolved};
 use super::reach::{Reach, shared_reach};
 use super::scenario::ScenarioKind;
 use super::stop_signal::StopSignal;

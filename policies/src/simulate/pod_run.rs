@@ -28,7 +28,8 @@ use super::assumptions::Assumptions;
 use super::gates::{GateDelay, ReadinessGates};
 use super::hooks::seen_after_start;
 use super::pod::ContainerModel;
-use super::pod_stop::{PodStop, stop_sidecars_in_turn, stops};
+use super::pod_outcome::{PodOutcome, PodSpan};
+use super::pod_stop::{stop_sidecars_in_turn, stops};
 use super::reading::{Figures, PodReading, Refused};
 use super::scenario::{Scenario, ScenarioKind};
 use super::sweep::{ContainerOutcome, run_scenario, run_scenario_from};
@@ -37,46 +38,6 @@ use super::verdict::{Verdict, judge};
 use crate::model::ProbeKind;
 
 const MS: i64 = 1000;
-
-/// The pod's readiness in one scenario.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PodOutcome {
-    /// The pod's containers, in the order the kubelet starts them: native
-    /// sidecars in the spec's order, then the regular containers.
-    pub containers: Vec<String>,
-    /// When each container first started, ms from the scenario's start, in
-    /// the order of `containers`; `None` for one that never started (an
-    /// init container before it never did).
-    pub started_ms: Vec<Option<i64>>,
-    /// The spans the pod is out of the Service's endpoints, each with what
-    /// held it out.
-    pub out: Vec<PodSpan>,
-    /// Time out of the endpoints, ms (the worst case of each container).
-    pub unready_ms: i64,
-    /// The pod's `in-endpoints` and `out-of-endpoints` events, each naming
-    /// what decided it.
-    pub events: Vec<Event>,
-    /// In a deletion, when each container got SIGTERM and exited or was
-    /// killed, in the order they stop (by SIGTERM, then the start order);
-    /// empty in any other scenario.
-    pub stops: Vec<PodStop>,
-}
-
-/// A span the pod is out of the endpoints.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PodSpan {
-    /// From, ms.
-    pub from_ms: i64,
-    /// To, ms; the end of the run when the pod is still out then.
-    pub to_ms: i64,
-    /// Whether the pod is still out when the run ends.
-    pub open: bool,
-    /// The containers not ready until its end: what held it out last.
-    pub held_by: Vec<String>,
-    /// What else held it out, when no container did: its readiness gates,
-    /// or its deletion.
-    pub because: Option<String>,
-}
 
 /// One scenario on every container of a pod: each container's outcome,
 /// carrying the pod's when the pod has more than one container.

@@ -8,23 +8,11 @@
 
 use super::assumptions::Assumptions;
 use super::pod::ContainerModel;
+use super::pod_outcome::PodStop;
 use super::scenario::Scenario;
 use super::sweep::{ContainerOutcome, run_scenario_in_turn};
 use super::termination::Turn;
 use super::timeline::{Event, EventKind};
-
-/// When the kubelet stopped one container of a deleted pod.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PodStop {
-    /// The container.
-    pub container: String,
-    /// SIGTERM (or the stop signal), ms from the deletion.
-    pub sigterm_ms: i64,
-    /// When it exited by itself or was killed, ms.
-    pub end_ms: i64,
-    /// Whether SIGKILL ended it.
-    pub killed: bool,
-}
 
 /// Runs the native sidecars of a deleted pod in their turn, once the
 /// regular containers' outcomes are in `outcomes`: each, in reverse spec

@@ -10,7 +10,7 @@ use super::gates::GateDelay;
 use super::kubelet::{Run, World, simulate, simulate_figures};
 use super::never::{blind, never_serves};
 use super::pod::ContainerModel;
-use super::pod_run::PodOutcome;
+use super::pod_outcome::PodOutcome;
 use super::reading::Refused;
 use super::scenario::{Scenario, ScenarioKind};
 use super::termination::{Turn, delete_in_turn};

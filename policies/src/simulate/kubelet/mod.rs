@@ -23,7 +23,7 @@ mod lifecycle;
 mod machine;
 mod restart;
 mod state;
-mod world;
+pub(crate) mod world;
 
 pub use machine::{simulate, simulate_figures};
 pub use world::{BACKOFF_INITIAL_MS, BACKOFF_MAX_MS, Run, STARTED_SEEN_MS, World};

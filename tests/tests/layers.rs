@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 
 use lifeguard_e2e::repo_root;
 
-/// The circles left, by crate, each as its files' modules: work to do
+/// The circles left, by crate, each as its files' modules: work to do,
 /// never to grow.
 const KNOWN: &[(&str, &[&str])] = &[
     (

@@ -4,10 +4,10 @@
 
 use std::fmt::Write as _;
 
+use policies::simulate::WorkloadOutcome;
 use policies::simulate::controllers::StepKind;
-use policies::simulate::{WorkloadOutcome, seconds};
 
-use super::svg::{AXIS, Header, LEFT, LINE, RIGHT, TEXT_X, WIDTH, tick_step, verdict_colour};
+use super::svg::{AXIS, Header, LEFT, LINE, RIGHT, TEXT_X, WIDTH, time_axis, verdict_colour};
 use crate::report::html::escape::escape;
 
 /// The chart's height.
@@ -98,20 +98,6 @@ pub(crate) fn panel(out: &mut String, top: i64, header: &Header, o: &WorkloadOut
             chart_top + 10
         );
     }
-    // The time axis.
-    let step = tick_step(end);
-    let _ = writeln!(out, r##"<line x1="{LEFT}" y1="{bottom}" x2="{}" y2="{bottom}" stroke="#8c959f"/>"##, LEFT + plot);
-    let mut t = 0;
-    while t <= end {
-        let tx = x(t);
-        let _ = writeln!(out, r##"<line x1="{tx}" y1="{bottom}" x2="{tx}" y2="{}" stroke="#8c959f"/>"##, bottom + 4);
-        let _ = writeln!(
-            out,
-            r##"<text x="{tx}" y="{}" font-size="10" text-anchor="middle" fill="#57606a">{} s</text>"##,
-            bottom + 16,
-            seconds(t)
-        );
-        t += step;
-    }
+    time_axis(out, bottom, end, &x);
     let _ = writeln!(out, "</g>");
 }

@@ -185,19 +185,7 @@ fn workload(s: &mut String, o: &Simulated) {
 }
 
 fn workload_verdict(s: &mut String, x: &WorkloadOutcome) {
-    page::badge(s, x.verdict.severity());
-    if x.verdict.severity().is_some() || x.verdict.name() != "ok" {
-        s.push_str(" <b>");
-        s.push_str(x.verdict.name());
-        s.push_str("</b>");
-    }
-    s.push_str(": ");
-    push_escaped(s, &x.message);
-    if !x.assumptions.is_empty() {
-        s.push_str("<br><span class=\"assumes\">assumes: ");
-        push_escaped(s, &policies::assumption::joined(&x.assumptions));
-        s.push_str("</span>");
-    }
+    verdict_cell(s, x.verdict, &x.message, &x.assumptions);
 }
 
 fn container(s: &mut String, o: &Simulated, range: std::ops::Range<usize>) {
@@ -254,18 +242,24 @@ fn container(s: &mut String, o: &Simulated, range: std::ops::Range<usize>) {
 }
 
 fn verdict(s: &mut String, x: &ContainerOutcome) {
-    page::badge(s, x.verdict.severity());
+    verdict_cell(s, x.verdict, &x.message, &x.assumptions);
+}
+
+/// A verdict's badge, its name where the badge does not say it, its line
+/// and what it assumes: a container's, or a workload scenario's.
+fn verdict_cell(s: &mut String, v: Verdict, message: &str, assumptions: &[policies::Assumption]) {
+    page::badge(s, v.severity());
     // The badge already says `ok`; another verdict is named after it.
-    if x.verdict.severity().is_some() || x.verdict.name() != "ok" {
+    if v.severity().is_some() || v.name() != "ok" {
         s.push_str(" <b>");
-        s.push_str(x.verdict.name());
+        s.push_str(v.name());
         s.push_str("</b>");
     }
     s.push_str(": ");
-    push_escaped(s, &x.message);
-    if !x.assumptions.is_empty() {
+    push_escaped(s, message);
+    if !assumptions.is_empty() {
         s.push_str("<br><span class=\"assumes\">assumes: ");
-        push_escaped(s, &policies::assumption::joined(&x.assumptions));
+        push_escaped(s, &policies::assumption::joined(assumptions));
         s.push_str("</span>");
     }
 }

@@ -250,6 +250,29 @@ pub(crate) fn verdict_colour(v: Verdict) -> &'static str {
     }
 }
 
+/// The time axis under a panel's lanes or chart at `bottom`, from 0 to
+/// `end` ms, ticks placed by `x`.
+pub(crate) fn time_axis(out: &mut String, bottom: i64, end: i64, x: &dyn Fn(i64) -> i64) {
+    let step = tick_step(end);
+    let _ = writeln!(
+        out,
+        r##"<line x1="{LEFT}" y1="{bottom}" x2="{}" y2="{bottom}" stroke="#8c959f"/>"##,
+        LEFT + WIDTH - LEFT - RIGHT
+    );
+    let mut t = 0;
+    while t <= end {
+        let tx = x(t);
+        let _ = writeln!(out, r##"<line x1="{tx}" y1="{bottom}" x2="{tx}" y2="{}" stroke="#8c959f"/>"##, bottom + 4);
+        let _ = writeln!(
+            out,
+            r##"<text x="{tx}" y="{}" font-size="10" text-anchor="middle" fill="#57606a">{} s</text>"##,
+            bottom + 16,
+            seconds(t)
+        );
+        t += step;
+    }
+}
+
 /// A step for axis ticks that gives at most ten of them.
 pub(crate) fn tick_step(end_ms: i64) -> i64 {
     [1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 1200, 1800, 3600]
@@ -444,29 +467,7 @@ fn panel(out: &mut String, top: i64, header: &Header, o: &ContainerOutcome) {
             }
         }
     }
-    // The time axis.
-    let step = tick_step(end);
-    let _ = writeln!(
-        out,
-        r##"<line x1="{LEFT}" y1="{lanes_bottom}" x2="{}" y2="{lanes_bottom}" stroke="#8c959f"/>"##,
-        LEFT + plot
-    );
-    let mut t = 0;
-    while t <= end {
-        let tx = x(t);
-        let _ = writeln!(
-            out,
-            r##"<line x1="{tx}" y1="{lanes_bottom}" x2="{tx}" y2="{}" stroke="#8c959f"/>"##,
-            lanes_bottom + 4
-        );
-        let _ = writeln!(
-            out,
-            r##"<text x="{tx}" y="{}" font-size="10" text-anchor="middle" fill="#57606a">{} s</text>"##,
-            lanes_bottom + 16,
-            seconds(t)
-        );
-        t += step;
-    }
+    time_axis(out, lanes_bottom, end, &x);
     let _ = writeln!(out, "</g>");
 }
 

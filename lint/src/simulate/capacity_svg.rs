@@ -7,8 +7,7 @@ use std::fmt::Write as _;
 use policies::simulate::WorkloadOutcome;
 use policies::simulate::controllers::StepKind;
 
-use super::svg::{AXIS, Header, LEFT, LINE, RIGHT, TEXT_X, WIDTH, time_axis, verdict_colour};
-use crate::report::html::escape::escape;
+use super::svg::{AXIS, Header, LEFT, RIGHT, WIDTH, time_axis};
 
 /// The chart's height.
 const CHART: i64 = 120;
@@ -29,17 +28,7 @@ pub(crate) fn panel(out: &mut String, top: i64, header: &Header, o: &WorkloadOut
     let most = run.capacity.iter().map(|c| c.pods.max(c.ready)).max().unwrap_or(0).max(o.replicas).max(1);
     let y = |n: i64| bottom - n * (CHART - 12) / most;
     let _ = writeln!(out, r##"<g class="panel workload">"##);
-    let mut line_y = top + 14;
-    for line in &header.title {
-        let _ = writeln!(out, r##"<text x="{TEXT_X}" y="{line_y}" font-weight="bold">{}</text>"##, escape(line));
-        line_y += LINE;
-    }
-    line_y += 18 - LINE;
-    for line in &header.verdict {
-        let colour = verdict_colour(o.verdict);
-        let _ = writeln!(out, r##"<text x="{TEXT_X}" y="{line_y}" fill="{colour}">{}</text>"##, escape(line));
-        line_y += LINE;
-    }
+    header.write(out, top, o.verdict);
     let _ = writeln!(out, r##"<rect x="{LEFT}" y="{chart_top}" width="{plot}" height="{CHART}" fill="#f6f8fa"/>"##);
     let _ = writeln!(out, r##"<text x="12" y="{}">pods</text>"##, chart_top + 14);
     for (label, colour) in [("ready", "#0969da"), ("available", "#1a7f37")] {

@@ -140,13 +140,7 @@ fn workload(s: &mut String, o: &Simulated) {
     }
     s.push_str("</tr>\n");
     for (k, x) in sim.workload.iter().enumerate() {
-        s.push_str("<tr class=\"verdict\" data-severity=\"");
-        s.push_str(x.verdict.severity().map_or("ok", Severity::as_str));
-        s.push_str("\" data-rule=\"");
-        s.push_str(x.verdict.name());
-        s.push_str("\"><td>");
-        push_escaped(s, &x.scenario);
-        s.push_str("</td><td>");
+        row_open(s, x.verdict, &x.scenario);
         workload_verdict(s, x);
         s.push_str("</td><td>");
         push_escaped(s, &x.how);
@@ -205,14 +199,7 @@ fn container(s: &mut String, o: &Simulated, range: std::ops::Range<usize>) {
     }
     s.push_str("</tr>\n");
     for (k, x) in outcomes.iter().enumerate() {
-        let severity = x.verdict.severity();
-        s.push_str("<tr class=\"verdict\" data-severity=\"");
-        s.push_str(severity.map_or("ok", Severity::as_str));
-        s.push_str("\" data-rule=\"");
-        s.push_str(x.verdict.name());
-        s.push_str("\"><td>");
-        push_escaped(s, &x.scenario);
-        s.push_str("</td><td>");
+        row_open(s, x.verdict, &x.scenario);
         verdict(s, x);
         s.push_str(&format!(
             "</td><td class=\"n\">{}</td><td class=\"n\">{} s</td>",
@@ -239,6 +226,18 @@ fn container(s: &mut String, o: &Simulated, range: std::ops::Range<usize>) {
     // The SVG's strings are escaped by its renderer; it is inline, so no image is fetched.
     s.push_str(&super::svg::render_container(o, &first.container));
     s.push_str("</figure>\n</section>\n");
+}
+
+/// A verdict's table row up to its verdict cell: the row's severity and
+/// verdict for the page's filters, and the scenario.
+fn row_open(s: &mut String, v: Verdict, scenario: &str) {
+    s.push_str("<tr class=\"verdict\" data-severity=\"");
+    s.push_str(v.severity().map_or("ok", Severity::as_str));
+    s.push_str("\" data-rule=\"");
+    s.push_str(v.name());
+    s.push_str("\"><td>");
+    push_escaped(s, scenario);
+    s.push_str("</td><td>");
 }
 
 fn verdict(s: &mut String, x: &ContainerOutcome) {

@@ -98,6 +98,23 @@ impl Header {
         }
     }
 
+    /// Writes its lines from `top`: the title in bold, then the verdict's
+    /// in its colour, one <text> a line, so each line stands alone (and is
+    /// found whole).
+    pub(crate) fn write(&self, out: &mut String, top: i64, verdict: Verdict) {
+        let mut line_y = top + 14;
+        for line in &self.title {
+            let _ = writeln!(out, r##"<text x="{TEXT_X}" y="{line_y}" font-weight="bold">{}</text>"##, escape(line));
+            line_y += LINE;
+        }
+        line_y += 18 - LINE;
+        let colour = verdict_colour(verdict);
+        for line in &self.verdict {
+            let _ = writeln!(out, r##"<text x="{TEXT_X}" y="{line_y}" fill="{colour}">{}</text>"##, escape(line));
+            line_y += LINE;
+        }
+    }
+
     /// Its height above the lanes: 44 px for one line of each, and a line
     /// more for each wrapped one.
     pub(crate) fn height(&self) -> i64 {
@@ -310,22 +327,7 @@ fn panel(out: &mut String, top: i64, header: &Header, o: &ContainerOutcome) {
     let lanes_top = top + header.height();
     let lanes_bottom = lanes_top + LANE * lanes.len() as i64;
     let _ = writeln!(out, r##"<g class="panel">"##);
-    // One <text> a line, so each line stands alone (and is found whole).
-    let mut line_y = top + 14;
-    for line in &header.title {
-        let _ = writeln!(out, r##"<text x="{TEXT_X}" y="{line_y}" font-weight="bold">{}</text>"##, escape(line));
-        line_y += LINE;
-    }
-    line_y += 18 - LINE;
-    for line in &header.verdict {
-        let _ = writeln!(
-            out,
-            r##"<text x="{TEXT_X}" y="{line_y}" fill="{}">{}</text>"##,
-            verdict_colour(o.verdict),
-            escape(line)
-        );
-        line_y += LINE;
-    }
+    header.write(out, top, o.verdict);
     // The disruption, shaded across every lane.
     let start = o.events.iter().find(|e| e.kind == EventKind::DisruptionStart);
     if let Some(s) = start {

@@ -9,9 +9,11 @@ use std::path::PathBuf;
 use anyhow::Result;
 use clap::{Parser, Subcommand};
 
-use crate::options::{EXPLAIN_TOPIC, FailOn, POLICY_NAME, RULE_NAME, RunArgs, SIMULATE_TOPIC, unknown_rule};
+use crate::commands::fix::FixArgs;
+use crate::commands::lint::LintArgs;
+use crate::options::{EXPLAIN_TOPIC, SIMULATE_TOPIC, unknown_rule};
 use crate::output::write_stdout;
-use crate::report::{Format, ListFormat};
+use crate::report::ListFormat;
 use crate::stop::Stop;
 
 /// Kubernetes probe and lifecycle checks: lint, fix, simulate the kubelet, audit, export VAP/MAP, LSP.
@@ -75,73 +77,6 @@ pub enum Command {
         #[arg(value_enum)]
         shell: clap_complete::Shell,
     },
-}
-
-/// `lifeguard lint` flags.
-#[derive(Debug, clap::Args)]
-pub struct LintArgs {
-    /// Files, directories or `-` (stdin). Default: the current directory.
-    #[arg(value_name = "PATH")]
-    pub paths: Vec<String>,
-    /// Output format.
-    #[arg(long, value_parser = crate::options::LintFormat, default_value = "text")]
-    pub format: Format,
-    /// Exit 1 when a finding has at least this severity. Default: the
-    /// policy's `denySeverity` (`error` in the default policy).
-    #[arg(long, value_enum)]
-    pub fail_on: Option<FailOn>,
-    /// Policy file or built-in pack (`default`, `strict`, `gpu-serving`).
-    /// Default: for each file, the nearest `.lifeguard.yaml` or
-    /// `.lifeguard.yml` from its directory up to the repository root (for
-    /// stdin, from the current directory), else `default`.
-    #[arg(long, env = "LIFEGUARD_POLICY", value_name = "FILE|PACK", value_parser = POLICY_NAME, hide_possible_values = true)]
-    pub policy: Option<String>,
-    /// Write the report to this file instead of stdout (colour only with `--color always`).
-    #[arg(long, value_name = "FILE")]
-    pub output_file: Option<PathBuf>,
-    /// The flags `lint` and `fix` share.
-    #[command(flatten)]
-    pub run: RunArgs,
-    /// For `helm template` output: the chart's directory, relative to the
-    /// repository root, so findings name `DIR/templates/x.yaml` instead of
-    /// the `chart/templates/x.yaml` of Helm's `# Source:` comments.
-    #[arg(long, value_name = "DIR")]
-    pub helm_chart_root: Option<String>,
-    /// Accept the findings this baseline file lists (by rule, object and
-    /// container, not line): only new ones are reported and fail the run;
-    /// accepted ones no longer found are noted, so the file shrinks.
-    #[arg(long, value_name = "FILE")]
-    pub baseline: Option<PathBuf>,
-    /// Write every finding of this run to a baseline file (exit 0 but for
-    /// input errors), for `--baseline` to accept from now on.
-    #[arg(long, value_name = "FILE")]
-    pub write_baseline: Option<PathBuf>,
-}
-
-/// `lifeguard fix` flags.
-#[derive(Debug, clap::Args)]
-pub struct FixArgs {
-    /// Files, directories or `-` (stdin; the fixed stream goes to stdout). Default: the current directory.
-    #[arg(value_name = "PATH")]
-    pub paths: Vec<String>,
-    /// Print a unified diff of the fixes instead of writing any file.
-    #[arg(long)]
-    pub diff: bool,
-    /// Apply only this rule's fixes (repeatable).
-    #[arg(long = "rule", value_name = "RULE", value_parser = RULE_NAME, hide_possible_values = true)]
-    pub rules: Vec<String>,
-    /// Exit 1 when a finding at least this severe remains unfixed, or when
-    /// a fix was applied (with `--diff`, would be), except with `never`.
-    /// Default: the policy's `denySeverity` (`error` in the default policy).
-    #[arg(long, value_enum)]
-    pub fail_on: Option<FailOn>,
-    /// Policy file or built-in pack, as for `lint`: its parameters shape the
-    /// fixes, and suppressed findings are not fixed.
-    #[arg(long, env = "LIFEGUARD_POLICY", value_name = "FILE|PACK", value_parser = POLICY_NAME, hide_possible_values = true)]
-    pub policy: Option<String>,
-    /// The flags `lint` and `fix` share.
-    #[command(flatten)]
-    pub run: RunArgs,
 }
 
 /// `lifeguard rules` flags.

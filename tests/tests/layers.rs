@@ -52,8 +52,6 @@ const KNOWN: &[(&str, &[&str])] = &[
             "outcome::unchecked",
         ],
     ),
-    ("lint", &["cli", "commands::fix", "commands::lint"]),
-    ("lint", &["fix", "fix::kustomize", "fix::kustomize::check", "fix::kustomize::place"]),
 ];
 
 /// A crate's source files by module path (`simulate::pod`; the root is `""`).

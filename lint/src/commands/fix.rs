@@ -6,12 +6,37 @@ use std::io::Write;
 
 use anyhow::{Context, Result};
 
-use crate::cli::FixArgs;
 use crate::input::Limits;
-use crate::options::{FailOn, did_you_mean, set_color};
+use crate::options::{FailOn, POLICY_NAME, RULE_NAME, RunArgs, did_you_mean, set_color};
 use crate::prepare::prepare;
 use crate::report;
 use crate::stop::Stop;
+
+/// `lifeguard fix` flags.
+#[derive(Debug, clap::Args)]
+pub struct FixArgs {
+    /// Files, directories or `-` (stdin; the fixed stream goes to stdout). Default: the current directory.
+    #[arg(value_name = "PATH")]
+    pub paths: Vec<String>,
+    /// Print a unified diff of the fixes instead of writing any file.
+    #[arg(long)]
+    pub diff: bool,
+    /// Apply only this rule's fixes (repeatable).
+    #[arg(long = "rule", value_name = "RULE", value_parser = RULE_NAME, hide_possible_values = true)]
+    pub rules: Vec<String>,
+    /// Exit 1 when a finding at least this severe remains unfixed, or when
+    /// a fix was applied (with `--diff`, would be), except with `never`.
+    /// Default: the policy's `denySeverity` (`error` in the default policy).
+    #[arg(long, value_enum)]
+    pub fail_on: Option<FailOn>,
+    /// Policy file or built-in pack, as for `lint`: its parameters shape the
+    /// fixes, and suppressed findings are not fixed.
+    #[arg(long, env = "LIFEGUARD_POLICY", value_name = "FILE|PACK", value_parser = POLICY_NAME, hide_possible_values = true)]
+    pub policy: Option<String>,
+    /// The flags `lint` and `fix` share.
+    #[command(flatten)]
+    pub run: RunArgs,
+}
 
 /// Runs `lifeguard fix`; returns the exit code.
 pub fn run(args: FixArgs) -> Result<u8> {

@@ -6,14 +6,14 @@
 #![allow(clippy::print_stderr)]
 
 use std::io::Write;
+use std::path::PathBuf;
 
 use anyhow::{Context, Result};
 
 use crate::baseline::{Baseline, Recorder};
-use crate::cli::LintArgs;
 use crate::input::{Limits, TemplateFinder};
 use crate::lint::lint_resolved;
-use crate::options::{FailOn, set_color};
+use crate::options::{FailOn, POLICY_NAME, RunArgs, set_color};
 use crate::outcome::InputLevel;
 use crate::output::{write_file_with, write_plain_stdout_with, write_stdout_with};
 use crate::pipeline::Keep;
@@ -22,6 +22,47 @@ use crate::prepare::prepare;
 use crate::report::stream::Render;
 use crate::report::{self, Format};
 use crate::stop::Stop;
+
+/// `lifeguard lint` flags.
+#[derive(Debug, clap::Args)]
+pub struct LintArgs {
+    /// Files, directories or `-` (stdin). Default: the current directory.
+    #[arg(value_name = "PATH")]
+    pub paths: Vec<String>,
+    /// Output format.
+    #[arg(long, value_parser = crate::options::LintFormat, default_value = "text")]
+    pub format: Format,
+    /// Exit 1 when a finding has at least this severity. Default: the
+    /// policy's `denySeverity` (`error` in the default policy).
+    #[arg(long, value_enum)]
+    pub fail_on: Option<FailOn>,
+    /// Policy file or built-in pack (`default`, `strict`, `gpu-serving`).
+    /// Default: for each file, the nearest `.lifeguard.yaml` or
+    /// `.lifeguard.yml` from its directory up to the repository root (for
+    /// stdin, from the current directory), else `default`.
+    #[arg(long, env = "LIFEGUARD_POLICY", value_name = "FILE|PACK", value_parser = POLICY_NAME, hide_possible_values = true)]
+    pub policy: Option<String>,
+    /// Write the report to this file instead of stdout (colour only with `--color always`).
+    #[arg(long, value_name = "FILE")]
+    pub output_file: Option<PathBuf>,
+    /// The flags `lint` and `fix` share.
+    #[command(flatten)]
+    pub run: RunArgs,
+    /// For `helm template` output: the chart's directory, relative to the
+    /// repository root, so findings name `DIR/templates/x.yaml` instead of
+    /// the `chart/templates/x.yaml` of Helm's `# Source:` comments.
+    #[arg(long, value_name = "DIR")]
+    pub helm_chart_root: Option<String>,
+    /// Accept the findings this baseline file lists (by rule, object and
+    /// container, not line): only new ones are reported and fail the run;
+    /// accepted ones no longer found are noted, so the file shrinks.
+    #[arg(long, value_name = "FILE")]
+    pub baseline: Option<PathBuf>,
+    /// Write every finding of this run to a baseline file (exit 0 but for
+    /// input errors), for `--baseline` to accept from now on.
+    #[arg(long, value_name = "FILE")]
+    pub write_baseline: Option<PathBuf>,
+}
 
 /// Runs `lifeguard lint`; returns the exit code.
 pub fn run(args: LintArgs) -> Result<u8> {

@@ -5,9 +5,10 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use super::place::{Placed, Placing, place_object};
+use super::planner::{Origins, Planner};
+use super::sources::SourceFix;
 use super::sources::{Edit, write_edits};
-use super::{Origins, Planner, SourceFix};
-use crate::fix::FileFix;
+use crate::fix::file::FileFix;
 use crate::input::render::Rendered;
 use crate::input::render::kustomize::Builder;
 use crate::input::render::rebuild::rebuild;

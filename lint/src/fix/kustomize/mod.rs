@@ -10,33 +10,23 @@
 //! once (`sources`).
 
 use policies::model::object_label_of;
-use policies::{Batch, FixPlan, Policy, objects_in};
+use policies::{FixPlan, objects_in};
 
 use super::diff::LineMap;
 use super::file::{FileFix, located};
 use super::object::Skipped;
 use crate::input::render::Renderer;
-use crate::input::{Document, Input, Limits, Template, TemplateFinder, TemplateScanner, parse_stream};
+use crate::input::{Document, Input, Limits, TemplateFinder, TemplateScanner, parse_stream};
 use check::place_and_check;
 use place::Placing;
+use planner::Origins;
+pub(super) use planner::Planner;
 pub use sources::{SourceFix, Sources};
 
 mod check;
 mod place;
+mod planner;
 mod sources;
-
-/// How an object's fixes are planned again without some rules: the
-/// engine's [`policies::plan_fixes`] with the run's batch and policy.
-pub(super) struct Planner<'a> {
-    pub(super) batch: &'a Batch,
-    pub(super) policy: &'a Policy,
-    /// `--rule`, when given.
-    pub(super) only: Option<&'a [String]>,
-}
-
-/// Each document of the build's output: its object's origin as `lint`
-/// places it, and the lines it rendered.
-type Origins<'t> = Vec<Option<(Template, &'t str)>>;
 
 /// Moves the fixes of a Kustomize build's output (`fix`, made by
 /// [`super::fix_text`]) to the user's files (`fix.sources`): the output

@@ -6,8 +6,9 @@ use std::sync::Arc;
 use policies::{Finding, FixPlan};
 use serde_json::Value;
 
-use super::{Origins, Planner};
-use crate::fix::{ObjectFixes, edit};
+use super::planner::{Origins, Planner};
+use crate::fix::edit;
+use crate::fix::file::ObjectFixes;
 use crate::input::render::Build;
 use crate::input::render::kustomize::WriteAt;
 use crate::input::{Document, Template};

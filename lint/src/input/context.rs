@@ -9,9 +9,9 @@ use std::path::{Path, PathBuf};
 
 use policies::Batch;
 
-use super::Limits;
 use super::context_objects::{context_in, may_hold_context};
 use super::discover::{Input, is_manifest, read_text};
+use policies::yaml::limits::Limits;
 
 /// The context of each input and what the files that were not named add.
 #[derive(Debug, Default)]

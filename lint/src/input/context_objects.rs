@@ -26,8 +26,11 @@ use policies::objects_in;
 use policies::yaml::inert_kind;
 use serde_json::Value;
 
+use super::source::Document;
 use super::split::{Part, parts};
-use super::{Document, Limits, parse_part_context, parse_stream_each, read_inert};
+use policies::yaml::limits::Limits;
+use policies::yaml::parse::{parse_part_context, parse_stream_each};
+use policies::yaml::read_inert;
 
 /// The Service objects of `text`, in order, as a whole read of it finds them.
 pub fn context_in(text: &str, limits: &Limits) -> Vec<Value> {

@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::helm_lines::{LineMap, align};
+use super::helm_path::rebase;
 use super::render::Rendered;
 use super::render::source_map::SourceMap;
 use super::source::{Document, Location};
@@ -270,18 +271,6 @@ fn is_archive_of(file: &str, chart: &str) -> bool {
         .and_then(|rest| rest.strip_prefix('-'))
         .and_then(|rest| rest.strip_suffix(".tgz"))
         .is_some_and(|version| version.starts_with(|c: char| c.is_ascii_digit()))
-}
-
-/// Replaces the first component of a Helm source path (the chart name) with
-/// `chart_root`: `demo/templates/x.yaml` under `charts/demo-app` is
-/// `charts/demo-app/templates/x.yaml`.
-pub fn rebase(path: &str, chart_root: &str) -> String {
-    let rest = path.split_once('/').map_or(path, |(_, rest)| rest);
-    let mut root = chart_root.trim_end_matches('/');
-    while let Some(stripped) = root.strip_prefix("./") {
-        root = stripped;
-    }
-    if root.is_empty() || root == "." { rest.to_owned() } else { format!("{root}/{rest}") }
 }
 
 /// The template of each document, aligned with `documents`: the last

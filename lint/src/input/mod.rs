@@ -1,20 +1,24 @@
 //! Reading manifests: finding files, parsing YAML/JSON with positions, and
 //! mapping JSON pointers back to `line:column`.
 
+pub mod blank;
 pub mod context;
 pub mod context_objects;
 pub mod discover;
 pub mod helm;
 pub mod helm_lines;
+pub mod helm_path;
+pub mod read_error;
 pub mod render;
 pub mod source;
 pub mod split;
 pub mod strict_json;
 
+pub use blank::holds_no_document;
 pub use context::{Contexts, contexts};
 pub use discover::{
-    Discovered, Input, InputName, ReadError, Walk, discover, discover_kustomization, discover_with, holds_no_document,
-    is_manifest, read_input, read_text,
+    Discovered, Input, InputName, ReadError, Walk, discover, discover_kustomization, discover_with, is_manifest,
+    read_input, read_text,
 };
 pub use helm::{OnDisk, Template, TemplateFinder, TemplateScanner};
 // The loader lives in the engine crate (policy files are YAML too).

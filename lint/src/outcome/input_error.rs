@@ -3,7 +3,7 @@
 
 use policies::Severity;
 
-use crate::input::ReadError;
+use crate::input::read_error::ReadError;
 
 /// An input that could not be read, parsed or understood.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -6,7 +6,8 @@ use std::sync::Arc;
 use policies::Finding;
 use policies::model::{ObjectLabel, object_label};
 
-use crate::input::{Location, Template};
+use crate::input::helm::Template;
+use crate::input::source::Location;
 
 /// A finding placed in its file.
 #[derive(Debug, Clone)]

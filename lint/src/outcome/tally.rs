@@ -9,7 +9,7 @@ use std::collections::HashMap;
 
 use policies::Severity;
 
-use super::{Located, Origin};
+use super::located::{Located, Origin};
 
 /// How many workloads the summary lists, worst first.
 pub(crate) const WORST: usize = 10;

@@ -3,8 +3,8 @@
 
 use policies::model::{names_custom_pod_kind, names_pod_kind};
 
-use super::InputError;
-use crate::input::holds_no_document;
+use super::input_error::InputError;
+use crate::input::blank::holds_no_document;
 
 /// Kinds named in a note before "and N more".
 const KINDS_SHOWN: usize = 5;

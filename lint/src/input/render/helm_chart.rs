@@ -10,7 +10,7 @@ use std::path::Path;
 use std::process::Command;
 
 use super::kustomize::on_path;
-use crate::input::helm::rebase;
+use crate::input::helm_path::rebase;
 
 /// How charts are rendered: `helm template`'s flags.
 #[derive(Debug, Clone, PartialEq, Eq)]

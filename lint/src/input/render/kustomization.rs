@@ -6,7 +6,9 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::input::{Document, Limits, parse_stream};
+use crate::input::source::Document;
+use policies::yaml::limits::Limits;
+use policies::yaml::parse::parse_stream;
 
 /// The names kustomize looks for in a directory, in its order.
 pub const FILE_NAMES: [&str; 3] = ["kustomization.yaml", "kustomization.yml", "Kustomization"];

@@ -17,8 +17,10 @@ use serde_json::Value;
 
 use super::kustomization::{self, Kustomization, Patch, Target};
 use super::source_map::{self, Piece, SourceMap};
+use crate::input::source::{Document, Location};
 use crate::input::split::parts;
-use crate::input::{Document, Limits, parse_stream};
+use policies::yaml::limits::Limits;
+use policies::yaml::parse::parse_stream;
 
 /// The annotation kustomize writes an object's origin into.
 const ORIGIN: &str = "config.kubernetes.io/origin";
@@ -95,7 +97,7 @@ pub struct WriteAt {
     /// The pointer in that document.
     pub pointer: String,
     /// Where it is in the file: the field, or the mapping it goes in.
-    pub at: crate::input::Location,
+    pub at: Location,
     /// Written inside a kustomization's inline patch (a block scalar), not
     /// a file of its own.
     pub inline: bool,

@@ -13,7 +13,7 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use crate::input::source::Node;
-use crate::input::{Document, Location};
+use crate::input::source::{Document, Location};
 
 /// The list items kustomize merges by a key, and the key, in the order a
 /// built item is matched by: containers, env, volumes and ports by name,

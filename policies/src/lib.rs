@@ -22,6 +22,7 @@ pub mod finding;
 pub mod fix;
 pub mod model;
 pub mod policy;
+mod policy_compile;
 pub mod related;
 pub mod rules;
 pub mod scope;

@@ -10,10 +10,10 @@ use globset::GlobSet;
 use regex::RegexSet;
 
 use super::custom::CompiledCustom;
-use super::error::{Invalid, PolicyError};
+use super::error::Invalid;
 use super::exempt::CompiledExemption;
 use super::file::{API_VERSION, AdmissionMode, KIND, Metadata, PodTemplates, PolicyFile, RuleConfig};
-use super::validate::{glob_set, regex_reason, unknown_rule};
+use super::validate::{BuiltInRules, glob_set, regex_reason};
 use crate::finding::Severity;
 use crate::model::DeclaredPodKind;
 use crate::settings::Settings;
@@ -53,15 +53,6 @@ pub struct Policy {
     pub(crate) declared: Vec<DeclaredPodKind>,
 }
 
-impl Default for Policy {
-    /// The `default` pack: built-in parameters, every rule on, deny at `error`.
-    fn default() -> Self {
-        // The defaults are covered by a unit test, so this cannot fail in practice;
-        // an empty policy would still be safe (rules just match nothing).
-        Policy::new(Settings::default()).unwrap_or_else(|_| Policy::empty(Settings::default()))
-    }
-}
-
 /// An empty policy file (`apiVersion` and `kind` only) with these parameters.
 pub(crate) fn file_with(settings: Settings) -> PolicyFile {
     PolicyFile {
@@ -80,23 +71,7 @@ pub(crate) fn file_with(settings: Settings) -> PolicyFile {
 }
 
 impl Policy {
-    /// Validates and compiles parameters, with every rule on and no
-    /// exemptions or custom rules.
-    pub fn new(settings: Settings) -> Result<Policy, PolicyError> {
-        Policy::from_file(file_with(settings), "")
-    }
-
-    /// Validates and compiles a policy file read by other means (`extends`
-    /// must be unset: merging packs is [`Policy::load`]'s job). `origin`
-    /// names the policy in errors.
-    pub fn from_file(file: PolicyFile, origin: &str) -> Result<Policy, PolicyError> {
-        if file.extends.is_some() {
-            return Err(Invalid::at("/extends", "resolve `extends` with Policy::load").unlocated(origin));
-        }
-        compile(file, &[], origin).map_err(|e| e.unlocated(origin))
-    }
-
-    fn empty(settings: Settings) -> Policy {
+    pub(crate) fn empty(settings: Settings) -> Policy {
         Policy {
             settings,
             deny_severity: Severity::Error,
@@ -139,11 +114,6 @@ impl Policy {
     /// Names of the policy's custom rules.
     pub fn custom_rule_names(&self) -> impl Iterator<Item = &str> {
         self.custom.iter().map(|c| c.spec.name.as_str())
-    }
-
-    /// Whether `name` is a rule this policy knows (built-in or custom).
-    pub fn knows_rule(&self, name: &str) -> bool {
-        crate::rules::find(name).is_some() || self.custom_rule_names().any(|c| c == name)
     }
 
     /// Whether findings at this severity deny an object.
@@ -230,7 +200,12 @@ impl Policy {
 /// Validates a policy file (without `extends`) and compiles it. Rule names
 /// may refer to built-in rules, the file's custom rules and `more_rules`
 /// (custom rules of the packs it extends).
-pub(crate) fn compile(file: PolicyFile, more_rules: &[String], origin: &str) -> Result<Policy, Invalid> {
+pub(crate) fn compile(
+    file: PolicyFile,
+    more_rules: &[String],
+    origin: &str,
+    built_in: BuiltInRules<'_>,
+) -> Result<Policy, Invalid> {
     if file.api_version != API_VERSION {
         return Err(Invalid::at("/apiVersion", format!("must be {API_VERSION:?}, got {:?}", file.api_version)));
     }
@@ -274,25 +249,23 @@ pub(crate) fn compile(file: PolicyFile, more_rules: &[String], origin: &str) -> 
         .custom_rules
         .iter()
         .enumerate()
-        .map(|(i, spec)| CompiledCustom::new(spec.clone(), &format!("/customRules/{i}")))
+        .map(|(i, spec)| CompiledCustom::new(spec.clone(), &format!("/customRules/{i}"), built_in))
         .collect::<Result<Vec<_>, _>>()?;
     super::custom::check_names(&custom)?;
     let known = |name: &str| {
-        crate::rules::find(name).is_some()
-            || custom.iter().any(|c| c.spec.name == name)
-            || more_rules.iter().any(|m| m == name)
+        built_in.knows(name) || custom.iter().any(|c| c.spec.name == name) || more_rules.iter().any(|m| m == name)
     };
     for name in file.rules.keys() {
         if !known(name) {
             let pointer = format!("/rules/{}", crate::model::escape_token(name));
-            return Err(Invalid::at(pointer, unknown_rule(name)));
+            return Err(Invalid::at(pointer, built_in.unknown(name)));
         }
     }
     let exemptions = file
         .exemptions
         .iter()
         .enumerate()
-        .map(|(i, spec)| CompiledExemption::new(spec.clone(), &format!("/exemptions/{i}"), &known))
+        .map(|(i, spec)| CompiledExemption::new(spec.clone(), &format!("/exemptions/{i}"), &known, built_in))
         .collect::<Result<Vec<_>, _>>()?;
     let declared = pod_templates(&file.pod_templates)?;
     Ok(Policy {

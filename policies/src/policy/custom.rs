@@ -10,6 +10,7 @@ use serde_json::Value;
 
 use super::error::Invalid;
 use super::file::{CustomRule, Predicate, Scope};
+use super::validate::BuiltInRules;
 use super::validate::regex_reason;
 use crate::finding::{Finding, Naming, SHORT_LINE_CHARS, cut_at_word};
 use crate::model::{Workload, escape_token};
@@ -23,8 +24,8 @@ pub(crate) struct CompiledCustom {
 }
 
 impl CompiledCustom {
-    /// Validates one custom rule at `pointer`.
-    pub fn new(spec: CustomRule, pointer: &str) -> Result<Self, Invalid> {
+    /// Validates one custom rule at `pointer`, whose name must not be a built-in one.
+    pub fn new(spec: CustomRule, pointer: &str, built_in: BuiltInRules<'_>) -> Result<Self, Invalid> {
         let name_ok = !spec.name.is_empty()
             && spec
                 .name
@@ -37,7 +38,7 @@ impl CompiledCustom {
                 format!("{:?} is not a rule name: use lower-case words and digits joined by `-`", spec.name),
             ));
         }
-        if crate::rules::find(&spec.name).is_some() {
+        if built_in.knows(&spec.name) {
             return Err(Invalid::at(
                 format!("{pointer}/name"),
                 format!("{:?} is a built-in rule; give the custom rule its own name", spec.name),

@@ -4,7 +4,7 @@ use globset::GlobSet;
 
 use super::error::Invalid;
 use super::file::{Exemption, LabelOperator, LabelSelector};
-use super::validate::{glob_set, unknown_rule};
+use super::validate::{BuiltInRules, glob_set};
 use crate::finding::Finding;
 use crate::model::Workload;
 
@@ -18,8 +18,14 @@ pub(crate) struct CompiledExemption {
 }
 
 impl CompiledExemption {
-    /// Validates one exemption at `pointer`; `known` says whether a rule name exists.
-    pub fn new(spec: Exemption, pointer: &str, known: &dyn Fn(&str) -> bool) -> Result<Self, Invalid> {
+    /// Validates one exemption at `pointer`; `known` says whether a rule name
+    /// exists, and `built_in` names the built-in ones for a hint.
+    pub fn new(
+        spec: Exemption,
+        pointer: &str,
+        known: &dyn Fn(&str) -> bool,
+        built_in: BuiltInRules<'_>,
+    ) -> Result<Self, Invalid> {
         if spec.reason.trim().is_empty() {
             return Err(Invalid::at(
                 format!("{pointer}/reason"),
@@ -28,7 +34,7 @@ impl CompiledExemption {
         }
         for (i, rule) in spec.rules.iter().enumerate() {
             if !known(rule) {
-                return Err(Invalid::at(format!("{pointer}/rules/{i}"), unknown_rule(rule)));
+                return Err(Invalid::at(format!("{pointer}/rules/{i}"), built_in.unknown(rule)));
             }
         }
         if spec.namespaces.is_empty() && spec.names.is_empty() && spec.selector.is_none() && spec.containers.is_empty()

@@ -6,7 +6,6 @@
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use super::compiled::{Policy, compile};
 use super::error::{Invalid, PolicyError, key_of};
 use super::file::PolicyFile;
 use super::merge::merge_policy;
@@ -18,37 +17,8 @@ use crate::yaml::{Document, Limits, parse_stream};
 /// Packs extend packs; a longer chain is a loop.
 const MAX_EXTENDS_DEPTH: usize = 8;
 
-impl Policy {
-    /// Parses, validates and compiles a policy file's text (YAML or JSON).
-    /// `name` names the file in errors. Without `extends`, the file starts
-    /// from the `default` pack.
-    pub fn load(text: &str, name: &str) -> Result<Policy, PolicyError> {
-        let (doc, own) = parse_one(text, name)?;
-        if let Some(pack) = own.extends.as_deref().filter(|p| find_pack(p).is_none()) {
-            let e = Invalid::at("/extends", format!("unknown pack {pack:?}; built-in packs: {}", pack_names()));
-            return Err(locate(&doc, name, e));
-        }
-        let base = base_of(own.extends.as_deref(), false, 0)?.unwrap_or(Value::Null);
-        let base_file: PolicyFile = typed(&base).map_err(|e| e.unlocated(name))?;
-        let inherited: Vec<String> = base_file.custom_rules.iter().map(|r| r.name.clone()).collect();
-        // The file's own values are checked on their own, so an error points
-        // at the line that holds it; the merged policy is compiled after.
-        compile(PolicyFile { extends: None, ..own }, &inherited, name).map_err(|e| locate(&doc, name, e))?;
-        let merged: PolicyFile = typed(&merge_policy(base, doc.value)).map_err(|e| e.unlocated(name))?;
-        compile(merged, &[], name).map_err(|e| e.unlocated(name))
-    }
-
-    /// A built-in pack by name (`default`, `strict`, `gpu-serving`).
-    pub fn pack(name: &str) -> Result<Policy, PolicyError> {
-        let origin = format!("pack {name}");
-        let value = pack_value(name, 0)?;
-        let file: PolicyFile = typed(&value).map_err(|e| e.unlocated(&origin))?;
-        compile(file, &[], &origin).map_err(|e| e.unlocated(&origin))
-    }
-}
-
 /// One document of policy text, read into the file format.
-fn parse_one(text: &str, name: &str) -> Result<(Document, PolicyFile), PolicyError> {
+pub(crate) fn parse_one(text: &str, name: &str) -> Result<(Document, PolicyFile), PolicyError> {
     let (mut docs, err) = parse_stream(text, &Limits::default());
     let at = |line: u32, column: u32, message: String| PolicyError {
         file: name.to_owned(),
@@ -85,7 +55,7 @@ fn parse_one(text: &str, name: &str) -> Result<(Document, PolicyFile), PolicyErr
 }
 
 /// Reads a JSON value into a type; the error names the offending key.
-fn typed<T: DeserializeOwned>(value: &Value) -> Result<T, Invalid> {
+pub(crate) fn typed<T: DeserializeOwned>(value: &Value) -> Result<T, Invalid> {
     serde_path_to_error::deserialize(value).map_err(|e| {
         let pointer = pointer_of(e.path());
         Invalid::at(pointer, friendlier(&e.inner().to_string()))
@@ -136,7 +106,7 @@ fn pointer_of(path: &serde_path_to_error::Path) -> String {
 }
 
 /// Places a validation error at its line in the document.
-fn locate(doc: &Document, name: &str, e: Invalid) -> PolicyError {
+pub(crate) fn locate(doc: &Document, name: &str, e: Invalid) -> PolicyError {
     let at = doc.locate(&e.pointer);
     PolicyError {
         file: name.to_owned(),
@@ -148,7 +118,7 @@ fn locate(doc: &Document, name: &str, e: Invalid) -> PolicyError {
 }
 
 /// The merged JSON of what a document extends: `None` for the root pack.
-fn base_of(extends: Option<&str>, is_root: bool, depth: usize) -> Result<Option<Value>, PolicyError> {
+pub(crate) fn base_of(extends: Option<&str>, is_root: bool, depth: usize) -> Result<Option<Value>, PolicyError> {
     match extends {
         Some(name) => pack_value(name, depth + 1).map(Some),
         None if is_root => Ok(None),
@@ -157,7 +127,7 @@ fn base_of(extends: Option<&str>, is_root: bool, depth: usize) -> Result<Option<
 }
 
 /// A pack's document with its own `extends` chain merged in.
-fn pack_value(name: &str, depth: usize) -> Result<Value, PolicyError> {
+pub(crate) fn pack_value(name: &str, depth: usize) -> Result<Value, PolicyError> {
     let origin = format!("pack {name}");
     let unlocated =
         |message: String| PolicyError { file: origin.clone(), line: None, column: None, key: String::new(), message };

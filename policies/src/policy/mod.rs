@@ -4,19 +4,19 @@
 //! exemptions, the ignore annotation, custom rules).
 
 pub mod alert_labels;
-mod compiled;
+pub(crate) mod compiled;
 mod custom;
-mod error;
+pub(crate) mod error;
 mod exempt;
 pub mod file;
 mod info_fixes;
 mod knowledge;
-mod load;
-mod merge;
+pub(crate) mod load;
+pub(crate) mod merge;
 pub mod packs;
 mod schema;
 mod suppress;
-mod validate;
+pub(crate) mod validate;
 
 pub use compiled::Policy;
 pub use error::PolicyError;

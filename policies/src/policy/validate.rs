@@ -28,14 +28,32 @@ fn one_line(s: &str) -> String {
     s.lines().map(str::trim).filter(|l| !l.is_empty()).collect::<Vec<_>>().join(" ")
 }
 
-/// "unknown rule ..." with a hint.
-pub(crate) fn unknown_rule(name: &str) -> String {
-    let names = crate::rules::RULES.iter().map(|r| r.name);
-    match closest(name, names) {
-        Some(best) => format!("unknown rule {name:?}; did you mean {best:?}?"),
-        None => format!(
-            "unknown rule {name:?}; `lifeguard rules` lists the built-in rules, and custom rules must be defined under customRules"
-        ),
+/// The built-in rules' names, which the rules' registry, a layer above the
+/// policy, hands down to check a policy's rule names against.
+#[derive(Debug, Clone, Copy)]
+pub struct BuiltInRules<'a> {
+    names: &'a [&'static str],
+}
+
+impl<'a> BuiltInRules<'a> {
+    /// The names, in the registry's order.
+    pub fn new(names: &'a [&'static str]) -> BuiltInRules<'a> {
+        BuiltInRules { names }
+    }
+
+    /// Whether `name` is a built-in rule.
+    pub(crate) fn knows(&self, name: &str) -> bool {
+        self.names.contains(&name)
+    }
+
+    /// "unknown rule ..." with a hint.
+    pub(crate) fn unknown(&self, name: &str) -> String {
+        match closest(name, self.names.iter().copied()) {
+            Some(best) => format!("unknown rule {name:?}; did you mean {best:?}?"),
+            None => format!(
+                "unknown rule {name:?}; `lifeguard rules` lists the built-in rules, and custom rules must be defined under customRules"
+            ),
+        }
     }
 }
 

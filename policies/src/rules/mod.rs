@@ -24,6 +24,7 @@ mod rollout_capacity_too_low;
 pub(crate) mod startup_budget_too_short;
 pub(crate) mod startup_probe_missing;
 
+pub(crate) mod docs_link;
 mod rule;
 #[cfg(test)]
 pub(crate) mod testing;
@@ -31,14 +32,7 @@ pub(crate) mod testing;
 pub(crate) use rule::with_fix;
 pub use rule::{Checks, Ctx, FixAvailability, Fixes, Harm, HarmShown, MapExport, Related, Rule, VapExport};
 
-/// Where the rules' documentation is: a row per rule in docs/rules.md.
-pub const RULES_PAGE: &str = "https://github.com/lifeguard-dev/lifeguard/blob/main/docs/rules.md";
-
-/// The link to a rule's documentation (its row of docs/rules.md), as
-/// editors, cluster reports and the exported admission policies' messages give it.
-pub fn docs_url(rule: &str) -> String {
-    format!("{RULES_PAGE}#{rule}")
-}
+pub use docs_link::{RULES_PAGE, docs_url};
 
 /// Every built-in rule, in the order fixes are merged.
 pub static RULES: &[&Rule] = &[

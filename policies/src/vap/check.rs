@@ -118,7 +118,7 @@ impl Validation {
         let tail = format!(
             "{} + {}",
             cel::quoted(&self.tail),
-            cel::quoted(&format!(" ({})", crate::rules::docs_url(self.rule)))
+            cel::quoted(&format!(" ({})", crate::rules::docs_link::docs_url(self.rule)))
         );
         let describe = super::cel_text::on_side(&self.describe, variables, "0", false);
         if !self.per_container {

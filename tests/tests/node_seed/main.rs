@@ -42,9 +42,9 @@ pub(crate) fn lifeguard_on(args: &[&str], object: &Value) -> std::process::Outpu
 /// created pod's start (scheduling, its sandbox and network namespace, the
 /// container's start) and a deleted pod's removal from the API once its
 /// containers have exited (the kubelet's status sync), which a
-/// StatefulSet's replacement waits on: 0.4-0.6 s a Deployment's step here,
-/// 1.6-1.8 s a StatefulSet's, beyond the probe period, with room for a
-/// loaded machine. Simulated and observed agree when they differ by at most
+/// StatefulSet's replacement waits on: observed less simulated, the probe
+/// period (1 s) included, 0.9-1.5 s a Deployment's step here and 2.4-2.8 s
+/// a StatefulSet's, with room for a loaded machine. Simulated and observed agree when they differ by at most
 /// a probe period and this, per step (docs/simulate.md, "Checked against
 /// the controllers").
 pub(crate) const STEP_ALLOWANCE_S: f64 = 2.5;

@@ -6,13 +6,14 @@
 //! rests on beyond the spec: `about`, `value`, `source`, `from`, `declare`);
 //! for a pod of several containers, `pod` too: the pod's readiness in the
 //! same scenario (`containers`, `started`, `unready_seconds`, `out`,
-//! `events`).
+//! `events`). A workload scenario's entry (`rollout`, `drain`) has the
+//! object's place, `container` null and [`workload_object`]'s fields.
 
-use policies::simulate::{ContainerOutcome, Event, Figures, PodOutcome};
+use policies::simulate::controllers::{Capacity, PodPart};
+use policies::simulate::{ContainerOutcome, Event, Figures, PodOutcome, WorkloadOutcome};
 use serde_json::{Map, Value, json};
 
 use super::read::{SimulateRun, Simulated};
-use super::workload;
 
 /// Renders a whole run as a JSON array (pretty, with a final newline).
 pub fn render(run: &SimulateRun) -> String {
@@ -22,7 +23,8 @@ pub fn render(run: &SimulateRun) -> String {
     text
 }
 
-fn seconds(ms: i64) -> Value {
+/// Milliseconds as JSON seconds: a whole number when whole.
+pub(crate) fn seconds(ms: i64) -> Value {
     let s = ms as f64 / 1000.0;
     if ms % 1000 == 0 { json!(ms / 1000) } else { json!(s) }
 }
@@ -123,9 +125,9 @@ fn entries(s: &Simulated) -> Vec<Value> {
     // A workload scenario's entry has no container: it is the workload's.
     for (i, o) in sim.workload.iter().enumerate() {
         let mut m = place(&o.scenario);
-        m.extend(workload::object(o));
+        m.extend(workload_object(o));
         if let Some(fixed) = &s.fixed {
-            let mut f = fixed.simulation.workload.get(i).map(workload::object).unwrap_or_default();
+            let mut f = fixed.simulation.workload.get(i).map(workload_object).unwrap_or_default();
             f.insert("fixes".into(), json!(fixed.fixes));
             m.insert("fixed".into(), Value::Object(f));
         }
@@ -164,4 +166,53 @@ fn container_entries(s: &Simulated) -> Vec<Value> {
             Value::Object(m)
         })
         .collect()
+}
+
+fn ms(t: Option<i64>) -> Value {
+    t.map_or(Value::Null, seconds)
+}
+
+fn part_object(p: &PodPart) -> Value {
+    let after = if p.scenario == "boot" { "ready_after" } else { "gone_after" };
+    json!({"scenario": p.scenario, "verdict": p.verdict.name(), "message": p.message, after: ms(p.after_ms)})
+}
+
+/// The outcome's fields under their stable names (docs/simulate.md).
+pub fn workload_object(o: &WorkloadOutcome) -> Map<String, Value> {
+    let run = &o.run;
+    let lowest = |c: Option<Capacity>, field: &str| {
+        c.map_or(
+            Value::Null,
+            |c| json!({"t": ms(Some(c.at_ms)), field: if field == "ready" { c.ready } else { c.available }}),
+        )
+    };
+    let mut m = Map::new();
+    m.insert("verdict".into(), json!(o.verdict.name()));
+    m.insert("severity".into(), json!(o.verdict.severity().map(|s| s.as_str())));
+    m.insert("message".into(), json!(o.message));
+    m.insert("how".into(), json!(o.how));
+    m.insert("replicas".into(), json!(o.replicas));
+    m.insert("complete_at".into(), ms(run.complete_ms));
+    m.insert("stuck".into(), json!(run.stuck));
+    m.insert("lowest_ready".into(), lowest(run.lowest_ready(), "ready"));
+    m.insert("lowest_available".into(), lowest(run.lowest_available(), "available"));
+    m.insert("progress_deadline_exceeded_at".into(), run.deadline_exceeded_ms.iter().map(|t| ms(Some(*t))).collect());
+    m.insert("new_pod".into(), part_object(&o.new_pod));
+    m.insert("old_pod".into(), part_object(&o.old_pod));
+    m.insert(
+        "capacity".into(),
+        run.capacity
+            .iter()
+            .map(|c| json!({"t": ms(Some(c.at_ms)), "ready": c.ready, "available": c.available, "pods": c.pods}))
+            .collect(),
+    );
+    m.insert(
+        "steps".into(),
+        run.steps
+            .iter()
+            .map(|s| json!({"t": ms(Some(s.at_ms)), "event": s.kind.name(), "pod": s.pod, "detail": s.detail}))
+            .collect(),
+    );
+    m.insert("assumptions".into(), json!(o.assumptions));
+    m
 }

@@ -71,6 +71,7 @@ pub use probe::{
     resolve_port, shared_liveness_readiness, unresolved_ports,
 };
 pub use proxy::{ISTIO_PROXY_CONFIG, LINKERD_WAIT_BEFORE_EXIT, ProxyKind, ProxyStop, proxy_kind, proxy_stop};
+pub(crate) use rollout::scaled;
 pub use rollout::{DEFAULT_PROGRESS_DEADLINE_SECONDS, PROGRESS_DEADLINE_POINTER, Rollout, Update};
 pub use service::{
     Receiver, ServiceView, TargetPort, declared_targets, port_label, receivers, services_send, services_verb,

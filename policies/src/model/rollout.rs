@@ -173,7 +173,7 @@ fn deepest_written(object: &Value, pointer: &'static str) -> &'static str {
 /// An int-or-percent field scaled to `replicas` as apimachinery's
 /// `GetScaledValueFromIntOrPercent` does; `default` when unset; `None`
 /// for a value the API server refuses.
-fn scaled(field: Option<&Value>, default: &str, replicas: i64, round_up: bool) -> Option<(String, i64)> {
+pub(crate) fn scaled(field: Option<&Value>, default: &str, replicas: i64, round_up: bool) -> Option<(String, i64)> {
     let text = match field {
         None => default.to_owned(),
         Some(Value::Number(n)) => n.as_i64()?.to_string(),

@@ -150,8 +150,9 @@ fn simulate_workload(
         .map_err(|e| ModelError { pointer: e.pointer.clone(), message: e.to_string() })?;
     // The pod runs each scenario with all its containers; the outcomes stay
     // by container, then scenario.
+    let pod_scenarios: Vec<&Scenario> = scenarios.iter().filter(|s| !s.kind.is_workload()).collect();
     let by_scenario: Vec<Vec<ContainerOutcome>> =
-        scenarios.iter().filter(|s| !s.kind.is_workload()).map(|s| pod_run::run_pod(&models, s, assumptions)).collect();
+        pod_scenarios.iter().map(|s| pod_run::run_pod(&models, s, assumptions)).collect();
     for i in 0..models.len() {
         sim.outcomes.extend(by_scenario.iter().filter_map(|outcomes| outcomes.get(i).cloned()));
     }
@@ -160,9 +161,11 @@ fn simulate_workload(
         return Ok(());
     }
     // A workload's pods are the pod model's: each new one boots as `boot`
-    // does, each deleted one stops as `delete` does.
-    let run = |kind: ScenarioKind, label: &str| {
-        pod_run::run_pod(&models, &Scenario { kind, label: label.to_owned() }, assumptions)
+    // does, each deleted one stops as `delete` does (the runs of those
+    // scenarios when they were asked for too).
+    let run = |kind: ScenarioKind, label: &str| match pod_scenarios.iter().position(|s| s.kind == kind) {
+        Some(i) => by_scenario[i].clone(),
+        None => pod_run::run_pod(&models, &Scenario { kind, label: label.to_owned() }, assumptions),
     };
     let pods = controllers::PodRuns {
         boot: run(ScenarioKind::Boot(None), "boot"),

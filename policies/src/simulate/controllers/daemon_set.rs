@@ -16,6 +16,7 @@ use serde_json::Value;
 use super::deployment::{self, Strategy};
 use super::replicas::ReplicaTimes;
 use super::run::ControllerRun;
+use crate::model::scaled;
 use crate::simulate::verdict::plural;
 
 /// The rollout of a DaemonSet over `nodes` nodes, and how, in words.
@@ -24,23 +25,12 @@ pub(crate) fn rollout(object: &Value, nodes: i64, times: ReplicaTimes) -> Result
     if strategy != "RollingUpdate" {
         return Err(format!("its update strategy is {strategy}: nothing rolls until someone deletes its pods"));
     }
+    // Both scaled to the nodes rounding up (`updatedDesiredNodeCounts`).
     let amount = |field: &str, default: &str| -> Result<i64, String> {
-        let pointer = format!("/spec/updateStrategy/rollingUpdate/{field}");
-        let written = object.pointer(&pointer);
-        let text = match written {
-            None => default.to_owned(),
-            Some(Value::Number(n)) => n.to_string(),
-            Some(Value::String(s)) => s.clone(),
-            Some(_) => return Err(format!("{field} is neither a count nor a percentage")),
-        };
-        let refused = || format!("{field} {text:?} is not a count or a percentage the API server takes");
-        match text.strip_suffix('%') {
-            Some(p) => {
-                let p: i64 = p.parse().ok().filter(|p| *p >= 0).ok_or_else(refused)?;
-                Ok((p.saturating_mul(nodes) + 99) / 100)
-            }
-            None => text.parse().ok().filter(|v: &i64| *v >= 0).ok_or_else(refused),
-        }
+        let written = object.pointer(&format!("/spec/updateStrategy/rollingUpdate/{field}"));
+        scaled(written, default, nodes, true)
+            .map(|(_, n)| n)
+            .ok_or_else(|| format!("{field} is not a count or a percentage the API server takes"))
     };
     let (unavailable, surge) = (amount("maxUnavailable", "1")?, amount("maxSurge", "0")?);
     if unavailable == 0 && surge == 0 {

@@ -31,7 +31,7 @@ use super::sweep::ContainerOutcome;
 use super::timeline::EventKind;
 use super::verdict::{Verdict, plural, seconds};
 use crate::assumption::{About, Assumption, Source};
-use crate::model::{Batch, Update, Workload, startup_window};
+use crate::model::{Batch, Rollout, Update, Workload, startup_window};
 use crate::policy::Policy;
 
 /// A workload in a workload scenario.
@@ -48,8 +48,7 @@ pub struct WorkloadOutcome {
     pub how: String,
     /// The replicas it runs over.
     pub replicas: i64,
-    /// What each new pod's boot does ([`PodPart`]); `None` in a drain
-    /// whose replacements the run never reaches.
+    /// What each new pod's boot does.
     pub new_pod: PodPart,
     /// What each deleted pod's stop does.
     pub old_pod: PodPart,
@@ -248,9 +247,12 @@ fn rollout(
     };
     let min_ready_ms = settings.min_ready_seconds.saturating_mul(1000);
     // The rollout model reads the fenceposts for the replicas as written;
-    // an autoscaler's count resolves them again.
-    let resolved = super::super::model::Rollout::of(&with_replicas(object, replicas), &w.kind);
-    let update = resolved.and_then(|r| r.update);
+    // another count (an autoscaler's floor, the default 1) resolves them again.
+    let update = if settings.replicas == Some(replicas) {
+        settings.update.clone()
+    } else {
+        Rollout::of(&with_replicas(object, replicas), &w.kind).and_then(|r| r.update)
+    };
     match (kind, update) {
         (_, None) => {
             Err(format!("the {kind}'s update strategy does not roll (OnDelete, or a value the API server refuses)"))
@@ -333,7 +335,7 @@ fn judge_rollout(o: &WorkloadOutcome, w: &Workload, policy: &Policy) -> (Verdict
             format!("the rollout never completes: {stuck} (boot: {}, {})", boot.verdict.name(), boot.message),
         ))
     } else if run.lowest_ready().is_some_and(|c| c.ready == 0) && r > 0 {
-        let out = zero_ready(run);
+        let out = run.none_ready_ms();
         Some((Verdict::OutOfService, format!("no pod is Ready for {} s during the rollout; {summary}", seconds(out))))
     } else if let Some(exceeded) = deadline(o, w, policy) {
         Some((Verdict::ProgressDeadlineExceeded, format!("{exceeded}; {summary}")))
@@ -341,18 +343,6 @@ fn judge_rollout(o: &WorkloadOutcome, w: &Workload, policy: &Policy) -> (Verdict
         capacity_short(o, policy).map(|short| (Verdict::CapacityShort, format!("{short}; {summary}")))
     };
     worse_of_pods(own, o, summary)
-}
-
-/// How long, in ms, no pod is Ready in the run.
-fn zero_ready(run: &ControllerRun) -> i64 {
-    let mut total = 0;
-    for (i, c) in run.capacity.iter().enumerate() {
-        let until = run.capacity.get(i + 1).map_or(run.end_ms, |n| n.at_ms);
-        if c.ready == 0 {
-            total += (until - c.at_ms).max(0);
-        }
-    }
-    total
 }
 
 /// The deadline's verdict line: exceeded in the run, or by a boot as long
@@ -418,7 +408,7 @@ fn judge_drain(o: &WorkloadOutcome) -> (Verdict, String) {
     let own = if let Some(stuck) = &run.stuck {
         Some((Verdict::EvictionBlocked, format!("the drain never completes: {stuck}")))
     } else if lowest == 0 && o.replicas > 0 {
-        let out = zero_ready(run);
+        let out = run.none_ready_ms();
         let why = if o.replicas == 1 {
             "the only pod is evicted before a replacement is Ready".to_owned()
         } else {

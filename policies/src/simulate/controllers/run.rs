@@ -129,10 +129,20 @@ impl ControllerRun {
 
     /// How long, in ms, fewer than `wanted` pods were available, up to the end.
     pub fn below_available_ms(&self, wanted: i64) -> i64 {
+        self.time_where(|c| c.available < wanted)
+    }
+
+    /// How long, in ms, no pod was Ready, up to the end.
+    pub fn none_ready_ms(&self) -> i64 {
+        self.time_where(|c| c.ready == 0)
+    }
+
+    /// How long, in ms, the counts were as `holds` says, up to the end.
+    fn time_where(&self, holds: impl Fn(&Capacity) -> bool) -> i64 {
         let mut total = 0;
         for (i, c) in self.capacity.iter().enumerate() {
             let until = self.capacity.get(i + 1).map_or(self.end_ms, |n| n.at_ms);
-            if c.available < wanted {
+            if holds(c) {
                 total += (until - c.at_ms).max(0);
             }
         }

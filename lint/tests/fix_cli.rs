@@ -7,15 +7,31 @@ use std::process::{Command, Output, Stdio};
 
 use policies::rules::{FixAvailability, RULES};
 
-fn fixtures() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fix_fixtures")
+/// A fixable rule's folder (its fix fixture is `fixtures/fix.yaml`, its
+/// diff's snapshot in `snapshots/`).
+fn rule_dir(rule: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../policies/src/rules").join(rule.replace('-', "_"))
 }
 
-/// A temporary directory holding copies of these fixtures.
+/// The fixture `name`: `RULE.yaml` is a rule's fix fixture, in the rule's
+/// folder; the others (file kinds, layouts) are in `tests/fix_fixtures/`.
+fn fixture(name: &str) -> PathBuf {
+    match name.strip_suffix(".yaml").filter(|rule| RULES.iter().any(|r| r.name == *rule)) {
+        Some(rule) => rule_dir(rule).join("fixtures/fix.yaml"),
+        None => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fix_fixtures").join(name),
+    }
+}
+
+fn read_fixture(name: &str) -> String {
+    std::fs::read_to_string(fixture(name)).expect("read fixture")
+}
+
+/// A temporary directory holding copies of these fixtures, each under its
+/// name (a rule's fix fixture as `RULE.yaml`, which its diff names).
 fn copies(names: &[&str]) -> tempfile::TempDir {
     let dir = tempfile::tempdir().expect("temp dir");
     for name in names {
-        std::fs::copy(fixtures().join(name), dir.path().join(name)).expect("copy fixture");
+        std::fs::copy(fixture(name), dir.path().join(name)).expect("copy fixture");
     }
     dir
 }
@@ -66,10 +82,10 @@ fn fixable_left(dir: &Path, name: &str) -> Vec<String> {
 fn every_fixable_rule_has_a_fixture_and_a_checked_diff() {
     for rule in RULES.iter().filter(|r| matches!(r.fix, FixAvailability::Fix(_))) {
         let name = format!("{}.yaml", rule.name);
-        assert!(fixtures().join(&name).is_file(), "no fix fixture for {}", rule.name);
+        assert!(fixture(&name).is_file(), "no fix fixture for {}", rule.name);
         let dir = copies(&[&name]);
         // An opt-in rule's fixture comes with the policy that turns it on.
-        let policy = fixtures().join(format!("{}.policy.yaml", rule.name));
+        let policy = rule_dir(rule.name).join("fixtures/fix.policy.yaml");
         if policy.is_file() {
             std::fs::copy(&policy, dir.path().join(".lifeguard.yaml")).expect("copy policy");
         }
@@ -78,7 +94,9 @@ fn every_fixable_rule_has_a_fixture_and_a_checked_diff() {
         assert_eq!(diff.status.code(), Some(1), "{}: {}", rule.name, stderr(&diff));
         assert!(stderr(&diff).contains(&format!("[{}]", rule.name)), "{}", stderr(&diff));
         assert_eq!(read(dir.path(), &name), before, "--diff must not write");
-        insta::assert_snapshot!(rule.name, stdout(&diff));
+        let mut snapshots = insta::Settings::clone_current();
+        snapshots.set_snapshot_path(rule_dir(rule.name).join("snapshots"));
+        snapshots.bind(|| insta::assert_snapshot!(rule.name, stdout(&diff)));
 
         // In place, with every rule: nothing fixable is left, and a second run changes nothing.
         let fixed = lifeguard(dir.path(), &["fix", &name]);
@@ -118,7 +136,7 @@ fn diff_has_git_headers_and_stdin_fixes_to_stdout() {
 #[test]
 fn crlf_files_keep_crlf() {
     let dir = tempfile::tempdir().expect("temp dir");
-    let text = read(&fixtures(), "startup-budget-too-short.yaml").replace('\n', "\r\n");
+    let text = read_fixture("startup-budget-too-short.yaml").replace('\n', "\r\n");
     std::fs::write(dir.path().join("crlf.yaml"), &text).expect("write");
     let out = lifeguard(dir.path(), &["fix", "crlf.yaml"]);
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
@@ -127,7 +145,7 @@ fn crlf_files_keep_crlf() {
     assert!(!fixed.replace("\r\n", "").contains('\n'), "a bare LF crept in");
 
     // Inserted lines get CRLF too, and a missing final line break stays missing.
-    let text = read(&fixtures(), "grace-period-too-short.yaml")
+    let text = read_fixture("grace-period-too-short.yaml")
         .replace("\n\n      # no terminationGracePeriodSeconds: 30 s by default\n", "")
         .replace('\n', "\r\n");
     std::fs::write(dir.path().join("crlf.yaml"), &text).expect("write");
@@ -213,7 +231,7 @@ fn exit_codes() {
     std::fs::write(dir.path().join("clean.yaml"), clean).expect("write");
     std::fs::write(dir.path().join("stuck.yaml"), stuck).expect("write");
     std::fs::write(dir.path().join("broken.yaml"), "a: [1, 2\n").expect("write");
-    std::fs::copy(fixtures().join("api.json"), dir.path().join("api.json")).expect("copy");
+    std::fs::copy(fixture("api.json"), dir.path().join("api.json")).expect("copy");
 
     assert_eq!(lifeguard(dir.path(), &["fix", "clean.yaml"]).status.code(), Some(0));
     let stuck_out = lifeguard(dir.path(), &["fix", "stuck.yaml"]);
@@ -237,7 +255,7 @@ fn exit_codes() {
 #[test]
 fn fail_on_never_exits_0_after_fixing_in_every_form() {
     let name = "liveness-too-aggressive.yaml";
-    let input = read(&fixtures(), name);
+    let input = read_fixture(name);
     let code = |o: &Output| o.status.code();
 
     let dir = copies(&[name]);
@@ -272,7 +290,7 @@ fn fail_on_never_exits_0_after_fixing_in_every_form() {
 #[test]
 fn byte_order_mark_and_untouched_files_are_kept() {
     let dir = tempfile::tempdir().expect("temp dir");
-    let text = read(&fixtures(), "startup-budget-too-short.yaml");
+    let text = read_fixture("startup-budget-too-short.yaml");
     std::fs::write(dir.path().join("bom.yaml"), format!("\u{feff}{text}")).expect("write");
     let out = lifeguard(dir.path(), &["fix", "bom.yaml"]);
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));

@@ -1,4 +1,5 @@
-//! Per-rule fixtures: `tests/fixtures/rules/<rule>/bad*.yaml` hold the
+//! Per-rule fixtures: `policies/src/rules/<rule>/fixtures/bad*.yaml` (the
+//! rule's folder, its name in snake case) hold the
 //! anti-pattern in the variants the rule's doc lists, `good*.yaml` the tricky
 //! non-findings its doc names. Each file is linted on its own, copied alone
 //! into an empty directory (so Services in a file inform only that file, not
@@ -7,7 +8,8 @@
 //! In a bad file, every line that ends in `# <- finding` must carry exactly
 //! one finding of the rule (`# <- finding x2`: two), and no other line may
 //! carry one: this checks the count, the cases and the reported lines. The
-//! findings are also snapshotted per rule (`snapshots/rule_fixtures__<rule>.snap`),
+//! findings are also snapshotted per rule, in the rule's folder
+//! (`snapshots/rule_fixtures__<rule>.snap`),
 //! each with its one-line warning (`rule: short`), which must fit in 120
 //! characters with a container name of 20.
 //!
@@ -27,7 +29,12 @@ use policies::rules::RULES;
 const MARKER: &str = "# <- finding";
 
 fn rules_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/rules")
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../policies/src/rules")
+}
+
+/// A rule's folder: its code, `fixtures/` and `snapshots/`.
+fn rule_dir(rule: &str) -> PathBuf {
+    rules_dir().join(rule.replace('-', "_"))
 }
 
 /// `bad.yaml` then `bad-*.yaml` (sorted), or the same for `good`.
@@ -143,7 +150,7 @@ fn check_short(path: &Path, located: &[Located]) {
 }
 
 fn check_rule(rule: &str) {
-    let dir = rules_dir().join(rule);
+    let dir = rule_dir(rule).join("fixtures");
     let bad = fixture_files(&dir, "bad");
     let good = fixture_files(&dir, "good");
     assert!(!bad.is_empty() && !good.is_empty(), "{rule}: needs bad.yaml and good.yaml in {}", dir.display());
@@ -174,7 +181,9 @@ fn check_rule(rule: &str) {
         let found = findings(rule, path, &policy);
         assert!(found.is_empty(), "{}: {rule} must not fire here:\n{}", path.display(), render(&found));
     }
-    insta::assert_snapshot!(rule, snapshot);
+    let mut snapshots = insta::Settings::clone_current();
+    snapshots.set_snapshot_path(rule_dir(rule).join("snapshots"));
+    snapshots.bind(|| insta::assert_snapshot!(rule, snapshot));
 }
 
 /// One test per rule (a failure names the rule), and the list of rules that
@@ -220,7 +229,7 @@ rule_tests! {
 fn every_rule_has_fixtures_and_a_test() {
     let mut missing = Vec::new();
     for rule in RULES {
-        let dir = rules_dir().join(rule.name);
+        let dir = rule_dir(rule.name).join("fixtures");
         for stem in ["bad", "good"] {
             if !dir.join(format!("{stem}.yaml")).is_file() {
                 missing.push(format!("{}: no {stem}.yaml in {}", rule.name, dir.display()));
@@ -230,11 +239,11 @@ fn every_rule_has_fixtures_and_a_test() {
             missing.push(format!("{}: add it to rule_tests! in rule_fixtures.rs", rule.name));
         }
     }
-    // A fixture directory for a rule that no longer exists is stale.
-    for entry in std::fs::read_dir(rules_dir()).expect("fixtures/rules exists").flatten() {
-        let name = entry.file_name().to_string_lossy().into_owned();
-        if !RULES.iter().any(|r| r.name == name) {
-            missing.push(format!("fixtures/rules/{name}: no such rule"));
+    // A folder for a rule that no longer exists is stale.
+    for entry in std::fs::read_dir(rules_dir()).expect("policies/src/rules exists").flatten() {
+        let name = entry.file_name().to_string_lossy().replace('_', "-");
+        if entry.path().is_dir() && !RULES.iter().any(|r| r.name == name) {
+            missing.push(format!("policies/src/rules/{}: no such rule", entry.file_name().to_string_lossy()));
         }
     }
     assert!(missing.is_empty(), "{}", missing.join("\n"));

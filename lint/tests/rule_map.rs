@@ -1,8 +1,12 @@
-//! Each rule's file points at its tests: the `Tests:` paragraph of its
-//! module doc names its fixture folder, their snapshot, its fix fixture and
-//! snapshot when it has a fix, and its CEL when it has one. This keeps that
-//! map true: a rule without the paragraph, a path in it that does not
-//! exist, or a place of the rule's that it leaves out fails here.
+//! A rule is one folder, `policies/src/rules/<rule>/` (its name in snake
+//! case): `mod.rs` (its doc, check, fix and unit tests), `cel.rs` when the
+//! exports carry it, `fixtures/` (`bad*.yaml`, `good*.yaml`, `fix.yaml`
+//! when it has a fix) and `snapshots/` (the fixtures' findings, the fix's
+//! diff). The `Tests:` paragraph of `mod.rs`'s module doc names them and
+//! the tests elsewhere that read them. This keeps that map true: a rule
+//! without the paragraph, a path in it that does not exist, a place of the
+//! rule's that it leaves out, or a file in the folder that is none of these
+//! fails here.
 
 use std::path::Path;
 
@@ -18,20 +22,32 @@ fn tests_paragraph(source: &str) -> Option<Vec<String>> {
     Some(text.split('`').skip(1).step_by(2).map(str::to_owned).collect())
 }
 
+/// A rule's folder, from the repository's root.
+fn folder(rule: &str) -> String {
+    format!("policies/src/rules/{}", rule.replace('-', "_"))
+}
+
 /// The paths a rule's `Tests:` paragraph must name, from where the tests
 /// look for them (lint/tests/rule_fixtures.rs, lint/tests/fix_cli.rs).
 fn expected(rule: &str, fixable: bool, root: &Path) -> Vec<String> {
-    let mut paths =
-        vec![format!("lint/tests/fixtures/rules/{rule}/"), format!("lint/tests/snapshots/rule_fixtures__{rule}.snap")];
+    let folder = folder(rule);
+    let mut paths = vec![format!("{folder}/fixtures/"), format!("{folder}/snapshots/rule_fixtures__{rule}.snap")];
     if fixable {
-        paths.push(format!("lint/tests/fix_fixtures/{rule}.yaml"));
-        paths.push(format!("lint/tests/snapshots/fix_cli__{rule}.snap"));
+        paths.push(format!("{folder}/fixtures/fix.yaml"));
+        paths.push(format!("{folder}/snapshots/fix_cli__{rule}.snap"));
     }
-    let cel = format!("policies/src/vap/{}.rs", rule.replace('-', "_"));
+    let cel = format!("{folder}/cel.rs");
     if root.join(&cel).is_file() {
         paths.push(cel);
     }
     paths
+}
+
+/// Whether `name` is a file a rule's folder may hold: its code (`mod.rs`,
+/// `cel.rs`, and the modules `mod.rs` declares), its fixtures, its snapshots.
+fn belongs(name: &str, source: &str) -> bool {
+    let module = name.strip_suffix(".rs").map(|m| format!("mod {m};"));
+    matches!(name, "mod.rs" | "fixtures" | "snapshots") || module.is_some_and(|m| source.contains(&m))
 }
 
 #[test]
@@ -39,8 +55,14 @@ fn every_rule_file_names_its_tests_and_every_path_it_names_exists() {
     let root = repo_root();
     let mut problems = Vec::new();
     for rule in RULES {
-        let file = format!("policies/src/rules/{}.rs", rule.name.replace('-', "_"));
+        let file = format!("{}/mod.rs", folder(rule.name));
         let source = std::fs::read_to_string(root.join(&file)).unwrap_or_else(|e| panic!("{file}: {e}"));
+        for entry in std::fs::read_dir(root.join(folder(rule.name))).into_iter().flatten().flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if !belongs(&name, &source) {
+                problems.push(format!("{}/{name}: neither the rule's code, fixtures nor snapshots", folder(rule.name)));
+            }
+        }
         let Some(named) = tests_paragraph(&source) else {
             problems.push(format!("{file}: no `Tests:` paragraph in its module doc"));
             continue;

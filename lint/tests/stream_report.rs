@@ -72,7 +72,7 @@ fn assert_same(paths: &[String]) {
 
 #[test]
 fn streamed_reports_match_on_the_fixtures() {
-    let rules = fixtures().join("rules");
+    let rules = Path::new(env!("CARGO_MANIFEST_DIR")).join("../policies/src/rules");
     let formats = fixtures().join("formats");
     let cli = fixtures().join("cli");
     let paths = [rules, formats, cli].map(|p| p.display().to_string());

@@ -16,6 +16,7 @@
 
 pub mod alerts;
 pub mod assumption;
+pub mod cel;
 pub mod engine;
 pub mod error;
 pub mod finding;

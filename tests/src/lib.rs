@@ -25,6 +25,12 @@ pub fn repo_root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
 }
 
+/// A rule's fixtures (`bad*.yaml`, `good*.yaml`, a fixable rule's
+/// `fix.yaml`), in the rule's folder beside its code.
+pub fn rule_fixtures(rule: &str) -> PathBuf {
+    repo_root().join("policies/src/rules").join(rule.replace('-', "_")).join("fixtures")
+}
+
 /// The shared corpus of real manifests (beside the repository, read-only),
 /// or `None` after printing why the test skips.
 pub fn corpus_dir() -> Option<PathBuf> {

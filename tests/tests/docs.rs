@@ -655,7 +655,7 @@ fn the_vap_pages_example_is_the_probe_port_unknown_fixtures_deployment() {
         documents.into_iter().map(|d| d.value).find(|v| v["kind"] == "Deployment").expect("a Deployment")
     };
     let example = parse("lint/examples/renamed-port.yaml");
-    let mut fixture = parse("lint/tests/fixtures/rules/probe-port-unknown/bad.yaml");
+    let mut fixture = parse("policies/src/rules/probe_port_unknown/fixtures/bad.yaml");
     fixture["metadata"].as_object_mut().expect("metadata").remove("namespace");
     assert_eq!(example, fixture, "lint/examples/renamed-port.yaml is the fixture's Deployment without a namespace");
     assert!(page("docs/vap.md").contains("kubectl -n demo create -f lint/examples/renamed-port.yaml"));

@@ -482,9 +482,9 @@ fn check_all_with(files: &[PathBuf], policy: &Policy) -> (usize, Vec<String>) {
 
 #[test]
 fn the_rule_fixtures_examples_and_one_story_fixtures_tell_one_story() {
-    let root = repo_root().join("lint");
+    let root = repo_root();
     let mut files = Vec::new();
-    for dir in ["tests/fixtures/rules", "tests/fixtures/one_story", "examples", "tests/fix_fixtures"] {
+    for dir in ["policies/src/rules", "lint/tests/fixtures/one_story", "lint/examples", "lint/tests/fix_fixtures"] {
         yaml_files(&root.join(dir), &mut files);
     }
     files.retain(|f| !f.to_string_lossy().ends_with(".policy.yaml"));

@@ -4,13 +4,13 @@
 
 use std::cell::OnceCell;
 
+use crate::cel::check::Check;
+use crate::cel::mutation::Mutation;
 pub use crate::finding::FixAvailability;
 use crate::finding::{Finding, Fix, Naming, Severity};
 use crate::model::{Batch, ShutdownNeed, Workload, shutdown_needs};
 use crate::policy::Policy;
 use crate::simulate::Verdict;
-use crate::vap::check::Check;
-use crate::vap::mutation::fix::Mutation;
 
 /// What a rule's check sees besides the workload. One `Ctx` serves the
 /// rules of one workload: what several rules derive from it is kept here.

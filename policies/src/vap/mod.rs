@@ -16,40 +16,22 @@
 //! annotation with a reason is not checked.
 
 mod carried;
-mod cel;
-pub mod cel_library;
-mod cel_text;
-pub(crate) mod check;
 pub mod coverage;
-mod exemptions;
-pub(crate) mod grace_period_too_short;
-pub mod kube_version;
-pub(crate) mod liveness_too_aggressive;
-mod model;
 pub mod mutation;
 mod objects;
-pub(crate) mod prestop_sleep_only;
-pub(crate) mod probe_endpoint_reused;
-pub(crate) mod probe_invalid;
-pub(crate) mod probe_port_unknown;
-pub(crate) mod probe_window_too_long;
 mod ratchet;
-pub(crate) mod readiness_port_only;
-mod regex;
-mod shutdown;
-pub(crate) mod startup_budget_too_short;
-pub(crate) mod startup_probe_missing;
-pub(crate) mod templates;
+pub(crate) mod variables;
 
 use serde_json::Value;
 
+use crate::cel::{exemptions, templates};
 use crate::policy::{AdmissionMode, Policy};
 use crate::rules::VapExport;
 
-pub use cel_library::CelError;
-pub use check::Validation;
+pub use crate::cel::check::Validation;
+pub use crate::cel::kube_version::{self, KubeVersion, MapApi};
+pub use crate::cel::library::{self as cel_library, CelError};
 pub use coverage::{Covered, coverage};
-pub use kube_version::{KubeVersion, MapApi};
 pub use objects::EXPORT_LABEL;
 use objects::Group;
 

@@ -7,10 +7,10 @@
 
 use serde_json::{Value, json};
 
-use super::cel;
-use super::cel_text::layout;
-use super::check::Validation;
-use super::templates::Slot;
+use crate::cel::check::Validation;
+use crate::cel::fragments;
+use crate::cel::templates::Slot;
+use crate::cel::text::layout;
 use crate::policy::{AdmissionMode, Policy};
 use crate::scope::OutOfScope;
 
@@ -134,7 +134,7 @@ pub(super) fn match_conditions(slot: &Slot) -> Vec<Value> {
     let condition = |(name, expression): (&str, String)| json!({ "name": name, "expression": expression });
     let mut conditions: Vec<Value> =
         OutOfScope::ALL.iter().filter_map(|reason| scope_condition(reason, slot)).map(condition).collect();
-    conditions.push(condition(("update-changes-the-template", cel::changes_the_template(slot))));
+    conditions.push(condition(("update-changes-the-template", fragments::changes_the_template(slot))));
     conditions
 }
 
@@ -142,7 +142,7 @@ pub(super) fn match_conditions(slot: &Slot) -> Vec<Value> {
 /// `reason`, or `None` where the binding's rules say it instead.
 fn scope_condition(reason: &OutOfScope, slot: &Slot) -> Option<(&'static str, String)> {
     match reason {
-        OutOfScope::NoPodSpec => Some(("has-a-pod-spec", cel::has_pod_spec(slot))),
+        OutOfScope::NoPodSpec => Some(("has-a-pod-spec", fragments::has_pod_spec(slot))),
         OutOfScope::Controlled(_) => Some((
             "not-controller-owned",
             "!has(object.metadata.ownerReferences) || \

@@ -13,10 +13,10 @@
 //! the policy has a list of its findings on the old object
 //! (`oldProbePortUnknown`), read by all of its checks, the warning ones too.
 
-use super::cel;
-use super::cel_text::{old_name, on_old_object, on_side};
-use super::check::{Validation, variable_name};
-use super::templates::Slot;
+use crate::cel::check::{Validation, variable_name};
+use crate::cel::fragments;
+use crate::cel::templates::Slot;
+use crate::cel::text::{old_name, on_old_object, on_side};
 use crate::policy::Policy;
 
 /// A policy's variables, in order (a variable reads only those before it),
@@ -46,13 +46,13 @@ pub(crate) fn variables(
     all: &[Validation],
     ratchet: bool,
 ) -> Variables {
-    let base = cel::variables(policy, slot);
+    let base = crate::vap::variables::variables(policy, slot);
     let mut out = Variables { sided: base.iter().map(|(name, _)| *name).collect(), ..Variables::default() };
     let objects = if ratchet {
         // The old object had the slot's pod spec: its side reads nothing that is not there.
         format!(
             "request.operation == 'UPDATE' && ({}) ? [object, oldObject] : [object]",
-            on_old_object(&cel::has_pod_spec(slot))
+            on_old_object(&fragments::has_pod_spec(slot))
         )
     } else {
         "[object]".to_owned()
@@ -111,7 +111,7 @@ mod tests {
                 &crate::vap::Options {
                     mode: crate::policy::AdmissionMode::Enforce,
                     name: "lifeguard".to_owned(),
-                    kube_version: crate::vap::kube_version::OLDEST,
+                    kube_version: crate::cel::kube_version::OLDEST,
                     ratchet,
                 },
             )

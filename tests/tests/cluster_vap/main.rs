@@ -33,7 +33,7 @@ use std::time::Duration;
 
 use lifeguard_e2e::cluster::ControlPlane;
 use lifeguard_e2e::cluster::process::wait_for;
-use lifeguard_e2e::repo_root;
+use lifeguard_e2e::{repo_root, rule_fixtures};
 use policies::{Batch, Policy, lint_object};
 use serde_json::{Value, json};
 
@@ -99,7 +99,7 @@ fn under_deny_a_bad_object_is_refused_with_the_rule_named_and_a_good_one_admitte
     // is not judged, and one that changes it is judged only by the findings
     // the old object did not have, as the webhook's ratchet (same rule,
     // same container).
-    let dir = repo_root().join("lint/tests/fixtures/rules/probe-port-unknown");
+    let dir = rule_fixtures("probe-port-unknown");
     let old = objects(&dir.join("bad.yaml")).into_iter().find(|o| o["kind"] == "Deployment").expect("a bad Deployment");
     let name = old["metadata"]["name"].as_str().expect("name").to_owned();
     let mut stored = old.clone();
@@ -165,11 +165,7 @@ fn under_deny_a_bad_object_is_refused_with_the_rule_named_and_a_good_one_admitte
         .replace(&file.display().to_string(), example);
     assert_eq!(lifeguard_e2e::docs::marked_block("docs/vap.md", "vap-deny-output"), session);
     // liveness-too-aggressive is a warning in the default pack: warned, admitted.
-    let run = dry_run(
-        plane,
-        ns,
-        &objects(&repo_root().join("lint/tests/fixtures/rules/liveness-too-aggressive/bad.yaml"))[0],
-    );
+    let run = dry_run(plane, ns, &objects(&rule_fixtures("liveness-too-aggressive").join("bad.yaml"))[0]);
     assert_eq!(run.code, 0, "{run:#?}");
     assert!(run.warnings().iter().any(|w| w.contains("liveness-too-aggressive: container \"")), "{run:#?}");
     remove(plane);
@@ -188,7 +184,7 @@ fn under_enforce_the_api_server_denies_what_the_linter_denies_and_nothing_more()
     // are refused with the rule named; its good fixtures are not flagged by it.
     let mut named_rules = 0;
     for rule in covered() {
-        let dir = repo_root().join("lint/tests/fixtures/rules").join(rule);
+        let dir = rule_fixtures(rule);
         let mut files: Vec<_> = std::fs::read_dir(&dir).expect("fixtures").flatten().map(|e| e.path()).collect();
         files.sort();
         for file in files {

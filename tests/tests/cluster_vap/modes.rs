@@ -14,7 +14,7 @@ use lifeguard_e2e::cluster::control_plane::TOOLS;
 use lifeguard_e2e::cluster::process::wait_for;
 use lifeguard_e2e::cluster::webhook::workspace_binary;
 use lifeguard_e2e::cluster::{ControlPlane, Run};
-use lifeguard_e2e::repo_root;
+use lifeguard_e2e::{repo_root, rule_fixtures};
 use serde_json::Value;
 
 use crate::TURN;
@@ -31,7 +31,7 @@ fn each_mode_applied_over_the_last_replaces_it_and_nothing_of_the_old_mode_stays
     remove(plane);
     let ns = "vap-modes";
     namespace(plane, ns);
-    let bad = |rule: &str| objects(&repo_root().join("lint/tests/fixtures/rules").join(rule).join("bad.yaml"));
+    let bad = |rule: &str| objects(&rule_fixtures(rule).join("bad.yaml"));
     // An error of the default pack (enforce denies it) and a warning (enforce warns).
     let error = bad("probe-port-unknown").into_iter().find(|o| o["kind"] == "Deployment").expect("a Deployment");
     let warning = bad("liveness-too-aggressive").remove(0);

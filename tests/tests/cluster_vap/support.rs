@@ -10,7 +10,7 @@ use lifeguard::input::{Limits, parse_stream};
 use lifeguard_e2e::cluster::process::wait_for;
 use lifeguard_e2e::cluster::webhook::workspace_binary;
 use lifeguard_e2e::cluster::{ControlPlane, Run};
-use lifeguard_e2e::{corpus_dir, files_under, repo_root};
+use lifeguard_e2e::{corpus_dir, files_under, repo_root, rule_fixtures};
 use policies::vap::Covered;
 use policies::{Batch, Policy, lint_object, objects_in};
 use serde_json::{Value, json};
@@ -159,7 +159,7 @@ pub(crate) fn objects(path: &Path) -> Vec<Value> {
 pub(crate) fn fixtures() -> Vec<(String, Value)> {
     let mut out = Vec::new();
     for rule in covered() {
-        let dir = repo_root().join("lint/tests/fixtures/rules").join(rule);
+        let dir = rule_fixtures(rule);
         let mut files: Vec<_> =
             std::fs::read_dir(&dir).expect("fixtures").filter_map(|e| e.ok()).map(|e| e.path()).collect();
         files.sort();

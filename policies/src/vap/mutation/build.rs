@@ -5,10 +5,10 @@
 
 use serde_json::{Value, json};
 
-use super::fix::{Change, ContainerOp, Mutation, Write};
+use crate::cel::fragments::{by_pod_spec_path, quoted};
+use crate::cel::mutation::{Change, ContainerOp, Mutation, Write};
+use crate::cel::templates::Slot;
 use crate::model::ANNOTATION_MUTATED;
-use crate::vap::cel::{by_pod_spec_path, quoted};
-use crate::vap::templates::Slot;
 
 /// The fix with the rule's exemptions added where they apply by container.
 pub(super) fn with_exemptions(mut fix: Mutation, exempt: &str) -> Mutation {
@@ -171,7 +171,7 @@ pub(super) fn pod_spec_path(slot: &Slot) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::vap::mutation::fix::Set;
+    use crate::cel::mutation::Set;
 
     fn liveness(when: Option<&str>) -> Mutation {
         Mutation {

@@ -3,8 +3,8 @@
 //! installed, each template in the slot `export vap` reads it in; the
 //! rest, with why.
 
+use crate::cel::templates::{Slot, SpecAt};
 use crate::policy::Policy;
-use crate::vap::templates::{Slot, SpecAt};
 
 /// The custom kinds whose fixes `tests/tests/cluster_map` applies through
 /// the API server with their CRD (of the version
@@ -34,7 +34,7 @@ const DECLARED: &str = "a declared kind's pod spec is the template's own fields 
 /// kinds of [`FIXED_CUSTOM_KINDS`] alone (not one a policy declares: its pod
 /// spec's place depends on the object); the templates left out, and why.
 pub(super) fn slots(policy: &Policy) -> (Vec<Slot>, Vec<(String, String)>) {
-    let reached = crate::vap::templates::templates(policy);
+    let reached = crate::cel::templates::templates(policy);
     let mut left_out = reached.left_out;
     let mut slots = Vec::new();
     for mut slot in reached.slots {

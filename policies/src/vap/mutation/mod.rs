@@ -10,8 +10,8 @@
 //! put back what is stored (their pod spec cannot change: `build::RESTORING`);
 //! never `kube-system`, a controller-owned object or one being deleted; a rule in the object's `lifeguard.dev/ignore`
 //! annotation, or under an exemption, is not fixed. The findings come from
-//! the same CEL as the ValidatingAdmissionPolicies' (`super::cel`, the
-//! rules' checks, `super::exemptions`), so the two exports never disagree on
+//! the same CEL as the ValidatingAdmissionPolicies' (`crate::cel::fragments`, the
+//! rules' checks, `crate::cel::exemptions`), so the two exports never disagree on
 //! what they find.
 //!
 //! One mutation per fix, a JSON Patch below `variables.podSpecPath`, so one
@@ -26,15 +26,14 @@
 mod build;
 pub mod coverage;
 mod custom_kinds;
-pub(crate) mod fix;
-pub(crate) mod int;
 mod objects;
 
 use serde_json::Value;
 
-use super::cel_library::{self, CelError};
-use super::kube_version::{KubeVersion, MapApi};
-use super::{carried, exemptions};
+use super::carried;
+use crate::cel::exemptions;
+use crate::cel::kube_version::{KubeVersion, MapApi};
+use crate::cel::library::{self, CelError};
 use crate::policy::Policy;
 use crate::rules::MapExport;
 pub use coverage::Carried;
@@ -106,7 +105,7 @@ pub fn export(policy: &Policy, options: &Options) -> Result<Export, CelError> {
         out.templates.extend(slot.customs.iter().map(|r| (r.name(), object.clone())));
     }
     out.templates_left_out = left_out;
-    cel_library::check(objects::expressions(&out.objects), options.kube_version)?;
+    library::check(objects::expressions(&out.objects), options.kube_version)?;
     Ok(out)
 }
 

@@ -6,13 +6,13 @@
 use serde_json::{Value, json};
 
 use super::build;
-use super::fix::Mutation;
+use crate::cel::fragments;
+use crate::cel::kube_version::MapApi;
+use crate::cel::mutation::Mutation;
+use crate::cel::templates::Slot;
+use crate::cel::text::layout;
 use crate::policy::Policy;
-use crate::vap::cel;
-use crate::vap::cel_text::layout;
-use crate::vap::kube_version::MapApi;
 use crate::vap::objects::{CEL_WIDTH, labels, match_conditions, match_constraints};
-use crate::vap::templates::Slot;
 
 /// The policy's name for the export `name` and the template slot:
 /// `NAME-fix`, `NAME-fix-2`, ...
@@ -41,7 +41,7 @@ pub(super) fn pair(name: &str, api: MapApi, policy: &Policy, slot: &Slot, fixes:
             "request.operation != 'UPDATE' || ({}) || \
              (has(oldObject.metadata.annotations) && {} in oldObject.metadata.annotations)",
             immutable.join(" && "),
-            cel::quoted(crate::model::ANNOTATION_MUTATED)
+            fragments::quoted(crate::model::ANNOTATION_MUTATED)
         ),
     }));
     let mut mutations: Vec<Value> = fixes.iter().map(build::mutation).collect();
@@ -53,7 +53,7 @@ pub(super) fn pair(name: &str, api: MapApi, policy: &Policy, slot: &Slot, fixes:
             .push(json!({ "patchType": "ApplyConfiguration", "applyConfiguration": { "expression": "Object{}" } }));
         Vec::new()
     } else {
-        cel::variables(policy, slot)
+        crate::vap::variables::variables(policy, slot)
             .into_iter()
             .map(|(name, expression)| json!({ "name": name, "expression": expression }))
             .chain([build::pod_spec_path(slot)])

@@ -3,7 +3,7 @@ use std::collections::BTreeSet;
 use serde_json::json;
 
 use super::*;
-use crate::vap::kube_version::OLDEST;
+use crate::cel::kube_version::OLDEST;
 
 fn options() -> Options {
     Options { name: "lifeguard".to_owned(), api: MapApi::V1, kube_version: OLDEST }
@@ -233,7 +233,7 @@ fn the_templates_of_leaderworkerset_and_kuberay_are_fixed_and_every_other_custom
         why("RayClusterFleet (orchestration.aibrix.ai) /spec/template/spec/headGroupSpec/template"),
         Some(NOT_FIXED_CUSTOM_KIND)
     );
-    assert_eq!(why("RayCluster (ray.io) /spec/workerGroupSpecs/*/template"), Some(crate::vap::templates::WILDCARD));
+    assert_eq!(why("RayCluster (ray.io) /spec/workerGroupSpecs/*/template"), Some(crate::cel::templates::WILDCARD));
     // The second policy matches LeaderWorkerSets and RayJobs alone and writes into the workers' or the submitter's pod spec.
     let workers = &out.objects[2]["spec"];
     let rules = &workers["matchConstraints"]["resourceRules"];

@@ -1,0 +1,446 @@
+//! `prestop-bridge-missing`: a container a Service sends traffic to has no
+//! preStop hook, so SIGTERM races endpoint removal (opt-in).
+//!
+//! Tests: `policies/src/rules/prestop_bridge_missing/fixtures/`,
+//! `policies/src/rules/prestop_bridge_missing/snapshots/rule_fixtures__prestop-bridge-missing.snap`,
+//! `policies/src/rules/prestop_bridge_missing/fixtures/fix.yaml`,
+//! `policies/src/rules/prestop_bridge_missing/fixtures/fix.policy.yaml`,
+//! `policies/src/rules/prestop_bridge_missing/snapshots/fix_cli__prestop-bridge-missing.snap`.
+
+use serde_json::{Value, json};
+
+use crate::finding::{Finding, Fix, Severity, add_op};
+use crate::model::{PreStopSleep, Receiver, SleepSeconds, Workload, join, receivers, required_grace, services_send};
+use crate::rules::{Ctx, FixAvailability, Harm, HarmShown, MapExport, Related, Rule, VapExport, with_fix};
+use crate::simulate::Verdict;
+
+pub(crate) static RULE: Rule = Rule {
+    name: "prestop-bridge-missing",
+    severity: Severity::Info,
+    summary: "a container a Service sends traffic to has no preStop hook, so SIGTERM races endpoint removal (opt-in: addPrestopBridge)",
+    doc: DOC,
+    fix: FixAvailability::Fix(
+        "adds a native preStop sleep of prestopBridgeSeconds (5 s) and raises terminationGracePeriodSeconds when bridge + drain + shutdown budget needs it; no fix when kubernetesVersion is below 1.30, where only an exec sleep exists and it needs a sleep binary in the image",
+    ),
+    check,
+    vap: VapExport::NEEDS_SERVICES,
+    map: MapExport::No("its fix depends on the Services that select the pod, which an admission policy cannot see"),
+    related: Related::SendingServices,
+    harm: HarmShown::In(&[Harm { scenario: "delete", verdicts: &[Verdict::ConnectionsRefused] }]),
+};
+
+const DOC: &str = r#"## What it does
+Opt-in: reports only when the policy sets `addPrestopBridge: true` (off in
+the `default` and `strict` packs, on in `gpu-serving`). Then it flags each
+container of a long-running pod that a Service sends traffic to and that
+has no `lifecycle.preStop` hook at all:
+
+- a Service in the input selects the pod (same namespace, its selector
+  matches the pod template's labels) and is not headless;
+- the container declares the Service's `targetPort` (`port` when
+  `targetPort` is unset), or listens on a numeric target port that no
+  container declares. Which container that is, is decided as
+  `readiness-probe-missing` decides it, so both rules name the same one:
+  for a name, the one the EndpointSlice controller sends it to (the first
+  regular container that declares the name with the Service port's
+  protocol, else the first sidecar); for an undeclared number, the
+  container whose command line names the port (`--port 8000`,
+  `--bind 0.0.0.0:8000`), else the model server (a GPU request or a
+  `slowBootImages` image), else the containers that declare no ports, else
+  the first container. The pod's only container is always the one.
+
+## Why is this bad?
+Deleting a pod starts two things at once: the pod leaves the Service's
+endpoints, and the kubelet runs the preStop hook, then sends SIGTERM.
+Endpoint removal takes a moment to reach kube-proxy on every node, the mesh
+and the load balancers, and until it does they keep sending new connections
+to the pod. Without a preStop hook the process gets SIGTERM at once, stops
+listening, and those connections are refused: errors on every rollout and
+scale-down. A short sleep in preStop bridges that gap. It is not a drain:
+the application must still finish its in-flight requests after SIGTERM.
+
+## Not a finding
+- The policy does not set `addPrestopBridge` (the default): some
+  applications wait on SIGTERM themselves, which lifeguard cannot see.
+- No Service in the input selects the pod, or only a headless one (clients
+  connect to the pod addresses, no proxy to update). Declared ports alone
+  do not say that traffic arrives.
+- A container with any preStop hook (`prestop-sleep-only` and
+  `grace-period-too-short` judge it), a container no Service port reaches
+  (a metrics exporter beside the app, a runtime sidecar on its own declared
+  port beside a model server that serves an undeclared one), sidecar init
+  containers (a sidecar that declares the port or names it on its command
+  line takes it; a name a regular container also declares is the regular
+  container's).
+- Jobs, CronJobs and pods with `restartPolicy` Never or OnFailure.
+
+## Example
+```yaml
+kind: Service
+spec:
+  selector: {app: web}
+  ports: [{port: 80, targetPort: http}]
+---
+kind: Deployment
+# ...
+containers:
+  - name: web
+    ports: [{name: http, containerPort: 8080}]
+    # no preStop: SIGTERM before kube-proxy stops routing to the pod
+```
+
+## Use instead
+```yaml
+containers:
+  - name: web
+    ports: [{name: http, containerPort: 8080}]
+    lifecycle:
+      preStop:
+        sleep: {seconds: 5}   # then SIGTERM, and the app drains
+```
+
+## Fix
+Where the policy's `kubernetesVersion` is 1.30 or later, adds
+`lifecycle.preStop: {sleep: {seconds: N}}` with N = `prestopBridgeSeconds`
+(5): the native sleep action, which needs no `sleep` binary (distroless
+images have none). When the grace period (30 when unset) is then shorter
+than the bridge + the drain + the shutdown budget (at least
+`prestopMinRemainingSeconds`), it also raises
+`terminationGracePeriodSeconds` to that sum, so neither
+`grace-period-too-short` nor `prestop-sleep-only` fires an error; the latter
+keeps its info note: the bridge is not a drain. No fix before 1.30: an
+`exec` of `sleep` fails in an image without the binary, and lifeguard
+cannot see inside the image.
+"#;
+
+fn check(w: &Workload, ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
+    let settings = &ctx.policy.settings;
+    if !settings.add_prestop_bridge || !w.long_running {
+        return;
+    }
+    let missing: Vec<Receiver<'_>> = receivers(w, &ctx.batch.services, ctx.policy)
+        .into_iter()
+        .filter(|r| r.view.container.lifecycle.as_ref().is_none_or(|l| l.pre_stop.is_none()))
+        .collect();
+    if missing.is_empty() {
+        return;
+    }
+    let bridge = settings.prestop_bridge_seconds;
+    let min_remaining = settings.prestop_min_remaining_seconds;
+    let native_ok = settings.kubernetes_minor() >= (1, 30);
+    let grace = w.grace_period();
+
+    // What the pod needs once every missing bridge is in: the shared sum, so
+    // the merged fixes leave neither grace rule firing.
+    let bridged = |pointer: &str| missing.iter().any(|r| r.view.pointer == pointer);
+    let mut needs = ctx.shutdown_needs(w).to_vec();
+    for n in needs.iter_mut().filter(|n| bridged(&n.pointer)) {
+        n.prestop = Some(PreStopSleep { seconds: SleepSeconds::Finite(bridge), sleep_only: true, native: true });
+    }
+    let worst = needs
+        .iter()
+        .filter(|n| bridged(&n.pointer))
+        .max_by_key(|n| n.grace_after_sleep(bridge, min_remaining))
+        .filter(|n| n.grace_after_sleep(bridge, min_remaining) > grace);
+    let raise = worst.map(|n| {
+        let own = n.grace_after_sleep(bridge, min_remaining);
+        let g = own.max(required_grace(&needs).unwrap_or(0));
+        let description = format!(
+            "set terminationGracePeriodSeconds to {g} (container {:?}: bridge {bridge}s + drain {}s + {}s to shut down, or more if another container needs it)",
+            n.container,
+            n.drain_seconds(),
+            n.shutdown_seconds().max(min_remaining)
+        );
+        (g, description)
+    });
+    let grace_field = join(&w.spec_pointer, &["terminationGracePeriodSeconds"]);
+
+    for r in &missing {
+        let name = r.view.name();
+        let lifecycle = r.view.container.lifecycle.is_some();
+        let pointer = if lifecycle { r.view.at(&["lifecycle"]) } else { r.view.pointer.to_owned() };
+        let noun = if r.ports.len() == 1 { "port" } else { "ports" };
+        let message = format!(
+            "{} traffic to {noun} {}, but the container has no preStop hook, so SIGTERM can come before endpoint removal stops new connections",
+            services_send(&r.services),
+            r.ports.join(", ")
+        );
+        let help = if native_ok {
+            format!(
+                "add a short preStop sleep (prestopBridgeSeconds {bridge}s) so kube-proxy and load balancers stop routing to the pod before SIGTERM; drain in the app after SIGTERM"
+            )
+        } else {
+            format!(
+                "add a preStop `exec` of `sleep {bridge}` if the image has a sleep binary (the native sleep action lifeguard would add needs Kubernetes 1.30; policy kubernetesVersion is {:?})",
+                settings.kubernetes_version
+            )
+        };
+        let short = format!("no preStop: SIGTERM may beat endpoint removal; add a {bridge}s sleep");
+        let finding = RULE.finding(Severity::Info, pointer, Some(name), message, short, help);
+        let fix = native_ok.then(|| bridge_fix(r, bridge, raise.as_ref(), &grace_field)).flatten();
+        out.push(with_fix(finding, fix));
+    }
+}
+
+/// The bridge, at the level that exists (a `lifecycle` with a postStart
+/// keeps it), and the raised grace period when the sum needs it.
+fn bridge_fix(r: &Receiver<'_>, bridge: i64, raise: Option<&(i64, String)>, grace_field: &str) -> Option<Fix> {
+    let sleep = json!({"sleep": {"seconds": bridge}});
+    let op = if r.view.container.lifecycle.is_some() {
+        add_op(&r.view.at(&["lifecycle", "preStop"]), sleep)?
+    } else {
+        add_op(&r.view.at(&["lifecycle"]), json!({"preStop": sleep}))?
+    };
+    let mut operations = vec![op];
+    let mut description =
+        format!("add a native preStop sleep of {bridge}s to container {:?} (Kubernetes 1.30+)", r.view.name());
+    if let Some((g, why)) = raise {
+        operations.push(add_op(grace_field, Value::from(*g))?);
+        description.push_str("; ");
+        description.push_str(why);
+    }
+    Some(Fix::new(description, operations))
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::{Value, json};
+
+    use super::RULE;
+    use crate::finding::{Finding, Severity};
+    use crate::model::Batch;
+    use crate::policy::Policy;
+    use crate::rules::testing::{apply_fix, check_with, deployment, one_container};
+    use crate::settings::Settings;
+
+    fn policy(settings: Settings) -> Policy {
+        // The bridge is an info finding: its fix applies only with fixInfoFindings.
+        Policy::new(Settings { add_prestop_bridge: true, fix_info_findings: true, ..settings }).expect("valid policy")
+    }
+
+    fn service(selector: Value, ports: Value) -> Value {
+        json!({
+            "apiVersion": "v1", "kind": "Service",
+            "metadata": {"name": "web", "namespace": "prod"},
+            "spec": {"selector": selector, "ports": ports}
+        })
+    }
+
+    fn web_service() -> Value {
+        service(json!({"app": "web"}), json!([{"port": 80, "targetPort": "http"}]))
+    }
+
+    fn run_with(obj: &Value, services: &[Value], settings: Settings) -> Vec<Finding> {
+        check_with(&RULE, obj, &policy(settings), &Batch::from_objects(services.iter()))
+    }
+
+    fn run(obj: &Value) -> Vec<Finding> {
+        run_with(obj, &[web_service()], Settings::default())
+    }
+
+    fn web(fields: Value) -> Value {
+        let mut c = json!({"ports": [{"name": "http", "containerPort": 8080}]});
+        if let (Some(c), Some(f)) = (c.as_object_mut(), fields.as_object()) {
+            c.extend(f.clone());
+        }
+        one_container(c)
+    }
+
+    fn ops(f: &Finding) -> Value {
+        serde_json::to_value(&f.fix.as_ref().expect("a fix").operations).expect("ops serialize")
+    }
+
+    /// The grace rules' findings on the fixed object, as `rule severity fixable`.
+    fn others(obj: &Value) -> Vec<String> {
+        let batch = Batch::from_objects([&web_service()]);
+        let report = crate::engine::lint_object(obj, &batch, &policy(Settings::default())).expect("lints");
+        let findings = report.expect("a workload").findings;
+        findings
+            .iter()
+            .filter(|f| f.rule.contains("grace") || f.rule.contains("prestop"))
+            .map(|f| format!("{} {} {}", f.rule, f.severity, f.fix.is_some()))
+            .collect()
+    }
+
+    #[test]
+    fn a_service_backed_container_without_prestop_gets_a_native_bridge() {
+        let obj = web(json!({}));
+        let f = run(&obj);
+        assert_eq!(f.len(), 1);
+        assert_eq!(f[0].severity, Severity::Info);
+        assert_eq!(f[0].pointer, "/spec/template/spec/containers/0");
+        assert_eq!(
+            f[0].message,
+            "Service/web sends traffic to port 8080/http, but the container has no preStop hook, so SIGTERM can come before endpoint removal stops new connections"
+        );
+        assert_eq!(
+            ops(&f[0]),
+            json!([{"op": "add", "path": "/spec/template/spec/containers/0/lifecycle",
+                    "value": {"preStop": {"sleep": {"seconds": 5}}}}])
+        );
+        let fixed = apply_fix(&obj, &f[0]);
+        assert!(run(&fixed).is_empty());
+        // The bridge is a note for prestop-sleep-only, never an error; nothing else fires.
+        assert_eq!(others(&fixed), ["prestop-sleep-only info false"]);
+    }
+
+    #[test]
+    fn an_existing_lifecycle_keeps_its_post_start() {
+        let obj = web(json!({"lifecycle": {"postStart": {"exec": {"command": ["/warm"]}}}}));
+        let f = run_with(&obj, &[web_service()], Settings { prestop_bridge_seconds: 8, ..Settings::default() });
+        assert_eq!(f[0].pointer, "/spec/template/spec/containers/0/lifecycle");
+        assert_eq!(
+            ops(&f[0]),
+            json!([{"op": "add", "path": "/spec/template/spec/containers/0/lifecycle/preStop",
+                    "value": {"sleep": {"seconds": 8}}}])
+        );
+        let fixed = apply_fix(&obj, &f[0]);
+        let lifecycle = &fixed["spec"]["template"]["spec"]["containers"][0]["lifecycle"];
+        assert_eq!(lifecycle["postStart"], json!({"exec": {"command": ["/warm"]}}));
+        assert_eq!(lifecycle["preStop"], json!({"sleep": {"seconds": 8}}));
+    }
+
+    #[test]
+    fn grace_is_raised_only_when_the_bridge_needs_it() {
+        let with_budget = |seconds: &str| {
+            let mut obj = web(json!({}));
+            obj["spec"]["template"]["metadata"]["annotations"] =
+                json!({"lifeguard.dev/shutdown-budget-seconds": seconds});
+            obj
+        };
+        // 5 + 25 = 30 fits the default 30.
+        assert_eq!(ops(&run(&with_budget("25"))[0]).as_array().map(Vec::len), Some(1));
+        // 5 + 28 = 33 does not.
+        let obj = with_budget("28");
+        let f = run(&obj);
+        assert_eq!(
+            ops(&f[0])[1],
+            json!({"op": "add", "path": "/spec/template/spec/terminationGracePeriodSeconds", "value": 33})
+        );
+        let description = &f[0].fix.as_ref().expect("fix").description;
+        assert!(
+            description.contains("to 33 (container \"app\": bridge 5s + drain 0s + 28s to shut down"),
+            "{description}"
+        );
+        let fixed = apply_fix(&obj, &f[0]);
+        assert!(run(&fixed).is_empty());
+        assert_eq!(others(&fixed), ["prestop-sleep-only info false"]);
+        // An explicit grace period below the bridge gets bridge + prestopMinRemainingSeconds.
+        let obj = web(json!({}));
+        let mut short = obj.clone();
+        short["spec"]["template"]["spec"]["terminationGracePeriodSeconds"] = json!(0);
+        assert_eq!(ops(&run(&short)[0])[1]["value"], 10);
+    }
+
+    #[test]
+    fn fixing_is_idempotent_and_covers_every_container() {
+        let mut obj = deployment(json!([
+            {"name": "a", "ports": [{"name": "http", "containerPort": 8080}],
+             "readinessProbe": {"httpGet": {"path": "/readyz", "port": "http"}}},
+            {"name": "b", "ports": [{"name": "grpc", "containerPort": 9000}],
+             "env": [{"name": "APP_DRAIN_SECONDS", "value": "30"}]}
+        ]));
+        obj["spec"]["template"]["spec"]["terminationGracePeriodSeconds"] = json!(20);
+        let svc = service(json!({"app": "web"}), json!([{"port": 80, "targetPort": "http"}, {"port": 9000}]));
+        let batch = Batch::from_objects([&svc]);
+        let policy = policy(Settings::default());
+        let plan = crate::fix::plan_fixes(&obj, &batch, &policy, None).expect("lints").expect("a workload");
+        let fixed = plan.fixed.expect("fixed");
+        let spec = &fixed["spec"]["template"]["spec"];
+        // b: bridge 5 + drain 30 + 5 left to shut down.
+        assert_eq!(spec["terminationGracePeriodSeconds"], 40);
+        for i in 0..2 {
+            assert_eq!(spec["containers"][i]["lifecycle"]["preStop"], json!({"sleep": {"seconds": 5}}));
+        }
+        assert!(
+            plan.remaining.iter().all(|f| f.severity == Severity::Info && f.automatic_fix().is_none()),
+            "{:?}",
+            plan.remaining
+        );
+        let again = crate::fix::plan_fixes(&fixed, &batch, &policy, None).expect("lints").expect("a workload");
+        assert!(again.operations.is_empty(), "{:?}", again.operations);
+    }
+
+    #[test]
+    fn an_undeclared_port_is_bridged_where_readiness_probe_missing_attributes_it() {
+        // A 4-GPU video server on undeclared 8000 beside a runtime sidecar on 8080.
+        let obj = deployment(json!([
+            {"name": "video", "image": "example/video-gen:1", "args": ["--num-gpus", "4"],
+             "resources": {"limits": {"nvidia.com/gpu": "4"}}},
+            {"name": "runtime", "image": "example/runtime:1", "ports": [{"containerPort": 8080}]}
+        ]));
+        let svc = service(json!({"app": "web"}), json!([{"port": 80, "targetPort": 8000}]));
+        let batch = Batch::from_objects([&svc]);
+        let f = run_with(&obj, std::slice::from_ref(&svc), Settings::default());
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert_eq!(f[0].container.as_deref(), Some("video"));
+        assert!(f[0].message.starts_with("Service/web sends traffic to port 8000, but"), "{}", f[0].message);
+        let readiness = crate::rules::find("readiness-probe-missing").expect("registered");
+        let r = check_with(readiness, &obj, &Policy::default(), &batch);
+        assert_eq!(r.iter().map(|f| f.container.as_deref()).collect::<Vec<_>>(), [Some("video")]);
+        // The command line names the listener, GPU or not.
+        let obj = deployment(json!([
+            {"name": "helper"},
+            {"name": "server", "ports": [{"containerPort": 9090}], "command": ["python", "-m", "server", "--port=8000"]}
+        ]));
+        let f = run_with(&obj, &[svc], Settings::default());
+        assert_eq!(f.iter().map(|f| f.container.as_deref()).collect::<Vec<_>>(), [Some("server")]);
+    }
+
+    #[test]
+    fn a_named_port_a_sidecar_reuses_is_the_regular_containers_for_both_rules() {
+        let mut obj = deployment(json!([
+            {"name": "app", "ports": [{"name": "http", "containerPort": 8080}]},
+            {"name": "debug", "ports": [{"name": "http", "containerPort": 8081}]}
+        ]));
+        obj["spec"]["template"]["spec"]["initContainers"] =
+            json!([{"name": "proxy", "restartPolicy": "Always", "ports": [{"name": "http", "containerPort": 15001}]}]);
+        let f = run(&obj);
+        assert_eq!(f.iter().map(|f| f.container.as_deref()).collect::<Vec<_>>(), [Some("app")]);
+        let readiness = crate::rules::find("readiness-probe-missing").expect("registered");
+        let r = check_with(readiness, &obj, &Policy::default(), &Batch::from_objects([&web_service()]));
+        assert_eq!(r.iter().map(|f| f.container.as_deref()).collect::<Vec<_>>(), [Some("app")]);
+    }
+
+    #[test]
+    fn before_kubernetes_1_30_there_is_no_fix_and_the_help_says_why() {
+        let old = Settings { kubernetes_version: "1.29".into(), ..Settings::default() };
+        let f = run_with(&web(json!({})), &[web_service()], old);
+        assert_eq!(f.len(), 1);
+        assert!(f[0].fix.is_none());
+        assert!(f[0].help.contains("sleep binary") && f[0].help.contains("\"1.29\""), "{}", f[0].help);
+    }
+
+    #[test]
+    fn not_findings() {
+        let obj = web(json!({}));
+        // Opt-in off (the default policy).
+        assert!(check_with(&RULE, &obj, &Policy::default(), &Batch::from_objects([&web_service()])).is_empty());
+        // No Service; Services that select nothing here; a headless one.
+        assert!(run_with(&obj, &[], Settings::default()).is_empty());
+        let ports = json!([{"port": 80, "targetPort": "http"}]);
+        let mut other_ns = web_service();
+        other_ns["metadata"]["namespace"] = json!("dev");
+        let mut headless = web_service();
+        headless["spec"]["clusterIP"] = json!("None");
+        for svc in [service(json!({"app": "api"}), ports.clone()), service(json!({}), ports), other_ns, headless] {
+            assert!(run_with(&obj, std::slice::from_ref(&svc), Settings::default()).is_empty(), "{svc}");
+        }
+        // Any preStop hook.
+        for hook in [json!({"httpGet": {"path": "/drain", "port": 8080}}), json!({"sleep": {"seconds": 3}})] {
+            assert!(run(&web(json!({"lifecycle": {"preStop": hook}}))).is_empty());
+        }
+        // Jobs.
+        let mut job = obj.clone();
+        job["kind"] = json!("Job");
+        job["apiVersion"] = json!("batch/v1");
+        assert!(run(&job).is_empty());
+        // A sidecar that declares the port takes the traffic; sidecars are not bridged.
+        let mut sidecar = one_container(json!({}));
+        sidecar["spec"]["template"]["spec"]["initContainers"] =
+            json!([{"name": "proxy", "restartPolicy": "Always", "ports": [{"name": "http", "containerPort": 8080}]}]);
+        assert!(run(&sidecar).is_empty());
+        let svc = service(json!({"app": "web"}), json!([{"port": 8080}]));
+        assert!(run_with(&sidecar, &[svc], Settings::default()).is_empty());
+    }
+}

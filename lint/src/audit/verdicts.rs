@@ -168,7 +168,7 @@ impl Simulation {
 pub fn html(simulated: Vec<ObjectSimulation>) -> String {
     let mut s = String::new();
     for simulation in simulated {
-        crate::simulate::html::write_object(&mut s, &Simulated::in_cluster(simulation));
+        crate::report::simulate::html::write_object(&mut s, &Simulated::in_cluster(simulation));
     }
     s
 }
@@ -197,7 +197,7 @@ fn entry(simulation: &ObjectSimulation, o: &ContainerOutcome) -> Value {
     m.insert("template".into(), Value::Null);
     m.insert("scenario".into(), json!(o.scenario));
     m.insert("verdict".into(), json!(o.verdict.name()));
-    m.extend(crate::simulate::json::figures(&o.worst));
+    m.extend(crate::report::simulate::json::figures(&o.worst));
     Value::Object(m)
 }
 

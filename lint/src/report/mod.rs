@@ -9,6 +9,7 @@ pub mod junit;
 pub mod policy_report;
 pub mod rules;
 pub mod sarif;
+pub mod simulate;
 pub mod stream;
 pub mod summary;
 pub mod text;

@@ -175,10 +175,10 @@ pub fn run(args: SimulateArgs) -> Result<u8> {
         write!(stderr, "{}", crate::report::text::input_error(e)).context("writing to stderr")?;
     }
     let report = match args.format {
-        SimulateFormat::Text => super::text::render(&out),
-        SimulateFormat::Json => super::json::render(&out),
-        SimulateFormat::Svg => super::svg::render(&out),
-        SimulateFormat::Html => super::html::render(&out),
+        SimulateFormat::Text => crate::report::simulate::text::render(&out),
+        SimulateFormat::Json => crate::report::simulate::json::render(&out),
+        SimulateFormat::Svg => crate::report::simulate::svg::render(&out),
+        SimulateFormat::Html => crate::report::simulate::html::render(&out),
     };
     match &args.output_file {
         Some(path) => crate::output::write_file_with(path, |w| w.write_all(report.as_bytes()))?,

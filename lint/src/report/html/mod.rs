@@ -3,7 +3,7 @@
 //! message, help and the fix note the text report prints) and a summary.
 //! `audit --simulate` adds its workloads' verdicts and timelines among the
 //! findings, as `simulate --format html` draws them
-//! ([`crate::simulate::html`]).
+//! ([`crate::report::simulate::html`]).
 //!
 //! Findings are rendered as they stream by, as the text and JSON reports
 //! are ([`crate::report::stream`]); only counts are kept for the summary

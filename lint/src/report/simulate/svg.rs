@@ -11,10 +11,10 @@ use policies::Severity;
 use policies::model::ProbeKind;
 use policies::simulate::{ContainerOutcome, EventKind, PodOutcome, Verdict, WorkloadOutcome, repeats, seconds};
 
-use super::read::{SimulateRun, Simulated};
 use super::text::label;
 use crate::outcome::Origin;
 use crate::report::html::escape::escape;
+use crate::simulate::read::{SimulateRun, Simulated};
 
 pub(crate) const WIDTH: i64 = 960;
 pub(crate) const LEFT: i64 = 120;

@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 use policies::model::object_label;
 use policies::simulate::{ContainerOutcome, Event, EventKind, ObjectSimulation, PodOutcome, plural, repeats, seconds};
 
-use super::read::{SimulateRun, Simulated};
+use crate::simulate::read::{SimulateRun, Simulated};
 
 /// Width of each column when `--diff-fix` shows two timelines side by
 /// side; a longer line is wrapped, so the right column starts at the same

@@ -12,11 +12,11 @@
 use policies::Severity;
 use policies::simulate::{ContainerOutcome, Verdict, WorkloadOutcome, plural, seconds};
 
-use super::read::{SimulateRun, Simulated};
 use super::text::{label, outcome_lines};
 use crate::outcome::Origin;
 use crate::report::html::escape::push_escaped;
 use crate::report::html::page;
+use crate::simulate::read::{SimulateRun, Simulated};
 
 /// How many objects the summary lists, worst first.
 const WORST: usize = 10;

@@ -13,7 +13,7 @@ use policies::simulate::controllers::{Capacity, PodPart};
 use policies::simulate::{ContainerOutcome, Event, Figures, PodOutcome, WorkloadOutcome};
 use serde_json::{Map, Value, json};
 
-use super::read::{SimulateRun, Simulated};
+use crate::simulate::read::{SimulateRun, Simulated};
 
 /// Renders a whole run as a JSON array (pretty, with a final newline).
 pub fn render(run: &SimulateRun) -> String {

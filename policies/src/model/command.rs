@@ -4,6 +4,8 @@
 //! This is not a shell: it splits scripts well enough to find the programs a
 //! probe runs and their arguments, and gives up (returns less) rather than guess.
 
+use super::shell_lex::{Token, lex};
+
 /// One program run by an exec command, with the arguments it gets.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SimpleCommand {
@@ -157,142 +159,49 @@ fn shell_script(args: &[String]) -> Option<&str> {
     None
 }
 
+/// A simple command's words and redirection targets.
 #[derive(Default)]
 struct Words {
     words: Vec<String>,
     redirects: Vec<String>,
-    redirect_next: bool,
 }
 
-impl Words {
-    fn flush_word(&mut self, word: &mut Option<String>) {
-        if let Some(w) = word.take() {
-            if std::mem::take(&mut self.redirect_next) {
-                self.redirects.push(w);
-            } else {
-                self.words.push(w);
-            }
-        }
-    }
-}
-
-/// Splits a shell script into simple commands. Command substitutions stay in
-/// their word and are also pushed to `nested`.
+/// Splits a shell script into simple commands ([`lex`]), each with its
+/// redirections' targets apart from its words; a separator or a
+/// parenthesis ends a command. Command substitutions stay in their word
+/// and their scripts are pushed to `nested`.
 fn split_script(script: &str, nested: &mut Vec<String>) -> Vec<Words> {
-    let chars: Vec<char> = script.chars().collect();
-    let mut cmds = Vec::new();
+    let lexed = lex(script);
+    nested.extend(lexed.nested);
+    let mut out = Vec::new();
     let mut cmd = Words::default();
-    let mut word: Option<String> = None;
-    let mut i = 0;
-    while let Some(&c) = chars.get(i) {
-        i += 1;
-        match c {
-            ' ' | '\t' | '\r' => cmd.flush_word(&mut word),
-            // `2>&1`, `>&2` and `&>` are redirections, not background jobs.
-            '&' if matches!(chars.get(i), Some('>')) => cmd.flush_word(&mut word),
-            '&' if i >= 2 && matches!(chars.get(i - 2), Some('>' | '<')) => {
-                cmd.flush_word(&mut word);
-                cmd.redirect_next = true;
-            }
-            '\n' | ';' | '&' | '|' | '(' | ')' => {
-                cmd.flush_word(&mut word);
+    let mut target_next = false;
+    for glued in lexed.tokens {
+        let word = match glued.token {
+            Token::Word(word) => word,
+            Token::Paren(_) | Token::Sep(_) => {
+                target_next = false;
                 if !cmd.words.is_empty() || !cmd.redirects.is_empty() {
-                    cmds.push(std::mem::take(&mut cmd));
+                    out.push(std::mem::take(&mut cmd));
                 }
+                continue;
             }
-            '<' | '>' => {
-                // A file descriptor number (`2>`) is part of the operator.
-                if word.as_deref().is_some_and(|w| !w.is_empty() && w.chars().all(|c| c.is_ascii_digit())) {
-                    word = None;
-                }
-                cmd.flush_word(&mut word);
-                cmd.redirect_next = !matches!(chars.get(i), Some('>' | '<' | '&'));
+        };
+        if std::mem::take(&mut target_next) && word.target_at.is_none() {
+            cmd.redirects.push(word.text);
+        } else if word.target_at.is_some() {
+            match word.target() {
+                Some(target) => cmd.redirects.push(target.to_owned()),
+                None => target_next = true,
             }
-            '#' if word.is_none() => {
-                while chars.get(i).is_some_and(|&c| c != '\n') {
-                    i += 1;
-                }
-            }
-            '\\' => {
-                match chars.get(i) {
-                    Some('\n') | None => {}
-                    Some(&n) => word.get_or_insert_default().push(n),
-                }
-                i += 1;
-            }
-            '\'' => {
-                let w = word.get_or_insert_default();
-                while let Some(&n) = chars.get(i) {
-                    i += 1;
-                    if n == '\'' {
-                        break;
-                    }
-                    w.push(n);
-                }
-            }
-            '"' => {
-                let w = word.get_or_insert_default();
-                while let Some(&n) = chars.get(i) {
-                    i += 1;
-                    match n {
-                        '"' => break,
-                        '\\' if matches!(chars.get(i), Some('"' | '\\' | '$' | '`')) => {
-                            w.extend(chars.get(i));
-                            i += 1;
-                        }
-                        '$' | '`' => i = substitution(&chars, i - 1, w, nested),
-                        _ => w.push(n),
-                    }
-                }
-            }
-            '$' | '`' => i = substitution(&chars, i - 1, word.get_or_insert_default(), nested),
-            _ => word.get_or_insert_default().push(c),
+        } else {
+            cmd.words.push(word.text);
         }
     }
-    cmd.flush_word(&mut word);
     if !cmd.words.is_empty() || !cmd.redirects.is_empty() {
-        cmds.push(cmd);
+        out.push(cmd);
     }
-    cmds
-}
-
-/// Copies `$(...)`, `${...}`, `` `...` `` or a plain `$` starting at `start`
-/// into `word`; returns the index after it. Command substitutions also go to
-/// `nested` so the programs they run are seen.
-fn substitution(chars: &[char], start: usize, word: &mut String, nested: &mut Vec<String>) -> usize {
-    let (open, close) = match (chars.get(start), chars.get(start + 1)) {
-        (Some('`'), _) => ('`', '`'),
-        (Some('$'), Some('(')) => ('(', ')'),
-        (Some('$'), Some('{')) => ('{', '}'),
-        _ => {
-            word.push('$');
-            return start + 1;
-        }
-    };
-    let body_start = if open == '`' { start + 1 } else { start + 2 };
-    let mut depth = 1;
-    let mut i = body_start;
-    while let Some(&c) = chars.get(i) {
-        if c == close && (open == '`' || depth == 1) {
-            break;
-        }
-        if open != '`' && c == open {
-            depth += 1;
-        } else if open != '`' && c == close {
-            depth -= 1;
-        }
-        i += 1;
-    }
-    let end = i.min(chars.len());
-    let body: String = chars[body_start..end].iter().collect();
-    word.extend(&chars[start..body_start]);
-    word.push_str(&body);
-    word.push(close);
-    // `$((1+2))` is arithmetic, not a command.
-    if open != '{' && !body.starts_with('(') {
-        nested.push(body);
-    }
-    end + 1
+    out
 }
 
 #[cfg(test)]

@@ -28,6 +28,7 @@ pub mod reach;
 mod rollout;
 mod service;
 pub mod shell_flow;
+pub mod shell_lex;
 pub mod shell_loop;
 mod startup_window;
 mod typed;

@@ -9,21 +9,7 @@
 //! never reports what it did not understand.
 
 use super::command::basename;
-
-/// What joins a command to the next one.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Sep {
-    /// `;`, a newline, or the end of the script.
-    Seq,
-    /// `&&`.
-    And,
-    /// `||`.
-    Or,
-    /// `|`.
-    Pipe,
-    /// `&`: the command runs in the background.
-    Background,
-}
+use super::shell_lex::{Glued, Sep, Token, lex};
 
 /// One simple command of a script, its words unquoted, and what follows it.
 /// A subshell's `(` and `)` are commands of their own.
@@ -88,14 +74,18 @@ pub fn shell_script(argv: &[String]) -> Option<ShellScript<'_>> {
     Some(ShellScript { script, errexit })
 }
 
-/// Splits a script into simple commands and what joins them; `None` when it
-/// holds a here-document.
+/// Splits a script into simple commands ([`lex`]) and what joins them;
+/// `None` when it holds a here-document. Tokens that touch are one word
+/// (`curl>/dev/null`, `-([0-9]+)$`); a parenthesis that starts a word is a
+/// subshell's, a command of its own.
 pub fn script_commands(script: &str) -> Option<Vec<ScriptCommand>> {
-    let chars: Vec<char> = script.chars().collect();
+    let lexed = lex(script);
+    if lexed.here_doc {
+        return None;
+    }
     let mut out = Vec::new();
     let mut words: Vec<String> = Vec::new();
     let mut word: Option<String> = None;
-    let mut i = 0;
     let end = |words: &mut Vec<String>, word: &mut Option<String>, out: &mut Vec<ScriptCommand>, sep: Sep| {
         words.extend(word.take());
         if !words.is_empty() {
@@ -107,100 +97,27 @@ pub fn script_commands(script: &str) -> Option<Vec<ScriptCommand>> {
             last.sep = sep;
         }
     };
-    while let Some(&c) = chars.get(i) {
-        i += 1;
-        let next = chars.get(i).copied();
-        match c {
-            ' ' | '\t' | '\r' => words.extend(word.take()),
-            '\\' => {
-                if let Some(n) = next.filter(|&n| n != '\n') {
-                    word.get_or_insert_default().push(n);
+    for Glued { token, glued } in lexed.tokens {
+        match token {
+            Token::Word(w) => match word.as_mut().filter(|_| glued) {
+                Some(joined) => joined.push_str(&w.text),
+                None => {
+                    words.extend(word.take());
+                    word = Some(w.text);
                 }
-                i += 1;
-            }
-            '\'' => {
-                let w = word.get_or_insert_default();
-                while let Some(&n) = chars.get(i) {
-                    i += 1;
-                    if n == '\'' {
-                        break;
-                    }
-                    w.push(n);
+            },
+            Token::Paren(c) => match word.as_mut().filter(|_| glued) {
+                Some(joined) => joined.push(c),
+                None => {
+                    end(&mut words, &mut word, &mut out, Sep::Seq);
+                    out.push(ScriptCommand { words: vec![c.to_string()], sep: Sep::Seq });
                 }
-            }
-            '"' => {
-                let w = word.get_or_insert_default();
-                while let Some(&n) = chars.get(i) {
-                    i += 1;
-                    match n {
-                        '"' => break,
-                        '\\' if matches!(chars.get(i), Some('"' | '\\' | '$' | '`')) => {
-                            w.extend(chars.get(i));
-                            i += 1;
-                        }
-                        _ => w.push(n),
-                    }
-                }
-            }
-            '#' if word.is_none() => {
-                while chars.get(i).is_some_and(|&n| n != '\n') {
-                    i += 1;
-                }
-            }
-            '$' if next == Some('(') || next == Some('{') => {
-                i = copy_balanced(&chars, i - 1, word.get_or_insert_default())
-            }
-            '`' => i = copy_balanced(&chars, i - 1, word.get_or_insert_default()),
-            '<' if next == Some('<') => return None,
-            // `2>&1`, `>&2`, `&>`: redirections, not background jobs.
-            '&' if next == Some('>') || word.as_deref().is_some_and(|w| w.ends_with(['>', '<'])) => {
-                word.get_or_insert_default().push(c);
-            }
-            '&' if next == Some('&') => {
-                i += 1;
-                end(&mut words, &mut word, &mut out, Sep::And);
-            }
-            '|' if next == Some('|') => {
-                i += 1;
-                end(&mut words, &mut word, &mut out, Sep::Or);
-            }
-            '&' => end(&mut words, &mut word, &mut out, Sep::Background),
-            '|' => end(&mut words, &mut word, &mut out, Sep::Pipe),
-            ';' | '\n' => end(&mut words, &mut word, &mut out, Sep::Seq),
-            '(' | ')' if word.is_none() => {
-                end(&mut words, &mut word, &mut out, Sep::Seq);
-                out.push(ScriptCommand { words: vec![c.to_string()], sep: Sep::Seq });
-            }
-            _ => word.get_or_insert_default().push(c),
+            },
+            Token::Sep(sep) => end(&mut words, &mut word, &mut out, sep),
         }
     }
     end(&mut words, &mut word, &mut out, Sep::Seq);
     Some(out)
-}
-
-/// Copies `$(...)`, `${...}` or `` `...` `` starting at `start` into `word`
-/// as written; returns the index after it.
-fn copy_balanced(chars: &[char], start: usize, word: &mut String) -> usize {
-    let (open, close, body) = match (chars.get(start), chars.get(start + 1)) {
-        (Some('`'), _) => ('`', '`', start + 1),
-        (Some('$'), Some('{')) => ('{', '}', start + 2),
-        _ => ('(', ')', start + 2),
-    };
-    let mut depth = 1;
-    let mut i = body;
-    while let Some(&c) = chars.get(i) {
-        i += 1;
-        if c == close && (open == '`' || depth == 1) {
-            break;
-        }
-        if open != '`' && c == open {
-            depth += 1;
-        } else if open != '`' && c == close {
-            depth -= 1;
-        }
-    }
-    word.extend(&chars[start..i.min(chars.len())]);
-    i
 }
 
 #[cfg(test)]

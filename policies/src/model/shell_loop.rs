@@ -5,7 +5,8 @@
 //! way out, so a rule never reports a loop it did not understand.
 
 use super::command::basename;
-use super::shell_flow::{ScriptCommand, Sep, ShellScript, script_commands};
+use super::shell_flow::{ScriptCommand, ShellScript, script_commands};
+use super::shell_lex::Sep;
 
 /// A loop that nothing ends, read from a shell script.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -6,7 +6,8 @@ use serde_json::Value;
 use super::out::Out;
 use crate::finding::{Fix, Severity, add_op};
 use crate::model::command::{basename, simple_commands};
-use crate::model::shell_flow::{Sep, script_commands, shell_script};
+use crate::model::shell_flow::{script_commands, shell_script};
+use crate::model::shell_lex::Sep;
 use crate::model::{COMM_MAX, NameTooLong, pgrep_name_too_long};
 
 /// `pgrep` without `-f` matches the process name, at most 15 characters,

@@ -14,11 +14,11 @@ use std::collections::BTreeSet;
 
 use lifeguard::input::{Limits, discover};
 use lifeguard::lint::lint_paths;
-use lifeguard::simulate::read::{Options, simulate_found};
+use lifeguard::simulate::read::{ReadOptions, simulate_found};
 use lifeguard_e2e::corpus_dir;
 use policies::Policy;
 use policies::model::{ProbeKind, Workload, is_model_server, object_label, shared_liveness_readiness};
-use policies::simulate::{Assumptions, Check, STANDARD, Scenario, Traffic, containers, run_scenario};
+use policies::simulate::{Assumptions, ProbeCheck, STANDARD, Scenario, Traffic, containers, run_scenario};
 
 /// The standard set's stall.
 fn standard_stall() -> Scenario {
@@ -55,7 +55,7 @@ fn why_it_tolerates_the_stall(file: &str, name: &str, container: &str) -> Option
             let model = models.iter().find(|m| m.name == container)?;
             let live = model.probe(ProbeKind::Liveness)?;
             let view = w.containers().find(|c| c.name() == container)?;
-            if live.check == Check::Local
+            if live.check == ProbeCheck::Local
                 && is_model_server(&view, &policy)
                 && shared_liveness_readiness(view.container).is_some()
             {
@@ -83,7 +83,8 @@ fn every_corpus_file_simulates_and_stall_restarts_agree_with_lint() {
     let limits = Limits::default();
     let scenarios = Scenario::standard();
     let assumptions = Assumptions::default();
-    let options = Options { scenarios: &scenarios, assumptions: &assumptions, diff_fix: true, helm_chart_root: None };
+    let options =
+        ReadOptions { scenarios: &scenarios, assumptions: &assumptions, diff_fix: true, helm_chart_root: None };
     let sim = simulate_found(discover(std::slice::from_ref(&files)), &policy, &options, &limits);
     assert!(sim.errors.is_empty(), "input errors: {:#?}", sim.errors);
     let lint = lint_paths(std::slice::from_ref(&files), &policy, &limits);
@@ -170,7 +171,8 @@ fn the_corpus_rollouts_and_drains_agree_with_the_workload_rules() {
     let limits = Limits::default();
     let scenarios: Vec<Scenario> = ["rollout", "drain"].iter().filter_map(|s| Scenario::parse(s).ok()).collect();
     let assumptions = Assumptions::default();
-    let options = Options { scenarios: &scenarios, assumptions: &assumptions, diff_fix: false, helm_chart_root: None };
+    let options =
+        ReadOptions { scenarios: &scenarios, assumptions: &assumptions, diff_fix: false, helm_chart_root: None };
     let sim = simulate_found(discover(std::slice::from_ref(&files)), &policy, &options, &limits);
     assert!(sim.errors.is_empty(), "input errors: {:#?}", sim.errors);
     let lint = lint_paths(std::slice::from_ref(&files), &policy, &limits);

@@ -19,7 +19,7 @@ use std::time::Instant;
 use lifeguard_e2e::support::applied;
 use policies::Policy;
 use policies::policy::AdmissionMode;
-use webhook::review::{Endpoint, Options, Reply, parse, review, wire_json};
+use webhook::review::{Endpoint, Reply, ReviewOptions, parse, review, wire_json};
 
 // The server's allocator, so the figures are the server's.
 #[global_allocator]
@@ -49,7 +49,7 @@ fn main() -> ExitCode {
         return ExitCode::FAILURE;
     };
     let policy = Policy::default();
-    let options = Options::default();
+    let options = ReviewOptions::default();
     let warn = Endpoint::Validate(Some(AdmissionMode::Warn));
     let Reply::Review { review: answer, .. } = review(&body, warn, &policy, &options) else {
         eprintln!("the review body was refused");

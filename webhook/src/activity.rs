@@ -41,7 +41,7 @@ struct Inner {
 
 /// What the connection's task should do when it checks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Check {
+pub enum Due {
     /// Nothing yet: check again at this instant.
     Until(Instant),
     /// A request's head took longer than the header-read bound.
@@ -104,16 +104,16 @@ impl Activity {
     }
 
     /// Whether a bound has passed at `now`, or when to look again.
-    pub fn check(&self, now: Instant, bounds: &Bounds) -> Check {
+    pub fn check(&self, now: Instant, bounds: &Bounds) -> Due {
         let inner = *self.lock();
         if inner.busy > 0 {
             // The request's own deadline bounds it; a head may follow it.
-            return Check::Until(now + bounds.header_read);
+            return Due::Until(now + bounds.header_read);
         }
         let (bound, expired) =
-            if inner.reading_head { (bounds.header_read, Check::HeadTooSlow) } else { (bounds.idle, Check::Idle) };
+            if inner.reading_head { (bounds.header_read, Due::HeadTooSlow) } else { (bounds.idle, Due::Idle) };
         let deadline = inner.since + bound;
-        if now >= deadline { expired } else { Check::Until(deadline) }
+        if now >= deadline { expired } else { Due::Until(deadline) }
     }
 }
 
@@ -229,12 +229,12 @@ mod tests {
     fn an_idle_connection_lives_the_idle_bound_from_its_last_answer() {
         let t0 = Instant::now();
         let a = Activity::new(t0, true);
-        assert_eq!(a.check(t0, &bounds()), Check::Until(t0 + Duration::from_secs(120)));
-        assert_eq!(a.check(t0 + Duration::from_secs(120), &bounds()), Check::Idle);
+        assert_eq!(a.check(t0, &bounds()), Due::Until(t0 + Duration::from_secs(120)));
+        assert_eq!(a.check(t0 + Duration::from_secs(120), &bounds()), Due::Idle);
         let request = a.begin();
-        assert!(matches!(a.check(t0 + Duration::from_secs(500), &bounds()), Check::Until(_)), "busy is never idle");
+        assert!(matches!(a.check(t0 + Duration::from_secs(500), &bounds()), Due::Until(_)), "busy is never idle");
         drop(request);
-        let Check::Until(next) = a.check(Instant::now(), &bounds()) else { panic!("just answered") };
+        let Due::Until(next) = a.check(Instant::now(), &bounds()) else { panic!("just answered") };
         assert!(next >= t0 + Duration::from_secs(120), "the idle clock restarts at the answer");
     }
 
@@ -243,9 +243,9 @@ mod tests {
         let a = Activity::new(Instant::now(), true);
         a.received();
         let later = Instant::now() + Duration::from_secs(11);
-        assert_eq!(a.check(later, &bounds()), Check::HeadTooSlow);
+        assert_eq!(a.check(later, &bounds()), Due::HeadTooSlow);
         let _request = a.begin();
-        assert!(matches!(a.check(later, &bounds()), Check::Until(_)));
+        assert!(matches!(a.check(later, &bounds()), Due::Until(_)));
     }
 
     #[test]
@@ -255,7 +255,7 @@ mod tests {
         a.received();
         drop(request);
         let later = Instant::now() + Duration::from_secs(11);
-        assert!(matches!(a.check(later, &bounds()), Check::Until(_)), "idle, not a slow head");
+        assert!(matches!(a.check(later, &bounds()), Due::Until(_)), "idle, not a slow head");
     }
 
     #[test]
@@ -263,6 +263,6 @@ mod tests {
         let a = Activity::new(Instant::now(), false);
         a.received();
         let later = Instant::now() + Duration::from_secs(11);
-        assert!(matches!(a.check(later, &bounds()), Check::Until(_)));
+        assert!(matches!(a.check(later, &bounds()), Due::Until(_)));
     }
 }

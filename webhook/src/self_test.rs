@@ -9,7 +9,7 @@ use policies::Policy;
 use policies::policy::AdmissionMode;
 use serde_json::json;
 
-use crate::review::{Endpoint, Options, Reply, review};
+use crate::review::{Endpoint, Reply, ReviewOptions, review};
 use crate::state::Shared;
 
 /// The uid of the self-test review.
@@ -51,7 +51,7 @@ pub fn body() -> Vec<u8> {
 
 /// Runs the self-test review through every endpoint: each must answer an
 /// AdmissionReview for the self-test's uid.
-pub fn check(body: &[u8], policy: &Policy, options: &Options) -> Result<(), String> {
+pub fn check(body: &[u8], policy: &Policy, options: &ReviewOptions) -> Result<(), String> {
     let endpoints = AdmissionMode::ALL.map(|m| Endpoint::Validate(Some(m)));
     for endpoint in endpoints.into_iter().chain([Endpoint::Mutate]) {
         match review(body, endpoint, policy, options) {
@@ -108,7 +108,7 @@ mod tests {
     fn the_self_test_passes_under_every_pack() {
         for pack in policies::policy::PACKS {
             let policy = Policy::pack(pack.name).expect("pack");
-            assert_eq!(check(&body(), &policy, &Options::default()), Ok(()), "pack {}", pack.name);
+            assert_eq!(check(&body(), &policy, &ReviewOptions::default()), Ok(()), "pack {}", pack.name);
         }
     }
 }

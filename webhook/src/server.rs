@@ -18,7 +18,7 @@ use tokio::sync::watch;
 use tokio_rustls::TlsAcceptor;
 use tokio_util::task::TaskTracker;
 
-use crate::activity::{Activity, Check, Tracked, Watched};
+use crate::activity::{Activity, Due, Tracked, Watched};
 use crate::config::Bounds;
 use crate::connections::{Connections, Slot};
 
@@ -163,22 +163,22 @@ where
             }
             () = activity.head_started() => watchdog.as_mut().reset(Instant::now().into()),
             () = &mut watchdog => match activity.check(Instant::now(), &served.bounds) {
-                Check::Until(at) => watchdog.as_mut().reset(at.into()),
-                Check::HeadTooSlow => {
+                Due::Until(at) => watchdog.as_mut().reset(at.into()),
+                Due::HeadTooSlow => {
                     served.slot.metrics().header_timeouts.inc();
                     tracing::debug!("closing a connection: a request's headers took longer than the header-read bound");
                     return;
                 }
                 // No request is in flight: HTTP/1.1 closes at once; HTTP/2
                 // gets a GOAWAY so the client sees why.
-                Check::Idle if h2 && !told => {
+                Due::Idle if h2 && !told => {
                     served.slot.metrics().idle_closes.inc();
                     conn.as_mut().graceful_shutdown();
                     told = true;
                     watchdog.as_mut().reset((Instant::now() + served.bounds.header_read).into());
                 }
-                Check::Idle if h2 => watchdog.as_mut().reset((Instant::now() + served.bounds.header_read).into()),
-                Check::Idle => {
+                Due::Idle if h2 => watchdog.as_mut().reset((Instant::now() + served.bounds.header_read).into()),
+                Due::Idle => {
                     served.slot.metrics().idle_closes.inc();
                     return;
                 }

@@ -8,7 +8,7 @@ use policies::Policy;
 use crate::config::Config;
 use crate::health::Health;
 use crate::metrics::Metrics;
-use crate::review::Options;
+use crate::review::ReviewOptions;
 use crate::tls::Resolver;
 
 /// The server's shared state.
@@ -16,7 +16,7 @@ pub struct State {
     /// The configuration it started with.
     pub config: Config,
     /// How requests are judged beyond the policy.
-    pub options: Options,
+    pub options: ReviewOptions,
     /// The policy in force (`None` until the first successful load).
     pub policy: ArcSwapOption<Policy>,
     /// The serving certificate.
@@ -47,7 +47,7 @@ pub type Shared = Arc<State>;
 impl State {
     /// Fresh state: nothing loaded yet, not draining.
     pub fn new(config: Config) -> Shared {
-        let options = Options {
+        let options = ReviewOptions {
             ratchet: config.ratchet,
             include_controlled: config.include_controlled,
             on_error: config.on_error,

@@ -15,11 +15,11 @@ use policies::policy::AdmissionMode;
 use policies::yaml::parse_stream;
 use policies::{Batch, Policy, lint_object, objects_in, plan_fixes};
 use serde_json::{Value, json};
-use webhook::review::{Endpoint, MAX_WARNING_CHARS, Options, Reply};
+use webhook::review::{Endpoint, MAX_WARNING_CHARS, Reply, ReviewOptions};
 
 fn answer(endpoint: Endpoint, body: &Value) -> AdmissionResponse {
     let body = serde_json::to_vec(body).expect("json");
-    match webhook::review::review(&body, endpoint, &Policy::default(), &Options::default()) {
+    match webhook::review::review(&body, endpoint, &Policy::default(), &ReviewOptions::default()) {
         Reply::Review { review, .. } => review.response.expect("a response"),
         Reply::Invalid(_) => panic!("not a review"),
     }

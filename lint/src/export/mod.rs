@@ -181,7 +181,7 @@ fn run_vap(args: VapArgs, write_stdout: impl Fn(&str) -> Result<()>) -> Result<u
         None => policy.mode,
     };
     let kube = args.common.kube_version;
-    let options = vap::Options { mode, name: args.name.clone(), kube_version: kube, ratchet: args.ratchet };
+    let options = vap::VapOptions { mode, name: args.name.clone(), kube_version: kube, ratchet: args.ratchet };
     let export = match vap::export(&policy, &options) {
         Ok(export) => export,
         Err(e) => {
@@ -285,7 +285,7 @@ fn run_map(args: MapArgs, write_stdout: impl Fn(&str) -> Result<()>) -> Result<u
     });
     let api = kube_version::map_api(kube, asked).map_err(|e| Stop::usage(e.to_string()))?;
     let Ok((policy, source)) = load_policy(&args.common) else { return Err(Stop::told()) };
-    let options = mutation::Options { name: args.name.clone(), api, kube_version: kube };
+    let options = mutation::MapOptions { name: args.name.clone(), api, kube_version: kube };
     let export = match mutation::export(&policy, &options) {
         Ok(export) => export,
         Err(e) => {

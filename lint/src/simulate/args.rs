@@ -163,7 +163,7 @@ pub fn run(args: SimulateArgs) -> Result<u8> {
         delete_grace_seconds: args.delete_grace_seconds.map(i64::from),
         nodes: args.nodes.map(i64::from),
     };
-    let options = super::read::Options {
+    let options = super::read::ReadOptions {
         scenarios: &scenarios,
         assumptions: &assumptions,
         diff_fix: args.diff_fix,

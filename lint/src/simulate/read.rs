@@ -16,7 +16,7 @@ use super::fail_on::{FailOnVerdict, fails};
 
 /// What a simulation run is asked to do.
 #[derive(Debug, Clone, Copy)]
-pub struct Options<'a> {
+pub struct ReadOptions<'a> {
     /// The scenarios.
     pub scenarios: &'a [Scenario],
     /// Assumptions beyond the manifest.
@@ -97,7 +97,7 @@ impl SimulateRun {
 /// Simulates every input with its own policy, as `lint` lints them
 /// ([`crate::policy_discovery`]); a policy file that is not valid is an
 /// input error, and the inputs it governs are not simulated.
-pub fn simulate_resolved(resolved: &mut Resolved, options: &Options<'_>, limits: &Limits) -> SimulateRun {
+pub fn simulate_resolved(resolved: &mut Resolved, options: &ReadOptions<'_>, limits: &Limits) -> SimulateRun {
     let mut out = SimulateRun::default();
     out.errors.append(&mut resolved.errors);
     for (index, found) in std::mem::take(&mut resolved.runs) {
@@ -110,7 +110,7 @@ pub fn simulate_resolved(resolved: &mut Resolved, options: &Options<'_>, limits:
 }
 
 /// Reads, parses and simulates discovered inputs under one policy.
-pub fn simulate_found(found: Discovered, policy: &Policy, options: &Options<'_>, limits: &Limits) -> SimulateRun {
+pub fn simulate_found(found: Discovered, policy: &Policy, options: &ReadOptions<'_>, limits: &Limits) -> SimulateRun {
     let keep = &mut Placing { templates: TemplateFinder::on_disk(options.helm_chart_root).knowing(&found.inputs) };
     // The simulation names the Services of the object's context that lose
     // their endpoints, and the fixes see them, as in `lint`.
@@ -125,7 +125,7 @@ pub fn simulate_found(found: Discovered, policy: &Policy, options: &Options<'_>,
 }
 
 /// `simulate` a document: every pod-bearing object of it, placed at its line.
-struct Simulate<'a, 'o>(&'a Options<'o>);
+struct Simulate<'a, 'o>(&'a ReadOptions<'o>);
 
 impl Step for Simulate<'_, '_> {
     type Out = SimulateRun;
@@ -172,7 +172,7 @@ fn simulate_document(
     doc: &Document,
     batch: &Batch,
     policy: &Policy,
-    options: &Options<'_>,
+    options: &ReadOptions<'_>,
     out: &mut SimulateRun,
 ) {
     for (prefix, object) in objects_in(&doc.value) {
@@ -235,7 +235,7 @@ fn simulate_document(
 
 /// The object as `lifeguard fix` would leave it, simulated; `None` when
 /// no fix applies (the fixed object is the object).
-fn fixed(object: &serde_json::Value, batch: &Batch, policy: &Policy, options: &Options<'_>) -> Option<Fixed> {
+fn fixed(object: &serde_json::Value, batch: &Batch, policy: &Policy, options: &ReadOptions<'_>) -> Option<Fixed> {
     let plan = plan_fixes(object, batch, policy, None).ok()??;
     let fixed_object = plan.fixed.as_ref()?;
     let simulation = simulate_object(fixed_object, batch, policy, options.scenarios, options.assumptions).ok()??;

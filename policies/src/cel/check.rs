@@ -34,7 +34,7 @@ pub struct Validation {
 /// or of the object as a whole. A rule whose findings come at several
 /// severities has one check per severity, so each lands with its action.
 #[derive(Debug, Clone)]
-pub(crate) struct Check {
+pub(crate) struct CelCheck {
     pub(crate) rule: &'static str,
     pub(crate) severity: Severity,
     /// Whether the finding is a container's (`bad` over `c`) or the object's.
@@ -64,7 +64,7 @@ pub(crate) fn variable_name(rule: &str, index: usize) -> String {
     out
 }
 
-impl Check {
+impl CelCheck {
     /// The validation of the rule's `index`-th check, with the policy's
     /// exemptions of the rule (`exempt`, over `c`; for an object's finding,
     /// `exempt_object`) and the `lifeguard.dev/ignore` annotation.
@@ -144,7 +144,7 @@ mod tests {
     use super::*;
 
     fn check(per_container: bool) -> Validation {
-        Check {
+        CelCheck {
             rule: "probe-port-unknown",
             severity: Severity::Error,
             per_container,

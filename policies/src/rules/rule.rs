@@ -4,7 +4,7 @@
 
 use std::cell::OnceCell;
 
-use crate::cel::check::Check;
+use crate::cel::check::CelCheck;
 use crate::cel::mutation::Mutation;
 pub use crate::finding::FixAvailability;
 use crate::finding::{Finding, Fix, Naming, Severity};
@@ -128,7 +128,7 @@ impl VapExport {
 /// A rule's CEL checks under a policy (`crate::vap`): a rule whose
 /// findings come at several severities has one check per severity.
 #[derive(Debug, Clone, Copy)]
-pub struct Checks(pub(crate) fn(&Rule, &Policy) -> Vec<Check>);
+pub struct Checks(pub(crate) fn(&Rule, &Policy) -> Vec<CelCheck>);
 
 /// What `lifeguard export map` carries of a rule's fix: like [`VapExport`], said
 /// by every rule.

@@ -5,7 +5,7 @@ use crate::model::ProbeKind;
 
 /// What a probe's answer depends on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Check {
+pub enum ProbeCheck {
     /// The process answers from its own state: fails when it is paused,
     /// wedged or still booting.
     Local,
@@ -25,15 +25,15 @@ pub enum Check {
     Unresolved,
 }
 
-impl Check {
+impl ProbeCheck {
     /// The word in timelines and the annotation (`local`, `dependency`, ...).
     pub fn word(self) -> &'static str {
         match self {
-            Check::Local => "local",
-            Check::Dependency => "dependency",
-            Check::PortOnly => "port only",
-            Check::ProcessOnly => "process exists",
-            Check::Unresolved => "port unresolved",
+            ProbeCheck::Local => "local",
+            ProbeCheck::Dependency => "dependency",
+            ProbeCheck::PortOnly => "port only",
+            ProbeCheck::ProcessOnly => "process exists",
+            ProbeCheck::Unresolved => "port unresolved",
         }
     }
 }
@@ -43,7 +43,7 @@ impl Check {
 struct Entry {
     container: Option<String>,
     probe: ProbeKind,
-    check: Check,
+    check: ProbeCheck,
 }
 
 /// Stated probe checks, parsed from the annotation's or the flag's syntax.
@@ -82,8 +82,8 @@ impl ProbeChecks {
                 _ => return Err(err("the probe must be startup, liveness or readiness")),
             };
             let check = match value.trim() {
-                "local" => Check::Local,
-                "dependency" => Check::Dependency,
+                "local" => ProbeCheck::Local,
+                "dependency" => ProbeCheck::Dependency,
                 _ => return Err(err("the value must be local or dependency")),
             };
             entries.push(Entry { container, probe, check });
@@ -93,7 +93,7 @@ impl ProbeChecks {
 
     /// What these entries say about a container's probe; a
     /// `CONTAINER/PROBE` entry wins over a bare `PROBE` one, a later over an earlier.
-    pub fn get(&self, container: &str, probe: ProbeKind) -> Option<Check> {
+    pub fn get(&self, container: &str, probe: ProbeKind) -> Option<ProbeCheck> {
         let named = |e: &&Entry| e.probe == probe && e.container.as_deref() == Some(container);
         let any = |e: &&Entry| e.probe == probe && e.container.is_none();
         self.entries.iter().rev().find(named).or_else(|| self.entries.iter().rev().find(any)).map(|e| e.check)
@@ -105,11 +105,11 @@ mod tests {
     use serde_json::json;
 
     use super::super::inference::{infer, unresolved};
-    use super::{Check, ProbeChecks};
+    use super::{ProbeCheck, ProbeChecks};
     use crate::model::{ProbeKind, Workload};
     use crate::policy::Policy;
 
-    fn checks(container: serde_json::Value) -> Vec<Option<Check>> {
+    fn checks(container: serde_json::Value) -> Vec<Option<ProbeCheck>> {
         let obj = json!({"kind": "Pod", "spec": {"containers": [container]}});
         let w = Workload::from_object(&obj).expect("reads").expect("a pod");
         let policy = Policy::default();
@@ -125,19 +125,19 @@ mod tests {
         let http = |path: &str| json!({"httpGet": {"path": path, "port": 8080}});
         let got = checks(json!({"name": "a", "livenessProbe": http("/livez"), "readinessProbe": http("/readyz"),
             "startupProbe": {"tcpSocket": {"port": 8080}}}));
-        assert_eq!(got, vec![Some(Check::PortOnly), Some(Check::Local), Some(Check::Dependency)]);
+        assert_eq!(got, vec![Some(ProbeCheck::PortOnly), Some(ProbeCheck::Local), Some(ProbeCheck::Dependency)]);
         // A shared handler nothing says reaches a dependency is not stalled.
         let got = checks(json!({"name": "a", "livenessProbe": http("/healthz"), "readinessProbe": http("/healthz")}));
-        assert_eq!(got, vec![None, Some(Check::Local), Some(Check::Local)]);
+        assert_eq!(got, vec![None, Some(ProbeCheck::Local), Some(ProbeCheck::Local)]);
         let got = checks(json!({"name": "a", "livenessProbe": http("/ready"), "readinessProbe": http("/ready")}));
-        assert_eq!(got, vec![None, Some(Check::Dependency), Some(Check::Dependency)]);
+        assert_eq!(got, vec![None, Some(ProbeCheck::Dependency), Some(ProbeCheck::Dependency)]);
         let got = checks(json!({"name": "a", "livenessProbe": http("/actuator/health"),
             "readinessProbe": {"exec": {"command": ["pgrep", "java"]}}}));
-        assert_eq!(got, vec![None, Some(Check::Dependency), Some(Check::ProcessOnly)]);
+        assert_eq!(got, vec![None, Some(ProbeCheck::Dependency), Some(ProbeCheck::ProcessOnly)]);
         let got = checks(
             json!({"name": "a", "livenessProbe": {"exec": {"command": ["redis-cli", "-h", "redis-master", "ping"]}}}),
         );
-        assert_eq!(got, vec![None, Some(Check::Dependency), None]);
+        assert_eq!(got, vec![None, Some(ProbeCheck::Dependency), None]);
     }
 
     #[test]
@@ -150,13 +150,13 @@ mod tests {
             }
             c
         };
-        let local = vec![None, Some(Check::Local), Some(Check::Local)];
+        let local = vec![None, Some(ProbeCheck::Local), Some(ProbeCheck::Local)];
         // A GPU request, or a model server's image, whichever shows it.
         assert_eq!(checks(vllm("nvcr.io/nvidia/vllm:26.02-py3", true)), local);
         assert_eq!(checks(vllm("vllm/vllm-openai:v0.6.3", false)), local);
         // The same handler on any other server: nothing says it reaches a dependency.
         assert_eq!(checks(vllm("registry.example.com/shop/orders:1.4.2", false)), local);
-        let shared = vec![None, Some(Check::Dependency), Some(Check::Dependency)];
+        let shared = vec![None, Some(ProbeCheck::Dependency), Some(ProbeCheck::Dependency)];
         // What the handler itself shows still counts on a model server.
         let mut aggregate = vllm("vllm/vllm-openai:v0.6.3", true);
         aggregate["livenessProbe"] = json!({"httpGet": {"path": "/actuator/health", "port": 8000}});
@@ -184,9 +184,9 @@ mod tests {
     #[test]
     fn parses_stated_checks_and_the_container_form_wins() {
         let p = ProbeChecks::parse("liveness=local, readiness=dependency,app/liveness=dependency").expect("valid");
-        assert_eq!(p.get("web", ProbeKind::Liveness), Some(Check::Local));
-        assert_eq!(p.get("app", ProbeKind::Liveness), Some(Check::Dependency));
-        assert_eq!(p.get("app", ProbeKind::Readiness), Some(Check::Dependency));
+        assert_eq!(p.get("web", ProbeKind::Liveness), Some(ProbeCheck::Local));
+        assert_eq!(p.get("app", ProbeKind::Liveness), Some(ProbeCheck::Dependency));
+        assert_eq!(p.get("app", ProbeKind::Readiness), Some(ProbeCheck::Dependency));
         assert_eq!(p.get("app", ProbeKind::Startup), None);
         for bad in ["liveness", "live=local", "liveness=remote", "/liveness=local"] {
             let e = ProbeChecks::parse(bad).expect_err(bad);

@@ -9,7 +9,7 @@ use crate::model::{
 };
 use crate::policy::Policy;
 
-use super::checks::Check;
+use super::checks::ProbeCheck;
 use super::reach::{Reach, inferred_reach};
 
 /// A probe whose port the kubelet cannot resolve, as `probe-port-unknown`
@@ -33,12 +33,14 @@ pub fn unresolved(c: &Container, kind: ProbeKind) -> Option<String> {
 ///   image) or of unknown reach is not stalled, and the output says what
 ///   to declare (`lifeguard.dev/probe-checks`) when it does reach one;
 /// - anything else is local.
-pub fn infer(c: ContainerView<'_>, kind: ProbeKind, policy: &Policy) -> Option<Check> {
+pub fn infer(c: ContainerView<'_>, kind: ProbeKind, policy: &Policy) -> Option<ProbeCheck> {
     let probe = kind.of(c.container)?;
     let handler = handler_of(c.container, probe);
     match &handler {
-        Some(Handler::Tcp { host, .. }) if host.is_empty() || is_local_host(host) => return Some(Check::PortOnly),
-        Some(Handler::Exec { command }) if process_existence(command).is_some() => return Some(Check::ProcessOnly),
+        Some(Handler::Tcp { host, .. }) if host.is_empty() || is_local_host(host) => return Some(ProbeCheck::PortOnly),
+        Some(Handler::Exec { command }) if process_existence(command).is_some() => {
+            return Some(ProbeCheck::ProcessOnly);
+        }
         _ => {}
     }
     // The dependency reading is liveness-checks-dependency's, applied to
@@ -47,7 +49,7 @@ pub fn infer(c: ContainerView<'_>, kind: ProbeKind, policy: &Policy) -> Option<C
     as_liveness.liveness_probe = Some(probe.clone());
     let view = ContainerView { container: &as_liveness, pointer: c.pointer, sidecar: c.sidecar };
     if !dependencies(view, policy).is_empty() {
-        return Some(Check::Dependency);
+        return Some(ProbeCheck::Dependency);
     }
     // A handler shared with readiness checks a dependency only where the
     // evidence says so (`probe-endpoint-reused` grades it by the same
@@ -56,9 +58,9 @@ pub fn infer(c: ContainerView<'_>, kind: ProbeKind, policy: &Policy) -> Option<C
         shared_liveness_readiness(c.container).filter(|s| kind != ProbeKind::Startup && handler.as_ref() == Some(s))
         && inferred_reach(c, &shared, policy).reach == Reach::Dependency
     {
-        return Some(Check::Dependency);
+        return Some(ProbeCheck::Dependency);
     }
-    Some(Check::Local)
+    Some(ProbeCheck::Local)
 }
 
 fn is_local_host(host: &str) -> bool {

@@ -2,7 +2,7 @@
 
 use crate::model::{ProbeKind, ProbeTiming, SleepSeconds};
 
-use super::checks::Check;
+use super::checks::ProbeCheck;
 use super::kubelet::{Run, World, simulate};
 use super::pod::{ContainerModel, ProbeModel};
 use super::termination::delete;
@@ -12,7 +12,7 @@ const S: i64 = 1000;
 
 fn probe(
     kind: ProbeKind,
-    check: Check,
+    check: ProbeCheck,
     delay: i64,
     period: i64,
     timeout: i64,
@@ -42,7 +42,7 @@ pub(super) fn boot(model: &ContainerModel, boot_s: i64, horizon_s: i64) -> Run {
 
 #[test]
 fn first_check_at_initial_delay_then_every_period() {
-    let m = container(vec![probe(ProbeKind::Liveness, Check::Local, 5, 10, 1, 1, 3)]);
+    let m = container(vec![probe(ProbeKind::Liveness, ProbeCheck::Local, 5, 10, 1, 1, 3)]);
     // The app never answers: failures at 5, 15, 25, the third kills.
     let run = boot(&m, 1000, 26);
     assert_eq!(times(&run, EventKind::ProbeFailed), vec![5, 15, 25]);
@@ -52,9 +52,9 @@ fn first_check_at_initial_delay_then_every_period() {
 #[test]
 fn startup_probe_holds_liveness_and_readiness_until_it_succeeds() {
     let m = container(vec![
-        probe(ProbeKind::Startup, Check::Local, 0, 10, 1, 1, 30),
-        probe(ProbeKind::Liveness, Check::Local, 0, 1, 1, 1, 1),
-        probe(ProbeKind::Readiness, Check::Local, 0, 5, 1, 1, 1),
+        probe(ProbeKind::Startup, ProbeCheck::Local, 0, 10, 1, 1, 30),
+        probe(ProbeKind::Liveness, ProbeCheck::Local, 0, 1, 1, 1, 1),
+        probe(ProbeKind::Readiness, ProbeCheck::Local, 0, 5, 1, 1, 1),
     ]);
     // Liveness (failureThreshold 1, every second) would kill a 95 s boot at
     // once; the startup probe (first seen at 1 s) holds it until its check at
@@ -72,7 +72,7 @@ fn startup_probe_holds_liveness_and_readiness_until_it_succeeds() {
 
 #[test]
 fn failure_threshold_counts_consecutive_failures() {
-    let m = container(vec![probe(ProbeKind::Liveness, Check::Local, 0, 1, 1, 1, 3)]);
+    let m = container(vec![probe(ProbeKind::Liveness, ProbeCheck::Local, 0, 1, 1, 1, 3)]);
     // A 2 s pause fails two checks in a row: one short of the threshold.
     let pause =
         |d: i64| World { steady_phase: Some(0), pause: Some((0, d * S)), horizon_ms: 60 * S, ..World::default() };
@@ -88,7 +88,7 @@ fn failure_threshold_counts_consecutive_failures() {
 #[test]
 fn a_check_answered_after_its_timeout_fails_and_within_it_passes() {
     let timed = |timeout: i64| {
-        let m = container(vec![probe(ProbeKind::Liveness, Check::Local, 0, 10, timeout, 1, 1)]);
+        let m = container(vec![probe(ProbeKind::Liveness, ProbeCheck::Local, 0, 10, timeout, 1, 1)]);
         simulate(&m, World { steady_phase: Some(0), pause: Some((0, 3 * S)), horizon_ms: 60 * S, ..World::default() })
     };
     // The check at 0 is answered at 3 s.
@@ -100,7 +100,7 @@ fn a_check_answered_after_its_timeout_fails_and_within_it_passes() {
 
 #[test]
 fn readiness_needs_success_threshold_and_never_restarts() {
-    let m = container(vec![probe(ProbeKind::Readiness, Check::Dependency, 0, 1, 1, 2, 1)]);
+    let m = container(vec![probe(ProbeKind::Readiness, ProbeCheck::Dependency, 0, 1, 1, 2, 1)]);
     let run =
         simulate(&m, World { steady_phase: Some(0), stall: Some((0, 3 * S)), horizon_ms: 60 * S, ..World::default() });
     assert_eq!(run.restarts, 0);
@@ -114,7 +114,7 @@ fn readiness_needs_success_threshold_and_never_restarts() {
 
 #[test]
 fn crash_loop_back_off_doubles_from_10_to_300_seconds() {
-    let m = container(vec![probe(ProbeKind::Liveness, Check::Local, 0, 1, 1, 1, 1)]);
+    let m = container(vec![probe(ProbeKind::Liveness, ProbeCheck::Local, 0, 1, 1, 1, 1)]);
     let run = boot(&m, 100_000, 3000);
     let waits: Vec<String> =
         run.events.iter().filter(|e| e.kind == EventKind::BackOff).map(|e| e.detail.clone()).collect();
@@ -132,7 +132,7 @@ fn crash_loop_back_off_doubles_from_10_to_300_seconds() {
 
 #[test]
 fn restart_policy_never_leaves_the_container_stopped() {
-    let mut m = container(vec![probe(ProbeKind::Liveness, Check::Local, 0, 1, 1, 1, 1)]);
+    let mut m = container(vec![probe(ProbeKind::Liveness, ProbeCheck::Local, 0, 1, 1, 1, 1)]);
     m.restarts = false;
     let run = boot(&m, 100, 300);
     assert_eq!(run.restarts, 1);
@@ -142,7 +142,7 @@ fn restart_policy_never_leaves_the_container_stopped() {
 
 #[test]
 fn port_and_process_checks_pass_while_the_process_is_wedged() {
-    for check in [Check::PortOnly, Check::ProcessOnly] {
+    for check in [ProbeCheck::PortOnly, ProbeCheck::ProcessOnly] {
         let m = container(vec![probe(ProbeKind::Liveness, check, 0, 1, 1, 1, 1)]);
         let run =
             simulate(&m, World { steady_phase: Some(0), wedge_from: Some(0), horizon_ms: 60 * S, ..World::default() });
@@ -167,7 +167,7 @@ fn grace_is_counted_from_deletion_with_prestop_inside_it() {
 
 #[test]
 fn a_kill_waits_for_the_grace_period_when_the_process_is_wedged() {
-    let m = container(vec![probe(ProbeKind::Liveness, Check::Local, 0, 10, 1, 1, 3)]);
+    let m = container(vec![probe(ProbeKind::Liveness, ProbeCheck::Local, 0, 10, 1, 1, 3)]);
     let run =
         simulate(&m, World { steady_phase: Some(0), wedge_from: Some(0), horizon_ms: 200 * S, ..World::default() });
     // Timeouts at 1, 11, 21: killed at 21, SIGKILL 30 s later, restarted at once.
@@ -183,10 +183,10 @@ fn a_kill_waits_for_the_grace_period_when_the_process_is_wedged() {
 /// worker goes on.
 #[test]
 fn a_killed_container_stays_ready_until_it_exits_or_its_readiness_fails() {
-    let liveness = probe(ProbeKind::Liveness, Check::Local, 0, 3, 1, 1, 1);
+    let liveness = probe(ProbeKind::Liveness, ProbeCheck::Local, 0, 3, 1, 1, 1);
     let wedged = |readiness_failures| {
         let mut m =
-            container(vec![liveness, probe(ProbeKind::Readiness, Check::Local, 0, 3, 1, 1, readiness_failures)]);
+            container(vec![liveness, probe(ProbeKind::Readiness, ProbeCheck::Local, 0, 3, 1, 1, readiness_failures)]);
         m.grace = 5;
         simulate(&m, World { steady_phase: Some(0), wedge_from: Some(0), horizon_ms: 40 * S, ..World::default() })
     };
@@ -204,7 +204,7 @@ fn a_killed_container_stays_ready_until_it_exits_or_its_readiness_fails() {
 
 #[test]
 fn the_phase_offset_moves_the_probe_grid() {
-    let m = container(vec![probe(ProbeKind::Liveness, Check::Dependency, 0, 10, 1, 1, 1)]);
+    let m = container(vec![probe(ProbeKind::Liveness, ProbeCheck::Dependency, 0, 10, 1, 1, 1)]);
     // A 2 s stall at phase 0 meets the check at 0; at phase 5 s the next check is at 5, after the stall.
     let at = |phase: i64| {
         simulate(
@@ -220,7 +220,7 @@ fn the_phase_offset_moves_the_probe_grid() {
 
 #[test]
 fn readiness_counts_to_its_threshold_and_then_says_the_container_is_already_unready() {
-    let m = container(vec![probe(ProbeKind::Readiness, Check::Dependency, 0, 1, 1, 1, 3)]);
+    let m = container(vec![probe(ProbeKind::Readiness, ProbeCheck::Dependency, 0, 1, 1, 1, 3)]);
     let world = World { steady_phase: Some(0), stall: Some((0, 6 * S)), horizon_ms: 20 * S, ..World::default() };
     let run = simulate(&m, world);
     let failures: Vec<(i64, &str, bool)> = run
@@ -245,7 +245,7 @@ fn readiness_counts_to_its_threshold_and_then_says_the_container_is_already_unre
 
 #[test]
 fn a_back_off_carries_its_wait() {
-    let m = container(vec![probe(ProbeKind::Liveness, Check::Local, 0, 10, 1, 1, 1)]);
+    let m = container(vec![probe(ProbeKind::Liveness, ProbeCheck::Local, 0, 10, 1, 1, 1)]);
     let run = boot(&m, 1000, 100);
     let waits: Vec<Option<i64>> =
         run.events.iter().filter(|e| e.kind == EventKind::BackOff).map(|e| e.delay_ms).collect();
@@ -264,7 +264,7 @@ fn the_probe_grid_is_kept_across_restarts() {
     // container is seen at 22 s and first checked at the grid's next tick,
     // 31 s: killed at 51 s, then every 30 s, as the kubelet did (restarts at
     // 24.6, 54.6, 84.5 and 114.5 s after creation, tests/tests/node_seed.rs).
-    let m = container(vec![probe(ProbeKind::Liveness, Check::Local, 0, 10, 1, 1, 3)]);
+    let m = container(vec![probe(ProbeKind::Liveness, ProbeCheck::Local, 0, 10, 1, 1, 3)]);
     let run = boot(&m, 40, 150);
     assert_eq!(times(&run, EventKind::Kill), vec![21, 51, 81, 111, 141]);
     // Each container ran 30 s, longer than the delay: no wait until the
@@ -274,7 +274,7 @@ fn the_probe_grid_is_kept_across_restarts() {
 
 #[test]
 fn a_crash_restarts_at_once_then_waits_the_whole_delay_from_each_exit() {
-    let m = container(vec![probe(ProbeKind::Readiness, Check::Local, 0, 2, 1, 1, 1)]);
+    let m = container(vec![probe(ProbeKind::Readiness, ProbeCheck::Local, 0, 2, 1, 1, 1)]);
     let world = World { crash_after_ms: Some(3 * S), horizon_ms: 100 * S, ..World::default() };
     let run = simulate(&m, world);
     // Exits at 3 (restarted at once), 6 (+10 s), 19 (+20 s), 42 (+40 s), and
@@ -333,15 +333,15 @@ fn readiness_runs_at_once_when_the_kubelet_syncs_a_started_container_that_is_not
     // 7 s (checks at 1, 4, 7 against a 5 s boot), and the sync that follows
     // runs readiness at once: Ready at 7 s, not at its grid's 11 s.
     let m = container(vec![
-        probe(ProbeKind::Startup, Check::Local, 0, 3, 1, 1, 10),
-        probe(ProbeKind::Readiness, Check::Local, 0, 10, 1, 1, 1),
+        probe(ProbeKind::Startup, ProbeCheck::Local, 0, 3, 1, 1, 10),
+        probe(ProbeKind::Readiness, ProbeCheck::Local, 0, 10, 1, 1, 1),
     ]);
     let run = boot(&m, 5, 60);
     assert_eq!(times(&run, EventKind::StartupSucceeded), vec![7]);
     assert_eq!(times(&run, EventKind::Ready), vec![7]);
     // A restarted container is checked once the kubelet has seen it: a
     // crash at 3 s restarts at once, and readiness runs at 4 s, not at 11 s.
-    let m = container(vec![probe(ProbeKind::Readiness, Check::Local, 0, 10, 1, 1, 1)]);
+    let m = container(vec![probe(ProbeKind::Readiness, ProbeCheck::Local, 0, 10, 1, 1, 1)]);
     let run = simulate(&m, World { crash_after_ms: Some(3 * S), horizon_ms: 6 * S, ..World::default() });
     assert_eq!(times(&run, EventKind::Ready), vec![1, 4]);
 }
@@ -358,8 +358,8 @@ fn a_check_whose_port_does_not_resolve_errors_every_period_and_counts_neither_wa
     // Readiness keeps its first value, not ready, however healthy the app.
     let m = unresolved(
         vec![
-            probe(ProbeKind::Liveness, Check::Local, 0, 10, 1, 1, 3),
-            probe(ProbeKind::Readiness, Check::Unresolved, 0, 10, 1, 1, 3),
+            probe(ProbeKind::Liveness, ProbeCheck::Local, 0, 10, 1, 1, 3),
+            probe(ProbeKind::Readiness, ProbeCheck::Unresolved, 0, 10, 1, 1, 3),
         ],
         ProbeKind::Readiness,
     );
@@ -380,8 +380,8 @@ fn a_check_whose_port_does_not_resolve_errors_every_period_and_counts_neither_wa
 fn a_liveness_check_that_cannot_be_sent_never_fails_so_a_wedge_is_never_restarted() {
     let m = unresolved(
         vec![
-            probe(ProbeKind::Liveness, Check::Unresolved, 0, 1, 1, 1, 1),
-            probe(ProbeKind::Readiness, Check::Local, 0, 1, 1, 1, 1),
+            probe(ProbeKind::Liveness, ProbeCheck::Unresolved, 0, 1, 1, 1, 1),
+            probe(ProbeKind::Readiness, ProbeCheck::Local, 0, 1, 1, 1, 1),
         ],
         ProbeKind::Liveness,
     );
@@ -398,9 +398,9 @@ fn a_liveness_check_that_cannot_be_sent_never_fails_so_a_wedge_is_never_restarte
 fn a_startup_check_that_cannot_be_sent_holds_liveness_and_readiness_for_good() {
     let m = unresolved(
         vec![
-            probe(ProbeKind::Startup, Check::Unresolved, 0, 10, 1, 1, 3),
-            probe(ProbeKind::Liveness, Check::Local, 0, 1, 1, 1, 1),
-            probe(ProbeKind::Readiness, Check::Local, 0, 1, 1, 1, 1),
+            probe(ProbeKind::Startup, ProbeCheck::Unresolved, 0, 10, 1, 1, 3),
+            probe(ProbeKind::Liveness, ProbeCheck::Local, 0, 1, 1, 1, 1),
+            probe(ProbeKind::Readiness, ProbeCheck::Local, 0, 1, 1, 1, 1),
         ],
         ProbeKind::Startup,
     );

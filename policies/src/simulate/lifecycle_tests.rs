@@ -5,7 +5,7 @@
 
 use crate::model::{PostStartFailure, ProbeKind, ProbeTiming, SleepSeconds};
 
-use super::checks::Check;
+use super::checks::ProbeCheck;
 use super::gates::{GateDelay, ReadinessGates};
 use super::hooks::{HookLength, PostStart};
 use super::kubelet::{Run, World, simulate};
@@ -20,7 +20,7 @@ const S: i64 = 1000;
 
 fn probe(kind: ProbeKind, period: i64, failure: i64) -> ProbeModel {
     let timing = ProbeTiming { initial_delay: 0, period, timeout: 1, success: 1, failure };
-    ProbeModel { kind, timing, check: Check::Local, grace: None }
+    ProbeModel { kind, timing, check: ProbeCheck::Local, grace: None }
 }
 
 fn hook(seconds: i64) -> PostStart {

@@ -40,7 +40,7 @@ mod timeline;
 mod verdict;
 
 pub use assumptions::{Assumptions, DEFAULT_NODES};
-pub use checks::{Check, ProbeChecks, ProbeChecksError};
+pub use checks::{ProbeCheck, ProbeChecks, ProbeChecksError};
 pub use controllers::{NotSimulated, WorkloadOutcome};
 pub use cycles::{Repeat, repeats};
 pub use gates::{GateDelay, GateDelayError, ReadinessGates};

@@ -10,7 +10,7 @@ use crate::model::{
 use crate::policy::Policy;
 
 use super::assumptions::Assumptions;
-use super::checks::{Check, ProbeChecks};
+use super::checks::{ProbeCheck, ProbeChecks};
 use super::gates::{GateDelay, ReadinessGates};
 use super::hooks::{HookLength, PostStart, hook_assumption, poststart_of, prestop_of};
 use super::inference::{infer, unresolved};
@@ -27,7 +27,7 @@ pub struct ProbeModel {
     /// Its timing, Kubernetes defaults filled in.
     pub timing: ProbeTiming,
     /// What its answer depends on.
-    pub check: Check,
+    pub check: ProbeCheck,
     /// `terminationGracePeriodSeconds` of the probe itself, if set.
     pub grace: Option<i64>,
 }
@@ -73,7 +73,7 @@ pub struct ContainerModel {
     pub replicas: i64,
     /// The probes whose port the kubelet cannot resolve, each with its
     /// handler's port (`tcpSocket port "postgres"`): their check is
-    /// [`Check::Unresolved`].
+    /// [`ProbeCheck::Unresolved`].
     pub unresolved: Vec<(ProbeKind, String)>,
     /// `Service/name` of each Service of the input that selects the pod,
     /// once each, by namespace and name; empty when none does (or the input
@@ -220,7 +220,7 @@ pub struct AnnotationError {
 
 /// The containers of a workload as the simulation sees them, with the
 /// `services` that select the pod. A probe whose port the kubelet cannot
-/// resolve checks nothing ([`Check::Unresolved`]), whatever is stated;
+/// resolve checks nothing ([`ProbeCheck::Unresolved`]), whatever is stated;
 /// otherwise what it checks comes from `stated` (the `--probe-checks`
 /// flag) first, then the pod template's annotation, then what the handler
 /// shows ([`infer`]).
@@ -273,7 +273,7 @@ pub fn containers(
             .filter_map(|kind| {
                 let probe = kind.of(c.container)?;
                 let check = if unresolved.iter().any(|(k, _)| *k == kind) {
-                    Check::Unresolved
+                    ProbeCheck::Unresolved
                 } else {
                     let shared = shared_liveness_readiness(c.container).is_some();
                     let other = match kind {
@@ -388,14 +388,14 @@ pub fn containers(
 /// Where an inferred check comes from: what the handler shows (a port, a
 /// process, a client aimed at another host), a shared handler's known
 /// reach, or nothing (local by default).
-fn inferred_source(c: ContainerView<'_>, kind: ProbeKind, check: Check, policy: &Policy) -> Source {
+fn inferred_source(c: ContainerView<'_>, kind: ProbeKind, check: ProbeCheck, policy: &Policy) -> Source {
     match check {
-        Check::PortOnly | Check::ProcessOnly | Check::Unresolved => Source::Spec,
-        Check::Dependency => match shared_liveness_readiness(c.container) {
+        ProbeCheck::PortOnly | ProbeCheck::ProcessOnly | ProbeCheck::Unresolved => Source::Spec,
+        ProbeCheck::Dependency => match shared_liveness_readiness(c.container) {
             Some(shared) if kind != ProbeKind::Startup => super::reach::inferred_reach(c, &shared, policy).source,
             _ => Source::Spec,
         },
-        Check::Local => Source::Default,
+        ProbeCheck::Local => Source::Default,
     }
 }
 
@@ -421,13 +421,13 @@ fn said(
     container: &str,
     kind: ProbeKind,
     other: Option<ProbeKind>,
-) -> Option<(Check, Source)> {
+) -> Option<(ProbeCheck, Source)> {
     let of = |k: ProbeKind| {
         let flag = stated.get(container, k).map(|check| (check, Source::CommandLine));
         flag.or_else(|| annotated.get(container, k).map(|check| (check, Source::Annotation)))
     };
     let (mine, theirs) = (of(kind), other.and_then(of));
-    [mine, theirs].into_iter().flatten().find(|(check, _)| *check == Check::Dependency).or(mine).or(theirs)
+    [mine, theirs].into_iter().flatten().find(|(check, _)| *check == ProbeCheck::Dependency).or(mine).or(theirs)
 }
 
 /// The reach of the handler liveness and readiness share, when they share
@@ -444,7 +444,7 @@ fn shared_reach_of(
     let declared = said(stated, annotated, c.name(), ProbeKind::Liveness, Some(ProbeKind::Readiness));
     Some(match declared {
         Some((check, source)) => {
-            let reach = if check == Check::Dependency { Reach::Dependency } else { Reach::Local };
+            let reach = if check == ProbeCheck::Dependency { Reach::Dependency } else { Reach::Local };
             Assumption::new(About::Reach, reach.word(), source, check_evidence(source))
         }
         None => shared_reach(w, c, &shared, policy).assumption(),

@@ -8,7 +8,7 @@ use crate::model::{ANNOTATION_PROBE_CHECKS, ProbeKind};
 use crate::model::{ContainerView, Handler, Workload, dependencies, image_repository, is_model_server};
 use crate::policy::Policy;
 
-use super::checks::{Check, ProbeChecks};
+use super::checks::{ProbeCheck, ProbeChecks};
 
 /// What a shared handler reaches.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -83,12 +83,12 @@ pub fn shared_reach(w: &Workload, c: ContainerView<'_>, handler: &Handler, polic
     let found = |reach, evidence: String| ReachEvidence { reach, evidence, source: Source::Annotation };
     let annotated = w.annotations.get(ANNOTATION_PROBE_CHECKS).and_then(|raw| ProbeChecks::parse(raw).ok());
     if let Some(checks) = &annotated {
-        let said: Vec<Check> =
+        let said: Vec<ProbeCheck> =
             [ProbeKind::Liveness, ProbeKind::Readiness].into_iter().filter_map(|k| checks.get(c.name(), k)).collect();
-        if said.contains(&Check::Dependency) {
+        if said.contains(&ProbeCheck::Dependency) {
             return found(Reach::Dependency, format!("declared in {ANNOTATION_PROBE_CHECKS}"));
         }
-        if said.contains(&Check::Local) {
+        if said.contains(&ProbeCheck::Local) {
             return found(Reach::Local, format!("declared local in {ANNOTATION_PROBE_CHECKS}"));
         }
     }

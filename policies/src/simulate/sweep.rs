@@ -309,11 +309,11 @@ pub(crate) fn run_scenario_in_turn(
 mod tests {
     use super::{phase_offsets, run_scenario};
     use crate::model::{ProbeKind, ProbeTiming};
-    use crate::simulate::checks::Check;
+    use crate::simulate::checks::ProbeCheck;
     use crate::simulate::pod::{ContainerModel, ProbeModel};
     use crate::simulate::{Assumptions, Scenario, Verdict};
 
-    fn model(probes: &[(ProbeKind, Check, i64, i64)]) -> ContainerModel {
+    fn model(probes: &[(ProbeKind, ProbeCheck, i64, i64)]) -> ContainerModel {
         let probes = probes
             .iter()
             .map(|&(kind, check, period, failure)| ProbeModel {
@@ -328,8 +328,8 @@ mod tests {
 
     #[test]
     fn offsets_cover_the_common_period_every_half_second() {
-        let live = |period| (ProbeKind::Liveness, Check::Local, period, 3);
-        let ready = |period| (ProbeKind::Readiness, Check::Local, period, 3);
+        let live = |period| (ProbeKind::Liveness, ProbeCheck::Local, period, 3);
+        let ready = |period| (ProbeKind::Readiness, ProbeCheck::Local, period, 3);
         assert_eq!(phase_offsets(&model(&[live(10), ready(5)])).len(), 20);
         assert_eq!(phase_offsets(&model(&[live(3), ready(10)])).len(), 60);
         // A common period past 120 s: the longest period only.
@@ -341,7 +341,7 @@ mod tests {
     fn best_and_worst_offsets_differ_when_the_stall_falls_between_checks() {
         // One dependency check every 10 s, one failure kills: a 2 s stall
         // meets a check at some offsets only, so some replicas restart, not all.
-        let m = model(&[(ProbeKind::Liveness, Check::Dependency, 10, 1)]);
+        let m = model(&[(ProbeKind::Liveness, ProbeCheck::Dependency, 10, 1)]);
         let stall = Scenario::parse("stall:2s").expect("valid");
         let o = run_scenario(&m, &stall, &Assumptions::default());
         assert_eq!(o.offsets, 20);
@@ -358,12 +358,15 @@ mod tests {
     fn a_wedge_is_detected_only_by_a_check_that_needs_the_process() {
         let wedge = Scenario::parse("wedge").expect("valid");
         let local =
-            run_scenario(&model(&[(ProbeKind::Liveness, Check::Local, 10, 3)]), &wedge, &Assumptions::default());
+            run_scenario(&model(&[(ProbeKind::Liveness, ProbeCheck::Local, 10, 3)]), &wedge, &Assumptions::default());
         assert_eq!(local.verdict, Verdict::WedgeDetected);
         // Timeouts at 1, 11, 21 s in the worst case, 10.5, 20.5, 30.5 s in the best.
         assert_eq!(local.worst.restart_at_ms, Some(21_000));
-        let port =
-            run_scenario(&model(&[(ProbeKind::Liveness, Check::PortOnly, 10, 3)]), &wedge, &Assumptions::default());
+        let port = run_scenario(
+            &model(&[(ProbeKind::Liveness, ProbeCheck::PortOnly, 10, 3)]),
+            &wedge,
+            &Assumptions::default(),
+        );
         assert_eq!(port.verdict, Verdict::WedgeUndetected);
     }
 

@@ -37,7 +37,7 @@ use objects::Group;
 
 /// What to export.
 #[derive(Debug, Clone)]
-pub struct Options {
+pub struct VapOptions {
     /// The bindings' actions: `enforce`, `Deny` for the rules at or above
     /// `denySeverity` (`NAME-deny`) and `Warn` for the rest (`NAME-warn`);
     /// `warn`, `Warn` for both; `audit`, `Audit` for both.
@@ -94,7 +94,7 @@ pub struct Bound {
 
 /// The policy's covered rules as admission policies. `Err` when an
 /// expression needs a CEL library the target release does not admit.
-pub fn export(policy: &Policy, options: &Options) -> Result<Export, CelError> {
+pub fn export(policy: &Policy, options: &VapOptions) -> Result<Export, CelError> {
     let mut out = Export::default();
     let mut validations = Vec::new();
     let carried = carried::carried(
@@ -164,11 +164,11 @@ mod tests {
     use crate::finding::Severity;
     use crate::rules::RULES;
 
-    fn options(mode: AdmissionMode) -> Options {
-        Options { mode, name: "lifeguard".to_owned(), kube_version: kube_version::OLDEST, ratchet: true }
+    fn options(mode: AdmissionMode) -> VapOptions {
+        VapOptions { mode, name: "lifeguard".to_owned(), kube_version: kube_version::OLDEST, ratchet: true }
     }
 
-    fn export(policy: &Policy, options: &Options) -> Export {
+    fn export(policy: &Policy, options: &VapOptions) -> Export {
         super::export(policy, options).expect("the oldest supported release compiles it")
     }
 

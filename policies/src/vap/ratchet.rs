@@ -108,7 +108,7 @@ mod tests {
         let export = |ratchet: bool| {
             crate::vap::export(
                 &policy,
-                &crate::vap::Options {
+                &crate::vap::VapOptions {
                     mode: crate::policy::AdmissionMode::Enforce,
                     name: "lifeguard".to_owned(),
                     kube_version: crate::cel::kube_version::OLDEST,

@@ -19,13 +19,13 @@ mod mutate;
 use policies::Policy;
 
 pub use endpoint::Endpoint;
-pub use options::Options;
+pub use options::ReviewOptions;
 pub use outcome::{Reply, Summary, Verdict, error_reply, wire_json};
 pub use request::{Invalid, Parsed, RequestHead, parse, parse_with};
 pub use text::{API_SERVER_WARNING_CHARS, MAX_WARNING_CHARS, WARNING_BUDGET_CHARS, warning_line};
 
 /// Judges one AdmissionReview body.
-pub fn review(body: &[u8], endpoint: Endpoint, policy: &Policy, options: &Options) -> Reply {
+pub fn review(body: &[u8], endpoint: Endpoint, policy: &Policy, options: &ReviewOptions) -> Reply {
     match parse(body) {
         Err(invalid) => Reply::Invalid(invalid),
         Ok(parsed) => decide(&parsed, endpoint, policy, options),
@@ -33,7 +33,7 @@ pub fn review(body: &[u8], endpoint: Endpoint, policy: &Policy, options: &Option
 }
 
 /// Judges a parsed request.
-pub fn decide(parsed: &Parsed, endpoint: Endpoint, policy: &Policy, options: &Options) -> Reply {
+pub fn decide(parsed: &Parsed, endpoint: Endpoint, policy: &Policy, options: &ReviewOptions) -> Reply {
     let mode = match endpoint {
         Endpoint::Validate(mode) => Some(mode.unwrap_or(policy.mode)),
         Endpoint::Mutate => None,

@@ -170,7 +170,7 @@ mod tests {
 
     #[test]
     fn a_kubectl_applied_object_keeps_what_the_reader_left_out() {
-        use crate::review::{Endpoint, Options, review};
+        use crate::review::{Endpoint, ReviewOptions, review};
         // Its only annotation is the one the reader empties: the patch must
         // add a key to the map as sent, not create a new map over it.
         let last_applied = "{\"apiVersion\":\"v1\",\"kind\":\"Pod\"}";
@@ -190,7 +190,7 @@ mod tests {
             "resource": {"group": "", "version": "v1", "resource": "pods"}, "object": object}});
         let body = serde_json::to_vec(&body).expect("json");
         let Reply::Review { review: answer, .. } =
-            review(&body, Endpoint::Mutate, &Policy::default(), &Options::default())
+            review(&body, Endpoint::Mutate, &Policy::default(), &ReviewOptions::default())
         else {
             panic!("not a review");
         };
@@ -210,7 +210,7 @@ mod tests {
 #[cfg(test)]
 mod restoring_tests {
     use super::*;
-    use crate::review::{Endpoint, Options, review};
+    use crate::review::{Endpoint, ReviewOptions, review};
 
     fn pod(threshold: u32, labels: Value) -> Value {
         json!({"apiVersion": "v1", "kind": "Pod",
@@ -229,7 +229,7 @@ mod restoring_tests {
             "resource": {"group": "", "version": "v1", "resource": "pods"}, "object": new, "oldObject": old}});
         let body = serde_json::to_vec(&body).expect("json");
         let Reply::Review { review: answer, .. } =
-            review(&body, Endpoint::Mutate, &Policy::default(), &Options::default())
+            review(&body, Endpoint::Mutate, &Policy::default(), &ReviewOptions::default())
         else {
             panic!("not a review");
         };

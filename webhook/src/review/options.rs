@@ -5,7 +5,7 @@ use crate::config::OnError;
 
 /// How requests are judged beyond the policy.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Options {
+pub struct ReviewOptions {
     /// Ratcheting on UPDATE.
     pub ratchet: bool,
     /// Judge controller-owned objects too.
@@ -14,8 +14,8 @@ pub struct Options {
     pub on_error: OnError,
 }
 
-impl Default for Options {
+impl Default for ReviewOptions {
     fn default() -> Self {
-        Options { ratchet: true, include_controlled: false, on_error: OnError::Allow }
+        ReviewOptions { ratchet: true, include_controlled: false, on_error: OnError::Allow }
     }
 }

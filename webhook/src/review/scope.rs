@@ -9,7 +9,7 @@ use kube_core::admission::{AdmissionRequest, Operation};
 use policies::{ModelError, Scope};
 use serde_json::Value;
 
-use super::options::Options;
+use super::options::ReviewOptions;
 use super::request::Parsed;
 
 /// Why a request is not judged: out of scope, allowed untouched.
@@ -20,7 +20,7 @@ pub struct Skip(pub String);
 pub fn judged_object<'a>(
     request: &AdmissionRequest<DynamicObject>,
     parsed: &'a Parsed,
-    options: &Options,
+    options: &ReviewOptions,
 ) -> Result<&'a Value, Skip> {
     if !matches!(request.operation, Operation::Create | Operation::Update) {
         return Err(Skip(format!("{} is not judged", parsed.head.operation)));
@@ -36,7 +36,7 @@ pub fn judged_object<'a>(
 
 /// For a request whose typed form did not deserialize: `Some(why)` when it
 /// would not be judged anyway, `None` when it deserves the on-error answer.
-pub fn skip_raw(raw: &Value, object: Option<&Value>, options: &Options) -> Option<String> {
+pub fn skip_raw(raw: &Value, object: Option<&Value>, options: &ReviewOptions) -> Option<String> {
     let operation = raw.get("operation").and_then(Value::as_str).unwrap_or_default();
     if !matches!(operation, "CREATE" | "UPDATE") {
         return Some(format!("{operation} is not judged"));
@@ -55,7 +55,7 @@ pub fn skip_raw(raw: &Value, object: Option<&Value>, options: &Options) -> Optio
 }
 
 /// The engine's scope with the webhook's options.
-fn scope(options: &Options) -> Scope {
+fn scope(options: &ReviewOptions) -> Scope {
     Scope { include_controlled: options.include_controlled }
 }
 
@@ -79,26 +79,29 @@ mod tests {
         let owned =
             pod(json!({"name": "p", "ownerReferences": [{"kind": "ReplicaSet", "name": "web-1", "controller": true}]}));
         let create = json!({"operation": "CREATE"});
-        let skip = skip_raw(&create, Some(&owned), &Options::default());
+        let skip = skip_raw(&create, Some(&owned), &ReviewOptions::default());
         assert_eq!(
             skip.as_deref(),
             Some("controlled by ReplicaSet/web-1, whose template is judged where it is written")
         );
-        assert_eq!(skip_raw(&create, Some(&owned), &Options { include_controlled: true, ..Options::default() }), None);
+        assert_eq!(
+            skip_raw(&create, Some(&owned), &ReviewOptions { include_controlled: true, ..ReviewOptions::default() }),
+            None
+        );
         let cm = json!({"kind": "ConfigMap", "metadata": {"name": "c"}});
         assert_eq!(
-            skip_raw(&create, Some(&cm), &Options::default()).as_deref(),
+            skip_raw(&create, Some(&cm), &ReviewOptions::default()).as_deref(),
             Some("the object carries no pod spec")
         );
         // In scope but unreadable: the on-error answer, not a skip.
         let broken =
             json!({"kind": "Pod", "spec": {"containers": [{"name": "c", "livenessProbe": {"periodSeconds": "ten"}}]}});
-        assert_eq!(skip_raw(&create, Some(&broken), &Options::default()), None);
+        assert_eq!(skip_raw(&create, Some(&broken), &ReviewOptions::default()), None);
     }
 
     #[test]
     fn unreadable_requests_out_of_scope_are_let_through() {
-        let opts = Options::default();
+        let opts = ReviewOptions::default();
         let p = pod(json!({"name": "p"}));
         assert!(skip_raw(&json!({"operation": "DELETE"}), None, &opts).is_some());
         assert!(skip_raw(&json!({"operation": "CONNECT"}), Some(&json!({"kind": "PodExecOptions"})), &opts).is_some());

@@ -10,7 +10,7 @@ use policies::{Batch, Finding, Policy, lint_object};
 use serde_json::Value;
 
 use super::endpoint::Endpoint;
-use super::options::Options;
+use super::options::ReviewOptions;
 use super::outcome::{Reply, Summary, Verdict, error_reply, reply, skipped};
 use super::request::Parsed;
 use super::scope::unparsable;
@@ -23,7 +23,7 @@ pub fn validate(
     object: &Value,
     mode: AdmissionMode,
     policy: &Policy,
-    options: &Options,
+    options: &ReviewOptions,
 ) -> Reply {
     let endpoint = Endpoint::Validate(Some(mode));
     // One object at a time: the webhook sees no Services, exactly like

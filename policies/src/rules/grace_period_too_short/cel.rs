@@ -6,7 +6,7 @@
 //! container's hook, drain or budget only the linter can read (see
 //! [`crate::cel::shutdown`]) is left to it.
 
-use crate::cel::check::Check;
+use crate::cel::check::CelCheck;
 use crate::cel::fragments::annotation;
 use crate::cel::mutation::{Change, Mutation, fixes_at};
 use crate::cel::shutdown::{FOREVER, GRACE, READABLE, total};
@@ -21,28 +21,29 @@ pub(crate) fn worst() -> String {
     format!("variables.needs.filter(n, {} == t.max())[0][0]", total())
 }
 
-pub(crate) fn checks(rule: &Rule, policy: &Policy) -> Vec<Check> {
+pub(crate) fn checks(rule: &Rule, policy: &Policy) -> Vec<CelCheck> {
     let severity = policy.severity_override(rule.name).unwrap_or(rule.severity);
-    let mut checks: Vec<Check> = [("drainAnnotation", ANNOTATION_DRAIN), ("shutdownAnnotation", ANNOTATION_SHUTDOWN)]
-        .into_iter()
-        .map(|(variable, key)| Check {
-            rule: rule.name,
-            severity,
-            per_container: false,
-            bad: format!("variables.{variable} == -1"),
-            describe: format!(
-                "'annotation {key}: \"' + {} + '\" is not a number of seconds or a duration'",
-                annotation(key)
-            ),
-            tail: ": write whole seconds (\"30\") or a duration (\"1m30s\")".to_owned(),
-        })
-        .collect();
+    let mut checks: Vec<CelCheck> =
+        [("drainAnnotation", ANNOTATION_DRAIN), ("shutdownAnnotation", ANNOTATION_SHUTDOWN)]
+            .into_iter()
+            .map(|(variable, key)| CelCheck {
+                rule: rule.name,
+                severity,
+                per_container: false,
+                bad: format!("variables.{variable} == -1"),
+                describe: format!(
+                    "'annotation {key}: \"' + {} + '\" is not a number of seconds or a duration'",
+                    annotation(key)
+                ),
+                tail: ": write whole seconds (\"30\") or a duration (\"1m30s\")".to_owned(),
+            })
+            .collect();
     // n: [name, sleep, sleep only, native, drain, shutdown].
     let totals = format!("variables.needs.map(n, {})", total());
     // The first container with the largest total, when that passes the grace period.
     let worst =
         format!("({READABLE} && [{totals}].exists(t, t.max() >= 0 && t.max() > {GRACE} && c.name == {}))", worst());
-    checks.push(Check {
+    checks.push(CelCheck {
         rule: rule.name,
         severity,
         per_container: true,

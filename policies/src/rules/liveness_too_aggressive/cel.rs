@@ -4,7 +4,7 @@
 //! Its fix, for `export map`, raises the failure threshold (and a 1 s
 //! timeout paired with a single failure) as `lifeguard fix` does.
 
-use crate::cel::check::Check;
+use crate::cel::check::CelCheck;
 use crate::cel::int::{I32_MAX, ceil_div_of, max};
 use crate::cel::mutation::{Change, Mutation, Set, fixes_at};
 use crate::finding::Severity;
@@ -41,10 +41,10 @@ pub(crate) fn bad(policy: &Policy) -> String {
     )
 }
 
-pub(crate) fn checks(rule: &Rule, policy: &Policy) -> Vec<Check> {
+pub(crate) fn checks(rule: &Rule, policy: &Policy) -> Vec<CelCheck> {
     let s = &policy.settings;
     let (period, failure, timeout) = timing();
-    vec![Check {
+    vec![CelCheck {
         rule: rule.name,
         severity: policy.severity_override(rule.name).unwrap_or(rule.severity),
         per_container: true,

@@ -7,7 +7,7 @@
 //! rewritten into the native action. A container whose hook, drain or
 //! budget only the linter can read (see [`crate::cel::shutdown`]) is left to it.
 
-use crate::cel::check::Check;
+use crate::cel::check::CelCheck;
 use crate::cel::int::max;
 use crate::cel::mutation::{Change, ContainerOp, Mutation, Write, fixes_at};
 use crate::cel::shutdown::{FOREVER, GRACE, NEED, READABLE, exec_sleep, total};
@@ -30,7 +30,7 @@ pub(crate) fn short_changed(policy: &Policy) -> String {
     format!("({SLEEPS} && n[1] != {FOREVER} && {GRACE} - n[1] < {})", need(policy))
 }
 
-pub(crate) fn checks(rule: &Rule, policy: &Policy) -> Vec<Check> {
+pub(crate) fn checks(rule: &Rule, policy: &Policy) -> Vec<CelCheck> {
     let s = &policy.settings;
     let native_ok = s.kubernetes_minor() >= (1, 30);
     let need = need(policy);
@@ -47,7 +47,7 @@ pub(crate) fn checks(rule: &Rule, policy: &Policy) -> Vec<Check> {
          leaving ' + string({remaining}) + 's of terminationGracePeriodSeconds ' + string({GRACE}) + ' (' + string({need}) + 's needed to shut down)')[0]"
     );
     let tail = ": sleep only as long as endpoint removal takes and drain in the app on SIGTERM".to_owned();
-    let check = |severity: Severity, bad: String| Check {
+    let check = |severity: Severity, bad: String| CelCheck {
         rule: rule.name,
         severity,
         per_container: true,

@@ -18,7 +18,7 @@
 //! `host` resolves; such a finding is reported at the lowest severity it
 //! can have, a warning, so in enforce mode it is warned rather than denied.
 
-use crate::cel::check::Check;
+use crate::cel::check::CelCheck;
 use crate::cel::fragments::present;
 use crate::finding::Severity;
 use crate::model::ANNOTATION_PROBE_CHECKS;
@@ -194,7 +194,7 @@ pub(crate) fn reach(http: &str, path_error: &str, policy: &Policy) -> (String, S
     (dependency, local)
 }
 
-pub(crate) fn checks(rule: &Rule, policy: &Policy) -> Vec<Check> {
+pub(crate) fn checks(rule: &Rule, policy: &Policy) -> Vec<CelCheck> {
     let (http, tcp, exec, grpc) = (same_http(), same_tcp(), same_exec(), same_grpc());
     let long_running = crate::cel::shutdown::LONG_RUNNING;
     // A long-running workload's shared tcpSocket is `readiness-port-only`'s.
@@ -218,7 +218,7 @@ pub(crate) fn checks(rule: &Rule, policy: &Policy) -> Vec<Check> {
     );
     let tail = ": point liveness at a cheap local endpoint, keep dependency checks and drain in readiness".to_owned();
     let tcp_tail = ": nothing to separate; for a readiness that tracks serving, use httpGet, grpc or exec".to_owned();
-    let shared = |bad: String, severity: Severity| Check {
+    let shared = |bad: String, severity: Severity| CelCheck {
         rule: rule.name,
         severity,
         per_container: true,
@@ -226,7 +226,7 @@ pub(crate) fn checks(rule: &Rule, policy: &Policy) -> Vec<Check> {
         describe: describe.clone(),
         tail: tail.clone(),
     };
-    let tcp_check = |severity: Severity| Check {
+    let tcp_check = |severity: Severity| CelCheck {
         rule: rule.name,
         severity,
         per_container: true,

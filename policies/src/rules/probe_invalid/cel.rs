@@ -5,7 +5,7 @@
 //! a `pgrep` pattern longer than a process name needs the command line
 //! read. What is left, exactly: an exec command whose program is empty.
 
-use crate::cel::check::Check;
+use crate::cel::check::CelCheck;
 use crate::policy::Policy;
 use crate::rules::Rule;
 
@@ -21,9 +21,9 @@ pub(crate) fn empty_program(probe: &str) -> String {
     )
 }
 
-pub(crate) fn checks(rule: &Rule, policy: &Policy) -> Vec<Check> {
+pub(crate) fn checks(rule: &Rule, policy: &Policy) -> Vec<CelCheck> {
     let empty: Vec<(String, &str)> = PROBES.iter().map(|(p, word)| (empty_program(p), *word)).collect();
-    vec![Check {
+    vec![CelCheck {
         rule: rule.name,
         severity: policy.severity_override(rule.name).unwrap_or(rule.severity),
         per_container: true,

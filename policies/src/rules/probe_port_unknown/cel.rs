@@ -2,7 +2,7 @@
 //! given by a valid port name, in a startup, liveness or readiness probe or
 //! a `postStart`/`preStop` hook, that the container's `ports` do not name.
 
-use crate::cel::check::Check;
+use crate::cel::check::CelCheck;
 use crate::policy::Policy;
 use crate::rules::Rule;
 
@@ -33,9 +33,9 @@ pub(crate) fn unknown_names() -> String {
     format!("[{}].filter(n, n != '')", items.join(", "))
 }
 
-pub(crate) fn checks(rule: &Rule, policy: &Policy) -> Vec<Check> {
+pub(crate) fn checks(rule: &Rule, policy: &Policy) -> Vec<CelCheck> {
     let names = unknown_names();
-    vec![Check {
+    vec![CelCheck {
         rule: rule.name,
         severity: policy.severity_override(rule.name).unwrap_or(rule.severity),
         per_container: true,

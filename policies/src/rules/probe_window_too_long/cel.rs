@@ -5,7 +5,7 @@
 //! Its fix, for `export map`, lowers the failure threshold as `lifeguard
 //! fix` does.
 
-use crate::cel::check::Check;
+use crate::cel::check::CelCheck;
 use crate::cel::int::{I32_MAX, ceil_div_of, max};
 use crate::cel::mutation::{Change, Mutation, Set, fixes_at};
 use crate::finding::Severity;
@@ -33,11 +33,11 @@ pub(crate) fn window(probe: &str) -> String {
     format!("string({} * {})", field(probe, "failureThreshold", 3), field(probe, "periodSeconds", 10))
 }
 
-pub(crate) fn checks(rule: &Rule, policy: &Policy) -> Vec<Check> {
+pub(crate) fn checks(rule: &Rule, policy: &Policy) -> Vec<CelCheck> {
     let s = &policy.settings;
     let readiness = too_long("readinessProbe", s.max_readiness_window_seconds);
     let liveness = format!("(has(c.startupProbe) && {})", too_long("livenessProbe", s.max_liveness_window_seconds));
-    vec![Check {
+    vec![CelCheck {
         rule: rule.name,
         severity: policy.severity_override(rule.name).unwrap_or(rule.severity),
         per_container: true,

@@ -2,17 +2,17 @@
 //! whose readiness probe is a `tcpSocket`; an error on a container that
 //! requests a GPU, a warning otherwise.
 
-use crate::cel::check::Check;
+use crate::cel::check::CelCheck;
 use crate::cel::containers::GPU;
 use crate::cel::shutdown::LONG_RUNNING;
 use crate::finding::Severity;
 use crate::policy::Policy;
 use crate::rules::Rule;
 
-pub(crate) fn checks(rule: &Rule, policy: &Policy) -> Vec<Check> {
+pub(crate) fn checks(rule: &Rule, policy: &Policy) -> Vec<CelCheck> {
     // The API server has given the probe exactly one handler.
     let port_only = format!("{LONG_RUNNING} && has(c.readinessProbe) && has(c.readinessProbe.tcpSocket)");
-    let check = |severity: Severity, bad: String| Check {
+    let check = |severity: Severity, bad: String| CelCheck {
         rule: rule.name,
         severity,
         per_container: true,

@@ -6,7 +6,7 @@
 //! window shorter than `gpuBootSeconds`, for the containers that are
 //! certainly model servers (see [`crate::cel::containers::model_server`]).
 
-use crate::cel::check::Check;
+use crate::cel::check::CelCheck;
 use crate::cel::fragments::{annotation, present};
 use crate::cel::int::I32_MAX;
 use crate::cel::mutation::{Change, Mutation, Set, fixed_tiers};
@@ -80,14 +80,14 @@ pub(crate) fn short_of_cold_start(policy: &Policy) -> String {
     )
 }
 
-pub(crate) fn checks(rule: &Rule, policy: &Policy) -> Vec<Check> {
+pub(crate) fn checks(rule: &Rule, policy: &Policy) -> Vec<CelCheck> {
     let s = &policy.settings;
     let over = policy.severity_override(rule.name);
     let cold = "variables.coldStart";
     let declared = "variables.coldStart != -3";
     let margin = s.cold_start_margin_percent;
     let required = required(policy);
-    let mut checks = vec![Check {
+    let mut checks = vec![CelCheck {
         rule: rule.name,
         severity: over.unwrap_or(Severity::Error),
         per_container: false,
@@ -98,7 +98,7 @@ pub(crate) fn checks(rule: &Rule, policy: &Policy) -> Vec<Check> {
         ),
         tail: ": write the measured slowest valid start as seconds (\"430\") or a duration (\"7m10s\")".to_owned(),
     }];
-    let short = Check {
+    let short = CelCheck {
         rule: rule.name,
         severity: over.unwrap_or(Severity::Error),
         per_container: true,
@@ -114,13 +114,17 @@ pub(crate) fn checks(rule: &Rule, policy: &Policy) -> Vec<Check> {
         Some(_) => checks.push(short),
         None => {
             let restarts = restarts_the_boot();
-            checks.push(Check { bad: format!("{} && {restarts}", short.bad), ..short.clone() });
-            checks.push(Check { severity: Severity::Warning, bad: format!("{} && !{restarts}", short.bad), ..short });
+            checks.push(CelCheck { bad: format!("{} && {restarts}", short.bad), ..short.clone() });
+            checks.push(CelCheck {
+                severity: Severity::Warning,
+                bad: format!("{} && !{restarts}", short.bad),
+                ..short
+            });
         }
     }
     {
         let model_server = crate::cel::containers::MODEL_SERVER;
-        checks.push(Check {
+        checks.push(CelCheck {
             rule: rule.name,
             severity: over.unwrap_or(Severity::Warning),
             per_container: true,

@@ -7,7 +7,7 @@
 //! startup probe at all. A model-server image counts as the linter counts
 //! it where the object alone says so (see [`crate::cel::containers::model_server`]).
 
-use crate::cel::check::Check;
+use crate::cel::check::CelCheck;
 use crate::cel::fragments::present;
 use crate::cel::int::{I32_MAX, ceil_div_by, max};
 use crate::cel::mutation::{Change, ContainerOp, Mutation, Write, fixed_tiers};
@@ -74,7 +74,7 @@ pub(crate) fn liveness_finding(policy: &Policy) -> String {
     format!("!has(c.startupProbe) && has(c.livenessProbe) && ({})", reasons.join(" || "))
 }
 
-pub(crate) fn checks(rule: &Rule, policy: &Policy) -> Vec<Check> {
+pub(crate) fn checks(rule: &Rule, policy: &Policy) -> Vec<CelCheck> {
     let s = &policy.settings;
     let over = policy.severity_override(rule.name);
     let gpu = crate::cel::containers::GPU;
@@ -86,7 +86,7 @@ pub(crate) fn checks(rule: &Rule, policy: &Policy) -> Vec<Check> {
          the boot or restart it' + ({gpu} ? ' (it requests a GPU)' : '')"
     );
     let tail = ": add a startupProbe with the liveness handler whose failureThreshold x periodSeconds covers the boot";
-    let check = |severity: Severity, bad: String| Check {
+    let check = |severity: Severity, bad: String| CelCheck {
         rule: rule.name,
         severity,
         per_container: true,
@@ -104,7 +104,7 @@ pub(crate) fn checks(rule: &Rule, policy: &Policy) -> Vec<Check> {
     };
     if s.require_startup_probe_for_gpu {
         let long_running = crate::cel::shutdown::LONG_RUNNING;
-        checks.push(Check {
+        checks.push(CelCheck {
             rule: rule.name,
             severity: over.unwrap_or(Severity::Error),
             per_container: true,

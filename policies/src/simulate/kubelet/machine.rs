@@ -3,7 +3,7 @@
 //! hook and the readiness gates in `lifecycle.rs`.
 
 use crate::model::ProbeKind;
-use crate::simulate::checks::Check;
+use crate::simulate::checks::ProbeCheck;
 use crate::simulate::gates::GateClock;
 use crate::simulate::hooks::seen_after_start;
 use crate::simulate::pod::{ContainerModel, ProbeModel};
@@ -196,14 +196,14 @@ impl Machine<'_> {
     /// A check started at `at`: whether it passed, when its result came, and whether it timed out.
     fn check(&self, p: &ProbeModel, at: i64) -> (bool, i64, bool) {
         let timeout = p.timing.timeout.max(1) * MS;
-        if matches!(p.check, Check::ProcessOnly) {
+        if matches!(p.check, ProbeCheck::ProcessOnly) {
             return (true, at, false);
         }
         if at < self.healthy_at {
             // Booting: nothing listens yet, the check is refused at once.
             return (false, at, false);
         }
-        if matches!(p.check, Check::PortOnly) {
+        if matches!(p.check, ProbeCheck::PortOnly) {
             return (true, at, false);
         }
         if let Some(until) = self.stuck_until(at) {
@@ -212,7 +212,7 @@ impl Machine<'_> {
         // A stalled dependency answers when the stall ends: in time for a
         // probe whose timeout reaches that far.
         if let Some((_, to)) =
-            self.world.stall.filter(|&(from, to)| p.check == Check::Dependency && at >= from && at < to)
+            self.world.stall.filter(|&(from, to)| p.check == ProbeCheck::Dependency && at >= from && at < to)
         {
             return if to - at > timeout { (false, at + timeout, true) } else { (true, to, false) };
         }
@@ -225,7 +225,7 @@ impl Machine<'_> {
         // A triggered check leaves the grid where it is.
         let off_grid = self.probes[i].triggered.take().is_some_and(|t| t < self.probes[i].next);
         let period = self.probes[i].period();
-        if model.check == Check::Unresolved {
+        if model.check == ProbeCheck::Unresolved {
             // The kubelet cannot send it, and its worker discards the
             // errored result (prober/worker.go, `doProbe`): nothing counts.
             self.probes[i].next = if off_grid { self.probes[i].next } else { at + period };

@@ -41,7 +41,7 @@ pub use custom_kinds::{FIXED_CUSTOM_KINDS, NOT_FIXED_CUSTOM_KIND};
 
 /// What to export.
 #[derive(Debug, Clone)]
-pub struct Options {
+pub struct MapOptions {
     /// The objects' name is `NAME-fix`, and NAME the value of their
     /// [`super::EXPORT_LABEL`].
     pub name: String,
@@ -71,7 +71,7 @@ pub struct Export {
 /// The policy's carried rules as a MutatingAdmissionPolicy and its binding.
 /// `Err` when an expression needs a CEL library the target release does
 /// not admit.
-pub fn export(policy: &Policy, options: &Options) -> Result<Export, CelError> {
+pub fn export(policy: &Policy, options: &MapOptions) -> Result<Export, CelError> {
     let mut out = Export::default();
     let mut mutations = Vec::new();
     let carried = carried::carried(

@@ -5,8 +5,8 @@ use serde_json::json;
 use super::*;
 use crate::cel::kube_version::OLDEST;
 
-fn options() -> Options {
-    Options { name: "lifeguard".to_owned(), api: MapApi::V1, kube_version: OLDEST }
+fn options() -> MapOptions {
+    MapOptions { name: "lifeguard".to_owned(), api: MapApi::V1, kube_version: OLDEST }
 }
 
 /// An expression as laid out, on one line: each line break and its indent a space.
@@ -107,7 +107,7 @@ fn the_objects_match_what_mutate_patches() {
     // the custom kinds whose containers an ApplyConfiguration cannot merge.
     let vap = crate::vap::export(
         &Policy::default(),
-        &crate::vap::Options {
+        &crate::vap::VapOptions {
             mode: crate::policy::AdmissionMode::Enforce,
             name: "lifeguard".to_owned(),
             kube_version: OLDEST,
@@ -130,7 +130,7 @@ fn the_objects_match_what_mutate_patches() {
     for object in &out.objects {
         assert_eq!(object["metadata"]["labels"][crate::vap::EXPORT_LABEL], "lifeguard");
     }
-    let v1beta1 = export(&Policy::default(), &Options { api: MapApi::V1beta1, ..options() }).expect("compiles");
+    let v1beta1 = export(&Policy::default(), &MapOptions { api: MapApi::V1beta1, ..options() }).expect("compiles");
     assert_eq!(v1beta1.objects[0]["apiVersion"], "admissionregistration.k8s.io/v1beta1");
     assert_eq!(v1beta1.objects[1]["apiVersion"], "admissionregistration.k8s.io/v1beta1");
     assert_eq!(v1beta1.objects[0]["spec"], map["spec"]);
@@ -197,7 +197,7 @@ fn every_pack_compiles_at_the_oldest_release() {
     for pack in crate::policy::PACKS.iter().map(|p| p.name) {
         let policy = Policy::pack(pack).expect("pack");
         export(&policy, &options()).unwrap_or_else(|e| panic!("{pack}: {e}"));
-        let vap = crate::vap::Options {
+        let vap = crate::vap::VapOptions {
             mode: crate::policy::AdmissionMode::Enforce,
             name: "lifeguard".to_owned(),
             kube_version: OLDEST,

@@ -154,11 +154,11 @@ fn every_object_fits_what_kubectl_apply_keeps_of_it() {
             let (docs, errors) = lifeguard::input::parse_stream(&out.stdout, &lifeguard::input::Limits::default());
             assert!(errors.is_none(), "{errors:?}");
             for doc in &docs {
-                let size = lifeguard::export::client_side_apply_annotations(&doc.value);
+                let size = lifeguard::commands::export::client_side_apply_annotations(&doc.value);
                 let name = doc.value.pointer("/metadata/name").and_then(|n| n.as_str()).unwrap_or_default();
                 // Three quarters of the limit: the rest is room for a
                 // policy's own exemptions, which every fix's CEL repeats.
-                let room = lifeguard::export::ANNOTATIONS_LIMIT / 4 * 3;
+                let room = lifeguard::commands::export::ANNOTATIONS_LIMIT / 4 * 3;
                 assert!(size < room, "{pack} {version}: {name}: {size} bytes");
             }
         }

@@ -48,16 +48,9 @@ use workspace::Workspace;
 /// is linted once.
 pub const QUIET: Duration = Duration::from_millis(15);
 
-/// `lifeguard lsp` flags.
-#[derive(Debug, Clone, clap::Args)]
-pub struct LspArgs {
-    /// Talk over stdin and stdout (the only transport; editors' clients pass it).
-    #[arg(long)]
-    pub stdio: bool,
-}
-
-/// Runs the server until the client shuts it down; returns the exit code.
-pub fn run(_args: LspArgs) -> Result<u8> {
+/// Runs the server on stdin and stdout until the client shuts it down;
+/// returns the exit code.
+pub fn serve_stdio() -> Result<u8> {
     let (connection, io_threads) = Connection::stdio();
     let (id, params) = connection.initialize_start().context("the initialize request")?;
     let init: InitializeParams = serde_json::from_value(params).unwrap_or_default();

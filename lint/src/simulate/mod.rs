@@ -3,9 +3,7 @@
 //! and hands the timelines and verdicts to its renderers
 //! ([`crate::report::simulate`]).
 
-pub mod args;
 pub mod fail_on;
 pub mod read;
 
-pub use args::{SimulateArgs, SimulateFormat, run};
 pub use read::{SimulateRun, Simulated, simulate_found};

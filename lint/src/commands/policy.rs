@@ -1,8 +1,5 @@
 //! `lifeguard policy check|show|schema`.
 
-// A command's edge: a policy that does not load is told to the user on stderr.
-#![allow(clippy::print_stderr)]
-
 use crate::stop::Stop;
 use std::path::Path;
 
@@ -61,10 +58,7 @@ pub fn run(command: PolicyCommand, write_stdout: impl Fn(&str) -> Result<()>) ->
                     write_stdout(&format!("{file}: valid ({})\n", outline(&policy)))?;
                     Ok(0)
                 }
-                Err(e) => {
-                    eprintln!("lifeguard: invalid policy: {e}");
-                    Ok(2)
-                }
+                Err(e) => Err(Stop::usage(format!("invalid policy: {e}"))),
             }
         }
         PolicyCommand::Show { path, policy, format } => {

@@ -10,9 +10,9 @@ use anyhow::{Context, Result};
 use clap::ValueEnum;
 use policies::simulate::{Assumptions, FeatureGates, GateDelay, ProbeChecks, Scenario, VERDICTS, Verdict};
 
-use super::fail_on::FailOnVerdict;
 use crate::input::Limits;
 use crate::options::{POLICY_NAME, RunArgs};
+use crate::simulate::fail_on::FailOnVerdict;
 
 /// Output formats of `simulate`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -163,13 +163,13 @@ pub fn run(args: SimulateArgs) -> Result<u8> {
         delete_grace_seconds: args.delete_grace_seconds.map(i64::from),
         nodes: args.nodes.map(i64::from),
     };
-    let options = super::read::ReadOptions {
+    let options = crate::simulate::read::ReadOptions {
         scenarios: &scenarios,
         assumptions: &assumptions,
         diff_fix: args.diff_fix,
         helm_chart_root: args.helm_chart_root.as_deref(),
     };
-    let out = super::read::simulate_resolved(&mut resolved, &options, &Limits::default());
+    let out = crate::simulate::read::simulate_resolved(&mut resolved, &options, &Limits::default());
     let mut stderr = anstream::stderr();
     for e in &out.errors {
         write!(stderr, "{}", crate::report::text::input_error(e)).context("writing to stderr")?;

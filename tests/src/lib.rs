@@ -14,6 +14,7 @@ pub mod lsp_client;
 pub mod peers;
 pub mod simulate_check;
 pub mod support;
+pub mod vap_parity;
 
 use std::path::{Path, PathBuf};
 

@@ -20,9 +20,6 @@
 #[path = "cluster_vap/checks.rs"]
 mod checks;
 #[allow(dead_code)]
-#[path = "cluster_vap/subset.rs"]
-mod subset;
-#[allow(dead_code)]
 #[path = "cluster_vap/support.rs"]
 mod support;
 

@@ -15,6 +15,12 @@ const PEERS: &str = "target/tools/peers";
 /// The installer the skip messages name.
 const INSTALLER: &str = ".ci/install-peers.sh";
 
+/// The kyverno CLI, or `None` after saying why the test skips (it also
+/// evaluates the exported admission policies offline: `cel_fixtures.rs`).
+pub fn kyverno() -> Option<PathBuf> {
+    installed_tool(&format!("{PEERS}/kyverno"), INSTALLER)
+}
+
 /// The Kyverno policy the bench and its test apply (Kyverno's published
 /// probe samples: probes present, liveness and readiness different).
 pub const KYVERNO_POLICY: &str = "tests/fixtures/peers/kyverno-probes.yaml";
@@ -110,7 +116,7 @@ impl Tools {
     /// failure under `LIFEGUARD_NO_SKIP`).
     pub fn installed() -> Option<Tools> {
         let kube_score = installed_tool(&format!("{PEERS}/kube-score"), INSTALLER)?;
-        let kyverno = installed_tool(&format!("{PEERS}/kyverno"), INSTALLER)?;
+        let kyverno = kyverno()?;
         let checkov = installed_tool(&format!("{PEERS}/checkov/bin/checkov"), INSTALLER)?;
         let lifeguard = workspace_binary("lifeguard", "lifeguard")?;
         Some(Tools { lifeguard, before: None, kube_score, kyverno, checkov })

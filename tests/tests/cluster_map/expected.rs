@@ -13,7 +13,7 @@ use policies::vap::mutation::{Carried, coverage};
 use policies::{Batch, Policy, plan_fixes};
 use serde_json::{Value, json};
 
-use crate::subset::readable;
+use lifeguard_e2e::vap_parity::readable;
 
 /// An integer annotation of 19 digits or more, which CEL does not read as
 /// the linter does.

@@ -30,9 +30,6 @@ mod reapply;
 // The VAP tests' harness: the corpus, the fixtures, what the VAP flags and
 // what the linter finds; this test uses part of it.
 #[allow(dead_code)]
-#[path = "../cluster_vap/subset.rs"]
-mod subset;
-#[allow(dead_code)]
 #[path = "../cluster_vap/support.rs"]
 mod support;
 mod updates;
@@ -58,7 +55,8 @@ use serde_json::Value;
 
 use expected::{carried_rules, fixed_by_lifeguard, fixed_rules, mutated, resubmittable, touched};
 use install::{dry_run_json, dry_run_output, export_map, install_map, remove_map};
-use support::{fixtures_and_corpus, flagged, linted, namespace};
+use lifeguard_e2e::vap_parity::linted;
+use support::{fixtures_and_corpus, flagged, namespace};
 
 /// The policies are cluster-wide: one test at a time.
 pub(crate) static TURN: Mutex<()> = Mutex::new(());
@@ -141,7 +139,7 @@ fn parity(plane: &ControlPlane, pack: &str) {
     namespace(plane, &ns);
     namespace(plane, &plain);
     // The VAP's probe objects are waited for where nothing fixes them.
-    support::install(plane, &support::export(&["--policy", pack, "--mode", "warn"]), &plain);
+    support::install(plane, &lifeguard_e2e::vap_parity::export(&["--policy", pack, "--mode", "warn"]), &plain);
     install_map(plane, pack, &ns);
     let policy = Policy::pack(pack).expect("a built-in pack");
     let corpus = corpus_dir().map(|d| d.display().to_string());

@@ -11,9 +11,10 @@ use std::collections::BTreeMap;
 use lifeguard_e2e::cluster::ControlPlane;
 use policies::Policy;
 
-use crate::support::{
-    covered, dry_run, export, fixtures, fixtures_and_corpus, flagged, install, linted, namespace, remove,
-};
+use lifeguard_e2e::vap_parity::{covered, fixtures};
+
+use crate::support::{dry_run, fixtures_and_corpus, flagged, install, namespace, remove};
+use lifeguard_e2e::vap_parity::{export, linted};
 
 /// `export vap ARGS EXTRA`.
 fn export_with(args: &[&str], extra: &[&str]) -> String {

@@ -17,7 +17,8 @@ use policies::{Policy, objects_in};
 use serde_json::{Value, json};
 
 use crate::per_template::{assert_flagged, template_differences};
-use crate::support::{dry_run, export, flagged, install, linted, namespace};
+use crate::support::{dry_run, flagged, install, namespace};
+use lifeguard_e2e::vap_parity::{export, linted};
 
 /// Installs the LeaderWorkerSet CRD and waits until it is served; `None`
 /// (after saying why) without the corpus.

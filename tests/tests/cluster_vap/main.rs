@@ -25,7 +25,6 @@ mod modes;
 mod per_template;
 mod ray;
 mod reading;
-mod subset;
 mod support;
 
 use std::sync::Mutex;
@@ -37,8 +36,9 @@ use lifeguard_e2e::{repo_root, rule_fixtures};
 use policies::{Batch, Policy, lint_object};
 use serde_json::{Value, json};
 
-use subset::{carried, denies};
-use support::{covered, dry_run, export, fixtures_and_corpus, flagged, install, linted, namespace, objects, remove};
+use lifeguard_e2e::vap_parity::{carried, covered, denies, objects};
+use lifeguard_e2e::vap_parity::{export, linted};
+use support::{dry_run, fixtures_and_corpus, flagged, install, namespace, remove};
 
 /// The policies are cluster-wide: one test at a time.
 pub(crate) static TURN: Mutex<()> = Mutex::new(());

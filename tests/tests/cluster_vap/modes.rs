@@ -14,11 +14,13 @@ use lifeguard_e2e::cluster::control_plane::TOOLS;
 use lifeguard_e2e::cluster::process::wait_for;
 use lifeguard_e2e::cluster::webhook::workspace_binary;
 use lifeguard_e2e::cluster::{ControlPlane, Run};
+use lifeguard_e2e::vap_parity::objects;
 use lifeguard_e2e::{repo_root, rule_fixtures};
 use serde_json::Value;
 
 use crate::TURN;
-use crate::support::{dry_run, export, flagged, namespace, objects, probe_objects, remove};
+use crate::support::{dry_run, flagged, namespace, probe_objects, remove};
+use lifeguard_e2e::vap_parity::export;
 
 /// The audit annotation the API server adds for a validation that fails
 /// under a binding with the `Audit` action.

@@ -9,8 +9,9 @@ use lifeguard_e2e::cluster::Run;
 use policies::Policy;
 use serde_json::Value;
 
-use crate::subset::{carried, in_template, workload_of};
-use crate::support::{Linted, flagged};
+use lifeguard_e2e::vap_parity::{Linted, carried, covered, in_template, workload_of};
+
+use crate::support::flagged;
 
 /// The suffix of the pair that judges a custom kind's template (`""`,
 /// `-2`, ...: its place among its kind's templates not behind a `*`), or
@@ -63,7 +64,7 @@ pub(crate) fn flagged_by(run: &Run, suffix: &str) -> BTreeSet<(String, String)> 
 /// What `lifeguard lint` finds in the template at `template`, of the covered rules.
 pub(crate) fn linted_in(object: &Value, policy: &Policy, template: &str) -> Linted {
     let report = policies::lint_object(object, &policies::Batch::default(), policy).ok().flatten();
-    let covered = crate::support::covered();
+    let covered = covered();
     let mut out = Linted::default();
     for f in report.into_iter().flat_map(|r| r.findings).filter(|f| covered.contains(&f.rule.as_str())) {
         // A finding outside both templates (an annotation of the object) is each template's.

@@ -16,7 +16,8 @@ use policies::{Policy, objects_in};
 use serde_json::{Value, json};
 
 use crate::per_template::{assert_flagged, template_differences};
-use crate::support::{dry_run, export, flagged, install, linted, namespace, remove};
+use crate::support::{dry_run, flagged, install, namespace, remove};
+use lifeguard_e2e::vap_parity::{export, linted};
 
 /// The CRDs, as `.ci/install-kuberay-crds.sh` installs them, and the CRD each holds.
 const CRDS: [(&str, &str); 3] = [

@@ -12,7 +12,8 @@ use policies::Policy;
 use serde_json::json;
 
 use crate::TURN;
-use crate::support::{dry_run, export, flagged, install, linted, namespace, remove};
+use crate::support::{dry_run, flagged, install, namespace, remove};
+use lifeguard_e2e::vap_parity::{export, linted};
 
 #[test]
 fn the_cold_start_annotation_is_read_as_the_linter_reads_it() {

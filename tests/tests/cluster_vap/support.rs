@@ -1,45 +1,26 @@
-//! The harness of the export's tests: exporting, installing and removing
-//! the policies, dry runs through admission, what they flag and what
-//! `lifeguard lint` finds, the objects compared.
+//! The harness of the export's tests against the API server: installing
+//! and removing the policies, dry runs through admission, what they flag,
+//! the objects compared. What they must flag (the covered rules, the
+//! linter's findings and the part the export carries) is
+//! `lifeguard_e2e::vap_parity`'s, shared with the offline test of the CEL
+//! (`tests/tests/cel_fixtures.rs`).
 
 use std::collections::BTreeSet;
-use std::path::Path;
 use std::time::Duration;
 
-use lifeguard::input::{Limits, parse_stream};
 use lifeguard_e2e::cluster::process::wait_for;
-use lifeguard_e2e::cluster::webhook::workspace_binary;
 use lifeguard_e2e::cluster::{ControlPlane, Run};
-use lifeguard_e2e::{corpus_dir, files_under, repo_root, rule_fixtures};
-use policies::vap::Covered;
-use policies::{Batch, Policy, lint_object, objects_in};
+use lifeguard_e2e::vap_parity::{covered, fixtures, flagged_in, objects};
+use lifeguard_e2e::{corpus_dir, files_under};
 use serde_json::{Value, json};
 
-use crate::subset::carried;
+// The expectations' names these tests and those that include this file by
+// path (`cluster_map`, `cluster_versions`) use beside the harness.
 
 /// The suffixes of the pairs an export of a built-in pack writes: the
 /// built-in kinds' (and each custom kind's first template), then one per
 /// further template of the known custom kinds (KServe's four components).
 pub(crate) const SLOT_SUFFIXES: [&str; 4] = ["", "-2", "-3", "-4"];
-
-/// `lifeguard export vap ARGS`: its YAML.
-pub(crate) fn export(args: &[&str]) -> String {
-    let binary = workspace_binary("lifeguard", "lifeguard").expect("the lifeguard binary");
-    let out = std::process::Command::new(binary)
-        .args(["export", "vap"])
-        .args(args)
-        .env_remove("LIFEGUARD_POLICY")
-        .current_dir(repo_root())
-        .output()
-        .expect("run lifeguard export vap");
-    assert!(out.status.success(), "lifeguard export vap {args:?}: {}", String::from_utf8_lossy(&out.stderr));
-    String::from_utf8(out.stdout).expect("UTF-8")
-}
-
-/// The rules the export covers, wholly or partly.
-pub(crate) fn covered() -> Vec<&'static str> {
-    policies::vap::coverage().into_iter().filter(|(_, c)| !matches!(c, Covered::No(_))).map(|(r, _)| r).collect()
-}
 
 /// Removes every exported policy and binding.
 pub(crate) fn remove(plane: &ControlPlane) {
@@ -88,88 +69,7 @@ pub(crate) fn dry_run(plane: &ControlPlane, namespace: &str, object: &Value) -> 
 /// its warnings, or its deny; a finding of the object names no container
 /// (an empty name).
 pub(crate) fn flagged(run: &Run) -> BTreeSet<(String, String)> {
-    let mut out = BTreeSet::new();
-    for line in run.stderr.lines() {
-        for rule in covered() {
-            let Some(at) = line.find(&format!("{rule}: ")) else { continue };
-            let rest = &line[at + rule.len() + 2..];
-            if !rest.starts_with("container \"") {
-                out.insert((rule.to_owned(), String::new()));
-                continue;
-            }
-            for part in rest.split("container \"").skip(1) {
-                if let Some((name, _)) = part.split_once('"') {
-                    out.insert((rule.to_owned(), name.to_owned()));
-                }
-            }
-        }
-    }
-    out
-}
-
-/// (rule, container) of the covered findings `lifeguard lint` reports on the
-/// object alone: all of them, and those the export carries.
-pub(crate) fn linted(object: &Value, policy: &Policy) -> Linted {
-    let report = lint_object(object, &Batch::default(), policy).ok().flatten();
-    let covered = covered();
-    let mut out = Linted::default();
-    for f in report.into_iter().flat_map(|r| r.findings).filter(|f| covered.contains(&f.rule.as_str())) {
-        let key = (f.rule.clone(), f.container.clone().unwrap_or_default());
-        if carried(&f, object, policy) {
-            out.carried.insert(key.clone());
-        }
-        out.all.insert(key);
-    }
-    out
-}
-
-/// What `lifeguard lint` finds on an object, of the covered rules.
-#[derive(Debug, Default, PartialEq)]
-pub(crate) struct Linted {
-    /// Every (rule, container).
-    pub(crate) all: BTreeSet<(String, String)>,
-    /// Those the export must report too.
-    pub(crate) carried: BTreeSet<(String, String)>,
-}
-
-impl Linted {
-    /// Whether admission flagged exactly what it must: everything carried,
-    /// nothing the linter does not report.
-    pub(crate) fn agrees(&self, cel: &BTreeSet<(String, String)>) -> bool {
-        self.carried.is_subset(cel) && cel.is_subset(&self.all)
-    }
-}
-
-/// The kinds the export matches, not owned by a controller.
-pub(crate) fn judged(object: &Value) -> bool {
-    let owned = object["metadata"]["ownerReferences"]
-        .as_array()
-        .is_some_and(|refs| refs.iter().any(|r| r["controller"] == true));
-    object["kind"].as_str().is_some_and(policies::model::names_pod_kind) && !owned
-}
-
-/// The objects of a manifest file.
-pub(crate) fn objects(path: &Path) -> Vec<Value> {
-    let text = std::fs::read_to_string(path).expect("read manifest");
-    let (docs, _) = parse_stream(&text, &Limits::default());
-    docs.iter().flat_map(|d| objects_in(&d.value).into_iter().map(|(_, o)| o.clone())).filter(judged).collect()
-}
-
-/// The fixtures of the covered rules.
-pub(crate) fn fixtures() -> Vec<(String, Value)> {
-    let mut out = Vec::new();
-    for rule in covered() {
-        let dir = rule_fixtures(rule);
-        let mut files: Vec<_> =
-            std::fs::read_dir(&dir).expect("fixtures").filter_map(|e| e.ok()).map(|e| e.path()).collect();
-        files.sort();
-        for file in files {
-            for object in objects(&file) {
-                out.push((file.display().to_string(), object));
-            }
-        }
-    }
-    out
+    flagged_in(&run.stderr)
 }
 
 /// Known-bad objects for the wait, one per covered rule, each with that

@@ -10,8 +10,11 @@ use crate::policy::Policy;
 use crate::rules::Rule;
 
 pub(crate) fn checks(rule: &Rule, policy: &Policy) -> Vec<CelCheck> {
-    // The API server has given the probe exactly one handler.
-    let port_only = format!("{LONG_RUNNING} && has(c.readinessProbe) && has(c.readinessProbe.tcpSocket)");
+    // The API server refuses a built-in kind's probe with several handlers,
+    // not a custom kind's template: as the linter, such a probe is
+    // probe-invalid's, not this rule's.
+    let others = ["httpGet", "exec", "grpc"].map(|h| format!(" && !has(c.readinessProbe.{h})")).concat();
+    let port_only = format!("{LONG_RUNNING} && has(c.readinessProbe) && has(c.readinessProbe.tcpSocket){others}");
     let check = |severity: Severity, bad: String| CelCheck {
         rule: rule.name,
         severity,

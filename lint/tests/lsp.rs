@@ -4,6 +4,11 @@
 //! sibling's Service or the policy file changing relints the open file,
 //! bad input is a diagnostic and never a crash, and a stream of random
 //! edits leaves the server answering.
+//!
+//! Over 400 lines: ten tests, each a session with the real server (open, edit,
+//! ask, compare with `lifeguard lint` or `fix`), sharing the few helpers above
+//! them; split, they would only be more test binaries each linking the whole
+//! tree.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -4,6 +4,10 @@
 //!
 //! Runs happen in `tests/fixtures/simulate` with relative paths, so file
 //! names in the snapshots do not depend on where the repository is.
+//!
+//! Over 400 lines: 21 tests, one per design-source case or output (text, JSON,
+//! SVG, diff), mostly a command and its snapshot or verdict; the SVG checks
+//! bring a small element reader (about 75 lines) of their own.
 
 mod support;
 

@@ -8,6 +8,10 @@
 //!
 //! Which findings get a fix at all is decided here too: an info-tier
 //! finding's fix is opt-in (`Policy::hold_back_info_fixes`, which [`lint_object`] runs).
+//!
+//! Over 400 lines: the unit tests (about 170 lines) run whole objects through
+//! rounds, overlapping fixes, rollbacks and opt-in tiers beside the merge they
+//! pin down, which is itself under 270 lines.
 
 use std::collections::HashSet;
 

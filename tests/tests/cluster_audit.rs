@@ -5,6 +5,10 @@
 //! objects are skipped and a custom resource with a pod template is read;
 //! an API server that stops answering ends the audit within the request
 //! timeout.
+//!
+//! Over 400 lines: six tests, each an audit session against the one control
+//! plane a test binary starts, with the objects, CRDs and freezing proxy it
+//! needs written out beside it; another file would start another control plane.
 
 // A test's edge: it tells on the terminal what it measured, skipped or saw fail.
 #![allow(clippy::print_stderr)]

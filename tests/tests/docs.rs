@@ -8,6 +8,11 @@
 //! named test reads (the cluster's sessions, which need the real API
 //! server). `LIFEGUARD_BLESS=1` rewrites the runnable blocks with what the
 //! binaries print.
+//!
+//! Over 400 lines: seven tests of one claim, that the docs are true: the links,
+//! the runnable output blocks, the documented flags against each `--help`, the
+//! pinned refs and two worked examples, sharing the page and block readers at
+//! the top.
 
 // A test's edge: it tells on the terminal what it measured, skipped or saw fail.
 #![allow(clippy::print_stderr)]

@@ -8,6 +8,11 @@
 //! every failed and every unjudged admission. Its audit CronJob, with
 //! OpenReports' CRD installed, writes each namespace's `Report` under its
 //! own service account.
+//!
+//! Over 400 lines: one test, the chart's life on the node in order (install,
+//! upgrade, eviction, certificate rotation, the audit CronJob, lost pods), a
+//! function per step over the shared node and loop of writes; the early steps
+//! each start from the pods the one before left.
 
 // A test's edge: it tells on the terminal what it measured, skipped or saw fail.
 #![allow(clippy::print_stderr)]

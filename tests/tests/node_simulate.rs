@@ -13,6 +13,11 @@
 //! in `node_simulate/lifecycle.rs`, the pod's (several containers) in
 //! `node_simulate/pod.rs`; how a case is run, read and compared is
 //! `lifeguard_e2e::simulate_check`'s, which the random cases share.
+//!
+//! Over 400 lines: `cases()` (about 350 lines) is the matrix itself, 21 cases
+//! each with its workload settings, probes and watch window, whose runs make
+//! the table in docs/simulate.md; it reads best as one list beside the one
+//! test that runs it.
 
 // A test's edge: it tells on the terminal what it measured, skipped or saw fail.
 #![allow(clippy::print_stderr)]

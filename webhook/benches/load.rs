@@ -35,6 +35,11 @@
 //! that is part of the method, and the floor pays the same price. Exits
 //! non-zero on transport errors or non-2xx answers; a missed target is
 //! reported, not an error.
+//!
+//! Over 400 lines: one run in the order listed above (`bench`, about 215 lines)
+//! with what it alone needs beside it: a raw TLS client for the idle
+//! connections, /proc sampling of memory and CPU, driving oha, and printing
+//! each row against its target.
 
 // A benchmark's edge: what it measured is its report on the terminal.
 #![allow(clippy::print_stderr, clippy::print_stdout)]

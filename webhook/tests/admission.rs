@@ -2,6 +2,11 @@
 //! TLS (HTTP/2 and HTTP/1.1), every pod-bearing kind in every mode, patches
 //! that apply and converge, ratcheting, controller-owned objects,
 //! subresources, DELETE and CONNECT, exemptions and the policy's own mode.
+//!
+//! Over 400 lines: fourteen tests of the admission API, each a review or two
+//! posted to the real binary and its answer checked, sharing `every_kind` and
+//! the answer readers above them; the webhook's other behaviours (bad requests,
+//! reload, drain) have files of their own.
 
 mod common;
 

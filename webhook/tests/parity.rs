@@ -16,6 +16,11 @@
 //! Each object is linted alone because that is what the webhook sees: one
 //! object and no Services (in a whole file, a Service beside a Deployment
 //! informs the rules, which admission cannot know).
+//!
+//! Over 400 lines: one test and what it needs to compare two binaries object by
+//! object: the corpus split into one-object files, lint's and the webhook's
+//! findings as comparable rows, `lifeguard fix`'s object beside the patched
+//! one, and the tally of differences; each piece serves only this comparison.
 
 // A test's edge: it tells on the terminal what it measured, skipped or saw fail.
 #![allow(clippy::print_stderr)]

@@ -1,6 +1,11 @@
 //! Turning command-line paths into inputs: files, directories (recursive,
 //! `.yaml`/`.yml`/`.json`, honouring `.gitignore`), globs, `-` for stdin,
 //! minus what `--exclude` names; and reading them as text.
+//!
+//! Over 400 lines: the whole way from a command-line path to text: what counts
+//! as a manifest, `--exclude`, `discover_with` and `walk_dir` (about 150 lines
+//! together: files, globs, directories, charts, Kustomize builds) and
+//! `read_text` with its limits, sharing `Walk` and `Discovered`.
 
 use std::collections::HashSet;
 use std::io::Read;

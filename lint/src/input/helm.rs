@@ -1,6 +1,11 @@
 //! Helm-rendered streams: `helm template` writes `# Source: chart/templates/x.yaml`
 //! before each document, so a finding can name the template a person edits
 //! instead of a line of the rendered stream.
+//!
+//! Over 400 lines: the `# Source:` scanner, the finder that puts each template
+//! on disk (packaged subcharts and Kustomize builds included) and the
+//! `Template` they fill are one pipeline, and the tests (about 100 lines) feed
+//! it rendered streams; the line alignment is already apart in `helm_lines`.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};

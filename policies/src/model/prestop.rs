@@ -1,5 +1,10 @@
 //! What a container needs between deletion and SIGKILL: its preStop sleep
 //! and the drain and shutdown budgets it declares.
+//!
+//! Over 400 lines: reading a hook's sleep in each spelling (native, `exec`, a
+//! shell, busybox, units; about 200 lines) and the declared drain and shutdown
+//! budgets (about 160) both feed `ShutdownNeed`, which adds them up, so they
+//! stay together; the tests (about 50 lines) pin the sleep reader.
 
 use k8s_openapi::api::core::v1::{Container, LifecycleHandler};
 

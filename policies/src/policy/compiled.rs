@@ -3,6 +3,10 @@
 //!
 //! Building a [`Policy`] either yields a complete policy or an error, never a
 //! half-applied one, so a server can keep its old policy on a bad reload.
+//!
+//! Over 400 lines: each compiled setting appears four times, as a field, in the
+//! empty policy, as a query method and in `compile`, and one file keeps the
+//! four in step; the tests are about 50 lines.
 
 use std::collections::BTreeMap;
 

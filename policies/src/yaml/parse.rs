@@ -1,6 +1,11 @@
 //! The YAML loader: events from `saphyr-parser` (pure Rust, no unsafe, fuzzed
 //! upstream) turned into JSON values plus a parallel position tree, with
 //! explicit limits on document size, nesting depth and alias expansion.
+//!
+//! Over 400 lines: the `Builder` (about 315 lines with its merge helpers:
+//! values, positions, anchors, `<<` merges, the limits, the lean skip) and the
+//! `read` loop that feeds it parser events (with the entry points, about 175)
+//! share the builder's private state; the tests are in `parse_tests.rs`.
 
 use std::collections::HashMap;
 

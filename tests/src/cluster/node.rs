@@ -27,6 +27,11 @@
 //! the node's network on 127.0.0.1 (`hostNetwork: true`, each on a port of
 //! its own); pods that need addresses of their own (a Service's endpoints)
 //! get them on a bridge that exists only in that namespace.
+//!
+//! Over 400 lines: starting the node is one sequence (`Node::start` and its
+//! helpers, about 190 lines), and the config files it writes (containerd's, the
+//! kubelet's, kube-proxy's; about 135) and its clean-up (the cgroups and the
+//! janitor, about 105) must agree on the same paths, so they stay together.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};

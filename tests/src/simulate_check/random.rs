@@ -22,6 +22,11 @@
 //! back a second (a probe before the app listens), and a loop of kills is
 //! watched up to its first back-off, a crash loop or a failing postStart
 //! hook up to its second (jitter).
+//!
+//! Over 400 lines: `case` (about 190 lines) draws every part of a case from one
+//! generator, an arm per scenario, so its odds and limits read as one
+//! distribution; the two tests (about 45 lines) pin replay and coverage beside
+//! it.
 
 use serde_json::{Value, json};
 

@@ -3,6 +3,10 @@
 //! Parsing takes a lookup function instead of reading the process
 //! environment, so the unit tests can feed it values without touching (and
 //! racing on) the real environment of the test binary.
+//!
+//! Over 400 lines: fifteen settings, each a documented field and a parse in
+//! `from_lookup`, and the unit tests (about 150 lines) that feed them values
+//! sit beside the parsers they pin down.
 
 use std::fmt;
 use std::path::PathBuf;

@@ -4,6 +4,11 @@
 //! endpoints" and "terminating"; the disruption is a shaded band. A
 //! workload scenario's picture is its capacity over time
 //! ([`super::capacity_svg`]).
+//!
+//! Over 400 lines: the geometry (sizes, and the wrapping that keeps a panel's
+//! text inside the canvas), the header and time axis `capacity_svg` shares, and
+//! `panel` (about 155 lines), which draws every lane of a timeline in one pass
+//! over its events, all work in one coordinate system.
 
 use std::fmt::Write as _;
 

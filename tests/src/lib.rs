@@ -26,6 +26,22 @@ pub fn repo_root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
 }
 
+/// One `#[test]` per rule, named by the rule, each calling `$check(RULE)`
+/// (so a failure names the rule), and `TESTED`, the rules that have one,
+/// for a test that compares it with the registry.
+#[macro_export]
+macro_rules! rule_tests {
+    ($check:path; $($test:ident => $rule:literal,)*) => {
+        $(
+            #[test]
+            fn $test() {
+                $check($rule);
+            }
+        )*
+        const TESTED: &[&str] = &[$($rule),*];
+    };
+}
+
 /// A rule's fixtures (`bad*.yaml`, `good*.yaml`, a fixable rule's
 /// `fix.yaml`), in the rule's folder beside its code.
 pub fn rule_fixtures(rule: &str) -> PathBuf {

@@ -497,21 +497,8 @@ fn check_rule(rule: &str) {
     );
 }
 
-/// One test per covered rule (a failure names the rule), and the list of
-/// them, which `every_covered_rule_has_a_test` compares with the registry.
-macro_rules! rule_tests {
-    ($($test:ident => $rule:literal,)*) => {
-        $(
-            #[test]
-            fn $test() {
-                check_rule($rule);
-            }
-        )*
-        const TESTED: &[&str] = &[$($rule),*];
-    };
-}
-
-rule_tests! {
+lifeguard_e2e::rule_tests! {
+    check_rule;
     probe_invalid => "probe-invalid",
     probe_port_unknown => "probe-port-unknown",
     probe_endpoint_reused => "probe-endpoint-reused",

@@ -39,6 +39,8 @@ fn expected(rule: &str, fixable: bool, root: &Path) -> Vec<String> {
     let cel = format!("{folder}/cel.rs");
     if root.join(&cel).is_file() {
         paths.push(cel);
+        paths.push("tests/tests/cel_fixtures.rs".to_owned());
+        paths.push("tests/tests/cluster_vap/".to_owned());
     }
     paths
 }

@@ -17,6 +17,7 @@
 pub mod alerts;
 pub mod assumption;
 pub mod cel;
+pub(crate) mod docs_link;
 pub mod engine;
 pub mod error;
 pub mod finding;

@@ -118,7 +118,7 @@ impl Validation {
         let tail = format!(
             "{} + {}",
             fragments::quoted(&self.tail),
-            fragments::quoted(&format!(" ({})", crate::rules::docs_link::docs_url(self.rule)))
+            fragments::quoted(&format!(" ({})", crate::docs_link::docs_url(self.rule)))
         );
         let describe = super::text::on_side(&self.describe, variables, "0", false);
         if !self.per_container {

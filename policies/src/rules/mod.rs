@@ -24,7 +24,6 @@ mod rollout_capacity_too_low;
 pub(crate) mod startup_budget_too_short;
 pub(crate) mod startup_probe_missing;
 
-pub(crate) mod docs_link;
 mod rule;
 #[cfg(test)]
 pub(crate) mod testing;
@@ -32,7 +31,7 @@ pub(crate) mod testing;
 pub(crate) use rule::with_fix;
 pub use rule::{Checks, Ctx, FixAvailability, Fixes, Harm, HarmShown, MapExport, Related, Rule, VapExport};
 
-pub use docs_link::{RULES_PAGE, docs_url};
+pub use crate::docs_link::{RULES_PAGE, docs_url};
 
 /// Every built-in rule, in the order fixes are merged.
 pub static RULES: &[&Rule] = &[

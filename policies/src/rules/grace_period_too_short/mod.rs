@@ -5,7 +5,9 @@
 //! `policies/src/rules/grace_period_too_short/snapshots/rule_fixtures__grace-period-too-short.snap`,
 //! `policies/src/rules/grace_period_too_short/fixtures/fix.yaml`,
 //! `policies/src/rules/grace_period_too_short/snapshots/fix_cli__grace-period-too-short.snap`; in CEL:
-//! `policies/src/rules/grace_period_too_short/cel.rs`.
+//! `policies/src/rules/grace_period_too_short/cel.rs`, evaluated on the fixtures
+//! offline by `tests/tests/cel_fixtures.rs` and on the API server by
+//! `tests/tests/cluster_vap/`.
 
 pub(crate) mod cel;
 

@@ -4,7 +4,9 @@
 //! `policies/src/rules/liveness_too_aggressive/snapshots/rule_fixtures__liveness-too-aggressive.snap`,
 //! `policies/src/rules/liveness_too_aggressive/fixtures/fix.yaml`,
 //! `policies/src/rules/liveness_too_aggressive/snapshots/fix_cli__liveness-too-aggressive.snap`; in CEL:
-//! `policies/src/rules/liveness_too_aggressive/cel.rs`.
+//! `policies/src/rules/liveness_too_aggressive/cel.rs`, evaluated on the fixtures
+//! offline by `tests/tests/cel_fixtures.rs` and on the API server by
+//! `tests/tests/cluster_vap/`.
 
 pub(crate) mod cel;
 

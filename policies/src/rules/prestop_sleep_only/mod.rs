@@ -4,7 +4,9 @@
 //! `policies/src/rules/prestop_sleep_only/snapshots/rule_fixtures__prestop-sleep-only.snap`,
 //! `policies/src/rules/prestop_sleep_only/fixtures/fix.yaml`,
 //! `policies/src/rules/prestop_sleep_only/snapshots/fix_cli__prestop-sleep-only.snap`; in CEL:
-//! `policies/src/rules/prestop_sleep_only/cel.rs`.
+//! `policies/src/rules/prestop_sleep_only/cel.rs`, evaluated on the fixtures
+//! offline by `tests/tests/cel_fixtures.rs` and on the API server by
+//! `tests/tests/cluster_vap/`.
 
 pub(crate) mod cel;
 

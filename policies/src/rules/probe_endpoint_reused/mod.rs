@@ -2,7 +2,9 @@
 //!
 //! Tests: `policies/src/rules/probe_endpoint_reused/fixtures/`,
 //! `policies/src/rules/probe_endpoint_reused/snapshots/rule_fixtures__probe-endpoint-reused.snap`; in CEL:
-//! `policies/src/rules/probe_endpoint_reused/cel.rs`.
+//! `policies/src/rules/probe_endpoint_reused/cel.rs`, evaluated on the fixtures
+//! offline by `tests/tests/cel_fixtures.rs` and on the API server by
+//! `tests/tests/cluster_vap/`.
 
 pub(crate) mod cel;
 

@@ -4,7 +4,9 @@
 //! `policies/src/rules/probe_invalid/snapshots/rule_fixtures__probe-invalid.snap`,
 //! `policies/src/rules/probe_invalid/fixtures/fix.yaml`,
 //! `policies/src/rules/probe_invalid/snapshots/fix_cli__probe-invalid.snap`; in CEL:
-//! `policies/src/rules/probe_invalid/cel.rs`.
+//! `policies/src/rules/probe_invalid/cel.rs`, evaluated on the fixtures
+//! offline by `tests/tests/cel_fixtures.rs` and on the API server by
+//! `tests/tests/cluster_vap/`.
 
 pub(crate) mod cel;
 

@@ -3,7 +3,9 @@
 //!
 //! Tests: `policies/src/rules/probe_port_unknown/fixtures/`,
 //! `policies/src/rules/probe_port_unknown/snapshots/rule_fixtures__probe-port-unknown.snap`; in CEL:
-//! `policies/src/rules/probe_port_unknown/cel.rs`.
+//! `policies/src/rules/probe_port_unknown/cel.rs`, evaluated on the fixtures
+//! offline by `tests/tests/cel_fixtures.rs` and on the API server by
+//! `tests/tests/cluster_vap/`.
 
 pub(crate) mod cel;
 

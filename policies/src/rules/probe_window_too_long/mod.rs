@@ -4,7 +4,9 @@
 //! `policies/src/rules/probe_window_too_long/snapshots/rule_fixtures__probe-window-too-long.snap`,
 //! `policies/src/rules/probe_window_too_long/fixtures/fix.yaml`,
 //! `policies/src/rules/probe_window_too_long/snapshots/fix_cli__probe-window-too-long.snap`; in CEL:
-//! `policies/src/rules/probe_window_too_long/cel.rs`.
+//! `policies/src/rules/probe_window_too_long/cel.rs`, evaluated on the fixtures
+//! offline by `tests/tests/cel_fixtures.rs` and on the API server by
+//! `tests/tests/cluster_vap/`.
 
 pub(crate) mod cel;
 

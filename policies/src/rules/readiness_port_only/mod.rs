@@ -2,7 +2,9 @@
 //!
 //! Tests: `policies/src/rules/readiness_port_only/fixtures/`,
 //! `policies/src/rules/readiness_port_only/snapshots/rule_fixtures__readiness-port-only.snap`; in CEL:
-//! `policies/src/rules/readiness_port_only/cel.rs`.
+//! `policies/src/rules/readiness_port_only/cel.rs`, evaluated on the fixtures
+//! offline by `tests/tests/cel_fixtures.rs` and on the API server by
+//! `tests/tests/cluster_vap/`.
 
 pub(crate) mod cel;
 

@@ -4,7 +4,9 @@
 //! `policies/src/rules/startup_budget_too_short/snapshots/rule_fixtures__startup-budget-too-short.snap`,
 //! `policies/src/rules/startup_budget_too_short/fixtures/fix.yaml`,
 //! `policies/src/rules/startup_budget_too_short/snapshots/fix_cli__startup-budget-too-short.snap`; in CEL:
-//! `policies/src/rules/startup_budget_too_short/cel.rs`.
+//! `policies/src/rules/startup_budget_too_short/cel.rs`, evaluated on the fixtures
+//! offline by `tests/tests/cel_fixtures.rs` and on the API server by
+//! `tests/tests/cluster_vap/`.
 
 pub(crate) mod cel;
 

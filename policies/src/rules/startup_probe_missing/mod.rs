@@ -4,7 +4,9 @@
 //! `policies/src/rules/startup_probe_missing/snapshots/rule_fixtures__startup-probe-missing.snap`,
 //! `policies/src/rules/startup_probe_missing/fixtures/fix.yaml`,
 //! `policies/src/rules/startup_probe_missing/snapshots/fix_cli__startup-probe-missing.snap`; in CEL:
-//! `policies/src/rules/startup_probe_missing/cel.rs`.
+//! `policies/src/rules/startup_probe_missing/cel.rs`, evaluated on the fixtures
+//! offline by `tests/tests/cel_fixtures.rs` and on the API server by
+//! `tests/tests/cluster_vap/`.
 
 pub(crate) mod cel;
 

@@ -12,7 +12,10 @@
 //! (Kustomize trees, LeaderWorkerSet and KubeRay resources), each read as
 //! the manifest it is (Helm templates, `kustomization.yaml`, `Chart.yaml`
 //! and values files left out: the parsers cannot read a template, and lint
-//! renders those through Helm and Kustomize, which is not a parse).
+//! renders those through Helm and Kustomize, which is not a parse). Each
+//! input but the corpus is linted from a directory of its own (lint reads
+//! a file's siblings for the Services beside it: a file of the corpus alone
+//! would have lint read the other 195 too).
 //!
 //! Run: `cargo bench -p lifeguard --bench floors`. Each input runs 7
 //! rounds of the three, alternating, so the machine's drift hits all three
@@ -104,13 +107,31 @@ fn median(times: &mut [Duration]) -> Duration {
     times.get(times.len() / 2).copied().unwrap_or_default()
 }
 
+/// Copies `files` (under `root`) into `dir`, keeping their paths below
+/// `root`: lint reads a file's siblings for the Services beside it, so
+/// each input is linted in a tree of its own files, the bytes the parsers read.
+fn staged(dir: &Path, root: &Path, files: &[PathBuf]) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for file in files {
+        let relative = file.strip_prefix(root).unwrap_or(file);
+        let to = dir.join(relative);
+        std::fs::create_dir_all(to.parent().unwrap_or(dir)).expect("create the staging directory");
+        std::fs::copy(file, &to).expect("stage an input file");
+        out.push(to);
+    }
+    out
+}
+
 fn main() {
     let corpus = shared();
     if !corpus.join("files").is_dir() {
         eprintln!("skipped: the shared corpus (shared/corpus beside the repository) is not there");
         return;
     }
-    let stream_file = std::env::temp_dir().join(format!("lifeguard-floors-{}.yaml", std::process::id()));
+    let base = std::env::temp_dir().join(format!("lifeguard-floors-{}", std::process::id()));
+    let stream_dir = base.join("stream");
+    std::fs::create_dir_all(&stream_dir).expect("create the staging directory");
+    let stream_file = stream_dir.join("deployments.yaml");
     let stream: String = (0..10_000).map(stream::deployment).collect();
     std::fs::write(&stream_file, stream).expect("write the stream");
 
@@ -118,15 +139,19 @@ fn main() {
     files_under(&corpus.join("files"), &|p| p.is_file(), &mut corpus_files);
     let mut layouts = Vec::new();
     files_under(&corpus.join("layouts"), &plain_manifest, &mut layouts);
-    let named = |name: &str| vec![corpus.join("files").join(name)];
+    let layouts = staged(&base.join("layouts"), &corpus.join("layouts"), &layouts);
+    let files = corpus.join("files");
+    let single = |dir: &str, name: &str| staged(&base.join(dir), &files, &[files.join(name)]);
     let inputs = [
         Input::new("corpus (196 files)", corpus_files),
-        Input::new("10,000 Deployments", vec![stream_file.clone()]),
-        Input::new("Argo CD install.yaml", named("argoproj__argo-cd__manifests__install.yaml")),
-        Input::new("Kubeflow KServe", named("kubeflow__manifests__applications__kserve__kserve__kserve.yaml")),
+        Input::new("10,000 Deployments", vec![stream_file]),
+        Input::new("Argo CD install.yaml", single("argo-cd", "argoproj__argo-cd__manifests__install.yaml")),
+        Input::new(
+            "Kubeflow KServe",
+            single("kserve", "kubeflow__manifests__applications__kserve__kserve__kserve.yaml"),
+        ),
         Input::new(&format!("layouts' manifests ({} files)", layouts.len()), layouts),
     ];
-
     let policy = Policy::default();
     let limits = Limits::default();
     println!("median of {ROUNDS} alternating rounds; lint on all cores, the parsers on one");
@@ -166,5 +191,5 @@ fn main() {
             eprintln!("{}: a parser read no event (saphyr {}, libyaml {})", input.name, events.0, events.1);
         }
     }
-    std::fs::remove_file(&stream_file).ok();
+    std::fs::remove_dir_all(&base).ok();
 }

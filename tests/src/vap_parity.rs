@@ -22,15 +22,20 @@ use crate::{repo_root, rule_fixtures};
 /// `lifeguard export vap ARGS`: its YAML (the default policy unless ARGS
 /// name one, not one found above the working directory).
 pub fn export(args: &[&str]) -> String {
+    export_of("vap", args)
+}
+
+/// `lifeguard export WHAT ARGS` (`vap`, `map`): its YAML, as [`export`] runs it.
+pub fn export_of(what: &str, args: &[&str]) -> String {
     let binary = workspace_binary("lifeguard", "lifeguard").expect("the lifeguard binary");
     let out = std::process::Command::new(binary)
-        .args(["export", "vap"])
+        .args(["export", what])
         .args(args)
         .env_remove("LIFEGUARD_POLICY")
         .current_dir(repo_root())
         .output()
-        .expect("run lifeguard export vap");
-    assert!(out.status.success(), "lifeguard export vap {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        .expect("run lifeguard export");
+    assert!(out.status.success(), "lifeguard export {what} {args:?}: {}", String::from_utf8_lossy(&out.stderr));
     String::from_utf8(out.stdout).expect("UTF-8")
 }
 

@@ -7,22 +7,11 @@ use std::time::Duration;
 use lifeguard::input::{Limits, parse_stream};
 use lifeguard_e2e::cluster::ControlPlane;
 use lifeguard_e2e::cluster::process::wait_for;
-use lifeguard_e2e::cluster::webhook::workspace_binary;
-use lifeguard_e2e::repo_root;
 use serde_json::{Value, json};
 
 /// `lifeguard export map ARGS`: its YAML.
 pub(crate) fn export_map(args: &[&str]) -> String {
-    let binary = workspace_binary("lifeguard", "lifeguard").expect("the lifeguard binary");
-    let out = std::process::Command::new(binary)
-        .args(["export", "map"])
-        .args(args)
-        .env_remove("LIFEGUARD_POLICY")
-        .current_dir(repo_root())
-        .output()
-        .expect("run lifeguard export map");
-    assert!(out.status.success(), "lifeguard export map {args:?}: {}", String::from_utf8_lossy(&out.stderr));
-    String::from_utf8(out.stdout).expect("UTF-8")
+    lifeguard_e2e::vap_parity::export_of("map", args)
 }
 
 /// The objects of an export's YAML.

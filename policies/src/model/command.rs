@@ -4,6 +4,7 @@
 //! This is not a shell: it splits scripts well enough to find the programs a
 //! probe runs and their arguments, and gives up (returns less) rather than guess.
 
+use super::shell_args::{SHELLS, script_argument};
 use super::shell_lex::{Token, lex};
 
 /// One program run by an exec command, with the arguments it gets.
@@ -19,7 +20,6 @@ pub struct SimpleCommand {
     pub redirects: Vec<String>,
 }
 
-const SHELLS: &[&str] = &["sh", "bash", "ash", "dash", "zsh", "ksh", "mksh"];
 /// Words that run the next word as the command (`exec curl ...`).
 const PREFIXES: &[&str] = &[
     "exec", "command", "builtin", "nohup", "time", "!", "if", "then", "elif", "else", "do", "while", "until", "{", "}",
@@ -88,7 +88,7 @@ fn analyze(words: &[String], redirects: &[String], depth: usize, out: &mut Vec<S
     let program = basename(first).to_owned();
     let args: Vec<String> = words[i + 1..].to_vec();
     if SHELLS.contains(&program.as_str())
-        && let Some(script) = shell_script(&args)
+        && let Some((script, _)) = script_argument(&args)
     {
         analyze_script(script, depth + 1, out);
         return;
@@ -131,32 +131,6 @@ fn assignment(word: &str) -> Option<(String, String)> {
         && !name.starts_with(|c: char| c.is_ascii_digit())
         && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
     valid.then(|| (name.to_owned(), value.to_owned()))
-}
-
-/// The script of `sh -c <script>` (also `-ec`, `-xc`, `-o pipefail -c`).
-fn shell_script(args: &[String]) -> Option<&str> {
-    let mut seen_c = false;
-    let mut i = 0;
-    while let Some(a) = args.get(i) {
-        if a == "-o" || a == "+o" {
-            i += 2;
-            continue;
-        }
-        if a == "--" {
-            i += 1;
-            continue;
-        }
-        if let Some(flags) = a.strip_prefix('-').or_else(|| a.strip_prefix('+')) {
-            seen_c |= !a.starts_with("--") && flags.contains('c');
-        } else if seen_c {
-            return Some(a);
-        } else {
-            // `sh script.sh`: a file we cannot see into.
-            return None;
-        }
-        i += 1;
-    }
-    None
 }
 
 /// A simple command's words and redirection targets.

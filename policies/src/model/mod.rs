@@ -27,6 +27,7 @@ mod proxy;
 pub mod reach;
 mod rollout;
 mod service;
+pub(crate) mod shell_args;
 pub mod shell_flow;
 pub mod shell_lex;
 pub mod shell_loop;

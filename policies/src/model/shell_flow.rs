@@ -9,6 +9,7 @@
 //! never reports what it did not understand.
 
 use super::command::basename;
+use super::shell_args::{SHELLS, script_argument};
 use super::shell_lex::{Glued, Sep, Token, lex};
 
 /// One simple command of a script, its words unquoted, and what follows it.
@@ -31,39 +32,15 @@ pub struct ShellScript<'a> {
     pub errexit: bool,
 }
 
-const SHELLS: &[&str] = &["sh", "bash", "ash", "dash", "zsh", "ksh", "mksh"];
-
 /// The script of an exec command that is a shell given `-c`; `None` for
 /// anything else (a program, a script file, a wrapper such as `timeout`).
 pub fn shell_script(argv: &[String]) -> Option<ShellScript<'_>> {
-    let mut args = argv.iter().map(String::as_str);
-    let mut program = basename(args.next()?);
-    if program == "busybox" {
-        program = basename(args.next()?);
-    }
-    if !SHELLS.contains(&program) {
+    // `busybox sh ...` runs the shell its next word names.
+    let at = usize::from(basename(argv.first()?) == "busybox");
+    if !SHELLS.contains(&basename(argv.get(at)?)) {
         return None;
     }
-    let (mut saw_c, mut errexit) = (false, false);
-    let script = loop {
-        let arg = args.next()?;
-        match arg {
-            "--" if saw_c => break args.next()?,
-            "-o" | "+o" => {
-                let option = args.next()?;
-                errexit |= arg == "-o" && option == "errexit";
-            }
-            _ if arg.starts_with("--") => {}
-            _ => match arg.strip_prefix('-') {
-                Some(flags) => {
-                    saw_c |= flags.contains('c');
-                    errexit |= flags.contains('e');
-                }
-                None if saw_c => break arg,
-                None => return None,
-            },
-        }
-    };
+    let (script, mut errexit) = script_argument(&argv[at + 1..])?;
     let set_e = |c: &ScriptCommand| {
         c.words.first().is_some_and(|w| w == "set")
             && c.words[1..]

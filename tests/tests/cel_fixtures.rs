@@ -52,6 +52,11 @@
 //! two handlers, is judged here), and it reads a policy's
 //! `matchConstraints` only through the binding (the runs' bindings carry
 //! them).
+//!
+//! Over 400 lines: the rounds that work around the CLI (the objects renamed,
+//! the integers restored, each round's policies cut to the validations left)
+//! and the parity and enforce checks read the same runs, built once; apart,
+//! each would need the runs' bookkeeping in view.
 
 // A test's edge: it tells on the terminal what it measured and skipped.
 #![allow(clippy::print_stderr)]

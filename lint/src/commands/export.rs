@@ -154,8 +154,8 @@ pub fn run(command: ExportCommand, write_stdout: impl Fn(&str) -> Result<()>) ->
 }
 
 /// The policy `--policy` names (or the one found from here), and where it
-/// came from; `Err` after printing why not.
-fn load_policy(args: &CommonArgs) -> Result<(Policy, PolicySource), ()> {
+/// came from; a usage error when it does not load.
+fn load_policy(args: &CommonArgs) -> Result<(Policy, PolicySource)> {
     let cwd = std::env::current_dir().unwrap_or_default();
     let source = match &args.policy {
         None => crate::policy_discovery::source_for(None, &cwd),
@@ -163,10 +163,7 @@ fn load_policy(args: &CommonArgs) -> Result<(Policy, PolicySource), ()> {
     };
     match source.load() {
         Ok(policy) => Ok((policy, source)),
-        Err(e) => {
-            eprintln!("lifeguard: invalid policy: {e}");
-            Err(())
-        }
+        Err(e) => Err(Stop::usage(format!("invalid policy: {e}"))),
     }
 }
 
@@ -178,7 +175,7 @@ fn run_vap(args: VapArgs, write_stdout: impl Fn(&str) -> Result<()>) -> Result<u
     if let Some(bad) = invalid_name(&args.name) {
         return Err(Stop::usage(format!("--name {:?}: {bad}", args.name)));
     }
-    let Ok((policy, source)) = load_policy(&args.common) else { return Err(Stop::told()) };
+    let (policy, source) = load_policy(&args.common)?;
     let mode = match args.mode {
         Some(Mode::Enforce) => AdmissionMode::Enforce,
         Some(Mode::Warn) => AdmissionMode::Warn,
@@ -289,7 +286,7 @@ fn run_map(args: MapArgs, write_stdout: impl Fn(&str) -> Result<()>) -> Result<u
         MapApiArg::V1beta1 => MapApi::V1beta1,
     });
     let api = kube_version::map_api(kube, asked).map_err(|e| Stop::usage(e.to_string()))?;
-    let Ok((policy, source)) = load_policy(&args.common) else { return Err(Stop::told()) };
+    let (policy, source) = load_policy(&args.common)?;
     let options = mutation::MapOptions { name: args.name.clone(), api, kube_version: kube };
     let export = match mutation::export(&policy, &options) {
         Ok(export) => export,

@@ -132,13 +132,12 @@ pub(crate) fn lex(script: &str) -> Lexed {
     let mut out = Lexed::default();
     let mut pending = Pending { gap: true, ..Pending::default() };
     let mut tokens = Vec::new();
-    let tokens = &mut tokens;
     let mut i = 0;
     while let Some(&c) = chars.get(i) {
         i += 1;
         let next = chars.get(i).copied();
         match c {
-            ' ' | '\t' | '\r' => pending.gap(tokens),
+            ' ' | '\t' | '\r' => pending.gap(&mut tokens),
             '\\' => {
                 if let Some(n) = next.filter(|&n| n != '\n') {
                     pending.text().push(n);
@@ -183,7 +182,7 @@ pub(crate) fn lex(script: &str) -> Lexed {
                 let fd =
                     pending.word.as_deref().is_some_and(|w| !w.is_empty() && w.chars().all(|d| d.is_ascii_digit()));
                 if !fd || pending.target_at.is_some() {
-                    pending.flush(tokens);
+                    pending.flush(&mut tokens);
                 }
                 if c == '<' && next == Some('<') {
                     out.here_doc = true;
@@ -205,31 +204,31 @@ pub(crate) fn lex(script: &str) -> Lexed {
             }
             // `&>FILE` sends both outputs to FILE: a redirection.
             '&' if next == Some('>') => {
-                pending.flush(tokens);
+                pending.flush(&mut tokens);
                 pending.text().push_str("&>");
                 i += 1;
                 pending.target_at = Some(2);
             }
             '&' if next == Some('&') => {
                 i += 1;
-                pending.sep(tokens, Sep::And);
+                pending.sep(&mut tokens, Sep::And);
             }
             '|' if next == Some('|') => {
                 i += 1;
-                pending.sep(tokens, Sep::Or);
+                pending.sep(&mut tokens, Sep::Or);
             }
-            '&' => pending.sep(tokens, Sep::Background),
-            '|' => pending.sep(tokens, Sep::Pipe),
-            ';' | '\n' => pending.sep(tokens, Sep::Seq),
+            '&' => pending.sep(&mut tokens, Sep::Background),
+            '|' => pending.sep(&mut tokens, Sep::Pipe),
+            ';' | '\n' => pending.sep(&mut tokens, Sep::Seq),
             '(' | ')' => {
-                pending.push(tokens, Token::Paren(c));
+                pending.push(&mut tokens, Token::Paren(c));
                 pending.gap = false;
             }
             _ => pending.text().push(c),
         }
     }
-    pending.flush(tokens);
-    out.tokens = std::mem::take(tokens);
+    pending.flush(&mut tokens);
+    out.tokens = tokens;
     out
 }
 

@@ -155,7 +155,6 @@ impl<'a> Run<'a> {
 /// Reads and judges each namespace in turn, writes its findings (or its
 /// report object) and drops them; stops at an error that ends the audit.
 async fn judge_namespaces(args: &AuditArgs, started: &Started, run: &mut Run<'_>) {
-    let mut reading = std::mem::take(&mut run.reading);
     let read = Read {
         fetcher: &started.fetcher,
         kinds: &started.kinds,
@@ -164,15 +163,15 @@ async fn judge_namespaces(args: &AuditArgs, started: &Started, run: &mut Run<'_>
     };
     // JUnit groups cases across the whole report, so it keeps the findings.
     for name in &started.namespaces {
-        let failed_before = reading.failed;
+        let failed_before = run.reading.failed;
         // Without a report object to build, each page's findings are
         // rendered as it is judged: a namespace's findings are not held.
         let per_page = match &mut run.output {
             Output::Findings(Some(render)) if run.writer.is_none() => Some(render),
             _ => None,
         };
-        let (judged, objects) = read.namespace(name, &mut reading, run.simulation.as_mut(), per_page).await;
-        if reading.fatal.is_some() {
+        let (judged, objects) = read.namespace(name, &mut run.reading, run.simulation.as_mut(), per_page).await;
+        if run.reading.fatal.is_some() {
             break;
         }
         if args.verbose {
@@ -182,13 +181,13 @@ async fn judge_namespaces(args: &AuditArgs, started: &Started, run: &mut Run<'_>
         let timelines = run.simulation.as_mut().map(Simulation::take_kept).unwrap_or_default();
         if let Some(writer) = &mut run.writer {
             // A namespace read in part would lose the results of what was not read.
-            if reading.failed == failed_before {
+            if run.reading.failed == failed_before {
                 let reports = writer.reports.objects(name, &workloads, &part.findings, &verdicts);
                 if let Err(e) = writer.write(name, &reports).await {
-                    reading.fatal = Some(e.to_string());
+                    run.reading.fatal = Some(e.to_string());
                 }
             } else {
-                reading
+                run.reading
                     .warnings
                     .push(format!("the report of namespace {name} was not written: not all of it could be read"));
             }
@@ -211,11 +210,10 @@ async fn judge_namespaces(args: &AuditArgs, started: &Started, run: &mut Run<'_>
             Output::Reports(_) => run.sink.write_with(|w| report::policy_report::stream(total, w)),
         }
         run.rows.push(row);
-        if reading.fatal.is_some() {
+        if run.reading.fatal.is_some() {
             break;
         }
     }
-    run.reading = reading;
 }
 
 /// Ends the report (the whole document of SARIF, HTML and JUnit, the
